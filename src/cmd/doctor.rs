@@ -1,0 +1,10 @@
+//! `doctor`: not built yet in this revision.
+
+use crate::cli::{GlobalArgs, DoctorArgs};
+use crate::error::{Error, Outcome, Result};
+use crate::render::Printer;
+
+/// Runs `doctor`.
+pub fn run(_global: &GlobalArgs, _args: DoctorArgs, _printer: &Printer) -> Result<Outcome> {
+    Err(Error::NotImplemented("doctor"))
+}

@@ -1,0 +1,3 @@
+//! The pure reconcile core: snapshot + now + config -> actions, and the API writes they imply.
+
+pub mod write;

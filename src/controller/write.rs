@@ -1,0 +1,186 @@
+//! The API writes a plan turns into: a small, closed set of intent-level operations that the
+//! kube shell executes verbatim (it never decides). Writes that touch lists (taints, finalizers,
+//! conditions) are expressed as intents so the shell can re-read and retry on a 409 conflict.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::ClusterRole;
+
+/// A Kubernetes resource type the controller writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ResourceType {
+    /// API group (`""` for core).
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Plural resource name.
+    pub plural: &'static str,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+}
+
+impl ResourceType {
+    /// `group/version` or `version`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.to_string() } else { format!("{}/{}", self.group, self.version) }
+    }
+}
+
+/// karpenter.sh/v1 NodeClaim.
+pub const NODE_CLAIM: ResourceType =
+    ResourceType { group: "karpenter.sh", version: "v1", kind: "NodeClaim", plural: "nodeclaims", namespaced: false };
+/// karpenter.sh/v1 NodePool.
+pub const NODE_POOL: ResourceType =
+    ResourceType { group: "karpenter.sh", version: "v1", kind: "NodePool", plural: "nodepools", namespaced: false };
+/// ClusterAPINodeClass.
+pub const NODE_CLASS: ResourceType = ResourceType {
+    group: "karpenter.cluster.x-k8s.io",
+    version: "v1alpha1",
+    kind: "ClusterAPINodeClass",
+    plural: "clusterapinodeclasses",
+    namespaced: false,
+};
+/// Core Node.
+pub const NODE: ResourceType = ResourceType { group: "", version: "v1", kind: "Node", plural: "nodes", namespaced: false };
+/// Core Pod.
+pub const POD: ResourceType = ResourceType { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+/// Cluster API MachineDeployment (the version is the one the object was read with).
+pub const MACHINE_DEPLOYMENT: ResourceType = ResourceType {
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    kind: "MachineDeployment",
+    plural: "machinedeployments",
+    namespaced: true,
+};
+/// Cluster API Machine.
+pub const MACHINE: ResourceType =
+    ResourceType { group: "cluster.x-k8s.io", version: "v1beta2", kind: "Machine", plural: "machines", namespaced: true };
+
+/// A status condition to set (Karpenter's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionUpdate {
+    /// Type, e.g. `Launched`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// CamelCase reason.
+    pub reason: String,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// One write to one object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum Write {
+    /// Create an object (may use `metadata.generateName`).
+    Create {
+        /// Which cluster.
+        cluster: ClusterRole,
+        /// Type.
+        resource: ResourceType,
+        /// The full object.
+        object: Value,
+    },
+    /// A JSON merge patch without preconditions (labels, annotations: never conflicts).
+    MergePatch {
+        /// Which cluster.
+        cluster: ClusterRole,
+        /// Type.
+        resource: ResourceType,
+        /// Namespace (empty for cluster-scoped).
+        namespace: String,
+        /// Name.
+        name: String,
+        /// The patch.
+        patch: Value,
+    },
+    /// Set `spec.replicas` through the `scale` subresource.
+    Scale {
+        /// Which cluster.
+        cluster: ClusterRole,
+        /// Type.
+        resource: ResourceType,
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+        /// Desired replicas.
+        replicas: i64,
+    },
+    /// Edit a Node: read, change, write with its resourceVersion; retried on conflict.
+    EditNode {
+        /// Node name.
+        name: String,
+        /// Labels to set.
+        add_labels: std::collections::BTreeMap<String, String>,
+        /// Taints to add (`key=value:Effect`), if not present.
+        add_taints: Vec<crate::model::taints::Taint>,
+        /// Taint keys to remove.
+        remove_taint_keys: Vec<String>,
+        /// Finalizers to add.
+        add_finalizers: Vec<String>,
+        /// Finalizers to remove.
+        remove_finalizers: Vec<String>,
+        /// Owner references to add (full JSON).
+        add_owner_references: Vec<Value>,
+    },
+    /// Set fields and conditions of a NodeClaim's status: read, merge conditions by type (keeping
+    /// lastTransitionTime when the status is unchanged), write with resourceVersion; retried on
+    /// conflict.
+    SetNodeClaimStatus {
+        /// NodeClaim name.
+        name: String,
+        /// Top-level status fields to set (`providerID`, `nodeName`, `capacity`, ...).
+        fields: serde_json::Map<String, Value>,
+        /// Conditions to set.
+        conditions: Vec<ConditionUpdate>,
+    },
+    /// Set the status conditions of a cluster-scoped object (node class Ready).
+    SetConditions {
+        /// Type.
+        resource: ResourceType,
+        /// Name.
+        name: String,
+        /// Conditions to set.
+        conditions: Vec<ConditionUpdate>,
+    },
+    /// Delete an object.
+    Delete {
+        /// Which cluster.
+        cluster: ClusterRole,
+        /// Type.
+        resource: ResourceType,
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// Evict a pod through the Eviction API (respects PodDisruptionBudgets).
+    Evict {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// Record a Kubernetes Event on an object of the workload cluster.
+    Event {
+        /// Type of the object the event is about.
+        resource: ResourceType,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// `Normal` or `Warning`.
+        event_type: String,
+        /// CamelCase reason.
+        reason: String,
+        /// Message.
+        message: String,
+    },
+}

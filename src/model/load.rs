@@ -1,0 +1,358 @@
+//! Turning YAML/JSON text into [`RawObject`]s and objects into a [`Snapshot`]: kinds are
+//! classified, workloads expanded into pods, and unknown kinds counted. Pure: text in, data out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
+use serde_json::Value;
+
+use super::flavor::{Flavor, is_member};
+use super::labels::Labels;
+use super::nodepool::{NodeClass, NodePool};
+use super::object::{RawObject, labels_of};
+use super::pod::PodDemand;
+use super::resources::Resources;
+use super::snapshot::{DaemonSetRecord, MachineDeploymentRecord, NodeRecord, PodRecord, Snapshot};
+use super::taints::Taint;
+use crate::error::Error;
+
+/// One input text and the name to report it by (a path or `<stdin>`).
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Path or `<stdin>`.
+    pub name: String,
+    /// The text.
+    pub text: String,
+}
+
+/// Splits a multi-document YAML (or a JSON object) into Kubernetes objects, flattening `List`s.
+/// Errors name the file, the document and its first line.
+pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
+    let mut out = Vec::new();
+    for (index, (line, text)) in split_documents(&source.text).into_iter().enumerate() {
+        let doc = index + 1;
+        if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+            continue;
+        }
+        let value: Value = serde_saphyr::from_str(text).map_err(|e| Error::Input {
+            path: source.name.clone(),
+            problem: format!("document {doc} (from line {line}) is not valid YAML: {e}"),
+        })?;
+        let origin = format!("{}#{doc}", source.name);
+        flatten(value, &origin, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), Error> {
+    match value {
+        Value::Null => Ok(()),
+        Value::Object(ref map) if map.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && map.contains_key("items") => {
+            let items = map.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            for item in items {
+                flatten(item, origin, out)?;
+            }
+            Ok(())
+        }
+        Value::Object(_) => {
+            out.push(RawObject::from_value(value, origin)?);
+            Ok(())
+        }
+        _ => Err(Error::Input {
+            path: origin.to_string(),
+            problem: "expected a Kubernetes object (a mapping with apiVersion and kind)".to_string(),
+        }),
+    }
+}
+
+/// Splits on `---` lines; returns each document with its 1-based first line.
+fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed.starts_with("--- ") {
+            docs.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = i + 2;
+        }
+        offset += line.len();
+    }
+    docs.push((start_line, &text[start..]));
+    docs
+}
+
+/// Builds a snapshot from objects. Invalid pods and NodePools are errors (a real API server
+/// would have rejected them); problems with MachineDeployment annotations are recorded on the
+/// MachineDeployment for the caller to report.
+pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
+    let mut snap = Snapshot::default();
+    // Owners that already have their pods in the input, so their templates are not expanded too.
+    let mut owners_with_pods = BTreeSet::new();
+    let mut deployments_with_replicasets = BTreeSet::new();
+    for o in &objects {
+        for r in o.meta.owner_references.iter().flatten() {
+            let owner = format!("{}/{}/{}", r.kind, o.namespace(), r.name);
+            if o.kind == "Pod" {
+                owners_with_pods.insert(owner);
+            } else if o.kind == "ReplicaSet" && r.kind == "Deployment" {
+                deployments_with_replicasets.insert(owner);
+            }
+        }
+    }
+    for obj in objects {
+        match (obj.group(), obj.kind.as_str()) {
+            ("", "Pod") => snap.pods.push(pod_record(&obj)?),
+            ("", "Node") => snap.nodes.push(node_record(&obj)?),
+            ("apps", "DaemonSet") => {
+                let spec = template_spec(&obj)?;
+                let pod = PodDemand::from_spec(obj.namespace(), obj.name(), template_labels(&obj), &spec, "spec.template.spec")
+                    .map_err(|(f, e)| obj.error(f, e))?;
+                snap.daemonsets.push(DaemonSetRecord { name: format!("{}/{}", obj.namespace(), obj.name()), pod });
+            }
+            ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
+                let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
+                let covered = owners_with_pods.contains(&key)
+                    || (obj.kind == "Deployment" && deployments_with_replicasets.contains(&key));
+                if !covered {
+                    expand_workload(&obj, &mut snap.pods)?;
+                }
+            }
+            ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
+            ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => snap.nodeclasses.push(NodeClass::from_object(&obj)?),
+            ("cluster.x-k8s.io", "MachineDeployment") => {
+                let member = is_member(&obj);
+                let flavor = Flavor::from_machine_deployment(&obj);
+                snap.machine_deployments.push(MachineDeploymentRecord { object: obj, member, flavor });
+            }
+            _ => {
+                if !is_known_auxiliary(&obj) {
+                    *snap.skipped.entry(obj.kind.clone()).or_insert(0) += 1;
+                }
+                snap.objects.push(obj);
+            }
+        }
+    }
+    if snap.nodepools.is_empty() {
+        snap.nodepools.push(NodePool::implicit());
+        snap.implicit_nodepool = true;
+    }
+    // Karpenter's order: weight descending, then name.
+    snap.nodepools.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
+    Ok(snap)
+}
+
+/// Kinds the core keeps for later checks (not "skipped").
+fn is_known_auxiliary(obj: &RawObject) -> bool {
+    matches!(
+        (obj.group(), obj.kind.as_str()),
+        ("karpenter.sh", "NodeClaim")
+            | ("cluster.x-k8s.io", "Machine" | "MachineSet" | "Cluster")
+            | ("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate" | "KubeadmConfig")
+            | ("policy", "PodDisruptionBudget")
+            | ("rbac.authorization.k8s.io", _)
+            | ("", "Event" | "ServiceAccount" | "Secret")
+            | ("coordination.k8s.io", "Lease")
+    ) || obj.kind.ends_with("MachineTemplate")
+}
+
+fn template_spec(obj: &RawObject) -> Result<PodSpec, Error> {
+    obj.typed::<PodSpec>("/spec/template/spec", "spec.template.spec")?
+        .ok_or_else(|| obj.error("spec.template.spec", "missing: a workload needs a pod template"))
+}
+
+fn template_labels(obj: &RawObject) -> Labels {
+    obj.value
+        .pointer("/spec/template/metadata/labels")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Error> {
+    let (pointer, field) = if obj.kind == "Job" {
+        ("/spec/parallelism", "spec.parallelism")
+    } else {
+        ("/spec/replicas", "spec.replicas")
+    };
+    let replicas = match obj.value.pointer(pointer) {
+        None | Some(Value::Null) => 1,
+        Some(v) => v
+            .as_i64()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| obj.error(field, format!("expected a non-negative integer, got {v}")))?,
+    };
+    let spec = template_spec(obj)?;
+    let labels = template_labels(obj);
+    for i in 0..replicas {
+        let name = format!("{}-{i}", obj.name());
+        let demand = PodDemand::from_spec(obj.namespace(), &name, labels.clone(), &spec, "spec.template.spec")
+            .map_err(|(f, e)| obj.error(f, e))?;
+        pods.push(PodRecord {
+            demand,
+            node_name: None,
+            marked_unschedulable: true,
+            nominated: false,
+            daemon: false,
+            terminal: false,
+            gated: false,
+            owner: Some(format!("{}/{}", obj.kind, obj.name())),
+            created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+            annotations: Labels::new(),
+            priority_class: spec.priority_class_name.clone(),
+        });
+    }
+    Ok(())
+}
+
+fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
+    let pod: Pod = serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let spec = pod.spec.unwrap_or_default();
+    let demand = PodDemand::from_spec(obj.namespace(), obj.name(), labels_of(&obj.meta), &spec, "spec")
+        .map_err(|(f, e)| obj.error(f, e))?;
+    let status = pod.status.unwrap_or_default();
+    let conditions = status.conditions.unwrap_or_default();
+    let scheduled = conditions.iter().find(|c| c.type_ == "PodScheduled");
+    let has_status = obj.value.get("status").is_some();
+    let marked_unschedulable = match scheduled {
+        Some(c) => c.status == "False" && c.reason.as_deref() == Some("Unschedulable"),
+        None => !has_status,
+    };
+    let controller = obj
+        .meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
+        .or_else(|| obj.meta.owner_references.iter().flatten().next());
+    Ok(PodRecord {
+        demand,
+        node_name: spec.node_name.filter(|n| !n.is_empty()),
+        marked_unschedulable,
+        nominated: status.nominated_node_name.is_some_and(|n| !n.is_empty()),
+        daemon: controller.is_some_and(|r| r.kind == "DaemonSet" || r.kind == "Node"),
+        terminal: matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")),
+        gated: spec.scheduling_gates.is_some_and(|g| !g.is_empty()),
+        owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
+        created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+        annotations: obj.meta.annotations.clone().unwrap_or_default(),
+        priority_class: spec.priority_class_name,
+    })
+}
+
+fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
+    let node: Node = serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let spec = node.spec.unwrap_or_default();
+    let status = node.status.unwrap_or_default();
+    let resources = |list: Option<BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>, field: &str| {
+        let list = list.unwrap_or_default();
+        Resources::from_quantities(list.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
+            .map_err(|(name, e)| obj.error(format!("{field}[{name}]"), e.to_string()))
+    };
+    let capacity = resources(status.capacity, "status.capacity")?;
+    let allocatable = match status.allocatable {
+        Some(a) => resources(Some(a), "status.allocatable")?,
+        None => capacity.clone(),
+    };
+    let taints = spec
+        .taints
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, t)| Taint::from_k8s(t).map_err(|e| obj.error(format!("spec.taints[{i}]"), e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ready = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| c.status == "True");
+    let mut labels = labels_of(&obj.meta);
+    labels.entry(super::labels::keys::HOSTNAME.to_string()).or_insert_with(|| obj.name().to_string());
+    Ok(NodeRecord {
+        name: obj.name().to_string(),
+        labels,
+        annotations: obj.meta.annotations.clone().unwrap_or_default(),
+        taints,
+        allocatable,
+        capacity,
+        provider_id: spec.provider_id.filter(|p| !p.is_empty()),
+        ready,
+        unschedulable: spec.unschedulable.unwrap_or(false),
+        created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+    })
+}
+
+/// Parses and builds in one step, from several sources.
+pub fn snapshot_from_sources(sources: &[Source]) -> Result<Snapshot, Error> {
+    let mut objects = Vec::new();
+    for s in sources {
+        objects.extend(parse_source(s)?);
+    }
+    build_snapshot(objects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(text: &str) -> Source {
+        Source { name: "t.yaml".to_string(), text: text.to_string() }
+    }
+
+    #[test]
+    fn splits_documents_with_lines() {
+        let docs = split_documents("a: 1\n---\nb: 2\n--- \nc: 3\n");
+        assert_eq!(docs.iter().map(|d| d.0).collect::<Vec<_>>(), vec![1, 3, 5]);
+    }
+
+    #[test]
+    fn malformed_yaml_names_file_and_document() {
+        let err = parse_source(&src("kind: Pod\napiVersion: v1\n---\nkind: [unclosed\n")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("t.yaml: document 2 (from line 4) is not valid YAML"), "{msg}");
+    }
+
+    #[test]
+    fn lists_are_flattened_and_unknown_kinds_counted() {
+        let objs = parse_source(&src(
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n",
+        ))
+        .unwrap();
+        assert_eq!(objs.len(), 2);
+        let snap = build_snapshot(objs).unwrap();
+        assert_eq!(snap.skipped.get("ConfigMap"), Some(&2));
+        assert!(snap.implicit_nodepool);
+    }
+
+    #[test]
+    fn deployment_expands_unless_its_pods_are_present() {
+        let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n";
+        let snap = snapshot_from_sources(&[src(deploy)]).unwrap();
+        assert_eq!(snap.pods.iter().map(|p| p.demand.name.as_str()).collect::<Vec<_>>(), vec!["web-0", "web-1", "web-2"]);
+        assert!(snap.pods.iter().all(|p| p.is_provisionable()));
+        let with_rs = format!(
+            "{deploy}---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {{name: web-abc, namespace: default, ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: web, uid: u}}]}}\nspec:\n  replicas: 1\n  template:\n    spec: {{containers: [{{name: c}}]}}\n"
+        );
+        let snap = snapshot_from_sources(&[src(&with_rs)]).unwrap();
+        assert_eq!(snap.pods.len(), 1, "the ReplicaSet stands for the Deployment");
+    }
+
+    #[test]
+    fn pod_status_decides_provisionable() {
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c}]}\nstatus:\n  phase: Pending\n  conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]\n";
+        let snap = snapshot_from_sources(&[src(pod)]).unwrap();
+        assert!(snap.pods[0].is_provisionable());
+        let fresh = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c}]}\nstatus: {phase: Pending}\n";
+        let snap = snapshot_from_sources(&[src(fresh)]).unwrap();
+        assert!(snap.pods[0].is_pending() && !snap.pods[0].is_provisionable());
+    }
+
+    #[test]
+    fn invalid_pod_quantity_names_object_and_field() {
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, resources: {requests: {cpu: 4x}}}]}\n";
+        let err = snapshot_from_sources(&[src(pod)]).unwrap_err().to_string();
+        assert!(err.starts_with("t.yaml#1: Pod default/p: spec.containers[0].resources.requests[cpu]: invalid quantity \"4x\""), "{err}");
+    }
+}

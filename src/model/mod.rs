@@ -1,0 +1,20 @@
+//! Domain types and the parsing of Kubernetes objects into them: quantities, resources, labels,
+//! taints, pod demand, flavors, NodePools, and the [`Snapshot`] that holds them all.
+
+pub mod duration;
+pub mod flavor;
+pub mod labels;
+pub mod load;
+pub mod nodepool;
+pub mod object;
+pub mod pod;
+pub mod quantity;
+pub mod resources;
+pub mod snapshot;
+pub mod taints;
+
+pub use flavor::{Flavor, Price};
+pub use labels::{Labels, Requirement};
+pub use pod::PodDemand;
+pub use resources::Resources;
+pub use snapshot::Snapshot;

@@ -1,0 +1,297 @@
+//! A pod as the scheduler sees it ([`PodDemand`]): effective requests, node selection,
+//! tolerations, required pod (anti-)affinity and host ports, read from a Pod or a pod template.
+
+use k8s_openapi::api::core::v1::{Container, NodeSelectorTerm, PodAffinityTerm, PodSpec};
+use serde::Serialize;
+
+use super::labels::{LabelSelector, Labels, Operator, Requirement};
+use super::resources::Resources;
+use super::taints::Toleration;
+
+/// A required pod (anti-)affinity term, with its namespaces resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct AffinityTerm {
+    /// Which pods the term is about.
+    pub selector: LabelSelector,
+    /// The topology domain (`kubernetes.io/hostname`, `topology.kubernetes.io/zone`, ...).
+    pub topology_key: String,
+    /// Namespaces the selected pods may be in; empty means every namespace.
+    pub namespaces: Vec<String>,
+}
+
+impl AffinityTerm {
+    /// Whether the term selects a pod with these labels in this namespace.
+    pub fn selects(&self, namespace: &str, labels: &Labels) -> bool {
+        (self.namespaces.is_empty() || self.namespaces.iter().any(|n| n == namespace))
+            && self.selector.matches(labels)
+    }
+}
+
+/// Everything about a pod that decides where it can run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDemand {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// Labels, for pod (anti-)affinity.
+    pub labels: Labels,
+    /// Effective requests, including one pod slot.
+    pub requests: Resources,
+    /// `spec.nodeSelector` as `In` requirements, ANDed with the affinity terms.
+    pub node_selector: Vec<Requirement>,
+    /// Required node affinity: a node must satisfy one of these terms (empty: no constraint).
+    pub node_affinity: Vec<Vec<Requirement>>,
+    /// Tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// Required pod anti-affinity terms.
+    pub anti_affinity: Vec<AffinityTerm>,
+    /// Required pod affinity terms.
+    pub affinity: Vec<AffinityTerm>,
+    /// Host ports used (`protocol/port`).
+    pub host_ports: Vec<String>,
+}
+
+impl PodDemand {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Whether the pod's node selector and required node affinity accept these labels; the
+    /// first unmet requirement otherwise.
+    pub fn node_requirement_unmet(&self, labels: &Labels) -> Option<&Requirement> {
+        if let Some(r) = self.node_selector.iter().find(|r| !r.matches(labels)) {
+            return Some(r);
+        }
+        if self.node_affinity.is_empty() {
+            return None;
+        }
+        // Any one term may match; report the first failing requirement of the first term.
+        let mut first_failure = None;
+        for term in &self.node_affinity {
+            match term.iter().find(|r| !r.matches(labels)) {
+                None => return None,
+                Some(r) => {
+                    first_failure.get_or_insert(r);
+                }
+            }
+        }
+        first_failure
+    }
+
+    /// Reads a pod spec (of a Pod or a template). `field` prefixes error locations.
+    pub fn from_spec(
+        namespace: &str,
+        name: &str,
+        labels: Labels,
+        spec: &PodSpec,
+        field: &str,
+    ) -> Result<PodDemand, (String, String)> {
+        let requests = effective_requests(spec, field)?;
+        let node_selector = spec
+            .node_selector
+            .iter()
+            .flatten()
+            .map(|(k, v)| Requirement { key: k.clone(), operator: Operator::In, values: vec![v.clone()] })
+            .collect();
+        let mut node_affinity = Vec::new();
+        let mut affinity = Vec::new();
+        let mut anti_affinity = Vec::new();
+        if let Some(aff) = &spec.affinity {
+            if let Some(terms) = aff
+                .node_affinity
+                .as_ref()
+                .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+            {
+                for (i, term) in terms.node_selector_terms.iter().enumerate() {
+                    node_affinity.push(node_selector_term(
+                        term,
+                        &format!("{field}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"),
+                    )?);
+                }
+            }
+            if let Some(terms) = aff
+                .pod_affinity
+                .as_ref()
+                .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_ref())
+            {
+                for (i, t) in terms.iter().enumerate() {
+                    affinity.push(affinity_term(namespace, t, &format!("{field}.affinity.podAffinity[{i}]"))?);
+                }
+            }
+            if let Some(terms) = aff
+                .pod_anti_affinity
+                .as_ref()
+                .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_ref())
+            {
+                for (i, t) in terms.iter().enumerate() {
+                    anti_affinity.push(affinity_term(namespace, t, &format!("{field}.affinity.podAntiAffinity[{i}]"))?);
+                }
+            }
+        }
+        let tolerations = spec
+            .tolerations
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, t)| Toleration::from_k8s(t).map_err(|e| (format!("{field}.tolerations[{i}]"), e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let host_ports = spec
+            .containers
+            .iter()
+            .flat_map(|c| c.ports.iter().flatten())
+            .filter_map(|p| {
+                p.host_port
+                    .filter(|hp| *hp > 0)
+                    .map(|hp| format!("{}/{hp}", p.protocol.as_deref().unwrap_or("TCP")))
+            })
+            .collect();
+        Ok(PodDemand {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            labels,
+            requests,
+            node_selector,
+            node_affinity,
+            tolerations,
+            anti_affinity,
+            affinity,
+            host_ports,
+        })
+    }
+}
+
+fn container_requests(c: &Container, field: &str) -> Result<Resources, (String, String)> {
+    let Some(res) = &c.resources else {
+        return Ok(Resources::default());
+    };
+    // A limit without a request defaults the request to the limit (API server defaulting).
+    let mut list: std::collections::BTreeMap<&str, &str> = res
+        .limits
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.0.as_str()))
+        .collect();
+    for (k, v) in res.requests.iter().flatten() {
+        list.insert(k.as_str(), v.0.as_str());
+    }
+    Resources::from_quantities(list).map_err(|(name, e)| {
+        (format!("{field}.resources.requests[{name}]"), e.to_string())
+    })
+}
+
+/// Kubernetes' effective pod request: max(sum of containers and sidecars, each init container
+/// plus the sidecars started before it) plus pod overhead, plus one pod slot.
+fn effective_requests(spec: &PodSpec, field: &str) -> Result<Resources, (String, String)> {
+    let mut sum = Resources::default();
+    for (i, c) in spec.containers.iter().enumerate() {
+        sum.add(&container_requests(c, &format!("{field}.containers[{i}]"))?);
+    }
+    let mut sidecars = Resources::default();
+    let mut init_peak = Resources::default();
+    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+        let r = container_requests(c, &format!("{field}.initContainers[{i}]"))?;
+        if c.restart_policy.as_deref() == Some("Always") {
+            sidecars.add(&r);
+            init_peak.max(&sidecars);
+        } else {
+            init_peak.max(&sidecars.plus(&r));
+        }
+    }
+    let mut total = sum.plus(&sidecars);
+    total.max(&init_peak);
+    if let Some(overhead) = &spec.overhead {
+        let o = Resources::from_quantities(overhead.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
+            .map_err(|(name, e)| (format!("{field}.overhead[{name}]"), e.to_string()))?;
+        total.add(&o);
+    }
+    total.pods = 1;
+    Ok(total)
+}
+
+fn node_selector_term(term: &NodeSelectorTerm, field: &str) -> Result<Vec<Requirement>, (String, String)> {
+    let mut out = Vec::new();
+    for (i, e) in term.match_expressions.iter().flatten().enumerate() {
+        let operator = Operator::parse(&e.operator).ok_or_else(|| {
+            (
+                format!("{field}.matchExpressions[{i}].operator"),
+                format!("unknown operator {:?} (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)", e.operator),
+            )
+        })?;
+        out.push(Requirement { key: e.key.clone(), operator, values: e.values.clone().unwrap_or_default() });
+    }
+    // matchFields only supports metadata.name, which a node that does not exist yet never has.
+    for f in term.match_fields.iter().flatten() {
+        out.push(Requirement {
+            key: format!("metadata.name ({})", f.key),
+            operator: Operator::In,
+            values: f.values.clone().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+fn affinity_term(namespace: &str, t: &PodAffinityTerm, field: &str) -> Result<AffinityTerm, (String, String)> {
+    let selector = match &t.label_selector {
+        Some(s) => LabelSelector::from_k8s(s).map_err(|e| (format!("{field}.labelSelector"), e))?,
+        // A term without a selector selects no pods.
+        None => LabelSelector {
+            requirements: vec![Requirement::new("\u{0}no-selector", Operator::Exists, &[])],
+        },
+    };
+    let namespaces = match (&t.namespaces, &t.namespace_selector) {
+        // An empty namespaceSelector ({}) means every namespace.
+        (_, Some(ns)) if ns.match_labels.as_ref().is_none_or(|m| m.is_empty())
+            && ns.match_expressions.as_ref().is_none_or(|m| m.is_empty()) => Vec::new(),
+        (Some(list), _) if !list.is_empty() => list.clone(),
+        _ => vec![namespace.to_string()],
+    };
+    Ok(AffinityTerm { selector, topology_key: t.topology_key.clone(), namespaces })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(yaml: &str) -> PodSpec {
+        serde_saphyr::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn effective_requests_follow_kubernetes() {
+        let s = spec(
+            "containers:\n- name: a\n  resources: {requests: {cpu: 500m, memory: 256Mi}}\n- name: b\n  resources: {limits: {cpu: '1', memory: 1Gi}}\ninitContainers:\n- name: init\n  resources: {requests: {cpu: '2'}}\n",
+        );
+        let p = PodDemand::from_spec("ns", "p", Labels::new(), &s, "spec").unwrap();
+        assert_eq!(p.requests.cpu_millis, 2000, "init container peak wins over 1500m");
+        assert_eq!(p.requests.memory_bytes, 256 * (1 << 20) + (1 << 30));
+        assert_eq!(p.requests.pods, 1);
+    }
+
+    #[test]
+    fn invalid_quantity_names_the_field() {
+        let s = spec("containers:\n- name: a\n  resources: {requests: {cpu: 4x}}\n");
+        let (field, msg) = PodDemand::from_spec("ns", "p", Labels::new(), &s, "spec").unwrap_err();
+        assert_eq!(field, "spec.containers[0].resources.requests[cpu]");
+        assert!(msg.contains("\"4x\""), "{msg}");
+    }
+
+    #[test]
+    fn affinity_terms_and_node_requirements() {
+        let s = spec(
+            "containers: [{name: a}]\nnodeSelector: {disk: ssd}\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n      - matchExpressions: [{key: kubernetes.io/arch, operator: In, values: [arm64]}]\n  podAntiAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n    - labelSelector: {matchLabels: {app: web}}\n      topologyKey: kubernetes.io/hostname\n",
+        );
+        let p = PodDemand::from_spec("default", "p", Labels::new(), &s, "spec").unwrap();
+        assert_eq!(p.anti_affinity.len(), 1);
+        assert_eq!(p.anti_affinity[0].namespaces, vec!["default".to_string()]);
+        let mut labels: Labels = [("disk".to_string(), "ssd".to_string())].into();
+        labels.insert("kubernetes.io/arch".into(), "amd64".into());
+        assert_eq!(p.node_requirement_unmet(&labels).unwrap().to_string(), "kubernetes.io/arch In [arm64]");
+        labels.insert("kubernetes.io/arch".into(), "arm64".into());
+        assert!(p.node_requirement_unmet(&labels).is_none());
+        labels.remove("disk");
+        assert_eq!(p.node_requirement_unmet(&labels).unwrap().key, "disk");
+    }
+}

@@ -1,0 +1,223 @@
+//! Exact parsing of Kubernetes resource quantities (`100m`, `4`, `8Gi`, `8G`, `1.5`, `2e3`) into
+//! integers: millicores for CPU, whole units (bytes, counts) for everything else. Never floats.
+
+use std::fmt;
+
+/// Why a quantity string was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuantityError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for QuantityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid quantity {:?}: {} (expected e.g. 500m, 4, 8Gi, 8G)",
+            self.text, self.reason
+        )
+    }
+}
+
+impl std::error::Error for QuantityError {}
+
+/// A parsed quantity: `mantissa × 10^exp10 × 2^exp2`, exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Exact {
+    mantissa: u128,
+    exp10: i32,
+    exp2: u32,
+}
+
+fn parse_exact(text: &str) -> Result<Exact, QuantityError> {
+    let err = |reason| QuantityError { text: text.to_string(), reason };
+    let t = text.trim();
+    let body = t.strip_prefix('+').unwrap_or(t);
+    if body.starts_with('-') {
+        return Err(err("resource quantities cannot be negative"));
+    }
+    let num_end = body
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(body.len());
+    let (number, suffix) = body.split_at(num_end);
+    let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(err("no number"));
+    }
+    if frac_part.contains('.') {
+        return Err(err("more than one decimal point"));
+    }
+    let mut mantissa: u128 = 0;
+    for d in int_part.chars().chain(frac_part.chars()) {
+        let digit = u128::from(d.to_digit(10).ok_or_else(|| err("not a number"))?);
+        mantissa = mantissa
+            .checked_mul(10)
+            .and_then(|m| m.checked_add(digit))
+            .ok_or_else(|| err("too many digits"))?;
+    }
+    let frac_len = i32::try_from(frac_part.len()).map_err(|_| err("too many digits"))?;
+    let mut exp10 = -frac_len;
+    let mut exp2 = 0;
+    match suffix {
+        "" => {}
+        "Ki" => exp2 = 10,
+        "Mi" => exp2 = 20,
+        "Gi" => exp2 = 30,
+        "Ti" => exp2 = 40,
+        "Pi" => exp2 = 50,
+        "Ei" => exp2 = 60,
+        "n" => exp10 -= 9,
+        "u" => exp10 -= 6,
+        "m" => exp10 -= 3,
+        "k" => exp10 += 3,
+        "M" => exp10 += 6,
+        "G" => exp10 += 9,
+        "T" => exp10 += 12,
+        "P" => exp10 += 15,
+        "E" => exp10 += 18,
+        s if s.starts_with(['e', 'E']) => {
+            let exp: i32 = s[1..].parse().map_err(|_| err("unknown suffix"))?;
+            if !(-40..=40).contains(&exp) {
+                return Err(err("exponent out of range"));
+            }
+            exp10 += exp;
+        }
+        _ => return Err(err("unknown suffix")),
+    }
+    Ok(Exact { mantissa, exp10, exp2 })
+}
+
+impl Exact {
+    /// `self × 10^scale`, rounded up to an integer, as Kubernetes rounds `Value()`/`MilliValue()`.
+    fn scaled_ceil(self, scale: i32) -> Option<i64> {
+        let exp10 = self.exp10 + scale;
+        let mut numerator = self.mantissa.checked_mul(1u128.checked_shl(self.exp2)?)?;
+        let mut denominator: u128 = 1;
+        if exp10 >= 0 {
+            numerator = numerator.checked_mul(10u128.checked_pow(u32::try_from(exp10).ok()?)?)?;
+        } else {
+            denominator = 10u128.checked_pow(u32::try_from(-exp10).ok()?)?;
+        }
+        i64::try_from(numerator.div_ceil(denominator)).ok()
+    }
+}
+
+/// CPU in millicores (`"3"` → 3000, `"100m"` → 100, `"0.5"` → 500).
+pub fn parse_millis(text: &str) -> Result<i64, QuantityError> {
+    parse_exact(text)?.scaled_ceil(3).ok_or(QuantityError {
+        text: text.to_string(),
+        reason: "too large",
+    })
+}
+
+/// Bytes or counts (`"8Gi"` → 8589934592, `"8G"` → 8000000000, `"110"` → 110).
+pub fn parse_units(text: &str) -> Result<i64, QuantityError> {
+    parse_exact(text)?.scaled_ceil(0).ok_or(QuantityError {
+        text: text.to_string(),
+        reason: "too large",
+    })
+}
+
+/// Formats millicores the way kubectl does: whole cores without a suffix, else `m`.
+pub fn format_millis(millis: i64) -> String {
+    if millis % 1000 == 0 {
+        (millis / 1000).to_string()
+    } else {
+        format!("{millis}m")
+    }
+}
+
+/// Formats bytes with the exact suffix that gives the shortest text (binary preferred on ties),
+/// else plain bytes: `8Gi`, `8G`, `1536Mi`.
+pub fn format_bytes(bytes: i64) -> String {
+    const SUFFIXES: [(&str, i64); 8] = [
+        ("Ti", 1 << 40),
+        ("Gi", 1 << 30),
+        ("Mi", 1 << 20),
+        ("Ki", 1 << 10),
+        ("T", 1_000_000_000_000),
+        ("G", 1_000_000_000),
+        ("M", 1_000_000),
+        ("k", 1000),
+    ];
+    let mut best = bytes.to_string();
+    for (suffix, size) in SUFFIXES {
+        if bytes != 0 && bytes % size == 0 {
+            let text = format!("{}{suffix}", bytes / size);
+            if text.len() < best.len() {
+                best = text;
+            }
+        }
+    }
+    best
+}
+
+/// Human-readable approximate bytes in GiB with one decimal, for tables.
+pub fn format_gib(bytes: i64) -> String {
+    let tenths = (i128::from(bytes) * 10 + (1 << 29)) / (1 << 30);
+    format!("{}.{}Gi", tenths / 10, tenths % 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_to_millis() {
+        let cases = [
+            ("100m", 100),
+            ("1", 1000),
+            ("3", 3000),
+            ("0.5", 500),
+            ("1.5", 1500),
+            ("2e3", 2_000_000),
+            ("0.0001", 1), // rounds up, like MilliValue
+            ("250m", 250),
+            ("+2", 2000),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_millis(text), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn memory_to_bytes() {
+        let cases = [
+            ("8Gi", 8 * (1i64 << 30)),
+            ("8G", 8_000_000_000),
+            ("128Mi", 134_217_728),
+            ("256Mi", 268_435_456),
+            ("1.5Gi", 1_610_612_736),
+            ("1k", 1000),
+            ("1Ki", 1024),
+            ("110", 110),
+            ("100m", 1), // a tenth of a byte rounds up
+            ("1e3", 1000),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_units(text), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejects_invalid() {
+        for text in ["4x", "", "abc", "-1", "1.2.3", "Gi", "8gi", "1e99", "99999999999999999999999999999999999999999"] {
+            assert!(parse_units(text).is_err(), "{text} should fail");
+        }
+        let e = parse_millis("4x").unwrap_err();
+        assert_eq!(e.to_string(), "invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)");
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_millis(3900), "3900m");
+        assert_eq!(format_millis(4000), "4");
+        assert_eq!(format_bytes(8 << 30), "8Gi");
+        assert_eq!(format_bytes(8_000_000_000), "8G");
+        assert_eq!(format_bytes(1), "1");
+        assert_eq!(format_gib(8_000_000_000), "7.5Gi");
+    }
+}

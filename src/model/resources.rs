@@ -1,0 +1,217 @@
+//! Resource vectors as exact integers (millicores, bytes, counts) and the first resource that
+//! does not fit, with its numbers.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+use super::quantity::{self, QuantityError};
+
+/// The well-known resource names.
+pub const CPU: &str = "cpu";
+/// Memory in bytes.
+pub const MEMORY: &str = "memory";
+/// Local ephemeral storage in bytes.
+pub const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
+/// Pod slots.
+pub const PODS: &str = "pods";
+
+/// A set of resource amounts. Extended resources (`nvidia.com/gpu`, hugepages) are counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resources {
+    /// CPU in millicores.
+    pub cpu_millis: i64,
+    /// Memory in bytes.
+    pub memory_bytes: i64,
+    /// Ephemeral storage in bytes.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ephemeral_storage_bytes: i64,
+    /// Pod slots.
+    pub pods: i64,
+    /// Extended resources by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub extended: BTreeMap<String, i64>,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+/// One resource that does not fit: how much is needed and how much is free.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shortfall {
+    /// Resource name (`cpu`, `memory`, `pods`, `nvidia.com/gpu`, ...).
+    pub resource: String,
+    /// Amount needed, in the resource's integer unit.
+    pub need: i64,
+    /// Amount free.
+    pub free: i64,
+}
+
+impl Shortfall {
+    /// The amount in the resource's natural notation (`3100m`, `7.5Gi`, `110`).
+    pub fn format_amount(resource: &str, amount: i64) -> String {
+        match resource {
+            CPU => quantity::format_millis(amount),
+            MEMORY | EPHEMERAL_STORAGE => quantity::format_gib(amount),
+            _ => amount.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "needs {} {}, {} allocatable free",
+            Shortfall::format_amount(&self.resource, self.need),
+            self.resource,
+            Shortfall::format_amount(&self.resource, self.free)
+        )
+    }
+}
+
+impl Resources {
+    /// Reads a Kubernetes resource list (`{cpu: "4", memory: 8Gi}`); returns the offending
+    /// resource name with the error.
+    pub fn from_quantities<'a>(
+        list: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Resources, (String, QuantityError)> {
+        let mut out = Resources::default();
+        for (name, value) in list {
+            let wrap = |e| (name.to_string(), e);
+            match name {
+                CPU => out.cpu_millis = quantity::parse_millis(value).map_err(wrap)?,
+                MEMORY => out.memory_bytes = quantity::parse_units(value).map_err(wrap)?,
+                EPHEMERAL_STORAGE => {
+                    out.ephemeral_storage_bytes = quantity::parse_units(value).map_err(wrap)?
+                }
+                PODS => out.pods = quantity::parse_units(value).map_err(wrap)?,
+                other => {
+                    let amount = quantity::parse_units(value).map_err(wrap)?;
+                    if amount != 0 {
+                        out.extended.insert(other.to_string(), amount);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Element-wise sum.
+    pub fn add(&mut self, other: &Resources) {
+        self.cpu_millis += other.cpu_millis;
+        self.memory_bytes += other.memory_bytes;
+        self.ephemeral_storage_bytes += other.ephemeral_storage_bytes;
+        self.pods += other.pods;
+        for (k, v) in &other.extended {
+            *self.extended.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+
+    /// Element-wise difference (may go negative: an over-committed node).
+    pub fn sub(&mut self, other: &Resources) {
+        self.cpu_millis -= other.cpu_millis;
+        self.memory_bytes -= other.memory_bytes;
+        self.ephemeral_storage_bytes -= other.ephemeral_storage_bytes;
+        self.pods -= other.pods;
+        for (k, v) in &other.extended {
+            *self.extended.entry(k.clone()).or_insert(0) -= v;
+        }
+    }
+
+    /// Element-wise max (a pod's effective request over init containers).
+    pub fn max(&mut self, other: &Resources) {
+        self.cpu_millis = self.cpu_millis.max(other.cpu_millis);
+        self.memory_bytes = self.memory_bytes.max(other.memory_bytes);
+        self.ephemeral_storage_bytes = self.ephemeral_storage_bytes.max(other.ephemeral_storage_bytes);
+        self.pods = self.pods.max(other.pods);
+        for (k, v) in &other.extended {
+            let e = self.extended.entry(k.clone()).or_insert(0);
+            *e = (*e).max(*v);
+        }
+    }
+
+    /// `self + other`.
+    pub fn plus(&self, other: &Resources) -> Resources {
+        let mut r = self.clone();
+        r.add(other);
+        r
+    }
+
+    /// `self - other`.
+    pub fn minus(&self, other: &Resources) -> Resources {
+        let mut r = self.clone();
+        r.sub(other);
+        r
+    }
+
+    /// The first resource of `self` (a demand) that exceeds `free`, in the order cpu, memory,
+    /// ephemeral-storage, pods, then extended resources by name.
+    pub fn shortfall(&self, free: &Resources) -> Option<Shortfall> {
+        let scalar = [
+            (CPU, self.cpu_millis, free.cpu_millis),
+            (MEMORY, self.memory_bytes, free.memory_bytes),
+            (EPHEMERAL_STORAGE, self.ephemeral_storage_bytes, free.ephemeral_storage_bytes),
+            (PODS, self.pods, free.pods),
+        ];
+        for (name, need, have) in scalar {
+            if need > 0 && need > have {
+                return Some(Shortfall { resource: name.to_string(), need, free: have });
+            }
+        }
+        for (name, need) in &self.extended {
+            let have = free.extended.get(name).copied().unwrap_or(0);
+            if *need > 0 && *need > have {
+                return Some(Shortfall { resource: name.clone(), need: *need, free: have });
+            }
+        }
+        None
+    }
+
+    /// True when `self` (a demand) fits in `free`.
+    pub fn fits_in(&self, free: &Resources) -> bool {
+        self.shortfall(free).is_none()
+    }
+
+    /// The amount of one named resource, in its integer unit.
+    pub fn get(&self, name: &str) -> i64 {
+        match name {
+            CPU => self.cpu_millis,
+            MEMORY => self.memory_bytes,
+            EPHEMERAL_STORAGE => self.ephemeral_storage_bytes,
+            PODS => self.pods,
+            other => self.extended.get(other).copied().unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists_and_reports_the_bad_entry() {
+        let r = Resources::from_quantities([("cpu", "3"), ("memory", "256Mi"), ("nvidia.com/gpu", "1")]).unwrap();
+        assert_eq!(r.cpu_millis, 3000);
+        assert_eq!(r.memory_bytes, 268_435_456);
+        assert_eq!(r.extended.get("nvidia.com/gpu"), Some(&1));
+        let (name, err) = Resources::from_quantities([("memory", "1Gi"), ("cpu", "4x")]).unwrap_err();
+        assert_eq!(name, "cpu");
+        assert_eq!(err.text, "4x");
+    }
+
+    #[test]
+    fn shortfall_names_first_resource_with_numbers() {
+        let need = Resources { cpu_millis: 3100, memory_bytes: 1, pods: 1, ..Default::default() };
+        let free = Resources { cpu_millis: 1900, memory_bytes: 10, pods: 109, ..Default::default() };
+        let s = need.shortfall(&free).unwrap();
+        assert_eq!((s.resource.as_str(), s.need, s.free), ("cpu", 3100, 1900));
+        assert_eq!(s.to_string(), "needs 3100m cpu, 1900m allocatable free");
+        let gpu = Resources { extended: [("nvidia.com/gpu".to_string(), 1)].into(), ..Default::default() };
+        assert_eq!(gpu.shortfall(&free).unwrap().resource, "nvidia.com/gpu");
+        assert!(Resources::default().fits_in(&free));
+    }
+}

@@ -1,0 +1,176 @@
+//! The [`Snapshot`]: everything the core may look at, built the same way from scenario files,
+//! `kubectl get -o yaml` dumps or a live listing.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::flavor::{Flavor, FlavorProblem, MEMBER_LABEL};
+use super::labels::Labels;
+use super::nodepool::{NodeClass, NodePool};
+use super::object::RawObject;
+use super::pod::PodDemand;
+use super::resources::Resources;
+use super::taints::Taint;
+
+/// A pod and its scheduling state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodRecord {
+    /// What the pod needs.
+    pub demand: PodDemand,
+    /// The node it is bound to.
+    pub node_name: Option<String>,
+    /// Kubernetes marked it `PodScheduled=False/Unschedulable`, or it has no status at all
+    /// (hand-written or expanded from a workload).
+    pub marked_unschedulable: bool,
+    /// It has a nominatedNodeName (preemption in progress).
+    pub nominated: bool,
+    /// Owned by a DaemonSet or a Node (static pod).
+    pub daemon: bool,
+    /// Succeeded or Failed.
+    pub terminal: bool,
+    /// Has scheduling gates.
+    pub gated: bool,
+    /// `kind/name` of its controller owner, if any.
+    pub owner: Option<String>,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+    /// Annotations.
+    pub annotations: Labels,
+    /// Priority class name.
+    pub priority_class: Option<String>,
+}
+
+impl PodRecord {
+    /// Pending for the purpose of simulation: not bound, not finished, not a daemon pod.
+    pub fn is_pending(&self) -> bool {
+        self.node_name.is_none() && !self.terminal && !self.daemon && !self.gated && !self.nominated
+    }
+
+    /// Provisionable in Karpenter's sense: pending and marked unschedulable by the scheduler.
+    pub fn is_provisionable(&self) -> bool {
+        self.is_pending() && self.marked_unschedulable
+    }
+}
+
+/// An existing Node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeRecord {
+    /// Name.
+    pub name: String,
+    /// Labels.
+    pub labels: Labels,
+    /// Annotations.
+    pub annotations: Labels,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// `status.allocatable`.
+    pub allocatable: Resources,
+    /// `status.capacity`.
+    pub capacity: Resources,
+    /// `spec.providerID`.
+    pub provider_id: Option<String>,
+    /// `Ready` condition: Some(true) when True.
+    pub ready: Option<bool>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+}
+
+/// A DaemonSet's pod, as overhead on every node it would run on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DaemonSetRecord {
+    /// `namespace/name`.
+    pub name: String,
+    /// Its pod template.
+    pub pod: PodDemand,
+}
+
+/// A MachineDeployment, member or not, with the flavor it offers (or why it offers none).
+#[derive(Debug, Clone)]
+pub struct MachineDeploymentRecord {
+    /// The object.
+    pub object: RawObject,
+    /// Carries the membership label on `metadata.labels`.
+    pub member: bool,
+    /// Its flavor, or the problem with its annotations.
+    pub flavor: Result<Flavor, FlavorProblem>,
+}
+
+impl MachineDeploymentRecord {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.object.namespace(), self.object.name())
+    }
+}
+
+/// Everything the core may look at.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Pods.
+    pub pods: Vec<PodRecord>,
+    /// Nodes.
+    pub nodes: Vec<NodeRecord>,
+    /// DaemonSets.
+    pub daemonsets: Vec<DaemonSetRecord>,
+    /// NodePools (an implicit `default` pool when the input had none).
+    pub nodepools: Vec<NodePool>,
+    /// ClusterAPINodeClasses.
+    pub nodeclasses: Vec<NodeClass>,
+    /// MachineDeployments.
+    pub machine_deployments: Vec<MachineDeploymentRecord>,
+    /// Every other object, kept for the checks that need them (NodeClaims, Machines, RBAC ...).
+    pub objects: Vec<RawObject>,
+    /// The time the snapshot is evaluated at.
+    pub now: Option<Timestamp>,
+    /// Things the user should know about the input (defaults applied, objects ignored).
+    pub warnings: Vec<String>,
+    /// Kinds not used by the core, with counts.
+    pub skipped: BTreeMap<String, usize>,
+    /// True when the NodePool list was empty and `default` was implied.
+    pub implicit_nodepool: bool,
+}
+
+impl Snapshot {
+    /// The member MachineDeployments of a NodePool: selected by its node class's
+    /// `scalableResourceSelector` when set, else by the membership label.
+    pub fn members_of<'a>(&'a self, pool: &NodePool) -> impl Iterator<Item = &'a MachineDeploymentRecord> + 'a {
+        let selector = pool
+            .node_class
+            .as_ref()
+            .and_then(|name| self.nodeclasses.iter().find(|c| &c.name == name))
+            .and_then(|c| c.selector.clone());
+        self.machine_deployments.iter().filter(move |md| match &selector {
+            Some(sel) => sel.matches(&super::object::labels_of(&md.object.meta)),
+            None => md.member,
+        })
+    }
+
+    /// Every member MachineDeployment of any pool (deduplicated, in input order).
+    pub fn all_members(&self) -> Vec<&MachineDeploymentRecord> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for pool in &self.nodepools {
+            for md in self.members_of(pool) {
+                if seen.insert(md.key()) {
+                    out.push(md);
+                }
+            }
+        }
+        out
+    }
+
+    /// Objects of a kind kept in [`Snapshot::objects`].
+    pub fn objects_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a RawObject> + 'a {
+        self.objects.iter().filter(move |o| o.kind == kind)
+    }
+}
+
+/// Whether a label map carries the membership label (used on Machines and templates).
+pub fn has_member_label(labels: &Labels) -> bool {
+    labels.contains_key(MEMBER_LABEL)
+}

@@ -1,0 +1,82 @@
+//! Plain-text tables in kubectl's style: upper-case headers, columns padded with spaces.
+
+/// A table of text cells.
+#[derive(Debug, Default, Clone)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers.
+    pub fn new(header: &[&str]) -> Table {
+        Table { header: header.iter().map(|h| h.to_string()).collect(), rows: Vec::new() }
+    }
+
+    /// Adds a row (missing cells print empty).
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Renders with three spaces between columns, no trailing spaces. Cells may contain ANSI
+    /// color codes; widths count visible characters only.
+    pub fn render(&self) -> String {
+        let cols = self.header.len().max(self.rows.iter().map(Vec::len).max().unwrap_or(0));
+        let mut widths = vec![0; cols];
+        for row in std::iter::once(&self.header).chain(self.rows.iter()) {
+            for (i, cell) in row.iter().enumerate() {
+                widths[i] = widths[i].max(visible_width(cell));
+            }
+        }
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(self.rows.iter()) {
+            let mut line = String::new();
+            for i in 0..cols {
+                let cell = row.get(i).map(String::as_str).unwrap_or("");
+                line.push_str(cell);
+                if i + 1 < cols {
+                    line.push_str(&" ".repeat(widths[i] - visible_width(cell) + 3));
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Width in characters, ignoring ANSI escape sequences.
+pub fn visible_width(text: &str) -> usize {
+    let mut width = 0;
+    let mut in_escape = false;
+    for c in text.chars() {
+        match (in_escape, c) {
+            (false, '\u{1b}') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pads_columns_and_ignores_colors() {
+        let mut t = Table::new(&["NAME", "CPU"]);
+        t.row(vec!["\u{1b}[32mc3-8\u{1b}[0m".to_string(), "4".to_string()]);
+        t.row(vec!["c3-16".to_string(), "8".to_string()]);
+        let out = t.render();
+        assert_eq!(out.lines().next(), Some("NAME    CPU"));
+        assert_eq!(out.lines().nth(2), Some("c3-16   8"));
+        assert!(out.lines().nth(1).unwrap().ends_with("   4"));
+    }
+}

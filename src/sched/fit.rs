@@ -1,0 +1,200 @@
+//! Whether a pod fits a flavor or a node, and if not, why: every "does not fit" is an [`Unfit`]
+//! value with its numbers, printed the same way by `simulate`, `explain` and `doctor`.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::model::labels::{Labels, Requirement};
+use crate::model::pod::PodDemand;
+use crate::model::resources::{Resources, Shortfall};
+use crate::model::taints::{Taint, first_untolerated};
+
+/// Why a pod cannot go somewhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+pub enum Unfit {
+    /// Not enough of a resource.
+    Insufficient {
+        /// Resource name.
+        resource: String,
+        /// Needed (pod requests), integer unit.
+        need: i64,
+        /// Free on the node or flavor.
+        free: i64,
+    },
+    /// A hard taint the pod does not tolerate.
+    TaintNotTolerated {
+        /// The taint, `key=value:Effect`.
+        taint: String,
+    },
+    /// A node-selector or required node-affinity requirement the labels do not meet.
+    RequirementNotMet {
+        /// The requirement, e.g. `kubernetes.io/arch In [arm64]`.
+        requirement: String,
+        /// The label key.
+        key: String,
+        /// The node's value for that key, if any.
+        value: Option<String>,
+    },
+    /// A NodePool requirement the flavor does not meet.
+    NodePoolRequirement {
+        /// The NodePool.
+        node_pool: String,
+        /// The requirement.
+        requirement: String,
+        /// The flavor's value, if any.
+        value: Option<String>,
+    },
+    /// Required pod anti-affinity: a selected pod is already in the same topology domain.
+    AntiAffinity {
+        /// The pod in the way, `namespace/name`.
+        pod: String,
+        /// The topology key.
+        topology_key: String,
+    },
+    /// Required pod affinity: no selected pod in this topology domain.
+    AffinityUnsatisfied {
+        /// The topology key.
+        topology_key: String,
+    },
+    /// A host port already taken on the node.
+    HostPortInUse {
+        /// `protocol/port`.
+        port: String,
+    },
+    /// The NodePool's limit leaves no room for another node of this flavor.
+    LimitReached {
+        /// The NodePool.
+        node_pool: String,
+        /// The limited resource.
+        resource: String,
+        /// The limit.
+        limit: i64,
+        /// Usage counting planned nodes.
+        usage: i64,
+    },
+    /// The MachineDeployment is at its max-size annotation.
+    MaxSizeReached {
+        /// The MachineDeployment.
+        machine_deployment: String,
+        /// Its max size.
+        max: i64,
+    },
+    /// The node is cordoned.
+    Cordoned,
+    /// No NodePool offers any flavor (no valid member MachineDeployment).
+    NoOffering,
+}
+
+impl Unfit {
+    /// The reason as a sentence about `subject` (a flavor's instance type or a node's name).
+    pub fn describe(&self, subject: &str) -> String {
+        match self {
+            Unfit::Insufficient { resource, need, free } => format!(
+                "needs {} {resource}, {subject} has {} allocatable",
+                Shortfall::format_amount(resource, *need),
+                Shortfall::format_amount(resource, *free)
+            ),
+            Unfit::TaintNotTolerated { taint } => format!("taint {taint} not tolerated"),
+            Unfit::RequirementNotMet { requirement, key, value } => match value {
+                Some(v) => format!("requires {requirement}, {subject} has {key}={v}"),
+                None => format!("requires {requirement}, {subject} has no {key} label"),
+            },
+            Unfit::NodePoolRequirement { node_pool, requirement, value } => match value {
+                Some(v) => format!("NodePool {node_pool} requires {requirement}, {subject} has {v}"),
+                None => format!("NodePool {node_pool} requires {requirement}"),
+            },
+            Unfit::AntiAffinity { pod, topology_key } => {
+                format!("anti-affinity with pod {pod} on the same {topology_key}")
+            }
+            Unfit::AffinityUnsatisfied { topology_key } => {
+                format!("pod affinity needs a matching pod in the same {topology_key}")
+            }
+            Unfit::HostPortInUse { port } => format!("host port {port} already in use"),
+            Unfit::LimitReached { node_pool, resource, limit, usage } => format!(
+                "NodePool {node_pool} limit {resource} {} reached (in use {})",
+                Shortfall::format_amount(resource, *limit),
+                Shortfall::format_amount(resource, *usage)
+            ),
+            Unfit::MaxSizeReached { machine_deployment, max } => {
+                format!("MachineDeployment {machine_deployment} is at its max size {max}")
+            }
+            Unfit::Cordoned => format!("{subject} is cordoned"),
+            Unfit::NoOffering => "no NodePool offers any flavor: no valid member MachineDeployment".to_string(),
+        }
+    }
+}
+
+/// A reason attached to what it is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rejection {
+    /// A flavor's instance type (`c3-4`) or a node's name.
+    pub subject: String,
+    /// Why.
+    pub unfit: Unfit,
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.subject, self.unfit.describe(&self.subject))
+    }
+}
+
+/// The static part of a fit: taints, node requirements, resources against `free`.
+/// Pod (anti-)affinity and host ports depend on what else is placed, and are checked by the
+/// cluster state.
+pub fn static_fit(pod: &PodDemand, labels: &Labels, taints: &[Taint], free: &Resources) -> Result<(), Unfit> {
+    if let Some(t) = first_untolerated(taints, &pod.tolerations) {
+        return Err(Unfit::TaintNotTolerated { taint: t.to_string() });
+    }
+    if let Some(r) = pod.node_requirement_unmet(labels) {
+        return Err(requirement_unmet(r, labels));
+    }
+    if let Some(s) = pod.requests.shortfall(free) {
+        return Err(Unfit::Insufficient { resource: s.resource, need: s.need, free: s.free });
+    }
+    Ok(())
+}
+
+fn requirement_unmet(r: &Requirement, labels: &Labels) -> Unfit {
+    Unfit::RequirementNotMet { requirement: r.to_string(), key: r.key.clone(), value: labels.get(&r.key).cloned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::labels::Operator;
+    use crate::model::taints::Effect;
+
+    fn pod(cpu: i64) -> PodDemand {
+        PodDemand {
+            namespace: "default".into(),
+            name: "big-0".into(),
+            labels: Labels::new(),
+            requests: Resources { cpu_millis: cpu, memory_bytes: 1 << 28, pods: 1, ..Default::default() },
+            node_selector: Vec::new(),
+            node_affinity: Vec::new(),
+            tolerations: Vec::new(),
+            anti_affinity: Vec::new(),
+            affinity: Vec::new(),
+            host_ports: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn reasons_carry_numbers() {
+        let free = Resources { cpu_millis: 1900, memory_bytes: 4_000_000_000, pods: 109, ..Default::default() };
+        let err = static_fit(&pod(3100), &Labels::new(), &[], &free).unwrap_err();
+        assert_eq!(err.describe("c3-4"), "needs 3100m cpu, c3-4 has 1900m allocatable");
+        let taint = Taint::new("nvidia.com/gpu", "true", Effect::NoSchedule);
+        let err = static_fit(&pod(100), &Labels::new(), &[taint], &free).unwrap_err();
+        assert_eq!(err.describe("g1"), "taint nvidia.com/gpu=true:NoSchedule not tolerated");
+        let mut p = pod(100);
+        p.node_affinity = vec![vec![Requirement::new("kubernetes.io/arch", Operator::In, &["arm64"])]];
+        let labels: Labels = [("kubernetes.io/arch".to_string(), "amd64".to_string())].into();
+        let err = static_fit(&p, &labels, &[], &free).unwrap_err();
+        assert_eq!(err.describe("c3-8"), "requires kubernetes.io/arch In [arm64], c3-8 has kubernetes.io/arch=amd64");
+        assert!(static_fit(&pod(1900), &labels, &[], &free).is_ok());
+    }
+}

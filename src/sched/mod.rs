@@ -1,0 +1,10 @@
+//! Pure scheduling: the catalog of offerings, whether a pod fits (with reasons), the cluster
+//! state a plan grows, and the provisioning strategies.
+
+pub mod catalog;
+pub mod fit;
+pub mod state;
+pub mod strategy;
+
+pub use fit::{Rejection, Unfit};
+pub use strategy::{Placement, Strategy};

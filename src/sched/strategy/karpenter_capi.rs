@@ -1,0 +1,121 @@
+//! `karpenter-capi`: what the upstream Karpenter Cluster API provider does. Karpenter packs pods
+//! into NodeClaims that keep every instance type still able to hold them (all priced 0, so none
+//! is preferred), and the provider then takes the lexicographically first compatible
+//! instance-type name. Flavor taints are ignored, as upstream ignores the `taints` annotation.
+
+use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
+use crate::cli::StrategyName;
+use crate::model::labels::keys;
+use crate::model::resources::Resources;
+use crate::model::snapshot::Snapshot;
+use crate::sched::catalog::{self, Offering};
+use crate::sched::fit::static_fit;
+use crate::sched::state::{ClusterState, NodeOrigin};
+
+/// Karpenter v1.5 truncates a NodeClaim's instance types to this many (cheapest first).
+pub const MAX_INSTANCE_TYPES: usize = 60;
+
+/// The upstream strategy.
+pub struct KarpenterCapi;
+
+/// A NodeClaim being filled: the instance types still possible, its pods and their requests.
+struct Claim {
+    node: usize,
+    candidates: Vec<usize>,
+    requested: Resources,
+}
+
+impl Strategy for KarpenterCapi {
+    fn name(&self) -> StrategyName {
+        StrategyName::KarpenterCapi
+    }
+
+    fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        let (offerings, _) = catalog::offerings(snapshot, false);
+        let mut state = ClusterState::new(snapshot);
+        let mut budget = Budget::new(snapshot);
+        let queue = queue_order(snapshot, pending);
+        let rest = place_on_existing(&mut state, &queue);
+        let mut claims: Vec<Claim> = Vec::new();
+        let mut unplaced = Vec::new();
+        for pod in rest {
+            let demand = &snapshot.pods[pod].demand;
+            let fits = |o: &Offering, used: &Resources, labels_node: &crate::model::labels::Labels| {
+                let mut labels = o.labels.clone();
+                labels.insert(keys::HOSTNAME.to_string(), labels_node.get(keys::HOSTNAME).cloned().unwrap_or_default());
+                static_fit(demand, &labels, &o.taints, &o.allocatable.minus(used)).is_ok()
+            };
+            // In-flight claims first, in creation order.
+            let mut placed = false;
+            for claim in claims.iter_mut() {
+                if state.topology_fit(pod, &state.nodes[claim.node].labels).is_err() {
+                    continue;
+                }
+                let labels = state.nodes[claim.node].labels.clone();
+                let narrowed: Vec<usize> =
+                    claim.candidates.iter().copied().filter(|&o| fits(&offerings[o], &claim.requested, &labels)).collect();
+                if !narrowed.is_empty() {
+                    claim.candidates = narrowed;
+                    claim.requested.add(&demand.requests);
+                    state.place(pod, claim.node);
+                    placed = true;
+                    break;
+                }
+            }
+            if placed {
+                continue;
+            }
+            // A new claim from the first NodePool (weight order) that has compatible types.
+            let empty = Resources::default();
+            let mut opened = false;
+            for pool in 0..snapshot.nodepools.len() {
+                let mut candidates: Vec<usize> = (0..offerings.len())
+                    .filter(|&o| offerings[o].pool_index == pool)
+                    .filter(|&o| fits(&offerings[o], &empty, &Default::default()) && budget.check(&offerings[o]).is_ok())
+                    .collect();
+                if candidates.is_empty() {
+                    continue;
+                }
+                // Every price is 0: the order is the name order, then truncated.
+                candidates.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+                candidates.truncate(MAX_INSTANCE_TYPES);
+                let node = state.open(&offerings[candidates[0]], NodeOrigin::New(candidates[0]), None);
+                if state.topology_fit(pod, &state.nodes[node].labels).is_err() {
+                    state.close_if_empty(node);
+                    continue;
+                }
+                // The claim's own resource checks are done per candidate; the plan node only
+                // carries its pods and topology.
+                state.nodes[node].free = unlimited();
+                state.place(pod, node);
+                claims.push(Claim { node, candidates, requested: demand.requests.clone() });
+                opened = true;
+                break;
+            }
+            if !opened {
+                unplaced.push(pod);
+            }
+        }
+        // The provider: sort the claim's compatible types by lower-cased name, take the first.
+        for claim in &claims {
+            let mut names: Vec<usize> = claim.candidates.clone();
+            names.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+            let chosen = names.iter().copied().find(|&o| budget.check(&offerings[o]).is_ok()).unwrap_or(names[0]);
+            budget.take(&offerings[chosen]);
+            let node = &mut state.nodes[claim.node];
+            node.origin = NodeOrigin::New(chosen);
+            node.free = offerings[chosen].allocatable.minus(&claim.requested);
+        }
+        finish(StrategyName::KarpenterCapi, &state, &budget, &offerings, unplaced)
+    }
+}
+
+fn unlimited() -> Resources {
+    Resources {
+        cpu_millis: i64::MAX / 4,
+        memory_bytes: i64::MAX / 4,
+        ephemeral_storage_bytes: i64::MAX / 4,
+        pods: i64::MAX / 4,
+        extended: Default::default(),
+    }
+}

@@ -1,0 +1,309 @@
+//! Provisioning strategies behind one trait: ours (`cost`), the upstream Karpenter Cluster API
+//! provider (`karpenter-capi`) and Cluster Autoscaler's `least-waste`, plus what they share:
+//! Karpenter's pod queue order, existing nodes first, NodePool limits and MachineDeployment
+//! max sizes, and the reasons a pod stays unschedulable.
+
+pub mod cost;
+pub mod karpenter_capi;
+pub mod least_waste;
+
+use std::collections::HashMap;
+
+use super::catalog::Offering;
+use super::fit::{Rejection, Unfit, static_fit};
+use super::state::{ClusterState, NodeOrigin};
+use crate::cli::StrategyName;
+use crate::model::flavor::Price;
+use crate::model::resources::Resources;
+use crate::model::snapshot::Snapshot;
+
+/// A planned new node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNode {
+    /// The offering it is a node of.
+    pub offering: Offering,
+    /// Its name in the plan.
+    pub name: String,
+    /// Pods placed on it (snapshot pod indices).
+    pub pods: Vec<usize>,
+    /// Their summed requests.
+    pub requested: Resources,
+}
+
+/// What a strategy decided for the pending pods.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// Which strategy.
+    pub strategy: StrategyName,
+    /// New nodes to provision.
+    pub new_nodes: Vec<NewNode>,
+    /// Pods placed on existing nodes: (pod, node name).
+    pub on_existing: Vec<(usize, String)>,
+    /// Pods placed on nodes launched but not registered yet: (pod, node name).
+    pub on_in_flight: Vec<(usize, String)>,
+    /// Pods that fit nowhere, with a reason per flavor.
+    pub unschedulable: Vec<(usize, Vec<Rejection>)>,
+}
+
+impl Placement {
+    /// Total price per hour of the new nodes.
+    pub fn price(&self) -> Price {
+        Price(self.new_nodes.iter().map(|n| n.offering.flavor.price.0).sum())
+    }
+
+    /// Total capacity of the new nodes.
+    pub fn capacity(&self) -> Resources {
+        let mut total = Resources::default();
+        for n in &self.new_nodes {
+            total.add(&n.offering.flavor.capacity);
+        }
+        total
+    }
+
+    /// Number of new nodes per instance type, sorted by name.
+    pub fn node_counts(&self) -> Vec<(String, usize)> {
+        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for n in &self.new_nodes {
+            *counts.entry(n.offering.flavor.instance_type.clone()).or_insert(0) += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+/// A way of choosing new nodes for pending pods.
+pub trait Strategy {
+    /// Its name.
+    fn name(&self) -> StrategyName;
+    /// Plans new nodes for the pending pods (snapshot pod indices, any order).
+    fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement;
+}
+
+/// The strategy with this name.
+pub fn by_name(name: StrategyName) -> Box<dyn Strategy> {
+    match name {
+        StrategyName::Cost => Box::new(cost::Cost),
+        StrategyName::KarpenterCapi => Box::new(karpenter_capi::KarpenterCapi),
+        StrategyName::LeastWaste => Box::new(least_waste::LeastWaste),
+    }
+}
+
+/// Karpenter's queue: CPU request descending, memory descending, creation time, then name.
+pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
+    let mut q = pending.to_vec();
+    q.sort_by(|&a, &b| {
+        let (pa, pb) = (&snapshot.pods[a], &snapshot.pods[b]);
+        pb.demand
+            .requests
+            .cpu_millis
+            .cmp(&pa.demand.requests.cpu_millis)
+            .then(pb.demand.requests.memory_bytes.cmp(&pa.demand.requests.memory_bytes))
+            .then(pa.created.cmp(&pb.created))
+            .then_with(|| pa.demand.key().cmp(&pb.demand.key()))
+    });
+    q
+}
+
+/// Places what fits on existing (and in-flight) nodes, first fit in queue order; returns the rest.
+pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize> {
+    let candidates: Vec<usize> = (0..state.nodes.len()).collect();
+    let mut rest = Vec::new();
+    for &pod in queue {
+        match candidates.iter().find(|&&n| state.fits(pod, n).is_ok()) {
+            Some(&n) => state.place(pod, n),
+            None => rest.push(pod),
+        }
+    }
+    rest
+}
+
+/// Collects the pods placed on existing and in-flight nodes of a state.
+pub fn existing_placements(state: &ClusterState) -> (Vec<(usize, String)>, Vec<(usize, String)>) {
+    let mut existing = Vec::new();
+    let mut in_flight = Vec::new();
+    for n in &state.nodes {
+        for &p in &n.pods {
+            match n.origin {
+                NodeOrigin::Existing(_) => existing.push((p, n.name.clone())),
+                NodeOrigin::InFlight(_) => in_flight.push((p, n.name.clone())),
+                NodeOrigin::New(_) => {}
+            }
+        }
+    }
+    (existing, in_flight)
+}
+
+/// The new nodes of a state.
+pub fn new_nodes(state: &ClusterState, offerings: &[Offering]) -> Vec<NewNode> {
+    state
+        .nodes
+        .iter()
+        .filter_map(|n| match n.origin {
+            NodeOrigin::New(o) if !n.pods.is_empty() => Some(NewNode {
+                offering: offerings[o].clone(),
+                name: n.name.clone(),
+                pods: n.pods.clone(),
+                requested: n.requested.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// NodePool limits and MachineDeployment max sizes, as a plan consumes them.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// Per NodePool name: (resource, limit, usage).
+    pools: HashMap<String, Vec<(String, i64, i64)>>,
+    /// Per MachineDeployment: (max, current + planned).
+    sizes: HashMap<String, (i64, i64)>,
+}
+
+impl Budget {
+    /// Usage from existing nodes of each pool (by the `karpenter.sh/nodepool` label) and current
+    /// replicas of each MachineDeployment.
+    pub fn new(snapshot: &Snapshot) -> Budget {
+        let mut pools = HashMap::new();
+        for pool in &snapshot.nodepools {
+            let nodes: Vec<_> = snapshot
+                .nodes
+                .iter()
+                .filter(|n| n.labels.get(crate::model::labels::keys::NODEPOOL) == Some(&pool.name))
+                .collect();
+            let limits = pool
+                .limits
+                .iter()
+                .map(|l| {
+                    let usage = if l.resource == "nodes" {
+                        nodes.len() as i64
+                    } else {
+                        nodes.iter().map(|n| n.capacity.get(&l.resource)).sum()
+                    };
+                    (l.resource.clone(), l.amount, usage)
+                })
+                .collect();
+            pools.insert(pool.name.clone(), limits);
+        }
+        let mut sizes = HashMap::new();
+        for md in &snapshot.machine_deployments {
+            if let Ok(f) = &md.flavor {
+                if let Some(max) = f.max_size {
+                    let current = md.object.value.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(0);
+                    sizes.insert(f.machine_deployment.clone(), (max, current));
+                }
+            }
+        }
+        Budget { pools, sizes }
+    }
+
+    /// Why one more node of this offering is not allowed, if it is not.
+    pub fn check(&self, o: &Offering) -> Result<(), Unfit> {
+        if let Some(limits) = self.pools.get(&o.node_pool) {
+            for (resource, limit, usage) in limits {
+                let add = if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+                if usage + add > *limit {
+                    return Err(Unfit::LimitReached {
+                        node_pool: o.node_pool.clone(),
+                        resource: resource.clone(),
+                        limit: *limit,
+                        usage: *usage,
+                    });
+                }
+            }
+        }
+        if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment) {
+            if used + 1 > *max {
+                return Err(Unfit::MaxSizeReached { machine_deployment: o.flavor.machine_deployment.clone(), max: *max });
+            }
+        }
+        Ok(())
+    }
+
+    /// How many more nodes of this offering are allowed.
+    pub fn room(&self, o: &Offering) -> i64 {
+        let mut room = i64::MAX;
+        if let Some(limits) = self.pools.get(&o.node_pool) {
+            for (resource, limit, usage) in limits {
+                let per_node = if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+                if per_node > 0 {
+                    room = room.min(((limit - usage) / per_node).max(0));
+                }
+            }
+        }
+        if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment) {
+            room = room.min((max - used).max(0));
+        }
+        room
+    }
+
+    /// Records one more node of this offering.
+    pub fn take(&mut self, o: &Offering) {
+        if let Some(limits) = self.pools.get_mut(&o.node_pool) {
+            for (resource, _, usage) in limits.iter_mut() {
+                *usage += if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+            }
+        }
+        if let Some((_, used)) = self.sizes.get_mut(&o.flavor.machine_deployment) {
+            *used += 1;
+        }
+    }
+}
+
+/// Why a pod fits none of the offerings: one rejection per offering (a fresh node of it, with
+/// the plan's budget and topology as they ended).
+pub fn rejections(state: &ClusterState, budget: &Budget, offerings: &[Offering], pod: usize) -> Vec<Rejection> {
+    let demand = &state.snapshot().pods[pod].demand;
+    let multi_pool = offerings.iter().map(|o| &o.node_pool).collect::<std::collections::BTreeSet<_>>().len() > 1;
+    let mut out = Vec::new();
+    for o in offerings {
+        let subject = if multi_pool {
+            format!("{}/{}", o.node_pool, o.flavor.instance_type)
+        } else {
+            o.flavor.instance_type.clone()
+        };
+        let mut labels = o.labels.clone();
+        labels.insert(crate::model::labels::keys::HOSTNAME.to_string(), format!("{}-new", o.flavor.instance_type));
+        let unfit = static_fit(demand, &labels, &o.taints, &o.allocatable)
+            .err()
+            .or_else(|| budget.check(o).err())
+            .or_else(|| state.topology_fit(pod, &labels).err());
+        if let Some(unfit) = unfit {
+            out.push(Rejection { subject, unfit });
+        }
+    }
+    if offerings.is_empty() {
+        out.push(Rejection { subject: "catalog".to_string(), unfit: Unfit::NoOffering });
+    }
+    out
+}
+
+/// Fills in the unschedulable list for pods the strategy could not place.
+pub fn finish(
+    strategy: StrategyName,
+    state: &ClusterState,
+    budget: &Budget,
+    offerings: &[Offering],
+    unplaced: Vec<usize>,
+) -> Placement {
+    let (on_existing, on_in_flight) = existing_placements(state);
+    Placement {
+        strategy,
+        new_nodes: new_nodes(state, offerings),
+        on_existing,
+        on_in_flight,
+        unschedulable: unplaced.into_iter().map(|p| (p, rejections(state, budget, offerings, p))).collect(),
+    }
+}
+
+impl Budget {
+    /// Gives back one node of this offering (a planned node moved to another flavor).
+    pub fn release(&mut self, o: &Offering) {
+        if let Some(limits) = self.pools.get_mut(&o.node_pool) {
+            for (resource, _, usage) in limits.iter_mut() {
+                *usage -= if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+            }
+        }
+        if let Some((_, used)) = self.sizes.get_mut(&o.flavor.machine_deployment) {
+            *used -= 1;
+        }
+    }
+}
