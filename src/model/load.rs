@@ -122,6 +122,8 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
             }
             ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
             ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => snap.nodeclasses.push(NodeClass::from_object(&obj)?),
+            ("karpenter.sh", "NodeClaim") => snap.nodeclaims.push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
+            ("cluster.x-k8s.io", "Machine") => snap.machines.push(super::machine::MachineRecord::from_object(&obj)),
             ("cluster.x-k8s.io", "MachineDeployment") => {
                 let member = is_member(&obj);
                 let flavor = Flavor::from_machine_deployment(&obj);
@@ -148,8 +150,7 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
 fn is_known_auxiliary(obj: &RawObject) -> bool {
     matches!(
         (obj.group(), obj.kind.as_str()),
-        ("karpenter.sh", "NodeClaim")
-            | ("cluster.x-k8s.io", "Machine" | "MachineSet" | "Cluster")
+        ("cluster.x-k8s.io", "MachineSet" | "Cluster")
             | ("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate" | "KubeadmConfig")
             | ("policy", "PodDisruptionBudget")
             | ("rbac.authorization.k8s.io", _)

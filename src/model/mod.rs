@@ -1,10 +1,13 @@
 //! Domain types and the parsing of Kubernetes objects into them: quantities, resources, labels,
 //! taints, pod demand, flavors, NodePools, and the [`Snapshot`] that holds them all.
 
+pub mod condition;
 pub mod duration;
 pub mod flavor;
 pub mod labels;
 pub mod load;
+pub mod machine;
+pub mod nodeclaim;
 pub mod nodepool;
 pub mod object;
 pub mod pod;

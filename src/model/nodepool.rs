@@ -38,6 +38,8 @@ pub struct BudgetSpec {
 pub struct NodePool {
     /// Name.
     pub name: String,
+    /// UID (for owner references), when read from a cluster or a dump.
+    pub uid: Option<String>,
     /// Weight (higher first).
     pub weight: i32,
     /// Requirements every node of the pool satisfies.
@@ -54,6 +56,8 @@ pub struct NodePool {
     pub limits: Vec<Limit>,
     /// The node class name (`spec.template.spec.nodeClassRef.name`).
     pub node_class: Option<String>,
+    /// `spec.template.spec.nodeClassRef` as written.
+    pub node_class_ref: Option<serde_json::Value>,
     /// `WhenEmpty` or `WhenEmptyOrUnderutilized`.
     pub consolidation_policy: String,
     /// As written (`30s`, `Never`).
@@ -75,6 +79,7 @@ impl NodePool {
     pub fn implicit() -> NodePool {
         NodePool {
             name: "default".to_string(),
+            uid: None,
             weight: 0,
             requirements: Vec::new(),
             labels: Labels::new(),
@@ -83,6 +88,7 @@ impl NodePool {
             startup_taints: Vec::new(),
             limits: Vec::new(),
             node_class: None,
+            node_class_ref: None,
             consolidation_policy: "WhenEmptyOrUnderutilized".to_string(),
             consolidate_after: Some("0s".to_string()),
             budgets: vec![BudgetSpec { nodes: "10%".to_string(), schedule: None, duration: None, reasons: Vec::new() }],
@@ -171,6 +177,7 @@ impl NodePool {
         let weight = v.pointer("/spec/weight").and_then(|w| w.as_i64()).unwrap_or(0);
         Ok(NodePool {
             name: obj.name().to_string(),
+            uid: obj.meta.uid.clone(),
             weight: i32::try_from(weight).map_err(|_| obj.error("spec.weight", "must be between 1 and 100"))?,
             requirements,
             labels: map_at("/spec/template/metadata/labels"),
@@ -179,6 +186,7 @@ impl NodePool {
             startup_taints,
             limits,
             node_class: string_at("/spec/template/spec/nodeClassRef/name"),
+            node_class_ref: v.pointer("/spec/template/spec/nodeClassRef").cloned(),
             consolidation_policy: string_at("/spec/disruption/consolidationPolicy")
                 .unwrap_or_else(|| "WhenEmptyOrUnderutilized".to_string()),
             consolidate_after: string_at("/spec/disruption/consolidateAfter"),

@@ -123,7 +123,11 @@ pub struct Snapshot {
     pub nodeclasses: Vec<NodeClass>,
     /// MachineDeployments.
     pub machine_deployments: Vec<MachineDeploymentRecord>,
-    /// Every other object, kept for the checks that need them (NodeClaims, Machines, RBAC ...).
+    /// NodeClaims.
+    pub nodeclaims: Vec<super::nodeclaim::NodeClaimRecord>,
+    /// Machines.
+    pub machines: Vec<super::machine::MachineRecord>,
+    /// Every other object, kept for the checks that need them (templates, RBAC, PDBs ...).
     pub objects: Vec<RawObject>,
     /// The time the snapshot is evaluated at.
     pub now: Option<Timestamp>,

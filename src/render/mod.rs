@@ -1,6 +1,7 @@
 //! Output: the [`Printer`] every command writes through (stdout, color decision), plus tables
 //! and structured (JSON/YAML) output.
 
+pub mod plan;
 pub mod table;
 
 use std::io::Write;

@@ -1,0 +1,418 @@
+//! The actions a plan is made of, as data: what `run --dry-run -o json` prints and what the
+//! shell turns into API writes through [`Action::steps`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::write::{self, ConditionUpdate, ResourceType, Write};
+use crate::error::ClusterRole;
+use crate::model::flavor::{MEMBER_LABEL, Price};
+use crate::model::machine::DELETE_MACHINE_ANNOTATION;
+use crate::model::nodeclaim::MACHINE_ANNOTATION;
+use crate::model::taints::Taint;
+
+/// Karpenter's taint on a node that has not been adopted yet.
+pub const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
+/// Karpenter's taint on a node being disrupted.
+pub const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
+/// Karpenter's Node finalizer.
+pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
+
+/// One change the controller wants.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum Action {
+    /// Create a NodeClaim for pending pods.
+    CreateNodeClaim {
+        /// `NodeClaim/<nodepool>-` (the name is generated).
+        target: String,
+        /// NodePool.
+        node_pool: String,
+        /// The MachineDeployment chosen (`namespace/name`).
+        machine_deployment: String,
+        /// Its instance type.
+        instance_type: String,
+        /// Pods it is for (`namespace/name`).
+        pods: Vec<String>,
+        /// Price per hour.
+        price_per_hour: Price,
+        /// Why (`Provisioning`, or the disruption it replaces for).
+        reason: String,
+        /// The NodeClaim to create.
+        #[serde(skip)]
+        manifest: Value,
+    },
+    /// Set a MachineDeployment's replicas through the scale subresource.
+    ScaleMachineDeployment {
+        /// `MachineDeployment/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        machine_deployment: String,
+        /// Current `spec.replicas`.
+        from: i64,
+        /// Desired replicas.
+        replicas: i64,
+        /// Machines this plan marked for deletion: unmarked again if the scale fails.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        rollback_machines: Vec<String>,
+        /// apiVersion of the MachineDeployment.
+        #[serde(skip)]
+        api_version: String,
+    },
+    /// Bind an unclaimed Machine to a waiting NodeClaim.
+    ClaimMachine {
+        /// `Machine/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        machine: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// apiVersion of the Machine.
+        #[serde(skip)]
+        api_version: String,
+    },
+    /// The Machine has a providerID: the NodeClaim is launched.
+    LaunchNodeClaim {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// Its Machine.
+        machine: String,
+        /// The providerID copied from the Machine.
+        provider_id: String,
+    },
+    /// Adopt the Node whose providerID matches the NodeClaim.
+    RegisterNode {
+        /// `Node/name`.
+        target: String,
+        /// The Node.
+        node: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// Labels copied to the Node.
+        labels: BTreeMap<String, String>,
+        /// Taints copied to the Node.
+        taints: Vec<String>,
+        /// The NodeClaim's UID (for the Node's owner reference).
+        #[serde(skip)]
+        node_claim_uid: Option<String>,
+        /// Capacity and allocatable copied to the NodeClaim's status.
+        #[serde(skip)]
+        status: serde_json::Map<String, Value>,
+    },
+    /// The Node is ready and free of startup and ephemeral taints.
+    InitializeNodeClaim {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// Its Node.
+        node: String,
+    },
+    /// Delete a NodeClaim (timeout or disruption).
+    DeleteNodeClaim {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// CamelCase reason (`LaunchTimeout`, `RegistrationTimeout`, `Empty`, ...).
+        reason: String,
+        /// What happened.
+        message: String,
+    },
+    /// Mark the exact Machine CAPI must delete on the next scale-down.
+    MarkMachineForDeletion {
+        /// `Machine/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        machine: String,
+        /// Its NodeClaim, if any.
+        node_claim: Option<String>,
+        /// Why.
+        reason: String,
+        /// apiVersion of the Machine.
+        #[serde(skip)]
+        api_version: String,
+    },
+    /// Report the node class Ready so NodePools provision.
+    SetNodeClassReady {
+        /// `ClusterAPINodeClass/name`.
+        target: String,
+        /// Its name.
+        node_class: String,
+    },
+    /// Taint a node before draining it.
+    TaintNode {
+        /// `Node/name`.
+        target: String,
+        /// The Node.
+        node: String,
+        /// `key:Effect`.
+        taint: String,
+        /// Disruption reason.
+        reason: String,
+        /// Saving per hour of the disruption decision.
+        saving_per_hour: Price,
+    },
+    /// Evict a pod from a node being disrupted.
+    EvictPod {
+        /// `Pod/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        pod: String,
+        /// The node it is evicted from.
+        node: String,
+        /// Disruption reason.
+        reason: String,
+    },
+    /// Remove Karpenter's finalizer from a Node whose Machine is gone.
+    RemoveNodeFinalizer {
+        /// `Node/name`.
+        target: String,
+        /// The Node.
+        node: String,
+    },
+}
+
+/// The writes of one action, and what to undo if one of them fails.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Steps {
+    /// Executed in order; the first failure stops the action.
+    pub writes: Vec<Write>,
+    /// Executed (best effort) when a write failed.
+    pub rollback: Vec<Write>,
+}
+
+/// The resource type of a Cluster API object read with this apiVersion.
+pub fn capi_type(base: ResourceType, api_version: &str) -> ResourceType {
+    if api_version.ends_with("/v1beta1") { ResourceType { version: "v1beta1", ..base } } else { base }
+}
+
+fn split(key: &str) -> (String, String) {
+    match key.split_once('/') {
+        Some((ns, name)) => (ns.to_string(), name.to_string()),
+        None => (String::new(), key.to_string()),
+    }
+}
+
+fn condition(type_: &str, status: &str, reason: &str, message: &str) -> ConditionUpdate {
+    ConditionUpdate { type_: type_.to_string(), status: status.to_string(), reason: reason.to_string(), message: message.to_string() }
+}
+
+impl Action {
+    /// The object this action changes, `Kind/ns/name` or `Kind/name`.
+    pub fn target(&self) -> &str {
+        match self {
+            Action::CreateNodeClaim { target, .. }
+            | Action::ScaleMachineDeployment { target, .. }
+            | Action::ClaimMachine { target, .. }
+            | Action::LaunchNodeClaim { target, .. }
+            | Action::RegisterNode { target, .. }
+            | Action::InitializeNodeClaim { target, .. }
+            | Action::DeleteNodeClaim { target, .. }
+            | Action::MarkMachineForDeletion { target, .. }
+            | Action::SetNodeClassReady { target, .. }
+            | Action::TaintNode { target, .. }
+            | Action::EvictPod { target, .. }
+            | Action::RemoveNodeFinalizer { target, .. } => target,
+        }
+    }
+
+    /// The action's camelCase name, as in JSON.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::CreateNodeClaim { .. } => "createNodeClaim",
+            Action::ScaleMachineDeployment { .. } => "scaleMachineDeployment",
+            Action::ClaimMachine { .. } => "claimMachine",
+            Action::LaunchNodeClaim { .. } => "launchNodeClaim",
+            Action::RegisterNode { .. } => "registerNode",
+            Action::InitializeNodeClaim { .. } => "initializeNodeClaim",
+            Action::DeleteNodeClaim { .. } => "deleteNodeClaim",
+            Action::MarkMachineForDeletion { .. } => "markMachineForDeletion",
+            Action::SetNodeClassReady { .. } => "setNodeClassReady",
+            Action::TaintNode { .. } => "taintNode",
+            Action::EvictPod { .. } => "evictPod",
+            Action::RemoveNodeFinalizer { .. } => "removeNodeFinalizer",
+        }
+    }
+
+    /// The API writes that carry the action out.
+    pub fn steps(&self) -> Steps {
+        let one = |w: Write| Steps { writes: vec![w], rollback: Vec::new() };
+        match self {
+            Action::CreateNodeClaim { manifest, .. } => one(Write::Create {
+                cluster: ClusterRole::Workload,
+                resource: write::NODE_CLAIM,
+                object: manifest.clone(),
+            }),
+            Action::ScaleMachineDeployment { machine_deployment, replicas, rollback_machines, api_version, .. } => {
+                let (namespace, name) = split(machine_deployment);
+                let machine_type = capi_type(write::MACHINE, api_version);
+                Steps {
+                    writes: vec![Write::Scale {
+                        cluster: ClusterRole::Management,
+                        resource: capi_type(write::MACHINE_DEPLOYMENT, api_version),
+                        namespace,
+                        name,
+                        replicas: *replicas,
+                    }],
+                    rollback: rollback_machines
+                        .iter()
+                        .map(|m| {
+                            let (namespace, name) = split(m);
+                            Write::MergePatch {
+                                cluster: ClusterRole::Management,
+                                resource: machine_type,
+                                namespace,
+                                name,
+                                patch: json!({"metadata": {"annotations": {DELETE_MACHINE_ANNOTATION: null}}}),
+                            }
+                        })
+                        .collect(),
+                }
+            }
+            Action::ClaimMachine { machine, node_claim, api_version, .. } => {
+                let (namespace, name) = split(machine);
+                // The NodeClaim's annotation is the source of truth, so it is written first: a
+                // crash in between leaves a claim that the next pass finishes labelling.
+                Steps {
+                    writes: vec![
+                        Write::MergePatch {
+                            cluster: ClusterRole::Workload,
+                            resource: write::NODE_CLAIM,
+                            namespace: String::new(),
+                            name: node_claim.clone(),
+                            patch: json!({"metadata": {"annotations": {MACHINE_ANNOTATION: machine}}}),
+                        },
+                        Write::MergePatch {
+                            cluster: ClusterRole::Management,
+                            resource: capi_type(write::MACHINE, api_version),
+                            namespace,
+                            name,
+                            patch: json!({"metadata": {"labels": {MEMBER_LABEL: ""}}}),
+                        },
+                    ],
+                    rollback: Vec::new(),
+                }
+            }
+            Action::LaunchNodeClaim { node_claim, provider_id, machine, .. } => {
+                let mut fields = serde_json::Map::new();
+                fields.insert("providerID".to_string(), json!(provider_id));
+                one(Write::SetNodeClaimStatus {
+                    name: node_claim.clone(),
+                    fields,
+                    conditions: vec![condition("Launched", "True", "Launched", &format!("Machine {machine} has providerID {provider_id}"))],
+                })
+            }
+            Action::RegisterNode { node, node_claim, labels, taints, node_claim_uid, status, .. } => {
+                let mut add_labels = labels.clone();
+                add_labels.insert("karpenter.sh/registered".to_string(), "true".to_string());
+                let owner = node_claim_uid.as_ref().map(|uid| {
+                    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": node_claim, "uid": uid, "blockOwnerDeletion": true})
+                });
+                let mut fields = status.clone();
+                fields.insert("nodeName".to_string(), json!(node));
+                Steps {
+                    writes: vec![
+                        Write::EditNode {
+                            name: node.clone(),
+                            add_labels,
+                            add_taints: taints.iter().filter_map(|t| Taint::parse(t).ok()).collect(),
+                            remove_taint_keys: vec![UNREGISTERED_TAINT_KEY.to_string()],
+                            add_finalizers: vec![TERMINATION_FINALIZER.to_string()],
+                            remove_finalizers: Vec::new(),
+                            add_owner_references: owner.into_iter().collect(),
+                        },
+                        Write::SetNodeClaimStatus {
+                            name: node_claim.clone(),
+                            fields,
+                            conditions: vec![condition("Registered", "True", "Registered", "")],
+                        },
+                    ],
+                    rollback: Vec::new(),
+                }
+            }
+            Action::InitializeNodeClaim { node, node_claim, .. } => Steps {
+                writes: vec![
+                    Write::EditNode {
+                        name: node.clone(),
+                        add_labels: [("karpenter.sh/initialized".to_string(), "true".to_string())].into(),
+                        add_taints: Vec::new(),
+                        remove_taint_keys: Vec::new(),
+                        add_finalizers: Vec::new(),
+                        remove_finalizers: Vec::new(),
+                        add_owner_references: Vec::new(),
+                    },
+                    Write::SetNodeClaimStatus {
+                        name: node_claim.clone(),
+                        fields: serde_json::Map::new(),
+                        conditions: vec![
+                            condition("Initialized", "True", "Initialized", ""),
+                            condition("Ready", "True", "Ready", ""),
+                        ],
+                    },
+                ],
+                rollback: Vec::new(),
+            },
+            Action::DeleteNodeClaim { node_claim, reason, message, .. } => Steps {
+                writes: vec![
+                    Write::Event {
+                        resource: write::NODE_CLAIM,
+                        namespace: String::new(),
+                        name: node_claim.clone(),
+                        event_type: if reason.ends_with("Timeout") { "Warning" } else { "Normal" }.to_string(),
+                        reason: reason.clone(),
+                        message: message.clone(),
+                    },
+                    Write::Delete {
+                        cluster: ClusterRole::Workload,
+                        resource: write::NODE_CLAIM,
+                        namespace: String::new(),
+                        name: node_claim.clone(),
+                    },
+                ],
+                rollback: Vec::new(),
+            },
+            Action::MarkMachineForDeletion { machine, reason, api_version, .. } => {
+                let (namespace, name) = split(machine);
+                one(Write::MergePatch {
+                    cluster: ClusterRole::Management,
+                    resource: capi_type(write::MACHINE, api_version),
+                    namespace,
+                    name,
+                    patch: json!({"metadata": {"annotations": {DELETE_MACHINE_ANNOTATION: reason}}}),
+                })
+            }
+            Action::SetNodeClassReady { node_class, .. } => one(Write::SetConditions {
+                resource: write::NODE_CLASS,
+                name: node_class.clone(),
+                conditions: vec![condition("Ready", "True", "Ready", "")],
+            }),
+            Action::TaintNode { node, taint, .. } => one(Write::EditNode {
+                name: node.clone(),
+                add_labels: BTreeMap::new(),
+                add_taints: Taint::parse(taint).into_iter().collect(),
+                remove_taint_keys: Vec::new(),
+                add_finalizers: Vec::new(),
+                remove_finalizers: Vec::new(),
+                add_owner_references: Vec::new(),
+            }),
+            Action::EvictPod { pod, .. } => {
+                let (namespace, name) = split(pod);
+                one(Write::Evict { namespace, name })
+            }
+            Action::RemoveNodeFinalizer { node, .. } => one(Write::EditNode {
+                name: node.clone(),
+                add_labels: BTreeMap::new(),
+                add_taints: Vec::new(),
+                remove_taint_keys: Vec::new(),
+                add_finalizers: Vec::new(),
+                remove_finalizers: vec![TERMINATION_FINALIZER.to_string()],
+                add_owner_references: Vec::new(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Cluster API Machines as the controller and `doctor` read them (v1beta1 and v1beta2): owning
+//! MachineDeployment, claim label, delete mark, providerID, node, readiness and failures.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::condition::{Condition, conditions_at};
+use super::flavor::MEMBER_LABEL;
+use super::labels::Labels;
+use super::object::RawObject;
+
+/// The label naming a Machine's MachineDeployment.
+pub const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+/// The annotation that makes CAPI delete this Machine first on scale-down.
+pub const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-machine";
+
+/// A Machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineRecord {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// apiVersion it was read with.
+    pub api_version: String,
+    /// Labels.
+    pub labels: Labels,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+    /// Being deleted.
+    pub deleting: bool,
+    /// Its MachineDeployment's name (label).
+    pub deployment: Option<String>,
+    /// Claimed by a NodeClaim (membership label on the Machine).
+    pub claimed: bool,
+    /// Carries `cluster.x-k8s.io/delete-machine`.
+    pub marked_for_deletion: bool,
+    /// `spec.providerID`.
+    pub provider_id: Option<String>,
+    /// `status.nodeRef.name`.
+    pub node_name: Option<String>,
+    /// `status.phase`.
+    pub phase: Option<String>,
+    /// Status conditions.
+    pub conditions: Vec<Condition>,
+    /// A terminal failure reported by the Machine (`reason: message`).
+    pub failure: Option<String>,
+}
+
+impl MachineRecord {
+    /// Reads a Machine.
+    pub fn from_object(obj: &RawObject) -> MachineRecord {
+        let labels = obj.meta.labels.clone().unwrap_or_default();
+        let annotations = obj.meta.annotations.clone().unwrap_or_default();
+        let s = |p: &str| obj.str_at(p).filter(|v| !v.is_empty()).map(str::to_string);
+        let failure = match (
+            s("/status/failureReason").or_else(|| s("/status/deprecated/v1beta1/failureReason")),
+            s("/status/failureMessage").or_else(|| s("/status/deprecated/v1beta1/failureMessage")),
+        ) {
+            (None, None) => None,
+            (r, m) => Some(format!("{}: {}", r.unwrap_or_default(), m.unwrap_or_default())),
+        };
+        MachineRecord {
+            namespace: obj.namespace().to_string(),
+            name: obj.name().to_string(),
+            api_version: obj.api_version.clone(),
+            deployment: labels.get(DEPLOYMENT_NAME_LABEL).cloned(),
+            claimed: labels.contains_key(MEMBER_LABEL),
+            marked_for_deletion: annotations.contains_key(DELETE_MACHINE_ANNOTATION),
+            labels,
+            created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+            deleting: obj.meta.deletion_timestamp.is_some(),
+            provider_id: s("/spec/providerID"),
+            node_name: s("/status/nodeRef/name"),
+            phase: s("/status/phase"),
+            conditions: conditions_at(&obj.value, "/status/conditions"),
+            failure,
+        }
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// `namespace/deployment` of its MachineDeployment, if labelled.
+    pub fn deployment_key(&self) -> Option<String> {
+        self.deployment.as_ref().map(|d| format!("{}/{}", self.namespace, d))
+    }
+
+    /// Counts toward a MachineDeployment's live replicas (not being deleted or marked).
+    pub fn is_live(&self) -> bool {
+        !self.deleting && !self.marked_for_deletion
+    }
+}

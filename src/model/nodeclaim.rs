@@ -1,0 +1,106 @@
+//! Karpenter NodeClaims as the controller and `doctor` read them: pool, flavor, bound Machine,
+//! providerID, node, conditions and age.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::condition::{Condition, conditions_at};
+use super::labels::{Labels, keys};
+use super::object::RawObject;
+use super::resources::Resources;
+
+/// The NodeClaim annotation naming its Machine (`namespace/name`), shared with the upstream provider.
+pub const MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/machine";
+/// Our annotation naming the MachineDeployment a NodeClaim was planned on (`namespace/name`).
+pub const MACHINE_DEPLOYMENT_ANNOTATION: &str = "karpenter-capi/machine-deployment";
+/// Karpenter's NodePool hash annotation.
+pub const NODEPOOL_HASH_ANNOTATION: &str = "karpenter.sh/nodepool-hash";
+
+/// A NodeClaim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeClaimRecord {
+    /// Name.
+    pub name: String,
+    /// UID (for the Node's owner reference).
+    pub uid: Option<String>,
+    /// Labels.
+    pub labels: Labels,
+    /// Annotations.
+    pub annotations: Labels,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+    /// Being deleted.
+    pub deleting: bool,
+    /// `karpenter.sh/nodepool` label.
+    pub node_pool: Option<String>,
+    /// `node.kubernetes.io/instance-type` label.
+    pub instance_type: Option<String>,
+    /// The bound Machine (`namespace/name`) from the annotation.
+    pub machine: Option<String>,
+    /// The MachineDeployment it was planned on (our annotation), if any.
+    pub machine_deployment: Option<String>,
+    /// `status.providerID`.
+    pub provider_id: Option<String>,
+    /// `status.nodeName`.
+    pub node_name: Option<String>,
+    /// `spec.resources.requests`.
+    pub requests: Resources,
+    /// Status conditions.
+    pub conditions: Vec<Condition>,
+    /// `spec.startupTaints` as `key=value:Effect`.
+    pub startup_taints: Vec<super::taints::Taint>,
+    /// `spec.taints`.
+    pub taints: Vec<super::taints::Taint>,
+}
+
+impl NodeClaimRecord {
+    /// Reads a NodeClaim leniently (status may be partial on a young claim).
+    pub fn from_object(obj: &RawObject) -> NodeClaimRecord {
+        let labels = obj.meta.labels.clone().unwrap_or_default();
+        let annotations = obj.meta.annotations.clone().unwrap_or_default();
+        let s = |p: &str| obj.str_at(p).filter(|v| !v.is_empty()).map(str::to_string);
+        let requests = obj
+            .value
+            .pointer("/spec/resources/requests")
+            .and_then(|r| r.as_object())
+            .map(|m| {
+                let pairs: Vec<(String, String)> =
+                    m.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect();
+                Resources::from_quantities(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap_or_default()
+            })
+            .unwrap_or_default();
+        let taints_at = |p: &str| -> Vec<super::taints::Taint> {
+            obj.typed::<Vec<k8s_openapi::api::core::v1::Taint>>(p, "")
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| super::taints::Taint::from_k8s(t).ok())
+                .collect()
+        };
+        NodeClaimRecord {
+            name: obj.name().to_string(),
+            uid: obj.meta.uid.clone(),
+            node_pool: labels.get(keys::NODEPOOL).cloned(),
+            instance_type: labels.get(keys::INSTANCE_TYPE).cloned(),
+            machine: annotations.get(MACHINE_ANNOTATION).cloned().filter(|m| !m.is_empty()),
+            machine_deployment: annotations.get(MACHINE_DEPLOYMENT_ANNOTATION).cloned(),
+            labels,
+            annotations,
+            created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+            deleting: obj.meta.deletion_timestamp.is_some(),
+            provider_id: s("/status/providerID"),
+            node_name: s("/status/nodeName"),
+            requests,
+            conditions: conditions_at(&obj.value, "/status/conditions"),
+            startup_taints: taints_at("/spec/startupTaints"),
+            taints: taints_at("/spec/taints"),
+        }
+    }
+
+    /// Whether a condition of this type is `True`.
+    pub fn condition_true(&self, type_: &str) -> bool {
+        super::condition::find(&self.conditions, type_).is_some_and(Condition::is_true)
+    }
+}
