@@ -4,3 +4,4 @@
 pub mod client;
 pub mod errors;
 pub mod permissions;
+pub mod list;
