@@ -1,11 +1,20 @@
 //! Turning kube errors into messages that name the cluster, the resource, the verb, and what to
 //! do: unreachable clusters, missing CRDs, forbidden RBAC.
+//!
+//! # Errors
+//! Every function here returns an [`Error::Cluster`]; `main` prints it with its hint and exits 2.
 
 use crate::error::{ClusterRole, Error};
 
 /// Maps a kube error for `verb` on `resource` (e.g. `list`, `machinedeployments.cluster.x-k8s.io`)
 /// in `namespace` (empty: cluster-wide) to an [`Error::Cluster`] with a hint.
-pub fn cluster_error(cluster: ClusterRole, verb: &str, resource: &str, namespace: &str, err: kube::Error) -> Error {
+pub fn cluster_error(
+    cluster: ClusterRole,
+    verb: &str,
+    resource: &str,
+    namespace: &str,
+    err: kube::Error,
+) -> Error {
     let action = if namespace.is_empty() {
         format!("{verb} {resource}")
     } else {
@@ -14,10 +23,17 @@ pub fn cluster_error(cluster: ClusterRole, verb: &str, resource: &str, namespace
     let (message, hint) = match &err {
         kube::Error::Api(status) => {
             let hint = match status.code {
-                401 => Some("the credentials were rejected: refresh the kubeconfig's token or certificate".to_string()),
+                401 => Some(
+                    "the credentials were rejected: refresh the kubeconfig's token or certificate"
+                        .to_string(),
+                ),
                 403 => Some(format!(
                     "the identity lacks `{verb}` on `{resource}`{}: grant it (the RBAC `kubectl karpenter-capi init` generates has it)",
-                    if namespace.is_empty() { String::new() } else { format!(" in {namespace}") }
+                    if namespace.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" in {namespace}")
+                    }
                 )),
                 404 if verb == "list" || verb == "watch" => Some(format!(
                     "the {resource} API is not served: is its CRD installed on the {cluster} cluster?"
@@ -29,14 +45,22 @@ pub fn cluster_error(cluster: ClusterRole, verb: &str, resource: &str, namespace
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) => (
             err.to_string(),
-            Some(format!("the {cluster} cluster is unreachable: check the server address, network and --{}context", match cluster {
-                ClusterRole::Workload => "",
-                ClusterRole::Management => "management-",
-            })),
+            Some(format!(
+                "the {cluster} cluster is unreachable: check the server address, network and --{}context",
+                match cluster {
+                    ClusterRole::Workload => "",
+                    ClusterRole::Management => "management-",
+                }
+            )),
         ),
         other => (other.to_string(), None),
     };
-    Error::Cluster { cluster, action, message, hint }
+    Error::Cluster {
+        cluster,
+        action,
+        message,
+        hint,
+    }
 }
 
 /// The HTTP status of an API error, if it is one.
@@ -44,5 +68,70 @@ pub fn status_code(err: &kube::Error) -> Option<u16> {
     match err {
         kube::Error::Api(s) => Some(s.code),
         _ => None,
+    }
+}
+
+/// Like [`cluster_error`] for a write to one object: the action names the object
+/// (`patch machines.cluster.x-k8s.io capi/m-1`), the hint names the resource.
+pub fn object_error(
+    cluster: ClusterRole,
+    verb: &str,
+    resource: &str,
+    namespace: &str,
+    name: &str,
+    err: kube::Error,
+) -> Error {
+    match cluster_error(cluster, verb, resource, namespace, err) {
+        Error::Cluster {
+            cluster,
+            message,
+            hint,
+            ..
+        } => {
+            let key = if namespace.is_empty() {
+                name.to_string()
+            } else {
+                format!("{namespace}/{name}")
+            };
+            Error::Cluster {
+                cluster,
+                action: format!("{verb} {resource} {key}"),
+                message,
+                hint,
+            }
+        }
+        other => other,
+    }
+}
+
+/// The CRD behind `resource` (`nodeclaims.karpenter.sh`) is not served by `cluster` in any of
+/// the `versions` tried: says which CRD is missing and what installs it.
+pub fn missing_crd(cluster: ClusterRole, resource: &str, versions: &[&str]) -> Error {
+    let group = resource.split_once('.').map(|(_, g)| g).unwrap_or("");
+    let install = match group {
+        "karpenter.sh" => "install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: \
+                           `kubectl karpenter-capi init` generates them"
+            .to_string(),
+        "karpenter.cluster.x-k8s.io" => "install the ClusterAPINodeClass CRD (karpenter.cluster.x-k8s.io/v1alpha1) on the \
+                                         workload cluster: `kubectl karpenter-capi init` generates it"
+            .to_string(),
+        "cluster.x-k8s.io" | "bootstrap.cluster.x-k8s.io" => format!(
+            "install Cluster API (`clusterctl init`) on the {cluster} cluster, or point \
+             --management-kubeconfig/--management-context at the cluster that runs it"
+        ),
+        _ => format!("install the CRD of {resource} on the {cluster} cluster"),
+    };
+    Error::Cluster {
+        cluster,
+        action: format!("list {resource}"),
+        message: format!(
+            "the CRD {resource} is not installed (no API served for {})",
+            versions
+                .iter()
+                .map(|v| format!("{group}/{v}"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+        hint: Some(install),
     }
 }

@@ -1,14 +1,265 @@
-//! Listing the workload and management clusters into a [`Snapshot`] (the same loader the
-//! offline commands use). Placeholder until the shell lands: reports that live mode is missing.
+//! Listing the workload and management clusters into a [`Snapshot`] with the same loader the
+//! offline commands use (`RawObject` -> `build_snapshot`), so a live pass and a replayed dump are
+//! planned by one code path.
+//!
+//! # Errors
+//! An unreachable cluster, a CRD that is not installed, or a forbidden list becomes an
+//! [`Error::Cluster`] naming the cluster (workload or management), the resource, the verb and
+//! what to do. Cluster API types are tried as `v1beta2` first and `v1beta1` when `v1beta2` is not
+//! served; only when neither is served is the CRD reported missing.
 
-use crate::error::{Error, Result};
+use kube::api::ListParams;
+use serde_json::Value;
+
+use super::api::{self, DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, POD_DISRUPTION_BUDGET};
+use super::errors::{cluster_error, missing_crd, status_code};
+use crate::controller::write::{self, ResourceType};
+use crate::error::{ClusterRole, Error, Result};
+use crate::model::load::build_snapshot;
+use crate::model::object::RawObject;
 use crate::model::snapshot::Snapshot;
+
+/// Page size of list calls: bounded responses on large clusters.
+const PAGE_SIZE: u32 = 500;
+
+/// One resource type the controller observes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listed {
+    /// Which cluster it lives on.
+    pub cluster: ClusterRole,
+    /// The type (its preferred version).
+    pub resource: ResourceType,
+    /// An older version to fall back to when the preferred one is not served.
+    pub fallback_version: Option<&'static str>,
+    /// Restricted to the Cluster API namespace when `-n` is given.
+    pub in_capi_namespace: bool,
+    /// A missing CRD is a warning, not an error (the kubeadm bootstrap provider is optional).
+    pub optional: bool,
+}
+
+const fn workload(resource: ResourceType) -> Listed {
+    Listed {
+        cluster: ClusterRole::Workload,
+        resource,
+        fallback_version: None,
+        in_capi_namespace: false,
+        optional: false,
+    }
+}
+
+const fn management(resource: ResourceType, optional: bool) -> Listed {
+    Listed {
+        cluster: ClusterRole::Management,
+        resource,
+        fallback_version: Some("v1beta1"),
+        in_capi_namespace: true,
+        optional,
+    }
+}
+
+/// Everything the core reads, per cluster.
+pub const OBSERVED: &[Listed] = &[
+    workload(write::POD),
+    workload(write::NODE),
+    workload(DAEMON_SET),
+    workload(POD_DISRUPTION_BUDGET),
+    workload(write::NODE_POOL),
+    workload(write::NODE_CLAIM),
+    workload(write::NODE_CLASS),
+    management(write::MACHINE_DEPLOYMENT, false),
+    management(write::MACHINE, false),
+    management(KUBEADM_CONFIG_TEMPLATE, true),
+];
+
+impl Listed {
+    /// The namespace to list in (empty: all namespaces / cluster-scoped).
+    pub fn namespace<'a>(&self, capi_namespace: Option<&'a str>) -> &'a str {
+        if self.in_capi_namespace {
+            capi_namespace.unwrap_or("")
+        } else {
+            ""
+        }
+    }
+
+    /// Where objects of this type say they came from in error messages.
+    pub fn origin(&self) -> &'static str {
+        match self.cluster {
+            ClusterRole::Workload => "workload cluster",
+            ClusterRole::Management => "management cluster",
+        }
+    }
+
+    /// The versions to try, preferred first.
+    pub fn versions(&self) -> Vec<ResourceType> {
+        let mut out = vec![self.resource];
+        if let Some(v) = self.fallback_version {
+            out.push(ResourceType {
+                version: v,
+                ..self.resource
+            });
+        }
+        out
+    }
+}
+
+/// The two clients of a controller; the same client twice for a self-hosted cluster.
+#[derive(Clone)]
+pub struct Clients {
+    /// Pods, Nodes, NodePools, NodeClaims, node classes.
+    pub workload: kube::Client,
+    /// MachineDeployments and Machines.
+    pub management: kube::Client,
+}
+
+impl Clients {
+    /// The client of a cluster.
+    pub fn of(&self, role: ClusterRole) -> &kube::Client {
+        match role {
+            ClusterRole::Workload => &self.workload,
+            ClusterRole::Management => &self.management,
+        }
+    }
+}
+
+/// What one list returned: the version that answered and its objects as JSON.
+#[derive(Debug)]
+pub struct Listing {
+    /// The version served (after fallback).
+    pub resource: ResourceType,
+    /// The objects.
+    pub items: Vec<Value>,
+    /// Set when an optional CRD is missing.
+    pub warning: Option<String>,
+}
+
+/// Lists one type with paging, falling back to older versions when the preferred one is not
+/// served. `limit` stops after the first page of that size (a probe).
+pub async fn list_one(
+    clients: &Clients,
+    listed: &Listed,
+    capi_namespace: Option<&str>,
+    probe: bool,
+) -> Result<Listing> {
+    let namespace = listed.namespace(capi_namespace);
+    let versions = listed.versions();
+    for rt in &versions {
+        match list_pages(
+            clients.of(listed.cluster),
+            listed.cluster,
+            rt,
+            namespace,
+            probe,
+        )
+        .await
+        {
+            Ok(items) => {
+                return Ok(Listing {
+                    resource: *rt,
+                    items,
+                    warning: None,
+                });
+            }
+            Err(ListError::NotServed) => continue,
+            Err(ListError::Other(e)) => return Err(e),
+        }
+    }
+    let names: Vec<&str> = versions.iter().map(|r| r.version).collect();
+    let err = missing_crd(
+        listed.cluster,
+        &api::resource_name(&listed.resource),
+        &names,
+    );
+    if listed.optional {
+        return Ok(Listing {
+            resource: listed.resource,
+            items: Vec::new(),
+            warning: Some(err.to_string()),
+        });
+    }
+    Err(err)
+}
+
+enum ListError {
+    NotServed,
+    Other(Error),
+}
+
+async fn list_pages(
+    client: &kube::Client,
+    cluster: ClusterRole,
+    rt: &ResourceType,
+    namespace: &str,
+    probe: bool,
+) -> Result<Vec<Value>, ListError> {
+    let api = api::dynamic_api(client, rt, namespace);
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(if probe { 1 } else { PAGE_SIZE });
+        if let Some(t) = &token {
+            params = params.continue_token(t);
+        }
+        let page = match api.list(&params).await {
+            Ok(page) => page,
+            // A 404 on a collection means the API (group/version/resource) is not served.
+            Err(e) if status_code(&e) == Some(404) => return Err(ListError::NotServed),
+            Err(e) => {
+                return Err(ListError::Other(cluster_error(
+                    cluster,
+                    "list",
+                    &api::resource_name(rt),
+                    namespace,
+                    e,
+                )));
+            }
+        };
+        token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
+        items.extend(page.items.into_iter().map(|o| api::to_value(o, rt)));
+        if probe || token.is_none() {
+            return Ok(items);
+        }
+    }
+}
+
+/// Turns listed JSON objects into a snapshot evaluated at the current time.
+pub fn snapshot_from_values(
+    values: Vec<(Value, &'static str)>,
+    warnings: Vec<String>,
+) -> Result<Snapshot> {
+    let mut objects = Vec::with_capacity(values.len());
+    for (value, origin) in values {
+        objects.push(RawObject::from_value(value, origin)?);
+    }
+    let mut snapshot = build_snapshot(objects)?;
+    snapshot.warnings.extend(warnings);
+    snapshot.now = Some(jiff::Timestamp::now());
+    Ok(snapshot)
+}
 
 /// Lists everything the core needs from both clusters. `namespace` restricts the Cluster API
 /// objects to the cluster's namespace on the management cluster.
-pub async fn live_snapshot(workload: &kube::Client, management: &kube::Client, namespace: Option<&str>) -> Result<Snapshot> {
-    let _ = (workload, management, namespace);
-    Err(Error::NotImplemented("reading a live cluster"))
+pub async fn live_snapshot(
+    workload: &kube::Client,
+    management: &kube::Client,
+    namespace: Option<&str>,
+) -> Result<Snapshot> {
+    let clients = Clients {
+        workload: workload.clone(),
+        management: management.clone(),
+    };
+    let listings = futures::future::try_join_all(
+        OBSERVED
+            .iter()
+            .map(|l| list_one(&clients, l, namespace, false)),
+    )
+    .await?;
+    let mut values = Vec::new();
+    let mut warnings = Vec::new();
+    for (listed, listing) in OBSERVED.iter().zip(listings) {
+        warnings.extend(listing.warning);
+        values.extend(listing.items.into_iter().map(|v| (v, listed.origin())));
+    }
+    snapshot_from_values(values, warnings)
 }
 
 /// Runs a future on a fresh current-thread runtime (the offline commands are synchronous).

@@ -1,0 +1,793 @@
+//! The executor: carries out a plan's actions by running each [`Action::steps`] write verbatim
+//! against the workload or management cluster, with the field manager `karpenter-capi`.
+//!
+//! How each [`Write`] is sent:
+//! - `Create`: `POST` (the name is usually generated); with a fixed `metadata.name`, a forced
+//!   server-side apply instead, so a retry is a no-op.
+//! - `MergePatch`: a JSON merge patch (labels and annotations: never conflicts).
+//! - `Scale`: a merge patch of `spec.replicas` on the `scale` subresource: an absolute value,
+//!   so sending it twice never overshoots.
+//! - `EditNode`, `SetNodeClaimStatus`, `SetConditions`: read the object, compute the new lists
+//!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
+//!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
+//!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
+//! - `Delete` and `Evict`: a 404 counts as done (the object is already gone).
+//! - `Event`: a core/v1 Event; failing to record one is logged and never fails the action.
+//!
+//! # Guarantees
+//! - Actions run in plan order; the writes of an action run in order.
+//! - When a write fails, the action's `rollback` writes run (best effort, each attempted even if
+//!   an earlier one failed), the action is reported failed, and **no later action of the plan is
+//!   attempted**: later actions may depend on it (a scale-down after marking its exact Machine
+//!   must never run when the mark failed, or Cluster API would pick the victim).
+//! - Every write is idempotent or guarded, so whatever a failure leaves behind, the next pass
+//!   (which re-reads the clusters and re-plans from scratch) finishes it: absolute replicas,
+//!   merge patches of labels and annotations, read-modify-write with `resourceVersion`, deletes
+//!   that accept 404. The one non-idempotent write, creating a NodeClaim with a generated name,
+//!   is the first write of its action, and the core sees the created claim on the next pass.
+//! - The executor never decides what to change; it only reports per action what happened.
+//!
+//! # Errors
+//! Failures are values in [`ActionResult`]; each names the cluster, verb, resource and object.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Event, ObjectReference, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::api::{Api, DeleteParams, DynamicObject, EvictParams, Patch, PatchParams, PostParams};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tracing::{debug, info, warn};
+
+use super::api::{self, dynamic_api, object_key, resource_name};
+use super::errors::{object_error, status_code};
+use super::list::Clients;
+use crate::controller::Plan;
+use crate::controller::action::Action;
+use crate::controller::write::{self, ConditionUpdate, ResourceType, Write};
+use crate::error::{ClusterRole, Error, Result};
+use crate::model::taints::Taint;
+
+/// The field manager of every write.
+pub const FIELD_MANAGER: &str = "karpenter-capi";
+/// How often a read-modify-write is retried on a 409 conflict.
+pub const CONFLICT_ATTEMPTS: usize = 5;
+
+/// What happened to one action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum Outcome {
+    /// Every write succeeded.
+    Applied,
+    /// Write number `write` (0-based) failed; the rollback writes ran.
+    Failed {
+        /// Index of the failed write.
+        write: usize,
+        /// What failed.
+        error: String,
+        /// Rollback writes that failed in turn (empty: rolled back cleanly, or nothing to undo).
+        rollback_errors: Vec<String>,
+    },
+    /// Not attempted because an earlier action failed.
+    Skipped,
+}
+
+/// One action's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionResult {
+    /// The action's name (`createNodeClaim`, ...).
+    pub action: &'static str,
+    /// Its target.
+    pub target: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Objects created by the action (`Kind/name`), e.g. the generated NodeClaim name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<String>,
+}
+
+impl ActionResult {
+    /// Whether the action failed.
+    pub fn failed(&self) -> bool {
+        matches!(self.outcome, Outcome::Failed { .. })
+    }
+}
+
+/// Executes plans against the clusters.
+#[derive(Clone)]
+pub struct Executor {
+    clients: Clients,
+    /// `component` of recorded Events and `reportingInstance`.
+    instance: String,
+}
+
+impl Executor {
+    /// An executor writing through these clients.
+    pub fn new(clients: Clients) -> Executor {
+        let instance = std::env::var("POD_NAME")
+            .or_else(|_| std::env::var("HOSTNAME"))
+            .unwrap_or_else(|_| FIELD_MANAGER.to_string());
+        Executor { clients, instance }
+    }
+
+    /// Runs a plan's actions in order, stopping at the first failed action (see the module's
+    /// guarantees). `now` stamps condition transitions and Events.
+    pub async fn execute(&self, plan: &Plan, now: Timestamp) -> Vec<ActionResult> {
+        let mut results = Vec::with_capacity(plan.actions.len());
+        let mut stopped = false;
+        for action in &plan.actions {
+            let outcome_of = |outcome| ActionResult {
+                action: action.name(),
+                target: action.target().to_string(),
+                outcome,
+                created: Vec::new(),
+            };
+            if stopped {
+                results.push(outcome_of(Outcome::Skipped));
+                continue;
+            }
+            let result = self.execute_action(action, now).await;
+            stopped = result.failed();
+            results.push(result);
+        }
+        results
+    }
+
+    /// Runs one action's writes, and its rollback when one fails.
+    pub async fn execute_action(&self, action: &Action, now: Timestamp) -> ActionResult {
+        let steps = action.steps();
+        let mut created = Vec::new();
+        for (index, w) in steps.writes.iter().enumerate() {
+            match self.execute_write(w, now).await {
+                Ok(Some(name)) => created.push(name),
+                Ok(None) => {}
+                Err(err) => {
+                    warn!(action = action.name(), target = action.target(), error = %err, "write failed; rolling back");
+                    let mut rollback_errors = Vec::new();
+                    for r in &steps.rollback {
+                        if let Err(e) = self.execute_write(r, now).await {
+                            warn!(action = action.name(), error = %e, "rollback write failed");
+                            rollback_errors.push(e.to_string());
+                        }
+                    }
+                    return ActionResult {
+                        action: action.name(),
+                        target: action.target().to_string(),
+                        outcome: Outcome::Failed {
+                            write: index,
+                            error: err.to_string(),
+                            rollback_errors,
+                        },
+                        created,
+                    };
+                }
+            }
+        }
+        info!(action = action.name(), target = action.target(), "applied");
+        ActionResult {
+            action: action.name(),
+            target: action.target().to_string(),
+            outcome: Outcome::Applied,
+            created,
+        }
+    }
+
+    /// Executes one write; returns `Kind/name` of a created object.
+    pub async fn execute_write(&self, w: &Write, now: Timestamp) -> Result<Option<String>> {
+        debug!(write = ?w, "executing");
+        match w {
+            Write::Create {
+                cluster,
+                resource,
+                object,
+            } => self.create(*cluster, resource, object).await.map(Some),
+            Write::MergePatch {
+                cluster,
+                resource,
+                namespace,
+                name,
+                patch,
+            } => {
+                let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
+                api.patch(name, &patch_params(), &Patch::Merge(patch))
+                    .await
+                    .map_err(|e| {
+                        object_error(
+                            *cluster,
+                            "patch",
+                            &resource_name(resource),
+                            namespace,
+                            name,
+                            e,
+                        )
+                    })?;
+                Ok(None)
+            }
+            Write::Scale {
+                cluster,
+                resource,
+                namespace,
+                name,
+                replicas,
+            } => {
+                let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
+                api.patch_scale(
+                    name,
+                    &patch_params(),
+                    &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+                )
+                .await
+                .map_err(|e| {
+                    object_error(
+                        *cluster,
+                        "patch",
+                        &format!("{}/scale", resource_name(resource)),
+                        namespace,
+                        name,
+                        e,
+                    )
+                })?;
+                Ok(None)
+            }
+            Write::EditNode {
+                name,
+                add_labels,
+                add_taints,
+                remove_taint_keys,
+                add_finalizers,
+                remove_finalizers,
+                add_owner_references,
+            } => {
+                let edit = NodeEdit {
+                    add_labels,
+                    add_taints,
+                    remove_taint_keys,
+                    add_finalizers,
+                    remove_finalizers,
+                    add_owner_references,
+                };
+                self.read_modify_patch(ClusterRole::Workload, &write::NODE, name, false, |obj| {
+                    edit.patch(obj)
+                })
+                .await?;
+                Ok(None)
+            }
+            Write::SetNodeClaimStatus {
+                name,
+                fields,
+                conditions,
+            } => {
+                self.read_modify_patch(
+                    ClusterRole::Workload,
+                    &write::NODE_CLAIM,
+                    name,
+                    true,
+                    |obj| status_patch(obj, fields, conditions, now),
+                )
+                .await?;
+                Ok(None)
+            }
+            Write::SetConditions {
+                resource,
+                name,
+                conditions,
+            } => {
+                let none = Map::new();
+                self.read_modify_patch(ClusterRole::Workload, resource, name, true, |obj| {
+                    status_patch(obj, &none, conditions, now)
+                })
+                .await?;
+                Ok(None)
+            }
+            Write::Delete {
+                cluster,
+                resource,
+                namespace,
+                name,
+            } => {
+                let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
+                match api.delete(name, &DeleteParams::default()).await {
+                    Ok(_) => Ok(None),
+                    Err(e) if status_code(&e) == Some(404) => Ok(None),
+                    Err(e) => Err(object_error(
+                        *cluster,
+                        "delete",
+                        &resource_name(resource),
+                        namespace,
+                        name,
+                        e,
+                    )),
+                }
+            }
+            Write::Evict { namespace, name } => {
+                let pods: Api<Pod> = Api::namespaced(self.clients.workload.clone(), namespace);
+                match pods.evict(name, &EvictParams::default()).await {
+                    Ok(_) => Ok(None),
+                    Err(e) if status_code(&e) == Some(404) => Ok(None),
+                    Err(e) => Err(object_error(
+                        ClusterRole::Workload,
+                        "create",
+                        "pods/eviction",
+                        namespace,
+                        name,
+                        e,
+                    )),
+                }
+            }
+            Write::Event {
+                resource,
+                namespace,
+                name,
+                event_type,
+                reason,
+                message,
+            } => {
+                if let Err(e) = self
+                    .record_event(resource, namespace, name, event_type, reason, message, now)
+                    .await
+                {
+                    warn!(error = %e, reason, object = name, "could not record the Event");
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    async fn create(
+        &self,
+        cluster: ClusterRole,
+        resource: &ResourceType,
+        object: &Value,
+    ) -> Result<String> {
+        let namespace = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let fixed_name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        let api = dynamic_api(self.clients.of(cluster), resource, &namespace);
+        let display = fixed_name.clone().unwrap_or_else(|| {
+            object
+                .pointer("/metadata/generateName")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        });
+        let fail = |verb: &str, e| {
+            object_error(
+                cluster,
+                verb,
+                &resource_name(resource),
+                &namespace,
+                &display,
+                e,
+            )
+        };
+        let created = match &fixed_name {
+            Some(name) => api
+                .patch(
+                    name,
+                    &PatchParams::apply(FIELD_MANAGER).force(),
+                    &Patch::Apply(object),
+                )
+                .await
+                .map_err(|e| fail("patch", e))?,
+            None => {
+                let obj: DynamicObject =
+                    serde_json::from_value(object.clone()).map_err(|e| Error::Cluster {
+                        cluster,
+                        action: format!("create {} {display}", resource_name(resource)),
+                        message: format!("the planned object is not a Kubernetes object: {e}"),
+                        hint: None,
+                    })?;
+                let pp = PostParams {
+                    field_manager: Some(FIELD_MANAGER.to_string()),
+                    ..PostParams::default()
+                };
+                api.create(&pp, &obj).await.map_err(|e| fail("create", e))?
+            }
+        };
+        Ok(format!(
+            "{}/{}",
+            resource.kind,
+            object_key(
+                &namespace,
+                created.metadata.name.as_deref().unwrap_or(&display)
+            )
+        ))
+    }
+
+    /// Reads an object, lets `change` compute a merge patch from it (None: nothing to do), and
+    /// sends it with the read `resourceVersion`; retries on 409.
+    async fn read_modify_patch<F>(
+        &self,
+        cluster: ClusterRole,
+        resource: &ResourceType,
+        name: &str,
+        status: bool,
+        change: F,
+    ) -> Result<()>
+    where
+        F: Fn(&Value) -> Option<Value>,
+    {
+        let api = dynamic_api(self.clients.of(cluster), resource, "");
+        let rname = resource_name(resource);
+        let sub = if status {
+            format!("{rname}/status")
+        } else {
+            rname.clone()
+        };
+        let mut last = None;
+        for attempt in 1..=CONFLICT_ATTEMPTS {
+            let current = api
+                .get(name)
+                .await
+                .map_err(|e| object_error(cluster, "get", &rname, "", name, e))?;
+            let rv = current
+                .metadata
+                .resource_version
+                .clone()
+                .unwrap_or_default();
+            let value = api::to_value(current, resource);
+            let Some(mut patch) = change(&value) else {
+                return Ok(());
+            };
+            if let Some(obj) = patch.as_object_mut() {
+                let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+                meta["resourceVersion"] = json!(rv);
+            }
+            let sent = if status {
+                api.patch_status(name, &patch_params(), &Patch::Merge(&patch))
+                    .await
+            } else {
+                api.patch(name, &patch_params(), &Patch::Merge(&patch))
+                    .await
+            };
+            match sent {
+                Ok(_) => return Ok(()),
+                Err(e) if status_code(&e) == Some(409) => {
+                    debug!(object = name, attempt, "conflict; re-reading");
+                    last = Some(e);
+                }
+                Err(e) => return Err(object_error(cluster, "patch", &sub, "", name, e)),
+            }
+        }
+        Err(match last {
+            Some(e) => object_error(cluster, "patch", &sub, "", name, e),
+            None => Error::Cluster {
+                cluster,
+                action: format!("patch {sub} {name}"),
+                message: "no attempt made".to_string(),
+                hint: None,
+            },
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn record_event(
+        &self,
+        resource: &ResourceType,
+        namespace: &str,
+        name: &str,
+        event_type: &str,
+        reason: &str,
+        message: &str,
+        now: Timestamp,
+    ) -> Result<()> {
+        // Events about cluster-scoped objects go to `default`, as kubectl and controllers do.
+        let event_ns = if namespace.is_empty() {
+            "default"
+        } else {
+            namespace
+        };
+        let events: Api<Event> = Api::namespaced(self.clients.workload.clone(), event_ns);
+        let event = Event {
+            metadata: ObjectMeta {
+                generate_name: Some(format!("{name}.")),
+                namespace: Some(event_ns.to_string()),
+                ..ObjectMeta::default()
+            },
+            involved_object: ObjectReference {
+                api_version: Some(resource.api_version()),
+                kind: Some(resource.kind.to_string()),
+                name: Some(name.to_string()),
+                namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
+                ..ObjectReference::default()
+            },
+            reason: Some(reason.to_string()),
+            message: Some(message.to_string()),
+            type_: Some(event_type.to_string()),
+            source: Some(k8s_openapi::api::core::v1::EventSource {
+                component: Some(FIELD_MANAGER.to_string()),
+                host: None,
+            }),
+            reporting_component: Some(FIELD_MANAGER.to_string()),
+            reporting_instance: Some(self.instance.clone()),
+            first_timestamp: Some(Time(now)),
+            last_timestamp: Some(Time(now)),
+            count: Some(1),
+            ..Event::default()
+        };
+        let pp = PostParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PostParams::default()
+        };
+        events
+            .create(&pp, &event)
+            .await
+            .map(|_| ())
+            .map_err(|e| object_error(ClusterRole::Workload, "create", "events", event_ns, name, e))
+    }
+}
+
+fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_string()),
+        ..PatchParams::default()
+    }
+}
+
+/// The changes of an `EditNode` write.
+struct NodeEdit<'a> {
+    add_labels: &'a BTreeMap<String, String>,
+    add_taints: &'a [Taint],
+    remove_taint_keys: &'a [String],
+    add_finalizers: &'a [String],
+    remove_finalizers: &'a [String],
+    add_owner_references: &'a [Value],
+}
+
+impl NodeEdit<'_> {
+    /// The merge patch turning `node` into the edited node, or None when it already is.
+    fn patch(&self, node: &Value) -> Option<Value> {
+        let mut meta = Map::new();
+        let labels = node.pointer("/metadata/labels").and_then(Value::as_object);
+        let changed_labels: Map<String, Value> = self
+            .add_labels
+            .iter()
+            .filter(|(k, v)| {
+                labels.and_then(|l| l.get(*k)).and_then(Value::as_str) != Some(v.as_str())
+            })
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        if !changed_labels.is_empty() {
+            meta.insert("labels".to_string(), Value::Object(changed_labels));
+        }
+
+        let list = |pointer: &str| {
+            node.pointer(pointer)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let finalizers = list("/metadata/finalizers");
+        let mut new_finalizers: Vec<Value> = finalizers
+            .iter()
+            .filter(|f| {
+                !f.as_str()
+                    .is_some_and(|f| self.remove_finalizers.iter().any(|r| r == f))
+            })
+            .cloned()
+            .collect();
+        for f in self.add_finalizers {
+            if !new_finalizers.iter().any(|x| x.as_str() == Some(f)) {
+                new_finalizers.push(json!(f));
+            }
+        }
+        if new_finalizers != finalizers {
+            meta.insert("finalizers".to_string(), Value::Array(new_finalizers));
+        }
+
+        let owners = list("/metadata/ownerReferences");
+        let mut new_owners = owners.clone();
+        for o in self.add_owner_references {
+            let same = |x: &Value| match (o.get("uid"), x.get("uid")) {
+                (Some(a), Some(b)) => a == b,
+                _ => x.get("kind") == o.get("kind") && x.get("name") == o.get("name"),
+            };
+            if !new_owners.iter().any(same) {
+                new_owners.push(o.clone());
+            }
+        }
+        if new_owners != owners {
+            meta.insert("ownerReferences".to_string(), Value::Array(new_owners));
+        }
+
+        let taints = list("/spec/taints");
+        let key_of = |t: &Value| {
+            t.get("key")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let effect_of = |t: &Value| {
+            t.get("effect")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let mut new_taints: Vec<Value> = taints
+            .iter()
+            .filter(|t| !self.remove_taint_keys.contains(&key_of(t)))
+            .cloned()
+            .collect();
+        for t in self.add_taints {
+            let wanted = taint_json(t);
+            // A taint is identified by key and effect; a different value is replaced.
+            match new_taints
+                .iter_mut()
+                .find(|x| key_of(x) == t.key && effect_of(x) == t.effect.to_string())
+            {
+                Some(x) if x.get("value").and_then(Value::as_str).unwrap_or("") == t.value => {}
+                Some(x) => *x = wanted,
+                None => new_taints.push(wanted),
+            }
+        }
+        let mut patch = Map::new();
+        if new_taints != taints {
+            patch.insert("spec".to_string(), json!({ "taints": new_taints }));
+        }
+        if !meta.is_empty() {
+            patch.insert("metadata".to_string(), Value::Object(meta));
+        }
+        (!patch.is_empty()).then_some(Value::Object(patch))
+    }
+}
+
+fn taint_json(t: &Taint) -> Value {
+    let mut m = Map::new();
+    m.insert("key".to_string(), json!(t.key));
+    if !t.value.is_empty() {
+        m.insert("value".to_string(), json!(t.value));
+    }
+    m.insert("effect".to_string(), json!(t.effect.to_string()));
+    Value::Object(m)
+}
+
+/// The status merge patch setting `fields` and merging `conditions` by type: a condition whose
+/// status is unchanged keeps its lastTransitionTime; a new or changed one gets `now`. None when
+/// the status already says all of it.
+fn status_patch(
+    obj: &Value,
+    fields: &Map<String, Value>,
+    conditions: &[ConditionUpdate],
+    now: Timestamp,
+) -> Option<Value> {
+    let status = obj
+        .get("status")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut new_status = status.clone();
+    for (k, v) in fields {
+        new_status.insert(k.clone(), v.clone());
+    }
+    if !conditions.is_empty() {
+        let generation = obj.pointer("/metadata/generation").cloned();
+        let mut list = status
+            .get("conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for c in conditions {
+            let existing = list
+                .iter_mut()
+                .find(|x| x.get("type").and_then(Value::as_str) == Some(c.type_.as_str()));
+            let same_status = existing.as_ref().is_some_and(|x| {
+                x.get("status").and_then(Value::as_str) == Some(c.status.as_str())
+            });
+            let transition = match &existing {
+                Some(x) if same_status => x
+                    .get("lastTransitionTime")
+                    .cloned()
+                    .unwrap_or_else(|| json!(stamp(now))),
+                _ => json!(stamp(now)),
+            };
+            let mut cond = json!({
+                "type": c.type_,
+                "status": c.status,
+                "reason": c.reason,
+                "message": c.message,
+                "lastTransitionTime": transition,
+            });
+            if let Some(g) = &generation {
+                cond["observedGeneration"] = g.clone();
+            }
+            match existing {
+                Some(x) => *x = cond,
+                None => list.push(cond),
+            }
+        }
+        new_status.insert("conditions".to_string(), Value::Array(list));
+    }
+    (new_status != status).then(|| json!({ "status": new_status }))
+}
+
+/// RFC 3339 in whole seconds, as Kubernetes writes `metav1.Time`.
+fn stamp(now: Timestamp) -> String {
+    now.round(jiff::Unit::Second).unwrap_or(now).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cond(type_: &str, status: &str) -> ConditionUpdate {
+        ConditionUpdate {
+            type_: type_.into(),
+            status: status.into(),
+            reason: type_.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn unchanged_condition_keeps_its_transition_time() {
+        let obj = json!({"metadata": {"generation": 2}, "status": {"conditions": [
+            {"type": "Launched", "status": "True", "reason": "Launched", "message": "", "lastTransitionTime": "2026-11-30T10:00:00Z", "observedGeneration": 2}
+        ]}});
+        let now: Timestamp = "2026-11-30T11:00:00Z".parse().unwrap();
+        assert_eq!(
+            status_patch(&obj, &Map::new(), &[cond("Launched", "True")], now),
+            None,
+            "nothing to change"
+        );
+        let p = status_patch(
+            &obj,
+            &Map::new(),
+            &[cond("Launched", "True"), cond("Registered", "True")],
+            now,
+        )
+        .unwrap();
+        assert_eq!(
+            p["status"]["conditions"][0]["lastTransitionTime"],
+            "2026-11-30T10:00:00Z"
+        );
+        assert_eq!(
+            p["status"]["conditions"][1]["lastTransitionTime"],
+            "2026-11-30T11:00:00Z"
+        );
+        assert_eq!(p["status"]["conditions"][1]["observedGeneration"], 2);
+        let p = status_patch(&obj, &Map::new(), &[cond("Launched", "False")], now).unwrap();
+        assert_eq!(
+            p["status"]["conditions"][0]["lastTransitionTime"],
+            "2026-11-30T11:00:00Z"
+        );
+    }
+
+    #[test]
+    fn node_edit_replaces_taint_value_and_skips_when_done() {
+        let labels: BTreeMap<String, String> =
+            [("karpenter.sh/registered".to_string(), "true".to_string())].into();
+        let taints = vec![Taint::parse("dedicated=gpu:NoSchedule").unwrap()];
+        let remove = vec!["karpenter.sh/unregistered".to_string()];
+        let fins = vec!["karpenter.sh/termination".to_string()];
+        let edit = NodeEdit {
+            add_labels: &labels,
+            add_taints: &taints,
+            remove_taint_keys: &remove,
+            add_finalizers: &fins,
+            remove_finalizers: &[],
+            add_owner_references: &[],
+        };
+        let node = json!({"metadata": {"name": "n"}, "spec": {"taints": [
+            {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},
+            {"key": "dedicated", "value": "cpu", "effect": "NoSchedule"}
+        ]}});
+        let p = edit.patch(&node).unwrap();
+        assert_eq!(
+            p,
+            json!({"metadata": {"labels": {"karpenter.sh/registered": "true"}, "finalizers": ["karpenter.sh/termination"]},
+                   "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}})
+        );
+        let done = json!({"metadata": {"name": "n", "labels": {"karpenter.sh/registered": "true"}, "finalizers": ["karpenter.sh/termination"]},
+                          "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}});
+        assert_eq!(edit.patch(&done), None);
+    }
+}

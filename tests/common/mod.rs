@@ -1,0 +1,889 @@
+//! An in-memory Kubernetes API server for the shell tests, served to `kube::Client` as a
+//! `tower::Service`. kube-fake-client 0.3 has no `scale` subresource, no Eviction API, no
+//! `generateName`, no watches and treats every custom resource as namespaced, so this fake
+//! covers exactly what the shell uses: discovery by group/version/plural (404 when a CRD is not
+//! installed), list (with watch streams), get, create (generateName, uid, resourceVersion),
+//! merge patch and server-side apply (with `metadata.resourceVersion` as a precondition),
+//! update with resourceVersion, the `status` and `scale` subresources, evictions, deletes with
+//! finalizers, a request log, and injected faults.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+/// A resource type the fake serves.
+#[derive(Debug, Clone)]
+pub struct TypeInfo {
+    pub group: &'static str,
+    pub versions: Vec<&'static str>,
+    pub plural: &'static str,
+    pub kind: &'static str,
+    pub namespaced: bool,
+    pub status: bool,
+    pub scale: bool,
+}
+
+fn t(
+    group: &'static str,
+    versions: &[&'static str],
+    plural: &'static str,
+    kind: &'static str,
+    namespaced: bool,
+    status: bool,
+    scale: bool,
+) -> TypeInfo {
+    TypeInfo {
+        group,
+        versions: versions.to_vec(),
+        plural,
+        kind,
+        namespaced,
+        status,
+        scale,
+    }
+}
+
+/// Every type of a cluster with Karpenter's and Cluster API's CRDs installed.
+pub fn all_types() -> Vec<TypeInfo> {
+    vec![
+        t("", &["v1"], "pods", "Pod", true, true, false),
+        t("", &["v1"], "nodes", "Node", false, true, false),
+        t("", &["v1"], "events", "Event", true, false, false),
+        t(
+            "coordination.k8s.io",
+            &["v1"],
+            "leases",
+            "Lease",
+            true,
+            false,
+            false,
+        ),
+        t(
+            "apps",
+            &["v1"],
+            "daemonsets",
+            "DaemonSet",
+            true,
+            true,
+            false,
+        ),
+        t(
+            "policy",
+            &["v1"],
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            true,
+            true,
+            false,
+        ),
+        t(
+            "karpenter.sh",
+            &["v1"],
+            "nodepools",
+            "NodePool",
+            false,
+            true,
+            false,
+        ),
+        t(
+            "karpenter.sh",
+            &["v1"],
+            "nodeclaims",
+            "NodeClaim",
+            false,
+            true,
+            false,
+        ),
+        t(
+            "karpenter.cluster.x-k8s.io",
+            &["v1alpha1"],
+            "clusterapinodeclasses",
+            "ClusterAPINodeClass",
+            false,
+            true,
+            false,
+        ),
+        t(
+            "cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "machinedeployments",
+            "MachineDeployment",
+            true,
+            true,
+            true,
+        ),
+        t(
+            "cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "machines",
+            "Machine",
+            true,
+            true,
+            false,
+        ),
+        t(
+            "bootstrap.cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "kubeadmconfigtemplates",
+            "KubeadmConfigTemplate",
+            true,
+            false,
+            false,
+        ),
+    ]
+}
+
+/// One request the fake answered.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub content_type: String,
+    pub body: Value,
+    pub code: u16,
+}
+
+impl Req {
+    /// `METHOD path` for order assertions.
+    pub fn line(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Fault {
+    method: String,
+    path_contains: String,
+    code: u16,
+    reason: String,
+    message: String,
+    remaining: usize,
+}
+
+type Key = (String, String, String, String); // group, plural, namespace, name
+
+#[derive(Default)]
+struct State {
+    types: Vec<TypeInfo>,
+    objects: BTreeMap<Key, Value>,
+    rv: u64,
+    uid: u64,
+    log: Vec<Req>,
+    faults: Vec<Fault>,
+}
+
+/// The fake API server. Cheap to clone; clones share state.
+#[derive(Clone)]
+pub struct FakeApi {
+    state: Arc<Mutex<State>>,
+    events: broadcast::Sender<(String, String, Value)>, // group, plural, watch event
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+impl FakeApi {
+    /// A cluster serving every type of [`all_types`].
+    pub fn new() -> FakeApi {
+        FakeApi::with_types(all_types())
+    }
+
+    /// A cluster serving these types only.
+    pub fn with_types(types: Vec<TypeInfo>) -> FakeApi {
+        let (events, _) = broadcast::channel(4096);
+        FakeApi {
+            state: Arc::new(Mutex::new(State {
+                types,
+                rv: 100,
+                ..State::default()
+            })),
+            events,
+        }
+    }
+
+    /// Stops serving a resource (a CRD that is not installed).
+    pub fn without(self, plural: &str) -> FakeApi {
+        self.state
+            .lock()
+            .unwrap()
+            .types
+            .retain(|t| t.plural != plural);
+        self
+    }
+
+    /// Serves only these versions of a resource.
+    pub fn versions(self, plural: &str, versions: &[&'static str]) -> FakeApi {
+        for t in self
+            .state
+            .lock()
+            .unwrap()
+            .types
+            .iter_mut()
+            .filter(|t| t.plural == plural)
+        {
+            t.versions = versions.to_vec();
+        }
+        self
+    }
+
+    /// A kube client talking to this fake.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.clone(), "default")
+    }
+
+    /// Seeds objects (YAML, several documents).
+    pub fn seed_yaml(&self, yaml: &str) {
+        for doc in yaml.split("\n---\n") {
+            if doc.trim().is_empty() {
+                continue;
+            }
+            let v: Value = serde_saphyr::from_str(doc).unwrap();
+            self.seed(v);
+        }
+    }
+
+    /// Seeds one object as it is (uid and resourceVersion added when missing).
+    pub fn seed(&self, mut obj: Value) {
+        let mut st = self.state.lock().unwrap();
+        let api_version = obj["apiVersion"].as_str().unwrap().to_string();
+        let kind = obj["kind"].as_str().unwrap().to_string();
+        let group = api_version
+            .rsplit_once('/')
+            .map(|(g, _)| g.to_string())
+            .unwrap_or_default();
+        let ty = st
+            .types
+            .iter()
+            .find(|t| t.group == group && t.kind == kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("type {kind} not served"));
+        st.rv += 1;
+        st.uid += 1;
+        let rv = st.rv.to_string();
+        let uid = format!("uid-{}", st.uid);
+        let meta = obj["metadata"].as_object_mut().unwrap();
+        meta.entry("resourceVersion").or_insert(json!(rv));
+        meta.entry("uid").or_insert(json!(uid));
+        meta.entry("creationTimestamp")
+            .or_insert(json!("2026-11-30T10:00:00Z"));
+        let ns = if ty.namespaced {
+            obj["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("default")
+                .to_string()
+        } else {
+            String::new()
+        };
+        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
+        st.objects
+            .insert((group, ty.plural.to_string(), ns, name), obj);
+    }
+
+    /// An object by group, plural, namespace ("" for cluster-scoped) and name.
+    pub fn get(&self, group: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        self.state
+            .lock()
+            .unwrap()
+            .objects
+            .get(&(group.into(), plural.into(), namespace.into(), name.into()))
+            .cloned()
+    }
+
+    /// Every object of a type.
+    pub fn all(&self, group: &str, plural: &str) -> Vec<Value> {
+        self.state
+            .lock()
+            .unwrap()
+            .objects
+            .iter()
+            .filter(|(k, _)| k.0 == group && k.1 == plural)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// The requests answered so far.
+    pub fn requests(&self) -> Vec<Req> {
+        self.state.lock().unwrap().log.clone()
+    }
+
+    /// The writes (non-GET requests) answered so far, as `METHOD path [code]`.
+    pub fn writes(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .filter(|r| r.method != "GET")
+            .map(|r| format!("{} {} {}", r.method, r.path, r.code))
+            .collect()
+    }
+
+    /// Forgets the request log.
+    pub fn clear_log(&self) {
+        self.state.lock().unwrap().log.clear();
+    }
+
+    /// Answers the next `times` requests with `method` whose path contains `path_contains` with
+    /// an error `code`.
+    pub fn fail(&self, method: &str, path_contains: &str, code: u16, times: usize) {
+        let (reason, message) = match code {
+            403 => ("Forbidden", "forbidden: the identity may not do this".to_string()),
+            409 => ("Conflict", "the object has been modified; please apply your changes to the latest version and try again".to_string()),
+            429 => ("TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.".to_string()),
+            _ => ("InternalError", "etcdserver: request timed out".to_string()),
+        };
+        self.state.lock().unwrap().faults.push(Fault {
+            method: method.to_string(),
+            path_contains: path_contains.to_string(),
+            code,
+            reason: reason.to_string(),
+            message,
+            remaining: times,
+        });
+    }
+
+    /// Changes an object behind the controller's back (another writer), bumping its resourceVersion.
+    pub fn mutate(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) {
+        let mut st = self.state.lock().unwrap();
+        st.rv += 1;
+        let rv = st.rv.to_string();
+        let key = (
+            group.to_string(),
+            plural.to_string(),
+            namespace.to_string(),
+            name.to_string(),
+        );
+        let obj = st.objects.get_mut(&key).unwrap();
+        f(obj);
+        obj["metadata"]["resourceVersion"] = json!(rv);
+        let obj = obj.clone();
+        drop(st);
+        let _ = self.events.send((
+            group.to_string(),
+            plural.to_string(),
+            json!({"type": "MODIFIED", "object": obj}),
+        ));
+    }
+
+    fn handle(
+        &self,
+        method: &str,
+        path: &str,
+        query: &str,
+        content_type: &str,
+        body: Value,
+    ) -> Response<Body> {
+        let mut st = self.state.lock().unwrap();
+        // Faults first: they stand for the API server refusing the request.
+        if let Some(f) = st
+            .faults
+            .iter_mut()
+            .find(|f| f.remaining > 0 && f.method == method && path.contains(&f.path_contains))
+        {
+            f.remaining -= 1;
+            let (code, reason, message) = (f.code, f.reason.clone(), f.message.clone());
+            st.log.push(Req {
+                method: method.into(),
+                path: path.into(),
+                query: query.into(),
+                content_type: content_type.into(),
+                body,
+                code,
+            });
+            return status(code, &reason, &message);
+        }
+        let (resp, code) = self.route(&mut st, method, path, query, content_type, &body);
+        st.log.push(Req {
+            method: method.into(),
+            path: path.into(),
+            query: query.into(),
+            content_type: content_type.into(),
+            body,
+            code,
+        });
+        resp
+    }
+
+    fn route(
+        &self,
+        st: &mut State,
+        method: &str,
+        path: &str,
+        query: &str,
+        _ct: &str,
+        body: &Value,
+    ) -> (Response<Body>, u16) {
+        let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let (group, rest) = match parts.as_slice() {
+            ["api", rest @ ..] => ("", rest),
+            ["apis", g, rest @ ..] => (*g, rest),
+            _ => return not_served(),
+        };
+        let [version, rest @ ..] = rest else {
+            return not_served();
+        };
+        let (namespace, rest) = match rest {
+            ["namespaces", ns, rest @ ..] if !rest.is_empty() => (ns.to_string(), rest),
+            _ => (String::new(), rest),
+        };
+        let [plural, rest @ ..] = rest else {
+            return not_served();
+        };
+        let Some(ty) = st
+            .types
+            .iter()
+            .find(|t| t.group == group && t.plural == *plural && t.versions.contains(version))
+            .cloned()
+        else {
+            return not_served();
+        };
+        let api_version = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        let name = rest.first().map(|s| s.to_string());
+        let sub = rest.get(1).copied();
+        let ns = if ty.namespaced {
+            namespace.clone()
+        } else {
+            String::new()
+        };
+        let key = |n: &str| {
+            (
+                group.to_string(),
+                ty.plural.to_string(),
+                ns.clone(),
+                n.to_string(),
+            )
+        };
+        let with_version = |mut v: Value| {
+            v["apiVersion"] = json!(api_version);
+            v
+        };
+        let not_found = |n: &str| {
+            let what = if group.is_empty() {
+                ty.plural.to_string()
+            } else {
+                format!("{}.{}", ty.plural, group)
+            };
+            (
+                status(404, "NotFound", &format!("{what} \"{n}\" not found")),
+                404,
+            )
+        };
+        match (method, name.as_deref(), sub) {
+            ("GET", None, _) => {
+                let items: Vec<Value> = st
+                    .objects
+                    .iter()
+                    .filter(|(k, _)| {
+                        k.0 == group && k.1 == ty.plural && (ns.is_empty() || k.2 == ns)
+                    })
+                    .map(|(_, v)| with_version(v.clone()))
+                    .collect();
+                if query.contains("watch=true") || query.contains("watch=1") {
+                    return (self.watch(group, ty.plural, &ns, &api_version), 200);
+                }
+                let list = json!({"apiVersion": api_version, "kind": format!("{}List", ty.kind), "metadata": {"resourceVersion": st.rv.to_string()}, "items": items});
+                (ok(200, list), 200)
+            }
+            ("GET", Some(n), None) => match st.objects.get(&key(n)) {
+                Some(v) => (ok(200, with_version(v.clone())), 200),
+                None => not_found(n),
+            },
+            ("GET", Some(n), Some("status")) => match st.objects.get(&key(n)) {
+                Some(v) => (ok(200, with_version(v.clone())), 200),
+                None => not_found(n),
+            },
+            ("GET", Some(n), Some("scale")) if ty.scale => match st.objects.get(&key(n)) {
+                Some(v) => (ok(200, scale_of(v)), 200),
+                None => not_found(n),
+            },
+            ("POST", None, _) => {
+                let mut obj = body.clone();
+                let generate = obj
+                    .pointer("/metadata/generateName")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let n = match obj.pointer("/metadata/name").and_then(Value::as_str) {
+                    Some(n) if !n.is_empty() => n.to_string(),
+                    _ => match generate {
+                        Some(prefix) => {
+                            st.uid += 1;
+                            format!("{prefix}{}", suffix(st.uid))
+                        }
+                        None => {
+                            return (
+                                status(422, "Invalid", "name or generateName is required"),
+                                422,
+                            );
+                        }
+                    },
+                };
+                if st.objects.contains_key(&key(&n)) {
+                    return (
+                        status(
+                            409,
+                            "AlreadyExists",
+                            &format!("{}.{} \"{n}\" already exists", ty.plural, group),
+                        ),
+                        409,
+                    );
+                }
+                st.rv += 1;
+                st.uid += 1;
+                obj["apiVersion"] = json!(api_version);
+                obj["kind"] = json!(ty.kind);
+                obj["metadata"]["name"] = json!(n);
+                if ty.namespaced {
+                    obj["metadata"]["namespace"] = json!(ns);
+                }
+                obj["metadata"]["uid"] = json!(format!("uid-{}", st.uid));
+                obj["metadata"]["resourceVersion"] = json!(st.rv.to_string());
+                obj["metadata"]["generation"] = json!(1);
+                obj["metadata"]["creationTimestamp"] = json!("2026-11-30T10:00:00Z");
+                if ty.status
+                    && let Some(m) = obj.as_object_mut()
+                {
+                    m.remove("status");
+                }
+                st.objects.insert(key(&n), obj.clone());
+                self.emit(group, ty.plural, "ADDED", &obj);
+                (ok(201, obj), 201)
+            }
+            ("POST", Some(n), Some("eviction")) if ty.plural == "pods" => {
+                match st.objects.remove(&key(n)) {
+                    Some(obj) => {
+                        self.emit(group, ty.plural, "DELETED", &obj);
+                        (
+                            ok(
+                                201,
+                                json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}),
+                            ),
+                            201,
+                        )
+                    }
+                    None => not_found(n),
+                }
+            }
+            ("PATCH", Some(n), sub) | ("PUT", Some(n), sub) => {
+                let apply = _ct.contains("apply-patch");
+                let existing = st.objects.get(&key(n)).cloned();
+                let Some(mut obj) = existing.or_else(|| apply.then(|| json!({"apiVersion": api_version, "kind": ty.kind, "metadata": {"name": n}}))) else {
+                    return not_found(n);
+                };
+                let created = !st.objects.contains_key(&key(n));
+                // resourceVersion in the body is a precondition (update, or a patch that names it).
+                if let Some(rv) = body
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    && !created
+                    && obj
+                        .pointer("/metadata/resourceVersion")
+                        .and_then(Value::as_str)
+                        != Some(rv)
+                {
+                    let msg = format!(
+                        "Operation cannot be fulfilled on {}.{} \"{n}\": the object has been modified; please apply your changes to the latest version and try again",
+                        ty.plural, group
+                    );
+                    return (status(409, "Conflict", &msg), 409);
+                }
+                let before = obj.clone();
+                match sub {
+                    Some("scale") if ty.scale => {
+                        if let Some(r) = body.pointer("/spec/replicas") {
+                            obj["spec"]["replicas"] = r.clone();
+                        }
+                    }
+                    Some("status") => {
+                        let mut patch = body.get("status").cloned().unwrap_or(Value::Null);
+                        if method == "PUT" {
+                            obj["status"] = patch;
+                        } else {
+                            let mut s = obj.get("status").cloned().unwrap_or(json!({}));
+                            merge(&mut s, std::mem::take(&mut patch));
+                            obj["status"] = s;
+                        }
+                    }
+                    None => {
+                        let mut b = body.clone();
+                        if let Some(m) = b.as_object_mut() {
+                            if ty.status {
+                                m.remove("status");
+                            }
+                            if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut)
+                            {
+                                for k in
+                                    ["resourceVersion", "uid", "creationTimestamp", "generation"]
+                                {
+                                    meta.remove(k);
+                                }
+                            }
+                        }
+                        if method == "PUT" {
+                            let meta = obj["metadata"].clone();
+                            let status = obj.get("status").cloned();
+                            obj = b;
+                            let mut m = meta;
+                            merge(&mut m, obj.get("metadata").cloned().unwrap_or(json!({})));
+                            obj["metadata"] = m;
+                            if let (true, Some(s)) = (ty.status, status) {
+                                obj["status"] = s;
+                            }
+                        } else {
+                            merge(&mut obj, b);
+                        }
+                    }
+                    _ => return not_served(),
+                }
+                if obj == before && !created {
+                    let out = if sub == Some("scale") {
+                        scale_of(&obj)
+                    } else {
+                        with_version(obj)
+                    };
+                    return (ok(200, out), 200);
+                }
+                st.rv += 1;
+                obj["metadata"]["resourceVersion"] = json!(st.rv.to_string());
+                if created {
+                    st.uid += 1;
+                    obj["metadata"]["uid"] = json!(format!("uid-{}", st.uid));
+                    if ty.namespaced {
+                        obj["metadata"]["namespace"] = json!(ns);
+                    }
+                }
+                if before.get("spec") != obj.get("spec") {
+                    let g = obj
+                        .pointer("/metadata/generation")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
+                    obj["metadata"]["generation"] = json!(g + 1);
+                }
+                st.objects.insert(key(n), obj.clone());
+                self.emit(
+                    group,
+                    ty.plural,
+                    if created { "ADDED" } else { "MODIFIED" },
+                    &obj,
+                );
+                let out = if sub == Some("scale") {
+                    scale_of(&obj)
+                } else {
+                    with_version(obj)
+                };
+                (
+                    ok(if created { 201 } else { 200 }, out),
+                    if created { 201 } else { 200 },
+                )
+            }
+            ("DELETE", Some(n), None) => {
+                let Some(mut obj) = st.objects.get(&key(n)).cloned() else {
+                    return not_found(n);
+                };
+                let has_finalizers = obj
+                    .pointer("/metadata/finalizers")
+                    .and_then(Value::as_array)
+                    .is_some_and(|f| !f.is_empty());
+                if has_finalizers {
+                    st.rv += 1;
+                    obj["metadata"]["deletionTimestamp"] = json!("2026-11-30T10:30:00Z");
+                    obj["metadata"]["resourceVersion"] = json!(st.rv.to_string());
+                    st.objects.insert(key(n), obj.clone());
+                    self.emit(group, ty.plural, "MODIFIED", &obj);
+                } else {
+                    st.objects.remove(&key(n));
+                    self.emit(group, ty.plural, "DELETED", &obj);
+                }
+                (ok(200, with_version(obj)), 200)
+            }
+            _ => (
+                status(405, "MethodNotAllowed", "not supported by the fake"),
+                405,
+            ),
+        }
+    }
+
+    fn emit(&self, group: &str, plural: &str, kind: &str, obj: &Value) {
+        let _ = self.events.send((
+            group.to_string(),
+            plural.to_string(),
+            json!({"type": kind, "object": obj}),
+        ));
+    }
+
+    fn watch(&self, group: &str, plural: &str, ns: &str, api_version: &str) -> Response<Body> {
+        let rx = self.events.subscribe();
+        let (group, plural, ns, api_version) = (
+            group.to_string(),
+            plural.to_string(),
+            ns.to_string(),
+            api_version.to_string(),
+        );
+        let stream = futures::stream::unfold(rx, move |mut rx| {
+            let (group, plural, ns, api_version) = (
+                group.clone(),
+                plural.clone(),
+                ns.clone(),
+                api_version.clone(),
+            );
+            async move {
+                loop {
+                    match rx.recv().await {
+                        Ok((g, p, mut ev)) if g == group && p == plural => {
+                            let obj_ns = ev
+                                .pointer("/object/metadata/namespace")
+                                .and_then(Value::as_str)
+                                .unwrap_or("");
+                            if !ns.is_empty() && obj_ns != ns {
+                                continue;
+                            }
+                            ev["object"]["apiVersion"] = json!(api_version);
+                            let line = format!("{ev}\n");
+                            return Some((
+                                Ok::<_, Infallible>(hyper::body::Frame::data(Bytes::from(line))),
+                                rx,
+                            ));
+                        }
+                        Ok(_) => continue,
+                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            }
+        });
+        Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(StreamBody::new(stream).boxed())
+            .unwrap()
+    }
+}
+
+impl Default for FakeApi {
+    fn default() -> Self {
+        FakeApi::new()
+    }
+}
+
+fn suffix(n: u64) -> String {
+    let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut n = n as usize + 1000;
+    (0..5)
+        .map(|_| {
+            let c = alphabet[n % alphabet.len()] as char;
+            n /= alphabet.len();
+            c
+        })
+        .collect()
+}
+
+fn scale_of(obj: &Value) -> Value {
+    json!({
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"], "resourceVersion": obj["metadata"]["resourceVersion"]},
+        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
+        "status": {"replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0))},
+    })
+}
+
+/// RFC 7386 JSON merge patch.
+pub fn merge(target: &mut Value, patch: Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = json!({});
+            }
+            let t = target.as_object_mut().unwrap();
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(&k);
+                } else {
+                    merge(t.entry(k).or_insert(Value::Null), v);
+                }
+            }
+        }
+        other => *target = other,
+    }
+}
+
+fn ok(code: u16, v: Value) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(v.to_string())).boxed())
+        .unwrap()
+}
+
+fn status(code: u16, reason: &str, message: &str) -> Response<Body> {
+    ok(
+        code,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}),
+    )
+}
+
+fn not_served() -> (Response<Body>, u16) {
+    (
+        status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ),
+        404,
+    )
+}
+
+impl tower::Service<Request<kube::client::Body>> for FakeApi {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<kube::client::Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let method = req.method().to_string();
+            let path = req.uri().path().to_string();
+            let query = req.uri().query().unwrap_or("").to_string();
+            let ct = req
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            let body: Value = if bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+            };
+            Ok(this.handle(&method, &path, &query, &ct, body))
+        })
+    }
+}
