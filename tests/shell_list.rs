@@ -1,0 +1,229 @@
+//! Listing live clusters into a Snapshot, and the messages for the faults an operator meets
+//! first: an unreachable cluster, a CRD that is not installed, a forbidden list.
+
+mod common;
+
+use common::FakeApi;
+use karpenter_capi::kube::list::live_snapshot;
+
+const OBJECTS: &str = r#"
+apiVersion: v1
+kind: Pod
+metadata: {name: big-0, namespace: default}
+spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: "3"}}}]}
+status:
+  phase: Pending
+  conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: cp-0}
+status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
+      requirements: []
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: c3-8
+  namespace: capi-ovh
+  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
+  annotations:
+    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"
+    capacity.cluster-autoscaler.kubernetes.io/memory: 8G
+spec: {clusterName: capi-ovh, replicas: 0}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: other, namespace: elsewhere}
+spec: {clusterName: other, replicas: 1}
+"#;
+
+#[tokio::test]
+async fn lists_both_clusters_into_one_snapshot() {
+    let workload = FakeApi::new();
+    let management = FakeApi::new();
+    for doc in OBJECTS.split("\n---\n") {
+        let v: serde_json::Value = serde_saphyr::from_str(doc).unwrap();
+        if v["apiVersion"]
+            .as_str()
+            .unwrap()
+            .starts_with("cluster.x-k8s.io")
+        {
+            management.seed(v)
+        } else {
+            workload.seed(v)
+        }
+    }
+    let snap = live_snapshot(&workload.client(), &management.client(), Some("capi-ovh"))
+        .await
+        .unwrap();
+    assert_eq!(snap.pods.len(), 1);
+    assert!(snap.pods[0].is_provisionable());
+    assert_eq!(
+        snap.nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["cp-0"]
+    );
+    assert_eq!(
+        snap.nodepools
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["default"]
+    );
+    assert!(!snap.implicit_nodepool);
+    // -n restricts Cluster API objects to the cluster's namespace.
+    assert_eq!(
+        snap.machine_deployments
+            .iter()
+            .map(|m| m.key())
+            .collect::<Vec<_>>(),
+        vec!["capi-ovh/c3-8"]
+    );
+    assert!(snap.machine_deployments[0].member);
+    assert_eq!(
+        snap.machine_deployments[0].object.origin,
+        "management cluster"
+    );
+    assert!(snap.now.is_some());
+    // The collections were paged and each went to its own cluster.
+    let w: Vec<String> = workload.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(
+        w.contains(&"/apis/karpenter.sh/v1/nodeclaims".to_string()),
+        "{w:?}"
+    );
+    assert!(!w.iter().any(|p| p.contains("machinedeployments")));
+    let m = management.requests();
+    assert!(m.iter().any(|r| r.path
+        == "/apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments"
+        && r.query.contains("limit=500")));
+    // Without -n, every namespace.
+    let snap = live_snapshot(&workload.client(), &management.client(), None)
+        .await
+        .unwrap();
+    assert_eq!(snap.machine_deployments.len(), 2);
+}
+
+#[tokio::test]
+async fn falls_back_to_v1beta1_when_v1beta2_is_not_served() {
+    let fake = FakeApi::new()
+        .versions("machinedeployments", &["v1beta1"])
+        .versions("machines", &["v1beta1"])
+        .versions("kubeadmconfigtemplates", &["v1beta1"]);
+    fake.seed_yaml(
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineDeployment\nmetadata: {name: md, namespace: capi}\nspec: {clusterName: c, replicas: 0}\n",
+    );
+    let client = fake.client();
+    let snap = live_snapshot(&client, &client, Some("capi")).await.unwrap();
+    assert_eq!(snap.machine_deployments.len(), 1);
+    assert_eq!(
+        snap.machine_deployments[0].object.api_version,
+        "cluster.x-k8s.io/v1beta1"
+    );
+    let paths: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.path, r.code))
+        .collect();
+    assert!(
+        paths.contains(
+            &"/apis/cluster.x-k8s.io/v1beta2/namespaces/capi/machinedeployments 404".to_string()
+        ),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(
+            &"/apis/cluster.x-k8s.io/v1beta1/namespaces/capi/machinedeployments 200".to_string()
+        ),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
+async fn missing_karpenter_crd_names_cluster_crd_and_what_to_install() {
+    let fake = FakeApi::new().without("nodeclaims");
+    let client = fake.client();
+    let err = live_snapshot(&client, &client, None).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "workload cluster: list nodeclaims.karpenter.sh: the CRD nodeclaims.karpenter.sh is not installed (no API served for karpenter.sh/v1)\n  \
+         hint: install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: `kubectl karpenter-capi init` generates them"
+    );
+}
+
+#[tokio::test]
+async fn missing_cluster_api_names_the_management_cluster_and_both_versions() {
+    let workload = FakeApi::new();
+    let management = FakeApi::new().without("machines");
+    let err = live_snapshot(&workload.client(), &management.client(), Some("capi"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "management cluster: list machines.cluster.x-k8s.io: the CRD machines.cluster.x-k8s.io is not installed (no API served for \
+         cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1)\n  hint: install Cluster API (`clusterctl init`) on the management cluster, \
+         or point --management-kubeconfig/--management-context at the cluster that runs it"
+    );
+}
+
+#[tokio::test]
+async fn missing_kubeadm_bootstrap_is_a_warning_only() {
+    let fake = FakeApi::new().without("kubeadmconfigtemplates");
+    let client = fake.client();
+    let snap = live_snapshot(&client, &client, None).await.unwrap();
+    assert_eq!(snap.warnings.len(), 1);
+    assert!(
+        snap.warnings[0].starts_with(
+            "management cluster: list kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io: the CRD"
+        ),
+        "{:?}",
+        snap.warnings
+    );
+}
+
+#[tokio::test]
+async fn forbidden_list_names_cluster_verb_resource_and_namespace() {
+    let workload = FakeApi::new();
+    let management = FakeApi::new();
+    management.fail("GET", "/namespaces/capi-ovh/machines", 403, 1);
+    let err = live_snapshot(&workload.client(), &management.client(), Some("capi-ovh"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "management cluster: list machines.cluster.x-k8s.io in namespace capi-ovh: forbidden: the identity may not do this (403)\n  \
+         hint: the identity lacks `list` on `machines.cluster.x-k8s.io` in capi-ovh: grant it (the RBAC `kubectl karpenter-capi init` generates has it)"
+    );
+}
+
+#[tokio::test]
+async fn unreachable_cluster_names_the_cluster_and_what_to_check() {
+    // Nothing listens on port 9 of the loopback interface: the connection is refused.
+    let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    let unreachable = kube::Client::try_from(config).unwrap();
+    let management = FakeApi::new();
+    let err = live_snapshot(&unreachable, &management.client(), None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("workload cluster: list "), "{err}");
+    assert!(err.ends_with("hint: the workload cluster is unreachable: check the server address, network and --context"), "{err}");
+
+    let workload = FakeApi::new();
+    let err = live_snapshot(&workload.client(), &unreachable, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("management cluster: list "), "{err}");
+    assert!(err.ends_with("hint: the management cluster is unreachable: check the server address, network and --management-context"), "{err}");
+}
