@@ -63,6 +63,9 @@ pub enum Error {
         /// What to do about it.
         hint: Option<String>,
     },
+    /// Actions of a plan that the clusters refused (`run`); the next pass retries them.
+    #[error("{0}")]
+    Apply(String),
     /// A command that this build does not provide yet.
     #[error("`{0}` is not available in this build yet")]
     NotImplemented(&'static str),

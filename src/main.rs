@@ -8,7 +8,8 @@ use karpenter_capi::cmd;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    cmd::init_logging(&cli.global);
+    let (log_format, daemon) = cmd::log_settings(&cli);
+    cmd::init_logging(&cli.global, log_format, daemon);
     match cmd::dispatch(cli) {
         Ok(outcome) => ExitCode::from(outcome.code()),
         Err(err) => {

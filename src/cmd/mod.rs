@@ -9,7 +9,7 @@ pub mod simulate;
 pub mod source;
 pub mod version;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command, GlobalArgs, LogFormat};
 use crate::error::{Outcome, Result};
 use crate::render::Printer;
 
@@ -27,11 +27,21 @@ pub fn dispatch(cli: Cli) -> Result<Outcome> {
     }
 }
 
-/// Sets up logging to stderr at the kubectl-style verbosity (`RUST_LOG` overrides it).
-pub fn init_logging(global: &GlobalArgs) {
+/// How `run` wants its logs: JSON lines with `--log-format json`, and at least `info` for the
+/// continuous controller (a daemon with nothing logged looks dead).
+pub fn log_settings(cli: &Cli) -> (LogFormat, bool) {
+    match &cli.command {
+        Command::Run(args) => (args.log_format, !args.once),
+        _ => (LogFormat::Text, false),
+    }
+}
+
+/// Sets up logging to stderr at the kubectl-style verbosity (`RUST_LOG` overrides it), as text
+/// or one JSON object per line.
+pub fn init_logging(global: &GlobalArgs, format: LogFormat, daemon: bool) {
     let level = match global.verbosity {
-        0 | 1 => "warn",
-        2 | 3 => "info",
+        0 | 1 if !daemon => "warn",
+        0..=3 => "info",
         4 | 5 => "debug",
         _ => "trace",
     };
@@ -40,9 +50,17 @@ pub fn init_logging(global: &GlobalArgs) {
             "karpenter_capi={level},kubectl_karpenter_capi={level}"
         ))
     });
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    // A second initialisation (tests) keeps the first subscriber.
+    let _ = match format {
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
 }

@@ -1,10 +1,236 @@
-//! `run`: not built yet in this revision.
+//! `run`: the controller. `--once` does one observe -> plan -> act pass and prints the plan;
+//! `--dry-run` never writes; `--once --dry-run -f DUMP [--now T]` plans from files with no
+//! cluster at all; without `--once`, the continuous loop with watches, leader election, metrics
+//! and clean shutdown on SIGTERM/SIGINT.
+//!
+//! # Errors
+//! Flag combinations that cannot work are usage errors; cluster faults name the cluster, verb and
+//! resource; a `--once` pass whose actions failed is [`Error::Apply`] (exit 2) after the plan is
+//! printed.
 
-use crate::cli::{GlobalArgs, RunArgs};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use super::source::read_sources;
+use crate::cli::{GlobalArgs, OutputFormat, RunArgs};
+use crate::controller::{self, Config};
 use crate::error::{Error, Outcome, Result};
+use crate::kube::client::{ClusterTarget, connect};
+use crate::kube::leader::LeaseLock;
+use crate::kube::list::{Clients, live_snapshot};
+use crate::kube::metrics;
+use crate::kube::reconciler::{Context, Window, lead, pass, run_continuous};
+use crate::model::load::snapshot_from_sources;
 use crate::render::Printer;
+use crate::render::plan::print_plan;
+
+/// The core settings from the flags.
+pub fn config(args: &RunArgs) -> Config {
+    Config {
+        batch_idle: args.batch_idle_duration,
+        batch_max: args.batch_max_duration,
+        launch_timeout: args.launch_timeout,
+        registration_timeout: args.registration_timeout,
+    }
+}
+
+/// Rejects flag combinations that cannot do what they say.
+pub fn validate(args: &RunArgs) -> Result<()> {
+    if !args.source.files.is_empty() && !(args.once && args.dry_run) {
+        return Err(Error::usage(
+            "-f plans from files and has no cluster to write to: use it with --once --dry-run, e.g. \
+             `kubectl karpenter-capi run --once --dry-run -f dump.yaml`",
+        ));
+    }
+    if args.source.now.is_some() && args.source.files.is_empty() {
+        return Err(Error::usage(
+            "--now evaluates a dump as of a past time and needs -f; a live pass uses the current time",
+        ));
+    }
+    if args.batch_max_duration.as_secs() < args.batch_idle_duration.as_secs() {
+        return Err(Error::usage(format!(
+            "--batch-max-duration ({}s) is shorter than --batch-idle-duration ({}s)",
+            args.batch_max_duration.as_secs(),
+            args.batch_idle_duration.as_secs()
+        )));
+    }
+    Ok(())
+}
 
 /// Runs `run`.
-pub fn run(_global: &GlobalArgs, _args: RunArgs, _printer: &Printer) -> Result<Outcome> {
-    Err(Error::NotImplemented("run"))
+pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outcome> {
+    validate(&args)?;
+    if !args.source.files.is_empty() {
+        return replay(&args, printer);
+    }
+    let workload = ClusterTarget::workload(global);
+    let management = ClusterTarget::management(global);
+    let namespace = global.namespace.clone();
+    if args.once {
+        return crate::kube::list::block_on(async {
+            let clients = clients(&workload, &management).await?;
+            once(
+                &clients,
+                namespace.as_deref(),
+                &config(&args),
+                args.dry_run,
+                printer,
+            )
+            .await
+        })?;
+    }
+    // Continuous mode: two worker threads keep the metrics endpoint answering during a plan.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(Error::Io)?;
+    rt.block_on(async {
+        let clients = clients(&workload, &management).await?;
+        continuous(clients, namespace, &args).await
+    })
+}
+
+async fn clients(workload: &ClusterTarget, management: &ClusterTarget) -> Result<Clients> {
+    let w = connect(workload).await?;
+    // A self-hosted cluster: one client, one connection pool.
+    let m = if management.same_as(workload) {
+        w.clone()
+    } else {
+        connect(management).await?
+    };
+    Ok(Clients {
+        workload: w,
+        management: m,
+    })
+}
+
+/// `--once --dry-run -f`: plans from files, as of `--now` (else the dump's time, else now).
+fn replay(args: &RunArgs, printer: &Printer) -> Result<Outcome> {
+    let sources = read_sources(&args.source.files)?;
+    let snapshot = snapshot_from_sources(&sources)?;
+    for w in &snapshot.warnings {
+        warn!("{w}");
+    }
+    let now = args
+        .source
+        .now
+        .or(snapshot.now)
+        .unwrap_or_else(Timestamp::now);
+    let plan = controller::plan(&snapshot, now, &config(args));
+    print_plan(printer, &plan)?;
+    Ok(Outcome::Success)
+}
+
+/// One observe -> plan -> act pass against live clusters; prints the plan, then (tables only)
+/// a summary of what was applied.
+pub async fn once(
+    clients: &Clients,
+    namespace: Option<&str>,
+    config: &Config,
+    dry_run: bool,
+    printer: &Printer,
+) -> Result<Outcome> {
+    let snapshot = live_snapshot(&clients.workload, &clients.management, namespace).await?;
+    for w in &snapshot.warnings {
+        warn!("{w}");
+    }
+    let ctx = Context::new(
+        clients.clone(),
+        config.clone(),
+        namespace.map(str::to_string),
+        dry_run,
+    );
+    let report = pass(&ctx, &snapshot).await;
+    print_plan(printer, &report.plan)?;
+    if !dry_run
+        && !report.plan.actions.is_empty()
+        && matches!(printer.format, OutputFormat::Table | OutputFormat::Wide)
+    {
+        let applied = report
+            .results
+            .iter()
+            .filter(|r| r.outcome == crate::kube::apply::Outcome::Applied)
+            .count();
+        printer.line(&format!(
+            "Applied {applied} of {} action(s).",
+            report.results.len()
+        ))?;
+    }
+    report.into_result()?;
+    Ok(Outcome::Success)
+}
+
+/// The continuous controller until SIGTERM/SIGINT.
+async fn continuous(
+    clients: Clients,
+    namespace: Option<String>,
+    args: &RunArgs,
+) -> Result<Outcome> {
+    let listener = metrics::bind(&args.metrics_bind_address).await?;
+    let ctx = Arc::new(Context::new(
+        clients.clone(),
+        config(args),
+        namespace,
+        args.dry_run,
+    ));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        info!("shutting down");
+        stop_tx.send_replace(true);
+    });
+    let server = tokio::spawn(metrics::serve(listener, ctx.metrics.clone(), {
+        let mut rx = stop_rx.clone();
+        async move { crate::kube::reconciler::stopped(&mut rx).await }
+    }));
+    let (leading_tx, leading_rx) = watch::channel(!args.leader_elect);
+    let leader = if args.leader_elect {
+        let lock = LeaseLock::new(
+            clients.workload.clone(),
+            &args.leader_election_namespace,
+            LeaseLock::default_identity(),
+        );
+        info!(identity = %lock.identity, namespace = %args.leader_election_namespace, "leader election on Lease karpenter-capi");
+        Some(tokio::spawn(lead(
+            lock,
+            ctx.metrics.clone(),
+            leading_tx,
+            stop_rx.clone(),
+        )))
+    } else {
+        ctx.metrics.leader.set(1);
+        drop(leading_tx);
+        None
+    };
+    info!(dry_run = args.dry_run, "controller started");
+    let result = run_continuous(ctx, Window::from_config(&config(args)), leading_rx, stop_rx).await;
+    if let Some(l) = leader {
+        // The leader task releases the Lease when it sees the shutdown.
+        let _ = l.await;
+    }
+    let _ = server.await;
+    result.map(|()| Outcome::Success)
+}
+
+/// Resolves on SIGINT, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    // Without a signal handler, only Ctrl-C; if even that fails, run until killed.
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }

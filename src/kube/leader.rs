@@ -1,0 +1,206 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease (`--leader-elect`), with only the verbs
+//! [`permissions::LEADER_ELECTION`](super::permissions::LEADER_ELECTION) grants: get, create,
+//! update. Every update carries the resourceVersion read, so two replicas racing for an expired
+//! Lease cannot both win: the loser gets a 409 and stays a follower.
+//!
+//! # Guarantees
+//! - A replica acts only after a successful create or update naming it holder, and stops acting
+//!   when it cannot renew before its own lease would expire (see [`LeaseLock::lead_until`]).
+//! - A clean shutdown releases the Lease (empty holder) so a standby takes over at once.
+//!
+//! # Errors
+//! API failures are [`Error::Cluster`] naming the Lease; a 409 is not an error (someone else won).
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::{Api, PostParams};
+use tracing::info;
+
+use super::apply::FIELD_MANAGER;
+use super::errors::{object_error, status_code};
+use crate::error::{ClusterRole, Result};
+
+/// The Lease's name.
+pub const LEASE_NAME: &str = "karpenter-capi";
+/// How long a Lease is valid without renewal.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+/// How often the holder renews (and a follower retries).
+pub const RENEW_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Who holds the Lease after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leadership {
+    /// This replica holds it.
+    Leading,
+    /// Another holder with a valid Lease.
+    Following(String),
+}
+
+/// A Lease this replica competes for.
+pub struct LeaseLock {
+    api: Api<Lease>,
+    namespace: String,
+    /// This replica's identity (`holderIdentity`).
+    pub identity: String,
+    duration: Duration,
+}
+
+impl LeaseLock {
+    /// A lock on Lease `karpenter-capi` in `namespace` of the workload cluster.
+    pub fn new(client: kube::Client, namespace: &str, identity: String) -> LeaseLock {
+        LeaseLock {
+            api: Api::namespaced(client, namespace),
+            namespace: namespace.to_string(),
+            identity,
+            duration: LEASE_DURATION,
+        }
+    }
+
+    /// This pod's name (or the host name) plus a random suffix, so a restarted process is a new holder.
+    pub fn default_identity() -> String {
+        let host = std::env::var("POD_NAME")
+            .or_else(|_| std::env::var("HOSTNAME"))
+            .unwrap_or_else(|_| "karpenter-capi".to_string());
+        let nanos = Timestamp::now().subsec_nanosecond();
+        format!("{host}_{:08x}", (nanos as u32) ^ std::process::id())
+    }
+
+    fn fail(&self, verb: &str, e: kube::Error) -> crate::error::Error {
+        object_error(
+            ClusterRole::Workload,
+            verb,
+            "leases.coordination.k8s.io",
+            &self.namespace,
+            LEASE_NAME,
+            e,
+        )
+    }
+
+    /// Acquires or renews the Lease at `now`.
+    pub async fn try_acquire(&self, now: Timestamp) -> Result<Leadership> {
+        let pp = PostParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PostParams::default()
+        };
+        let secs = i32::try_from(self.duration.as_secs()).unwrap_or(15);
+        let current = match self
+            .api
+            .get_opt(LEASE_NAME)
+            .await
+            .map_err(|e| self.fail("get", e))?
+        {
+            Some(l) => l,
+            None => {
+                let lease = Lease {
+                    metadata: ObjectMeta {
+                        name: Some(LEASE_NAME.to_string()),
+                        ..ObjectMeta::default()
+                    },
+                    spec: Some(LeaseSpec {
+                        holder_identity: Some(self.identity.clone()),
+                        lease_duration_seconds: Some(secs),
+                        acquire_time: Some(MicroTime(now)),
+                        renew_time: Some(MicroTime(now)),
+                        lease_transitions: Some(0),
+                        ..LeaseSpec::default()
+                    }),
+                };
+                return match self.api.create(&pp, &lease).await {
+                    Ok(_) => {
+                        info!(identity = %self.identity, "acquired the leader Lease");
+                        Ok(Leadership::Leading)
+                    }
+                    Err(e) if status_code(&e) == Some(409) => {
+                        Ok(Leadership::Following("another replica".to_string()))
+                    }
+                    Err(e) => Err(self.fail("create", e)),
+                };
+            }
+        };
+        let spec = current.spec.clone().unwrap_or_default();
+        let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
+        let mine = holder.as_deref() == Some(self.identity.as_str());
+        if !mine && let Some(other) = &holder {
+            let valid_for = i64::from(spec.lease_duration_seconds.unwrap_or(secs));
+            let renewed = spec
+                .renew_time
+                .as_ref()
+                .or(spec.acquire_time.as_ref())
+                .map(|t| t.0);
+            let expired = renewed.is_none_or(|r| r.as_second() + valid_for <= now.as_second());
+            if !expired {
+                return Ok(Leadership::Following(other.clone()));
+            }
+        }
+        let mut lease = current;
+        let transitions = spec.lease_transitions.unwrap_or(0);
+        lease.spec = Some(LeaseSpec {
+            holder_identity: Some(self.identity.clone()),
+            lease_duration_seconds: Some(secs),
+            acquire_time: if mine {
+                spec.acquire_time.clone()
+            } else {
+                Some(MicroTime(now))
+            },
+            renew_time: Some(MicroTime(now)),
+            lease_transitions: Some(if mine { transitions } else { transitions + 1 }),
+            ..spec
+        });
+        match self.api.replace(LEASE_NAME, &pp, &lease).await {
+            Ok(_) => {
+                if !mine {
+                    info!(identity = %self.identity, "acquired the leader Lease");
+                }
+                Ok(Leadership::Leading)
+            }
+            Err(e) if status_code(&e) == Some(409) => Ok(Leadership::Following(
+                holder.unwrap_or_else(|| "another replica".to_string()),
+            )),
+            Err(e) => Err(self.fail("update", e)),
+        }
+    }
+
+    /// Until when, after a successful renewal at `renewed`, this replica may act: a safety margin
+    /// before the Lease would expire for the others.
+    pub fn lead_until(&self, renewed: Timestamp) -> Timestamp {
+        let margin = self.duration.as_secs_f64() * 0.8;
+        renewed
+            .checked_add(jiff::SignedDuration::from_secs_f64(margin))
+            .unwrap_or(renewed)
+    }
+
+    /// Gives the Lease up (on shutdown), if this replica still holds it.
+    pub async fn release(&self) -> Result<()> {
+        let Some(mut lease) = self
+            .api
+            .get_opt(LEASE_NAME)
+            .await
+            .map_err(|e| self.fail("get", e))?
+        else {
+            return Ok(());
+        };
+        let Some(spec) = lease.spec.as_mut() else {
+            return Ok(());
+        };
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return Ok(());
+        }
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        let pp = PostParams {
+            field_manager: Some(FIELD_MANAGER.to_string()),
+            ..PostParams::default()
+        };
+        match self.api.replace(LEASE_NAME, &pp, &lease).await {
+            Ok(_) => {
+                info!(identity = %self.identity, "released the leader Lease");
+                Ok(())
+            }
+            Err(e) if status_code(&e) == Some(409) => Ok(()),
+            Err(e) => Err(self.fail("update", e)),
+        }
+    }
+}

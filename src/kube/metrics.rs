@@ -1,0 +1,246 @@
+//! The controller's Prometheus metrics and the small HTTP endpoint serving them with `/healthz`
+//! and `/readyz` on `--metrics-bind-address`.
+//!
+//! `/healthz` answers 200 while the process serves; `/readyz` answers 200 once every watch has
+//! listed its objects (and, with leader election, whether or not this replica leads: a standby is
+//! ready to take over), 503 before.
+//!
+//! # Errors
+//! [`serve`] fails only when the address cannot be bound; a failing connection is logged.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tracing::{debug, info};
+
+use super::apply::{ActionResult, Outcome};
+use crate::error::{Error, Result};
+
+type Labels = Vec<(String, String)>;
+
+/// Everything the controller counts.
+pub struct Metrics {
+    registry: Registry,
+    /// Reconcile passes, by result (`ok`, `error`).
+    pub passes: Family<Labels, Counter>,
+    /// Actions, by action name and outcome (`applied`, `failed`, `skipped`, `planned` in dry run).
+    pub actions: Family<Labels, Counter>,
+    /// Errors, by stage (`observe`, `plan`, `act`, `watch`, `leader`).
+    pub errors: Family<Labels, Counter>,
+    /// Provisionable pods seen by the last pass.
+    pub pending_pods: Gauge,
+    /// NodeClaims seen by the last pass.
+    pub node_claims: Gauge,
+    /// Time to compute one plan, in seconds.
+    pub plan_duration: Histogram,
+    /// Time of one whole pass (observe, plan, act), in seconds.
+    pub pass_duration: Histogram,
+    /// 1 while this replica holds the leader Lease (or runs without leader election).
+    pub leader: Gauge,
+    ready: AtomicBool,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh registry with every metric registered under the `karpenter_capi` prefix.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("karpenter_capi");
+        let passes = Family::<Labels, Counter>::default();
+        let actions = Family::<Labels, Counter>::default();
+        let errors = Family::<Labels, Counter>::default();
+        let pending_pods = Gauge::default();
+        let node_claims = Gauge::default();
+        let plan_duration = Histogram::new(exponential_buckets(0.0005, 2.0, 14));
+        let pass_duration = Histogram::new(exponential_buckets(0.005, 2.0, 14));
+        let leader = Gauge::default();
+        registry.register(
+            "reconcile_passes",
+            "Reconcile passes (observe, plan, act) by result",
+            passes.clone(),
+        );
+        registry.register(
+            "actions",
+            "Planned actions by action and outcome",
+            actions.clone(),
+        );
+        registry.register("errors", "Errors by stage", errors.clone());
+        registry.register(
+            "pending_pods",
+            "Provisionable pods in the last pass",
+            pending_pods.clone(),
+        );
+        registry.register(
+            "nodeclaims",
+            "NodeClaims in the last pass",
+            node_claims.clone(),
+        );
+        registry.register(
+            "plan_duration_seconds",
+            "Time to compute one plan",
+            plan_duration.clone(),
+        );
+        registry.register(
+            "pass_duration_seconds",
+            "Time of one reconcile pass",
+            pass_duration.clone(),
+        );
+        registry.register(
+            "leader",
+            "1 while this replica acts (holds the Lease)",
+            leader.clone(),
+        );
+        Metrics {
+            registry,
+            passes,
+            actions,
+            errors,
+            pending_pods,
+            node_claims,
+            plan_duration,
+            pass_duration,
+            leader,
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    /// Counts an error at a stage.
+    pub fn error(&self, stage: &str) {
+        self.errors
+            .get_or_create(&vec![("stage".to_string(), stage.to_string())])
+            .inc();
+    }
+
+    /// Counts a pass.
+    pub fn pass(&self, ok: bool) {
+        self.passes
+            .get_or_create(&vec![(
+                "result".to_string(),
+                if ok { "ok" } else { "error" }.to_string(),
+            )])
+            .inc();
+    }
+
+    /// Counts the executed actions by outcome.
+    pub fn record(&self, results: &[ActionResult]) {
+        for r in results {
+            let outcome = match r.outcome {
+                Outcome::Applied => "applied",
+                Outcome::Failed { .. } => "failed",
+                Outcome::Skipped => "skipped",
+            };
+            self.action(r.action, outcome);
+        }
+    }
+
+    /// Counts one action with an outcome.
+    pub fn action(&self, action: &str, outcome: &str) {
+        self.actions
+            .get_or_create(&vec![
+                ("action".to_string(), action.to_string()),
+                ("outcome".to_string(), outcome.to_string()),
+            ])
+            .inc();
+    }
+
+    /// Marks the controller ready (watches synced) or not.
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// Whether `/readyz` answers 200.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// The metrics in the OpenMetrics text format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// One HTTP answer: status and body for a path.
+pub fn respond(metrics: &Metrics, path: &str) -> (u16, &'static str, String) {
+    const TEXT: &str = "text/plain; charset=utf-8";
+    match path {
+        "/metrics" => (
+            200,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics.render(),
+        ),
+        "/healthz" | "/livez" => (200, TEXT, "ok\n".to_string()),
+        "/readyz" if metrics.is_ready() => (200, TEXT, "ok\n".to_string()),
+        "/readyz" => (503, TEXT, "watches not synced yet\n".to_string()),
+        _ => (
+            404,
+            TEXT,
+            "not found: try /metrics, /healthz or /readyz\n".to_string(),
+        ),
+    }
+}
+
+/// Binds `addr` (fails fast on a bad address or a port in use).
+pub async fn bind(addr: &str) -> Result<TcpListener> {
+    let parsed: SocketAddr = addr.parse().map_err(|e| {
+        Error::usage(format!(
+            "--metrics-bind-address {addr:?} is not an address:port ({e}), e.g. 0.0.0.0:8080"
+        ))
+    })?;
+    TcpListener::bind(parsed)
+        .await
+        .map_err(|e| Error::usage(format!("--metrics-bind-address {addr}: cannot listen: {e}")))
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    if let Ok(addr) = listener.local_addr() {
+        info!(%addr, "serving /metrics, /healthz, /readyz");
+    }
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = &mut shutdown => return,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                let (code, content_type, body) = respond(&metrics, req.uri().path());
+                let response = Response::builder()
+                    .status(code)
+                    .header("content-type", content_type)
+                    .body(Full::new(Bytes::from(body)));
+                async move { response }
+            });
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await
+            {
+                debug!(error = %e, "metrics connection");
+            }
+        });
+    }
+}

@@ -1,0 +1,405 @@
+//! The controller loop of `run`: observe -> plan -> act, once or continuously, in the kube-rs
+//! controller style: a [`Context`] carries the clients, executor, config and metrics; a pass
+//! returns its results as values; [`Backoff`] is the error policy.
+//!
+//! Continuous mode: watchers feed reflector stores; any event opens a batch window that closes
+//! after `--batch-idle-duration` without a new event or `--batch-max-duration` at most; then one
+//! pass plans from the stores and acts. A pass also runs every [`RESYNC`] without events, since
+//! timeouts (launch, registration) fire with time alone. With `--leader-elect` only the Lease
+//! holder acts; others keep their stores warm.
+//!
+//! # Guarantees
+//! - Passes never overlap, and shutdown (SIGTERM/SIGINT) waits for the running pass to finish
+//!   its writes, then releases the Lease.
+//! - After a pass that created NodeClaims, the next pass waits (up to [`READ_YOUR_WRITES`]) until
+//!   the NodeClaim store shows them, so a lagging watch cannot make the core plan them twice.
+//! - A failed pass is retried after an exponential backoff (1 s doubling to 60 s), reset by the
+//!   next successful pass.
+//!
+//! # Errors
+//! A pass fails with the first refused action ([`Error::Apply`]) or the snapshot error.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use tokio::sync::{Notify, watch};
+use tracing::{debug, error, info, warn};
+
+use super::apply::{ActionResult, Executor, Outcome};
+use super::leader::{Leadership, LeaseLock, RENEW_INTERVAL};
+use super::list::Clients;
+use super::metrics::Metrics;
+use super::watch::{Stores, start as start_watches};
+use crate::controller::{self, Config, Plan};
+use crate::error::{Error, Result};
+use crate::model::snapshot::Snapshot;
+
+/// Re-plan at least this often, even without events.
+pub const RESYNC: Duration = Duration::from_secs(10);
+/// How long to wait for our own creations to show in the stores.
+pub const READ_YOUR_WRITES: Duration = Duration::from_secs(10);
+
+/// What a pass needs.
+pub struct Context {
+    /// Workload and management clients.
+    pub clients: Clients,
+    /// Carries out actions.
+    pub executor: Executor,
+    /// Core settings.
+    pub config: Config,
+    /// The Cluster API namespace (`-n`).
+    pub namespace: Option<String>,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Plan and log, never write.
+    pub dry_run: bool,
+}
+
+impl Context {
+    /// A context over these clients.
+    pub fn new(
+        clients: Clients,
+        config: Config,
+        namespace: Option<String>,
+        dry_run: bool,
+    ) -> Context {
+        Context {
+            executor: Executor::new(clients.clone()),
+            clients,
+            config,
+            namespace,
+            metrics: Arc::new(Metrics::new()),
+            dry_run,
+        }
+    }
+}
+
+/// What one pass did.
+#[derive(Debug, Clone)]
+pub struct PassReport {
+    /// The plan.
+    pub plan: Plan,
+    /// Per-action results (empty in dry run).
+    pub results: Vec<ActionResult>,
+}
+
+impl PassReport {
+    /// The NodeClaims the pass created (names).
+    pub fn created_claims(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .flat_map(|r| r.created.iter())
+            .filter_map(|c| c.strip_prefix("NodeClaim/"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The pass as an error when an action failed.
+    pub fn into_result(self) -> Result<PassReport> {
+        let failed: Vec<&ActionResult> = self.results.iter().filter(|r| r.failed()).collect();
+        let Some(first) = failed.first() else {
+            return Ok(self);
+        };
+        let skipped = self
+            .results
+            .iter()
+            .filter(|r| r.outcome == Outcome::Skipped)
+            .count();
+        let error = match &first.outcome {
+            Outcome::Failed {
+                error,
+                rollback_errors,
+                ..
+            } if rollback_errors.is_empty() => error.clone(),
+            Outcome::Failed {
+                error,
+                rollback_errors,
+                ..
+            } => format!(
+                "{error}\n  rollback also failed: {}",
+                rollback_errors.join("; ")
+            ),
+            _ => String::new(),
+        };
+        Err(Error::Apply(format!(
+            "{} {} failed ({} of {} actions; {skipped} after it not attempted): {error}",
+            first.action,
+            first.target,
+            failed.len(),
+            self.results.len()
+        )))
+    }
+}
+
+/// Plans from a snapshot and, unless dry run, acts. Action failures are in the report.
+pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
+    let now = snapshot.now.unwrap_or_else(Timestamp::now);
+    ctx.metrics.pending_pods.set(
+        snapshot
+            .pods
+            .iter()
+            .filter(|p| p.is_provisionable())
+            .count() as i64,
+    );
+    ctx.metrics
+        .node_claims
+        .set(snapshot.nodeclaims.len() as i64);
+    let started = Instant::now();
+    let plan = controller::plan(snapshot, now, &ctx.config);
+    ctx.metrics
+        .plan_duration
+        .observe(started.elapsed().as_secs_f64());
+    debug!(actions = plan.actions.len(), "planned");
+    if ctx.dry_run {
+        for a in &plan.actions {
+            info!(
+                action = a.name(),
+                target = a.target(),
+                "would apply (dry run)"
+            );
+            ctx.metrics.action(a.name(), "planned");
+        }
+        return PassReport {
+            plan,
+            results: Vec::new(),
+        };
+    }
+    let results = ctx.executor.execute(&plan, now).await;
+    ctx.metrics.record(&results);
+    PassReport { plan, results }
+}
+
+/// Exponential backoff: 1 s doubling to 60 s.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            next: Duration::from_secs(1),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay before the next retry.
+    pub fn next_delay(&mut self) -> Duration {
+        let d = self.next;
+        self.next = (self.next * 2).min(Duration::from_secs(60));
+        d
+    }
+
+    /// Back to 1 s after a success.
+    pub fn reset(&mut self) {
+        *self = Backoff::default();
+    }
+}
+
+/// Batch window settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Close after this long without an event.
+    pub idle: Duration,
+    /// Close after this long at most.
+    pub max: Duration,
+    /// Plan at least this often.
+    pub resync: Duration,
+}
+
+impl Window {
+    /// From the core config's batch durations.
+    pub fn from_config(config: &Config) -> Window {
+        Window {
+            idle: Duration::from_secs(config.batch_idle.as_secs()),
+            max: Duration::from_secs(config.batch_max.as_secs()),
+            resync: RESYNC,
+        }
+    }
+}
+
+/// Resolves when `shutdown` turns true.
+pub async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    // An error means the sender is gone: treat as shutdown.
+    let _ = shutdown.wait_for(|s| *s).await;
+}
+
+/// Runs the continuous controller until `shutdown`: starts the watchers (retrying with backoff),
+/// waits for them to sync, then reconciles on change. `leading` says whether this replica may act.
+pub async fn run_continuous(
+    ctx: Arc<Context>,
+    window: Window,
+    leading: watch::Receiver<bool>,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<()> {
+    let notify = Arc::new(Notify::new());
+    let mut backoff = Backoff::default();
+    let (stores, tasks) = loop {
+        match start_watches(
+            &ctx.clients,
+            ctx.namespace.as_deref(),
+            notify.clone(),
+            ctx.metrics.clone(),
+        )
+        .await
+        {
+            Ok(started) => break started,
+            Err(e) => {
+                ctx.metrics.error("observe");
+                let delay = backoff.next_delay();
+                error!(error = %e, retry_in = ?delay, "cannot watch the clusters");
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = stopped(&mut shutdown) => return Ok(()),
+                }
+            }
+        }
+    };
+    backoff.reset();
+    tokio::select! {
+        _ = stores.wait_until_ready() => {}
+        _ = stopped(&mut shutdown) => { abort(tasks); return Ok(()) }
+    }
+    info!(objects = stores.len(), "watches synced");
+    ctx.metrics.set_ready(true);
+    let result = reconcile_loop(&ctx, &stores, &notify, window, leading, shutdown).await;
+    abort(tasks);
+    ctx.metrics.set_ready(false);
+    result
+}
+
+fn abort(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for t in tasks {
+        t.abort();
+    }
+}
+
+/// The loop over synced stores (separate so tests can drive it with seeded stores).
+pub async fn reconcile_loop(
+    ctx: &Context,
+    stores: &Stores,
+    notify: &Notify,
+    window: Window,
+    leading: watch::Receiver<bool>,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<()> {
+    let mut backoff = Backoff::default();
+    let mut due = true; // plan once right after the watches synced
+    let mut awaiting: Vec<String> = Vec::new();
+    loop {
+        if !due {
+            tokio::select! {
+                _ = notify.notified() => {}
+                _ = tokio::time::sleep(window.resync) => {}
+                _ = stopped(&mut shutdown) => return Ok(()),
+            }
+        }
+        // The batch window: extend while events keep coming, up to the max.
+        let opened = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                _ = notify.notified() => continue,
+                _ = tokio::time::sleep(window.idle) => break,
+                _ = tokio::time::sleep_until(opened + window.max) => break,
+                _ = stopped(&mut shutdown) => return Ok(()),
+            }
+        }
+        due = false;
+        if !*leading.borrow() {
+            debug!("not the leader; not acting");
+            continue;
+        }
+        // Read your writes: the claims created last pass must be visible before planning again.
+        let deadline = tokio::time::Instant::now() + READ_YOUR_WRITES;
+        while !awaiting
+            .iter()
+            .all(|n| stores.contains("nodeclaims", "", n))
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::select! {
+                _ = notify.notified() => {}
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = stopped(&mut shutdown) => return Ok(()),
+            }
+        }
+        if !awaiting
+            .iter()
+            .all(|n| stores.contains("nodeclaims", "", n))
+        {
+            warn!(claims = ?awaiting, "created NodeClaims not seen by the watch yet; planning anyway");
+        }
+        let started = Instant::now();
+        let outcome = match stores.snapshot() {
+            Ok(snapshot) => pass(ctx, &snapshot).await.into_result(),
+            Err(e) => Err(e),
+        };
+        ctx.metrics
+            .pass_duration
+            .observe(started.elapsed().as_secs_f64());
+        match outcome {
+            Ok(report) => {
+                ctx.metrics.pass(true);
+                if !report.plan.actions.is_empty() {
+                    info!(actions = report.plan.actions.len(), "pass applied");
+                }
+                awaiting = report.created_claims();
+                backoff.reset();
+            }
+            Err(e) => {
+                ctx.metrics.pass(false);
+                ctx.metrics.error(if matches!(e, Error::Apply(_)) {
+                    "act"
+                } else {
+                    "observe"
+                });
+                let delay = backoff.next_delay();
+                error!(error = %e, retry_in = ?delay, "pass failed");
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = stopped(&mut shutdown) => return Ok(()),
+                }
+                due = true;
+            }
+        }
+    }
+}
+
+/// Competes for the Lease until `shutdown`, publishing whether this replica leads; releases the
+/// Lease on the way out.
+pub async fn lead(
+    lock: LeaseLock,
+    metrics: Arc<Metrics>,
+    leading: watch::Sender<bool>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut valid_until: Option<Timestamp> = None;
+    loop {
+        let now = Timestamp::now();
+        match lock.try_acquire(now).await {
+            Ok(Leadership::Leading) => valid_until = Some(lock.lead_until(now)),
+            Ok(Leadership::Following(holder)) => {
+                if *leading.borrow() {
+                    warn!(%holder, "lost the leader Lease");
+                }
+                debug!(%holder, "following");
+                valid_until = None;
+            }
+            Err(e) => {
+                metrics.error("leader");
+                warn!(error = %e, "cannot renew the leader Lease");
+            }
+        }
+        let is_leader = valid_until.is_some_and(|u| Timestamp::now() < u);
+        metrics.leader.set(i64::from(is_leader));
+        leading.send_replace(is_leader);
+        tokio::select! {
+            _ = tokio::time::sleep(RENEW_INTERVAL) => {}
+            _ = stopped(&mut shutdown) => break,
+        }
+    }
+    if let Err(e) = lock.release().await {
+        warn!(error = %e, "could not release the leader Lease");
+    }
+}
