@@ -29,25 +29,41 @@ fn run(yaml: &str, args: &[&str]) -> (i32, String, String) {
         .args(["--color", "never"])
         .output()
         .unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap().replace(&path.display().to_string(), "input.yaml");
-    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), stderr)
+    let stderr = String::from_utf8(out.stderr)
+        .unwrap()
+        .replace(&path.display().to_string(), "input.yaml");
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        stderr,
+    )
 }
 
 fn tempdir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("kkc-sim-{}-{}", std::process::id(), rand_suffix()));
+    let dir =
+        std::env::temp_dir().join(format!("kkc-sim-{}-{}", std::process::id(), rand_suffix()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 fn rand_suffix() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
 }
 
 #[test]
 fn malformed_yaml_names_the_file_and_document() {
-    let (code, _, err) = run(&format!("{}---\nkind: [oops\n", MD.replace("CPU", "2")), &[]);
+    let (code, _, err) = run(
+        &format!("{}---\nkind: [oops\n", MD.replace("CPU", "2")),
+        &[],
+    );
     assert_eq!(code, 2);
-    assert!(err.starts_with("error: input.yaml: document 2 (from line 13) is not valid YAML"), "{err}");
+    assert!(
+        err.starts_with("error: input.yaml: document 2 (from line 13) is not valid YAML"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -63,7 +79,10 @@ fn invalid_quantity_in_a_capacity_annotation() {
 
 #[test]
 fn member_without_cpu_annotation() {
-    let yaml = MD.replace("    capacity.cluster-autoscaler.kubernetes.io/cpu: 'CPU'\n", "");
+    let yaml = MD.replace(
+        "    capacity.cluster-autoscaler.kubernetes.io/cpu: 'CPU'\n",
+        "",
+    );
     let (code, _, err) = run(&yaml, &[]);
     assert_eq!(code, 2);
     assert!(
@@ -82,29 +101,48 @@ fn invalid_quantity_in_a_pod() {
 
 #[test]
 fn no_flavors_at_all() {
-    let (code, _, err) = run("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c}]}\n", &[]);
+    let (code, _, err) = run(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c}]}\n",
+        &[],
+    );
     assert_eq!(code, 2);
-    assert!(err.contains("no flavors: 0 MachineDeployment(s) read, none is a member"), "{err}");
+    assert!(
+        err.contains("no flavors: 0 MachineDeployment(s) read, none is a member"),
+        "{err}"
+    );
 }
 
 #[test]
 fn unknown_kind_without_api_version() {
     let (code, _, err) = run("kind: Widget\nmetadata: {name: w}\n", &[]);
     assert_eq!(code, 2);
-    assert!(err.contains("input.yaml#1: Widget w: apiVersion: missing on a Widget"), "{err}");
+    assert!(
+        err.contains("input.yaml#1: Widget w: apiVersion: missing on a Widget"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_file() {
-    let out = Command::cargo_bin("kubectl-karpenter_capi").unwrap().args(["simulate", "-f", "/nonexistent/x.yaml"]).output().unwrap();
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .args(["simulate", "-f", "/nonexistent/x.yaml"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8(out.stderr).unwrap().trim(), "error: /nonexistent/x.yaml: no such file or directory");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap().trim(),
+        "error: /nonexistent/x.yaml: no such file or directory"
+    );
 }
 
 #[test]
 fn pods_that_fit_nowhere_are_listed_with_reasons() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: default}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: '3', memory: 1Gi}}}]\n";
-    let (code, out, _) = run(&format!("{}---\n{pod}", MD.replace("CPU", "2")), &["--strategy", "cost"]);
+    let (code, out, _) = run(
+        &format!("{}---\n{pod}", MD.replace("CPU", "2")),
+        &["--strategy", "cost"],
+    );
     assert_eq!(code, 0);
     assert!(out.contains("Unschedulable with cost:\n  default/huge\n    - small: needs 3 cpu, small has 2 allocatable\n"), "{out}");
 }

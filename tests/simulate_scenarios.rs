@@ -8,7 +8,10 @@ use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::sched::report::{SimulationReport, StrategyReport};
 
 fn scenario(name: &str) -> String {
-    format!("{}/../shared/fixtures/scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../shared/fixtures/scenarios/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 fn report(name: &str) -> SimulationReport {
@@ -43,7 +46,13 @@ fn seed_3cpu_cost_and_least_waste_pick_c3_8_upstream_picks_c3_16() {
     assert_eq!(cost.nodes[0].allocatable.memory_bytes, 7_865_782_272);
     assert_eq!(cost.nodes[0].allocatable.pods, 109);
     assert_eq!(cost.nodes[0].requested.cpu_millis, 3000);
-    assert_eq!(strategy(&r, "karpenter-capi").extra_vs_cost_per_hour.unwrap().0, 100_000_000);
+    assert_eq!(
+        strategy(&r, "karpenter-capi")
+            .extra_vs_cost_per_hour
+            .unwrap()
+            .0,
+        100_000_000
+    );
 }
 
 #[test]
@@ -53,8 +62,14 @@ fn seed_8x1cpu_cost_finds_10_vcpu_at_the_lowest_price_least_waste_3_c3_8() {
     assert_eq!(flavors(cost), vec!["c3-16", "c3-4"]);
     assert_eq!(cost.totals.cpu_millis, 10_000);
     assert_eq!(cost.totals.price_per_hour.0, 250_000_000);
-    assert_eq!(flavors(strategy(&r, "least-waste")), vec!["c3-8", "c3-8", "c3-8"]);
-    assert_eq!(strategy(&r, "least-waste").totals.price_per_hour.0, 300_000_000);
+    assert_eq!(
+        flavors(strategy(&r, "least-waste")),
+        vec!["c3-8", "c3-8", "c3-8"]
+    );
+    assert_eq!(
+        strategy(&r, "least-waste").totals.price_per_hour.0,
+        300_000_000
+    );
     for s in &r.strategies {
         assert!(s.unschedulable.is_empty(), "{}", s.strategy);
         let placed: usize = s.nodes.iter().map(|n| n.pods.len()).sum();
@@ -67,7 +82,10 @@ fn inflate_antiaffinity_cost_uses_two_c3_4() {
     let r = report("inflate-antiaffinity.yaml");
     let cost = strategy(&r, "cost");
     assert_eq!(flavors(cost), vec!["c3-4", "c3-4"]);
-    assert!(cost.nodes.iter().all(|n| n.pods.len() == 1), "anti-affinity: one inflate pod per node");
+    assert!(
+        cost.nodes.iter().all(|n| n.pods.len() == 1),
+        "anti-affinity: one inflate pod per node"
+    );
 }
 
 #[test]
@@ -85,10 +103,22 @@ fn one_strategy_only() {
 fn json_output_has_the_documented_shape() {
     let out = Command::cargo_bin("kubectl-karpenter_capi")
         .unwrap()
-        .args(["simulate", "-f", &scenario("seed-3cpu.yaml"), "--strategy", "cost", "-o", "json"])
+        .args([
+            "simulate",
+            "-f",
+            &scenario("seed-3cpu.yaml"),
+            "--strategy",
+            "cost",
+            "-o",
+            "json",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let expected = serde_json::json!({
         "strategy": "cost",
@@ -109,24 +139,41 @@ fn json_output_has_the_documented_shape() {
 
 #[test]
 fn default_scenario_runs_without_input() {
-    let out = Command::cargo_bin("kubectl-karpenter_capi").unwrap().args(["simulate", "--color", "never"]).output().unwrap();
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .args(["simulate", "--color", "never"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let cost_line = text.lines().find(|l| l.starts_with("cost ")).unwrap();
-    assert!(cost_line.contains("1x c3-16 + 1x c3-4") && cost_line.contains("0.2500"), "{text}");
+    assert!(
+        cost_line.contains("1x c3-16 + 1x c3-4") && cost_line.contains("0.2500"),
+        "{text}"
+    );
     let lw = text.lines().find(|l| l.starts_with("least-waste")).unwrap();
-    assert!(lw.contains("3x c3-8") && lw.contains("+0.0500 (+20%)"), "{text}");
+    assert!(
+        lw.contains("3x c3-8") && lw.contains("+0.0500 (+20%)"),
+        "{text}"
+    );
 }
 
 #[test]
 fn yaml_output_parses_back() {
     let out = Command::cargo_bin("kubectl-karpenter_capi")
         .unwrap()
-        .args(["simulate", "-f", &scenario("seed-8x1cpu.yaml"), "-o", "yaml"])
+        .args([
+            "simulate",
+            "-f",
+            &scenario("seed-8x1cpu.yaml"),
+            "-o",
+            "yaml",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
-    let v: serde_json::Value = serde_saphyr::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_saphyr::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap();
     assert_eq!(v["strategies"][2]["strategy"], "least-waste");
     assert_eq!(v["strategies"][2]["totals"]["nodes"], 3);
 }

@@ -3,5 +3,5 @@
 
 pub mod client;
 pub mod errors;
-pub mod permissions;
 pub mod list;
+pub mod permissions;

@@ -13,9 +13,11 @@ use crate::sched::report::{SimulationReport, StrategyReport};
 pub fn print_report(printer: &Printer, report: &SimulationReport) -> Result<()> {
     match printer.format {
         OutputFormat::Json | OutputFormat::Yaml => printer.structured(report),
-        OutputFormat::Table | OutputFormat::Wide => {
-            printer.write(&report_text(report, printer.format == OutputFormat::Wide, printer.color))
-        }
+        OutputFormat::Table | OutputFormat::Wide => printer.write(&report_text(
+            report,
+            printer.format == OutputFormat::Wide,
+            printer.color,
+        )),
     }
 }
 
@@ -30,16 +32,29 @@ fn nodes_summary(s: &StrategyReport) -> String {
     if counts.is_empty() {
         return "-".to_string();
     }
-    counts.iter().map(|(t, c)| format!("{c}x {t}")).collect::<Vec<_>>().join(" + ")
+    counts
+        .iter()
+        .map(|(t, c)| format!("{c}x {t}"))
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 fn extra(p: Option<Price>, base: Option<Price>, color: bool) -> String {
     match (p, base) {
         (Some(extra), Some(base)) if extra.0 > 0 => {
-            let pct = if base.0 > 0 { format!(" (+{}%)", (i128::from(extra.0) * 100 + i128::from(base.0) / 2) / i128::from(base.0)) } else { String::new() };
+            let pct = if base.0 > 0 {
+                format!(
+                    " (+{}%)",
+                    (i128::from(extra.0) * 100 + i128::from(base.0) / 2) / i128::from(base.0)
+                )
+            } else {
+                String::new()
+            };
             paint(color, &format!("+{extra}{pct}"), Style::Bad)
         }
-        (Some(extra), _) if extra.0 < 0 => paint(color, &format!("-{}", Price(-extra.0)), Style::Warn),
+        (Some(extra), _) if extra.0 < 0 => {
+            paint(color, &format!("-{}", Price(-extra.0)), Style::Warn)
+        }
         (Some(_), _) => "same".to_string(),
         (None, _) => "-".to_string(),
     }
@@ -48,20 +63,40 @@ fn extra(p: Option<Price>, base: Option<Price>, color: bool) -> String {
 /// The report as text.
 pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String {
     let mut out = String::new();
-    let cost = report.strategies.iter().find(|s| s.strategy == "cost").map(|s| s.totals.price_per_hour);
+    let cost = report
+        .strategies
+        .iter()
+        .find(|s| s.strategy == "cost")
+        .map(|s| s.totals.price_per_hour);
     if report.strategies.len() == 1 {
         out.push_str(&detail_table(&report.strategies[0], wide));
     } else {
-        let mut t = Table::new(&["STRATEGY", "NEW NODES", "VCPU", "MEMORY", "PRICE/H", "VS COST", "UNSCHEDULABLE"]);
+        let mut t = Table::new(&[
+            "STRATEGY",
+            "NEW NODES",
+            "VCPU",
+            "MEMORY",
+            "PRICE/H",
+            "VS COST",
+            "UNSCHEDULABLE",
+        ]);
         for s in &report.strategies {
-            let name = if s.strategy == "cost" { paint(color, &s.strategy, Style::Good) } else { s.strategy.clone() };
+            let name = if s.strategy == "cost" {
+                paint(color, &s.strategy, Style::Good)
+            } else {
+                s.strategy.clone()
+            };
             t.row(vec![
                 name,
                 nodes_summary(s),
                 format_millis(s.totals.cpu_millis),
                 format_gib(s.totals.memory_bytes),
                 s.totals.price_per_hour.to_string(),
-                if s.strategy == "cost" { "-".to_string() } else { extra(s.extra_vs_cost_per_hour, cost, color) },
+                if s.strategy == "cost" {
+                    "-".to_string()
+                } else {
+                    extra(s.extra_vs_cost_per_hour, cost, color)
+                },
                 s.unschedulable.len().to_string(),
             ]);
         }
@@ -69,10 +104,18 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
         let savings: Vec<String> = report
             .strategies
             .iter()
-            .filter_map(|s| s.extra_vs_cost_per_hour.filter(|e| e.0 > 0).map(|e| format!("{e}/h vs {}", s.strategy)))
+            .filter_map(|s| {
+                s.extra_vs_cost_per_hour
+                    .filter(|e| e.0 > 0)
+                    .map(|e| format!("{e}/h vs {}", s.strategy))
+            })
             .collect();
         if !savings.is_empty() {
-            out.push_str(&format!("\ncost saves {} ({}/month at 730 h).\n", savings.join(", "), monthly(report)));
+            out.push_str(&format!(
+                "\ncost saves {} ({}/month at 730 h).\n",
+                savings.join(", "),
+                monthly(report)
+            ));
         }
         if wide {
             for s in &report.strategies {
@@ -97,7 +140,13 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
 }
 
 fn monthly(report: &SimulationReport) -> String {
-    let max_extra = report.strategies.iter().filter_map(|s| s.extra_vs_cost_per_hour).map(|p| p.0).max().unwrap_or(0);
+    let max_extra = report
+        .strategies
+        .iter()
+        .filter_map(|s| s.extra_vs_cost_per_hour)
+        .map(|p| p.0)
+        .max()
+        .unwrap_or(0);
     // Display only: cents are enough for a monthly figure.
     format!("up to {:.2}", Price(max_extra.saturating_mul(730)).as_f64())
 }
@@ -112,7 +161,15 @@ fn cpu_pair(used: i64, total: i64) -> String {
 }
 
 fn detail_table(s: &StrategyReport, wide: bool) -> String {
-    let mut header = vec!["NODE", "INSTANCE TYPE", "MACHINEDEPLOYMENT", "PODS", "CPU REQ/ALLOC", "MEMORY REQ/ALLOC", "PRICE/H"];
+    let mut header = vec![
+        "NODE",
+        "INSTANCE TYPE",
+        "MACHINEDEPLOYMENT",
+        "PODS",
+        "CPU REQ/ALLOC",
+        "MEMORY REQ/ALLOC",
+        "PRICE/H",
+    ];
     if wide {
         header.push("POD NAMES");
     }
@@ -124,7 +181,11 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
             n.machine_deployment.clone(),
             n.pods.len().to_string(),
             cpu_pair(n.requested.cpu_millis, n.allocatable.cpu_millis),
-            format!("{}/{}", format_gib(n.requested.memory_bytes), format_gib(n.allocatable.memory_bytes)),
+            format!(
+                "{}/{}",
+                format_gib(n.requested.memory_bytes),
+                format_gib(n.allocatable.memory_bytes)
+            ),
             n.price_per_hour.to_string(),
         ];
         if wide {
@@ -132,7 +193,11 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
         }
         t.row(row);
     }
-    let mut out = if t.is_empty() { "No new nodes.\n".to_string() } else { t.render() };
+    let mut out = if t.is_empty() {
+        "No new nodes.\n".to_string()
+    } else {
+        t.render()
+    };
     out.push_str(&format!(
         "Total ({}): {} node(s), {} vCPU, {} memory, {}/h\n",
         s.strategy,

@@ -113,7 +113,10 @@ impl StrategyReport {
                 .on_existing
                 .iter()
                 .chain(p.on_in_flight.iter())
-                .map(|(i, node)| ExistingPlacement { pod: pod_key(*i), node: node.clone() })
+                .map(|(i, node)| ExistingPlacement {
+                    pod: pod_key(*i),
+                    node: node.clone(),
+                })
                 .collect(),
             totals: Totals {
                 nodes: p.new_nodes.len(),
@@ -125,7 +128,10 @@ impl StrategyReport {
             unschedulable: p
                 .unschedulable
                 .iter()
-                .map(|(i, reasons)| UnschedulablePod { pod: pod_key(*i), reasons: reasons.iter().map(|r| r.to_string()).collect() })
+                .map(|(i, reasons)| UnschedulablePod {
+                    pod: pod_key(*i),
+                    reasons: reasons.iter().map(|r| r.to_string()).collect(),
+                })
                 .collect(),
         }
     }
@@ -134,8 +140,15 @@ impl StrategyReport {
 impl SimulationReport {
     /// Builds the report of several placements, with each one's extra cost over `cost`.
     pub fn new(snapshot: &Snapshot, placements: &[Placement]) -> SimulationReport {
-        let mut strategies: Vec<StrategyReport> = placements.iter().map(|p| StrategyReport::from_placement(snapshot, p)).collect();
-        if let Some(cost) = strategies.iter().find(|s| s.strategy == "cost").map(|s| s.totals.price_per_hour) {
+        let mut strategies: Vec<StrategyReport> = placements
+            .iter()
+            .map(|p| StrategyReport::from_placement(snapshot, p))
+            .collect();
+        if let Some(cost) = strategies
+            .iter()
+            .find(|s| s.strategy == "cost")
+            .map(|s| s.totals.price_per_hour)
+        {
             for s in strategies.iter_mut().filter(|s| s.strategy != "cost") {
                 s.extra_vs_cost_per_hour = Some(Price(s.totals.price_per_hour.0 - cost.0));
             }
