@@ -24,9 +24,18 @@ pub struct RawObject {
 impl RawObject {
     /// Reads identity and metadata from a JSON object.
     pub fn from_value(value: Value, origin: &str) -> Result<RawObject, Error> {
+        let described = match (
+            value.get("kind").and_then(Value::as_str),
+            value.pointer("/metadata/name").and_then(Value::as_str),
+        ) {
+            (Some(k), Some(n)) => format!("{k} {n}"),
+            (Some(k), None) => k.to_string(),
+            (None, Some(n)) => format!("object {n}"),
+            (None, None) => "object".to_string(),
+        };
         let field_err = |field: &str, problem: &str| Error::Object {
             origin: origin.to_string(),
-            object: "object".to_string(),
+            object: described.clone(),
             field: field.to_string(),
             problem: problem.to_string(),
         };

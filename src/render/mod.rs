@@ -2,6 +2,7 @@
 //! and structured (JSON/YAML) output.
 
 pub mod plan;
+pub mod simulate;
 pub mod table;
 
 use std::io::Write;
@@ -60,6 +61,17 @@ impl Printer {
     /// Writes one line.
     pub fn line(&self, text: &str) -> Result<()> {
         self.write(&format!("{text}\n"))
+    }
+
+    /// Writes a note for the user to stderr (never mixed into machine-readable stdout).
+    pub fn note(&self, text: &str) -> Result<()> {
+        let mut err = std::io::stderr();
+        writeln!(
+            err,
+            "{}",
+            paint(self.color, &format!("note: {text}"), Style::Dim)
+        )?;
+        Ok(())
     }
 
     /// Writes a value as JSON or YAML per the format (JSON for table formats).

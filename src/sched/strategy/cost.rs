@@ -32,7 +32,7 @@ impl Strategy for Cost {
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
         let (offerings, _) = catalog::offerings(snapshot, true);
-        let mut state = ClusterState::new(snapshot);
+        let mut state = ClusterState::new(snapshot, &offerings);
         let budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);

@@ -182,14 +182,32 @@ impl Budget {
                 .iter()
                 .filter(|n| n.labels.get(crate::model::labels::keys::NODEPOOL) == Some(&pool.name))
                 .collect();
+            // NodeClaims without a Node yet count with their flavor's capacity.
+            let in_flight: Vec<Resources> = snapshot
+                .in_flight_claims()
+                .filter(|c| c.node_pool.as_ref() == Some(&pool.name))
+                .filter_map(|c| snapshot.claim_machine_deployment(c))
+                .filter_map(|md| {
+                    snapshot
+                        .machine_deployments
+                        .iter()
+                        .find(|r| r.key() == md)
+                        .and_then(|r| r.flavor.as_ref().ok())
+                        .map(|f| f.capacity.clone())
+                })
+                .collect();
             let limits = pool
                 .limits
                 .iter()
                 .map(|l| {
                     let usage = if l.resource == "nodes" {
-                        nodes.len() as i64
+                        (nodes.len() + in_flight.len()) as i64
                     } else {
-                        nodes.iter().map(|n| n.capacity.get(&l.resource)).sum()
+                        nodes
+                            .iter()
+                            .map(|n| n.capacity.get(&l.resource))
+                            .sum::<i64>()
+                            + in_flight.iter().map(|c| c.get(&l.resource)).sum::<i64>()
                     };
                     (l.resource.clone(), l.amount, usage)
                 })
