@@ -300,6 +300,19 @@ impl FakeApi {
             .cloned()
     }
 
+    /// Removes an object behind the controller's back.
+    pub fn remove(&self, group: &str, plural: &str, namespace: &str, name: &str) {
+        let obj = self.state.lock().unwrap().objects.remove(&(
+            group.into(),
+            plural.into(),
+            namespace.into(),
+            name.into(),
+        ));
+        if let Some(obj) = obj {
+            self.emit(group, plural, "DELETED", &obj);
+        }
+    }
+
     /// Every object of a type.
     pub fn all(&self, group: &str, plural: &str) -> Vec<Value> {
         self.state
@@ -557,7 +570,7 @@ impl FakeApi {
                 obj["metadata"]["uid"] = json!(format!("uid-{}", st.uid));
                 obj["metadata"]["resourceVersion"] = json!(st.rv.to_string());
                 obj["metadata"]["generation"] = json!(1);
-                obj["metadata"]["creationTimestamp"] = json!("2026-11-30T10:00:00Z");
+                obj["metadata"]["creationTimestamp"] = json!(now_stamp());
                 if ty.status
                     && let Some(m) = obj.as_object_mut()
                 {
@@ -781,6 +794,14 @@ impl Default for FakeApi {
     fn default() -> Self {
         FakeApi::new()
     }
+}
+
+/// The current time as the API server stamps it (whole seconds).
+pub fn now_stamp() -> String {
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .unwrap()
+        .to_string()
 }
 
 fn suffix(n: u64) -> String {

@@ -1,0 +1,469 @@
+//! `run --once` end to end against the in-memory API: the real core plans from the live
+//! listing, the executor writes, and the next pass reads back what the last one wrote; through
+//! provisioning, binding, launch, registration and initialization, with faults on the way.
+
+mod common;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use common::{FakeApi, now_stamp};
+use karpenter_capi::cli::OutputFormat;
+use karpenter_capi::cmd::run::once;
+use karpenter_capi::controller::Config;
+use karpenter_capi::error::Outcome;
+use karpenter_capi::kube::list::Clients;
+use karpenter_capi::render::Printer;
+use serde_json::{Value, json};
+
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buf {
+    fn take(&self) -> String {
+        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
+    }
+}
+
+/// The seed scenario as a live cluster shows it: the Deployment's pod is pending, unschedulable.
+fn seed_world() -> FakeApi {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/scenarios/seed-3cpu.yaml"
+    ))
+    .or_else(|_| std::fs::read_to_string("/work/shared/fixtures/scenarios/seed-3cpu.yaml"))
+    .unwrap();
+    let fake = FakeApi::new();
+    for doc in text.split("\n---\n") {
+        let v: Value = serde_saphyr::from_str(doc).unwrap();
+        if v["kind"] == "Deployment" {
+            continue;
+        }
+        fake.seed(v);
+    }
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "big-0", "namespace": "default", "labels": {"app": "big"}},
+        "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": "3", "memory": "256Mi"}}}]},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
+    }));
+    fake
+}
+
+const MD: &str = "capi-ovh-karpenter-c3-8";
+
+async fn pass(
+    fake: &FakeApi,
+    format: OutputFormat,
+    dry_run: bool,
+) -> (Result<Outcome, karpenter_capi::Error>, String) {
+    let buf = Buf::default();
+    let printer = Printer::to_writer(format, false, Box::new(buf.clone()));
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    let r = once(
+        &clients,
+        Some("capi-ovh"),
+        &Config::default(),
+        dry_run,
+        &printer,
+    )
+    .await;
+    (r, buf.take())
+}
+
+fn claims(fake: &FakeApi) -> Vec<Value> {
+    fake.all("karpenter.sh", "nodeclaims")
+}
+
+fn replicas(fake: &FakeApi, md: &str) -> Value {
+    fake.get("cluster.x-k8s.io", "machinedeployments", "capi-ovh", md)
+        .unwrap()["spec"]["replicas"]
+        .clone()
+}
+
+fn json_plan(out: &str) -> Vec<(String, String)> {
+    let v: Value = serde_json::from_str(out).unwrap();
+    v["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap().to_string(),
+                a["target"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pair(a: &str, t: &str) -> (String, String) {
+    (a.to_string(), t.to_string())
+}
+
+#[tokio::test]
+async fn once_dry_run_prints_the_plan_and_writes_nothing() {
+    let fake = seed_world();
+    let (r, out) = pass(&fake, OutputFormat::Json, true).await;
+    assert_eq!(r.unwrap(), Outcome::Success);
+    assert_eq!(
+        json_plan(&out),
+        vec![
+            pair("setNodeClassReady", "ClusterAPINodeClass/default"),
+            pair("createNodeClaim", "NodeClaim/default-"),
+            pair(
+                "scaleMachineDeployment",
+                &format!("MachineDeployment/capi-ovh/{MD}")
+            ),
+        ]
+    );
+    assert!(
+        fake.requests().iter().all(|r| r.method == "GET"),
+        "{:?}",
+        fake.writes()
+    );
+}
+
+#[tokio::test]
+async fn once_provisions_binds_launches_registers_and_initializes() {
+    let fake = seed_world();
+
+    // Pass 1: a NodeClaim on c3-8, replicas 0 -> 1 through /scale, the node class Ready.
+    let (r, out) = pass(&fake, OutputFormat::Table, false).await;
+    assert_eq!(r.unwrap(), Outcome::Success);
+    assert!(
+        out.contains("createNodeClaim") && out.ends_with("Applied 3 of 3 action(s).\n"),
+        "{out}"
+    );
+    let c = claims(&fake);
+    assert_eq!(c.len(), 1);
+    let claim = c[0]["metadata"]["name"].as_str().unwrap().to_string();
+    assert!(claim.starts_with("default-"));
+    assert_eq!(
+        c[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+        "c3-8"
+    );
+    assert_eq!(c[0]["metadata"]["ownerReferences"][0]["kind"], "NodePool");
+    assert_eq!(replicas(&fake, MD), 1);
+    assert_eq!(replicas(&fake, "capi-ovh-karpenter-c3-16"), 0);
+    let class = fake
+        .get(
+            "karpenter.cluster.x-k8s.io",
+            "clusterapinodeclasses",
+            "",
+            "default",
+        )
+        .unwrap();
+    assert_eq!(class["status"]["conditions"][0]["type"], "Ready");
+    assert!(fake.requests().iter().any(|r| r.line()
+        == format!(
+            "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale"
+        )
+        && r.body == json!({"spec": {"replicas": 1}})));
+
+    // Pass 2 on the same state: idempotent, nothing new.
+    fake.clear_log();
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert_eq!(json_plan(&out), vec![]);
+    assert_eq!(fake.writes(), Vec::<String>::new());
+
+    // Cluster API creates the Machine: it is bound to the claim.
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": format!("{MD}-7xq2n"), "namespace": "capi-ovh", "creationTimestamp": now_stamp(),
+                     "labels": {"cluster.x-k8s.io/deployment-name": MD, "cluster.x-k8s.io/cluster-name": "capi-ovh"}},
+        "spec": {"clusterName": "capi-ovh"}
+    }));
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert_eq!(
+        json_plan(&out),
+        vec![pair(
+            "claimMachine",
+            &format!("Machine/capi-ovh/{MD}-7xq2n")
+        )]
+    );
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert_eq!(
+        nc["metadata"]["annotations"]["cluster.x-k8s.io/machine"],
+        format!("capi-ovh/{MD}-7xq2n")
+    );
+    let m = fake
+        .get(
+            "cluster.x-k8s.io",
+            "machines",
+            "capi-ovh",
+            &format!("{MD}-7xq2n"),
+        )
+        .unwrap();
+    assert_eq!(
+        m["metadata"]["labels"]["node.cluster.x-k8s.io/karpenter-member"],
+        ""
+    );
+    assert_eq!(replicas(&fake, MD), 1, "binding does not change replicas");
+
+    // The Machine gets its providerID: the claim is Launched.
+    fake.mutate(
+        "cluster.x-k8s.io",
+        "machines",
+        "capi-ovh",
+        &format!("{MD}-7xq2n"),
+        |m| m["spec"]["providerID"] = json!("openstack:///abc"),
+    );
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert_eq!(
+        json_plan(&out),
+        vec![pair("launchNodeClaim", &format!("NodeClaim/{claim}"))]
+    );
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert_eq!(nc["status"]["providerID"], "openstack:///abc");
+    assert_eq!(nc["status"]["conditions"][0]["type"], "Launched");
+    assert_eq!(nc["status"]["conditions"][0]["status"], "True");
+
+    // The kubelet registers with the unregistered taint; another writer races the first patch.
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-abc", "labels": {"kubernetes.io/hostname": "worker-abc"}},
+        "spec": {"providerID": "openstack:///abc", "taints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "allocatable": {"cpu": "3800m", "memory": "7Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}
+    }));
+    fake.fail("PATCH", "/api/v1/nodes/worker-abc", 409, 1);
+    fake.clear_log();
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert_eq!(
+        json_plan(&out),
+        vec![pair("registerNode", "Node/worker-abc")]
+    );
+    let node_patches: Vec<u16> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.line() == "PATCH /api/v1/nodes/worker-abc")
+        .map(|r| r.code)
+        .collect();
+    assert_eq!(node_patches, vec![409, 200], "the conflict was retried");
+    let node = fake.get("", "nodes", "", "worker-abc").unwrap();
+    assert_eq!(node["spec"]["taints"], json!([]));
+    assert_eq!(
+        node["metadata"]["labels"]["karpenter.sh/registered"],
+        "true"
+    );
+    assert_eq!(
+        node["metadata"]["labels"]["karpenter.sh/nodepool"],
+        "default"
+    );
+    assert_eq!(
+        node["metadata"]["finalizers"],
+        json!(["karpenter.sh/termination"])
+    );
+    assert_eq!(node["metadata"]["ownerReferences"][0]["name"], claim);
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert_eq!(nc["status"]["nodeName"], "worker-abc");
+    let types: Vec<&str> = nc["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, vec!["Launched", "Registered"]);
+
+    // The node turns Ready: the claim is Initialized and the cluster converged.
+    fake.mutate("", "nodes", "", "worker-abc", |n| {
+        n["status"]["conditions"] =
+            json!([{"type": "Ready", "status": "True", "reason": "KubeletReady"}])
+    });
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert_eq!(
+        json_plan(&out),
+        vec![pair("initializeNodeClaim", &format!("NodeClaim/{claim}"))]
+    );
+    let node = fake.get("", "nodes", "", "worker-abc").unwrap();
+    assert_eq!(
+        node["metadata"]["labels"]["karpenter.sh/initialized"],
+        "true"
+    );
+    fake.clear_log();
+    let (r, out) = pass(&fake, OutputFormat::Table, false).await;
+    r.unwrap();
+    assert_eq!(out, "No changes: the cluster is converged.\n");
+    assert_eq!(fake.writes(), Vec::<String>::new());
+    assert_eq!(claims(&fake).len(), 1);
+    assert_eq!(replicas(&fake, MD), 1);
+}
+
+#[tokio::test]
+async fn a_failed_scale_fails_the_pass_and_the_next_pass_finishes_without_a_second_claim() {
+    let fake = seed_world();
+    fake.fail("PATCH", "/scale", 500, 1);
+    let (r, out) = pass(&fake, OutputFormat::Table, false).await;
+    let err = r.unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "scaleMachineDeployment MachineDeployment/capi-ovh/{MD} failed (1 of 3 actions; 0 after it not attempted): management cluster: \
+             patch machinedeployments.cluster.x-k8s.io/scale capi-ovh/{MD}: etcdserver: request timed out (500)"
+        )
+    );
+    assert!(out.ends_with("Applied 2 of 3 action(s).\n"), "{out}");
+    assert_eq!(claims(&fake).len(), 1);
+    assert_eq!(replicas(&fake, MD), 0);
+
+    // The next pass sees the in-flight claim: it scales, and creates nothing.
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert_eq!(
+        json_plan(&out),
+        vec![pair(
+            "scaleMachineDeployment",
+            &format!("MachineDeployment/capi-ovh/{MD}")
+        )]
+    );
+    assert_eq!(claims(&fake).len(), 1);
+    assert_eq!(replicas(&fake, MD), 1);
+}
+
+#[tokio::test]
+async fn registration_timeout_marks_the_exact_machine_and_a_failed_scale_unmarks_it() {
+    let fake = seed_world();
+    // A claim bound to a launched Machine whose Node never came, 20 minutes ago.
+    fake.seed(json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "default-old01", "creationTimestamp": "2020-01-01T00:00:00Z",
+                     "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c3-8"},
+                     "annotations": {"cluster.x-k8s.io/machine": format!("capi-ovh/{MD}-old01"), "karpenter-capi/machine-deployment": format!("capi-ovh/{MD}")}},
+        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "resources": {"requests": {"cpu": "3"}}},
+        "status": {"providerID": "openstack:///old01", "conditions": [{"type": "Launched", "status": "True", "reason": "Launched", "message": ""}]}
+    }));
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": format!("{MD}-old01"), "namespace": "capi-ovh",
+                     "labels": {"cluster.x-k8s.io/deployment-name": MD, "node.cluster.x-k8s.io/karpenter-member": ""}},
+        "spec": {"clusterName": "capi-ovh", "providerID": "openstack:///old01"}
+    }));
+    fake.mutate(
+        "cluster.x-k8s.io",
+        "machinedeployments",
+        "capi-ovh",
+        MD,
+        |md| md["spec"]["replicas"] = json!(1),
+    );
+    // The pending pod is gone (so only liveness acts).
+    fake.remove("", "pods", "default", "big-0");
+    fake.fail("PATCH", &format!("machinedeployments/{MD}/scale"), 500, 1);
+    fake.clear_log();
+    let (r, out) = pass(&fake, OutputFormat::Table, false).await;
+    let err = r.unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!(
+            "scaleMachineDeployment MachineDeployment/capi-ovh/{MD} failed"
+        )),
+        "{err}\n{out}"
+    );
+    // Delete the claim (with its Event), mark its exact Machine, then lower replicas (refused),
+    // then unmark the Machine.
+    let machine_path =
+        format!("/apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machines/{MD}-old01");
+    let writes: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| !w.contains("clusterapinodeclasses"))
+        .collect();
+    assert_eq!(
+        writes,
+        vec![
+            "POST /api/v1/namespaces/default/events 201".to_string(),
+            "DELETE /apis/karpenter.sh/v1/nodeclaims/default-old01 200".to_string(),
+            format!("PATCH {machine_path} 200"),
+            format!(
+                "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale 500"
+            ),
+            format!("PATCH {machine_path} 200"),
+        ]
+    );
+    let m = fake
+        .get(
+            "cluster.x-k8s.io",
+            "machines",
+            "capi-ovh",
+            &format!("{MD}-old01"),
+        )
+        .unwrap();
+    assert!(
+        m["metadata"]["annotations"]
+            .get("cluster.x-k8s.io/delete-machine")
+            .is_none(),
+        "{m}"
+    );
+    assert_eq!(replicas(&fake, MD), 1);
+    let event = &fake.all("", "events")[0];
+    assert_eq!(event["reason"], "RegistrationTimeout");
+    assert_eq!(event["type"], "Warning");
+
+    // Next pass: the claim is gone; the Machine is marked again and replicas lowered.
+    fake.clear_log();
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    let plan = json_plan(&out);
+    assert!(
+        plan.contains(&pair(
+            "markMachineForDeletion",
+            &format!("Machine/capi-ovh/{MD}-old01")
+        )),
+        "{plan:?}"
+    );
+    assert!(
+        plan.contains(&pair(
+            "scaleMachineDeployment",
+            &format!("MachineDeployment/capi-ovh/{MD}")
+        )),
+        "{plan:?}"
+    );
+    assert_eq!(replicas(&fake, MD), 0);
+    let m = fake
+        .get(
+            "cluster.x-k8s.io",
+            "machines",
+            "capi-ovh",
+            &format!("{MD}-old01"),
+        )
+        .unwrap();
+    assert!(
+        m["metadata"]["annotations"]
+            .get("cluster.x-k8s.io/delete-machine")
+            .is_some(),
+        "{m}"
+    );
+}
+
+#[tokio::test]
+async fn forbidden_write_fails_once_with_the_verb_and_resource() {
+    let fake = seed_world();
+    fake.fail("POST", "/apis/karpenter.sh/v1/nodeclaims", 403, 1);
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    let err = r.unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert_eq!(
+        err.to_string(),
+        "createNodeClaim NodeClaim/default- failed (1 of 3 actions; 1 after it not attempted): workload cluster: create \
+         nodeclaims.karpenter.sh default-: forbidden: the identity may not do this (403)\n  hint: the identity lacks `create` on \
+         `nodeclaims.karpenter.sh`: grant it (the RBAC `kubectl karpenter-capi init` generates has it)"
+    );
+    assert_eq!(replicas(&fake, MD), 0, "no scale-up without its claim");
+}
