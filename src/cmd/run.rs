@@ -39,7 +39,8 @@ pub fn config(args: &RunArgs) -> Config {
 
 /// Rejects flag combinations that cannot do what they say.
 pub fn validate(args: &RunArgs) -> Result<()> {
-    if !args.source.files.is_empty() && !(args.once && args.dry_run) {
+    let replay_ok = args.once && args.dry_run;
+    if !args.source.files.is_empty() && !replay_ok {
         return Err(Error::usage(
             "-f plans from files and has no cluster to write to: use it with --once --dry-run, e.g. \
              `kubectl karpenter-capi run --once --dry-run -f dump.yaml`",

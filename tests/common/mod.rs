@@ -286,8 +286,12 @@ impl FakeApi {
             String::new()
         };
         let name = obj["metadata"]["name"].as_str().unwrap().to_string();
-        st.objects
-            .insert((group, ty.plural.to_string(), ns, name), obj);
+        st.objects.insert(
+            (group.clone(), ty.plural.to_string(), ns, name),
+            obj.clone(),
+        );
+        drop(st);
+        self.emit(&group, ty.plural, "ADDED", &obj);
     }
 
     /// An object by group, plural, namespace ("" for cluster-scoped) and name.

@@ -1,0 +1,319 @@
+//! The continuous controller against the in-memory API (watch streams included): it syncs,
+//! reports ready, reconciles on change, acts only as leader, and stops cleanly; plus the Lease
+//! protocol and the metrics endpoint.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::FakeApi;
+use karpenter_capi::controller::Config;
+use karpenter_capi::kube::leader::{Leadership, LeaseLock};
+use karpenter_capi::kube::list::Clients;
+use karpenter_capi::kube::metrics::{self, Metrics};
+use karpenter_capi::kube::reconciler::{Context, Window, run_continuous};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+const WORLD: &str = r#"
+apiVersion: karpenter.cluster.x-k8s.io/v1alpha1
+kind: ClusterAPINodeClass
+metadata: {name: default}
+spec: {}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
+      requirements: []
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: c3-8
+  namespace: capi
+  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
+  annotations:
+    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"
+    capacity.cluster-autoscaler.kubernetes.io/memory: 8G
+    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=c3-8
+    capacity.cluster-autoscaler.kubernetes.io/price: "0.1"
+spec: {clusterName: capi, replicas: 0}
+"#;
+
+fn pending_pod(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "3"}}}]},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
+    })
+}
+
+fn window() -> Window {
+    Window {
+        idle: Duration::from_millis(30),
+        max: Duration::from_millis(200),
+        resync: Duration::from_millis(300),
+    }
+}
+
+async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn start(
+    fake: &FakeApi,
+    leading: bool,
+) -> (
+    Arc<Context>,
+    watch::Sender<bool>,
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<karpenter_capi::Result<()>>,
+) {
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    let ctx = Arc::new(Context::new(
+        clients,
+        Config::default(),
+        Some("capi".to_string()),
+        false,
+    ));
+    let (lead_tx, lead_rx) = watch::channel(leading);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(run_continuous(ctx.clone(), window(), lead_rx, stop_rx));
+    (ctx, lead_tx, stop_tx, task)
+}
+
+fn replicas(fake: &FakeApi) -> Value {
+    fake.get("cluster.x-k8s.io", "machinedeployments", "capi", "c3-8")
+        .unwrap()["spec"]["replicas"]
+        .clone()
+}
+
+#[tokio::test]
+async fn continuous_mode_reconciles_on_watch_events_and_stops_cleanly() {
+    let fake = FakeApi::new();
+    fake.seed_yaml(WORLD);
+    let (ctx, _lead, stop, task) = start(&fake, true);
+    eventually("ready", || ctx.metrics.is_ready()).await;
+    // The first pass after the sync marks the node class Ready; no pods, no claims.
+    eventually("node class Ready", || {
+        fake.get(
+            "karpenter.cluster.x-k8s.io",
+            "clusterapinodeclasses",
+            "",
+            "default",
+        )
+        .unwrap()["status"]["conditions"][0]["status"]
+            == "True"
+    })
+    .await;
+    assert!(fake.all("karpenter.sh", "nodeclaims").is_empty());
+
+    // A pod turns pending: the watch wakes the loop, which provisions for it.
+    fake.seed(pending_pod("big-0"));
+    eventually("a NodeClaim", || {
+        fake.all("karpenter.sh", "nodeclaims").len() == 1
+    })
+    .await;
+    eventually("replicas 1", || replicas(&fake) == 1).await;
+
+    // More events and resyncs do not create a second claim or overshoot replicas.
+    fake.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cp-0"}, "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]}}));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(fake.all("karpenter.sh", "nodeclaims").len(), 1);
+    assert_eq!(replicas(&fake), 1);
+    let text = ctx.metrics.render();
+    assert!(
+        text.contains(
+            "karpenter_capi_actions_total{action=\"createNodeClaim\",outcome=\"applied\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("karpenter_capi_pending_pods 1"), "{text}");
+
+    stop.send_replace(true);
+    let result = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("stops promptly")
+        .unwrap();
+    assert!(result.is_ok(), "{result:?}");
+    assert!(!ctx.metrics.is_ready());
+}
+
+#[tokio::test]
+async fn a_follower_observes_but_never_writes() {
+    let fake = FakeApi::new();
+    fake.seed_yaml(WORLD);
+    fake.seed(pending_pod("big-0"));
+    let (ctx, lead, stop, task) = start(&fake, false);
+    eventually("ready", || ctx.metrics.is_ready()).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(fake.writes(), Vec::<String>::new());
+    // Becoming leader: it acts on the next pass.
+    lead.send_replace(true);
+    eventually("a NodeClaim", || {
+        fake.all("karpenter.sh", "nodeclaims").len() == 1
+    })
+    .await;
+    stop.send_replace(true);
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn continuous_mode_retries_when_a_crd_is_missing_and_stops_on_signal() {
+    let fake = FakeApi::new().without("nodepools");
+    let (ctx, _lead, stop, task) = start(&fake, true);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!ctx.metrics.is_ready());
+    assert!(
+        ctx.metrics
+            .render()
+            .contains("karpenter_capi_errors_total{stage=\"observe\"} 1"),
+        "{}",
+        ctx.metrics.render()
+    );
+    stop.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("stops during the backoff")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn lease_is_acquired_renewed_contended_taken_over_and_released() {
+    let fake = FakeApi::new();
+    let a = LeaseLock::new(fake.client(), "kube-system", "a".to_string());
+    let b = LeaseLock::new(fake.client(), "kube-system", "b".to_string());
+    let t0: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+    let at = |s: i64| t0.checked_add(jiff::SignedDuration::from_secs(s)).unwrap();
+
+    assert_eq!(a.try_acquire(t0).await.unwrap(), Leadership::Leading);
+    let lease = fake
+        .get(
+            "coordination.k8s.io",
+            "leases",
+            "kube-system",
+            "karpenter-capi",
+        )
+        .unwrap();
+    assert_eq!(lease["spec"]["holderIdentity"], "a");
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 15);
+    assert_eq!(lease["spec"]["leaseTransitions"], 0);
+
+    assert_eq!(
+        b.try_acquire(at(5)).await.unwrap(),
+        Leadership::Following("a".to_string())
+    );
+    assert_eq!(a.try_acquire(at(5)).await.unwrap(), Leadership::Leading);
+    assert_eq!(
+        b.try_acquire(at(19)).await.unwrap(),
+        Leadership::Following("a".to_string()),
+        "renewed at 5s, valid to 20s"
+    );
+    // a stops renewing: b takes over after expiry, with a transition.
+    assert_eq!(b.try_acquire(at(21)).await.unwrap(), Leadership::Leading);
+    let lease = fake
+        .get(
+            "coordination.k8s.io",
+            "leases",
+            "kube-system",
+            "karpenter-capi",
+        )
+        .unwrap();
+    assert_eq!(lease["spec"]["holderIdentity"], "b");
+    assert_eq!(lease["spec"]["leaseTransitions"], 1);
+    assert_eq!(
+        a.try_acquire(at(22)).await.unwrap(),
+        Leadership::Following("b".to_string())
+    );
+    // Updates are guarded by resourceVersion: a racing writer makes us a follower, not a second leader.
+    fake.fail("PUT", "/leases/karpenter-capi", 409, 1);
+    assert!(matches!(
+        b.try_acquire(at(23)).await.unwrap(),
+        Leadership::Following(_)
+    ));
+    // Release: a standby takes over at once.
+    b.release().await.unwrap();
+    assert_eq!(a.try_acquire(at(24)).await.unwrap(), Leadership::Leading);
+    let puts = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PUT")
+        .all(|r| r.body["metadata"]["resourceVersion"].is_string());
+    assert!(puts, "every update carries the resourceVersion read");
+}
+
+#[tokio::test]
+async fn metrics_endpoint_serves_metrics_health_and_readiness() {
+    let m = Arc::new(Metrics::new());
+    m.action("createNodeClaim", "applied");
+    m.pass(true);
+    m.plan_duration.observe(0.004);
+    let listener = metrics::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop_tx, mut stop_rx) = watch::channel(false);
+    let server = tokio::spawn(metrics::serve(listener, m.clone(), async move {
+        let _ = stop_rx.wait_for(|s| *s).await;
+    }));
+    let get = |path: &'static str| async move {
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.write_all(
+                format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            )
+            .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).unwrap();
+            out
+        })
+        .await
+        .unwrap()
+    };
+    assert!(get("/healthz").await.starts_with("HTTP/1.1 200 OK"));
+    assert!(get("/readyz").await.starts_with("HTTP/1.1 503"));
+    m.set_ready(true);
+    assert!(get("/readyz").await.starts_with("HTTP/1.1 200 OK"));
+    let body = get("/metrics").await;
+    assert!(
+        body.contains(
+            "karpenter_capi_actions_total{action=\"createNodeClaim\",outcome=\"applied\"} 1"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("karpenter_capi_reconcile_passes_total{result=\"ok\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("karpenter_capi_plan_duration_seconds_count 1"),
+        "{body}"
+    );
+    assert!(get("/nope").await.starts_with("HTTP/1.1 404"));
+    stop_tx.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(2), server)
+        .await
+        .unwrap()
+        .unwrap();
+    let bad = metrics::bind("nonsense").await.unwrap_err().to_string();
+    assert_eq!(
+        bad,
+        "--metrics-bind-address \"nonsense\" is not an address:port (invalid socket address syntax), e.g. 0.0.0.0:8080"
+    );
+}
