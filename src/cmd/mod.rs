@@ -53,7 +53,12 @@ pub fn init_logging(global: &GlobalArgs, format: LogFormat, daemon: bool) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_target(false);
+        .with_target(false)
+        // Escape codes only for a person watching a terminal.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        );
     // A second initialisation (tests) keeps the first subscriber.
     let _ = match format {
         LogFormat::Json => builder

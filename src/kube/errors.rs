@@ -44,7 +44,7 @@ pub fn cluster_error(
             (format!("{} ({})", status.message, status.code), hint)
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) => (
-            err.to_string(),
+            with_causes(&err),
             Some(format!(
                 "the {cluster} cluster is unreachable: check the server address, network and --{}context",
                 match cluster {
@@ -61,6 +61,22 @@ pub fn cluster_error(
         message,
         hint,
     }
+}
+
+/// An error and its chain of causes (`client error (Connect): tcp connect error: Connection
+/// refused`): the innermost cause is usually the one that says what to fix.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
 }
 
 /// The HTTP status of an API error, if it is one.
