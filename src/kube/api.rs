@@ -89,6 +89,18 @@ pub fn to_value(mut obj: DynamicObject, rt: &ResourceType) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
+/// Like [`to_value`] for a borrowed object (a reflector store's), without copying it first.
+pub fn value_of(obj: &DynamicObject, rt: &ResourceType) -> Value {
+    let mut v = serde_json::to_value(obj).unwrap_or(Value::Null);
+    if let Some(m) = v.as_object_mut() {
+        m.entry("apiVersion")
+            .or_insert_with(|| Value::String(rt.api_version()));
+        m.entry("kind")
+            .or_insert_with(|| Value::String(rt.kind.to_string()));
+    }
+    v
+}
+
 /// Which cluster a resource type is read from.
 pub fn cluster_of(rt: &ResourceType) -> ClusterRole {
     if rt.group.ends_with("cluster.x-k8s.io") && rt.group != write::NODE_CLASS.group {

@@ -2,9 +2,12 @@
 //! store, so a pass reads memory instead of listing. Watchers resume on their own (with the
 //! default backoff) after API errors and re-list when their resourceVersion expires.
 //!
-//! Objects are trimmed before they are stored: `managedFields` and the
-//! `kubectl.kubernetes.io/last-applied-configuration` annotation are often most of an object's
-//! size and the core reads neither.
+//! Objects are trimmed before they are stored ([`trim`]): `managedFields`, the
+//! `kubectl.kubernetes.io/last-applied-configuration` annotation, a Node's image list, and the
+//! parts of a Pod that do not bear on scheduling (volumes, container env, probes, mounts,
+//! commands, container statuses) are most of an object's size and the core reads none of them
+//! (`model::pod` reads requests, ports, tolerations, selectors, affinity, spread, overhead,
+//! owner, phase and the PodScheduled condition). Decisions are the same as from a full listing.
 //!
 //! # Errors
 //! [`start`] fails when a type cannot be listed at all (CRD missing, forbidden, cluster
@@ -28,6 +31,9 @@ use crate::controller::write::ResourceType;
 use crate::error::Result;
 use crate::model::snapshot::Snapshot;
 
+/// Pods expanded to JSON at a time when building a snapshot.
+pub const POD_CHUNK: usize = 250;
+
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The reflector stores of every observed type.
@@ -36,12 +42,101 @@ pub struct Stores {
     warnings: Vec<String>,
 }
 
-/// Drops what the core never reads, to keep the stores small.
-pub fn trim(obj: &mut DynamicObject) {
+/// Container fields that do not bear on scheduling.
+const CONTAINER_NOISE: &[&str] = &[
+    "env",
+    "envFrom",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "volumeMounts",
+    "volumeDevices",
+    "command",
+    "args",
+    "lifecycle",
+    "securityContext",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "workingDir",
+];
+/// Pod status fields the core does not read.
+const POD_STATUS_NOISE: &[&str] = &[
+    "containerStatuses",
+    "initContainerStatuses",
+    "ephemeralContainerStatuses",
+    "resourceClaimStatuses",
+    "podIPs",
+    "hostIPs",
+];
+/// Node status fields the core does not read.
+const NODE_STATUS_NOISE: &[&str] = &[
+    "images",
+    "volumesAttached",
+    "volumesInUse",
+    "config",
+    "daemonEndpoints",
+];
+
+/// The key under which a stored object keeps its body as compact JSON text.
+const COMPACT: &str = "karpenter-capi/compact-body";
+
+/// Drops what the core never reads from an object of `kind` (list items of built-in types come
+/// without their kind, so the watcher passes it), to keep the stores small (see the module docs).
+pub fn trim(obj: &mut DynamicObject, kind: &str) {
     obj.metadata.managed_fields = None;
     if let Some(a) = obj.metadata.annotations.as_mut() {
         a.remove(LAST_APPLIED);
     }
+    let remove = |v: Option<&mut serde_json::Value>, keys: &[&str]| {
+        if let Some(m) = v.and_then(serde_json::Value::as_object_mut) {
+            for k in keys {
+                m.remove(*k);
+            }
+        }
+    };
+    match kind {
+        "Pod" => {
+            remove(obj.data.get_mut("status"), POD_STATUS_NOISE);
+            remove(obj.data.get_mut("spec"), &["volumes"]);
+            for list in ["containers", "initContainers", "ephemeralContainers"] {
+                if let Some(cs) = obj
+                    .data
+                    .pointer_mut(&format!("/spec/{list}"))
+                    .and_then(serde_json::Value::as_array_mut)
+                {
+                    for c in cs {
+                        remove(Some(c), CONTAINER_NOISE);
+                    }
+                }
+            }
+        }
+        "Node" => remove(obj.data.get_mut("status"), NODE_STATUS_NOISE),
+        _ => {}
+    }
+}
+
+/// Trims an object and keeps its body (everything but metadata) as one JSON string: a parsed
+/// `serde_json::Value` costs about ten times its text (a B-tree node per map), and the stores
+/// hold every pod of the cluster. The metadata stays typed for lookups.
+pub fn compact(obj: &mut DynamicObject, kind: &str) {
+    trim(obj, kind);
+    let body = std::mem::take(&mut obj.data);
+    obj.data = match serde_json::to_string(&body) {
+        Ok(text) => serde_json::json!({ COMPACT: text }),
+        Err(_) => body,
+    };
+}
+
+/// The full JSON of a stored object, its compacted body expanded again.
+pub fn expand(obj: &DynamicObject, rt: &ResourceType) -> serde_json::Value {
+    let mut value = api::value_of(obj, rt);
+    if let Some(map) = value.as_object_mut()
+        && let Some(serde_json::Value::String(text)) = map.remove(COMPACT)
+        && let Ok(serde_json::Value::Object(body)) = serde_json::from_str(&text)
+    {
+        map.extend(body);
+    }
+    value
 }
 
 impl Stores {
@@ -62,18 +157,39 @@ impl Stores {
         }
     }
 
-    /// The objects of all stores, as a snapshot evaluated now.
+    /// The objects of all stores, as a snapshot evaluated now, in a stable order (namespace,
+    /// name) so two passes over the same state plan the same.
+    ///
+    /// Pods go through the loader in chunks of [`POD_CHUNK`]: the loader reads each pod on its
+    /// own (only workload templates look across objects, and a live listing has none), and
+    /// expanding every pod of a large cluster to JSON at once would double the memory.
     pub fn snapshot(&self) -> Result<Snapshot> {
-        let mut values = Vec::new();
+        let mut others = Vec::new();
+        let mut pods = Vec::new();
         for (listed, rt, store) in &self.entries {
-            for obj in store.state() {
-                values.push((
-                    api::to_value(DynamicObject::clone(&obj), rt),
-                    listed.origin(),
-                ));
+            let mut objects = store.state();
+            objects.sort_by(|a, b| {
+                (&a.metadata.namespace, &a.metadata.name)
+                    .cmp(&(&b.metadata.namespace, &b.metadata.name))
+            });
+            if rt.group.is_empty() && rt.kind == "Pod" {
+                pods.push((listed.origin(), *rt, objects));
+            } else {
+                others.extend(objects.iter().map(|o| (expand(o, rt), listed.origin())));
             }
         }
-        snapshot_from_values(values, self.warnings.clone())
+        let mut snapshot = snapshot_from_values(others, self.warnings.clone())?;
+        for (origin, rt, objects) in pods {
+            for chunk in objects.chunks(POD_CHUNK) {
+                let part = snapshot_from_values(
+                    chunk.iter().map(|o| (expand(o, &rt), origin)).collect(),
+                    Vec::new(),
+                )?;
+                snapshot.pods.extend(part.pods);
+                snapshot.warnings.extend(part.warnings);
+            }
+        }
+        Ok(snapshot)
     }
 
     /// Whether the store of `plural` holds `namespace/name` (a read-your-writes check).
@@ -131,7 +247,7 @@ pub async fn start(
         let api = dynamic_api(clients.of(listed.cluster), &rt, listed.namespace(namespace));
         let stream = watcher(api, watcher::Config::default().page_size(500))
             .default_backoff()
-            .modify(trim)
+            .modify(move |o| compact(o, rt.kind))
             .reflect(writer);
         let (notify, metrics) = (notify.clone(), metrics.clone());
         let what = format!("{} cluster {}", listed.cluster, api::resource_name(&rt));
@@ -160,3 +276,123 @@ pub fn store_for(rt: &ResourceType) -> (Store<DynamicObject>, Writer<DynamicObje
 
 /// Re-exported so callers can seed stores.
 pub use reflector::store::Writer as StoreWriter;
+
+#[cfg(test)]
+mod tests {
+    use kube::runtime::watcher::Event;
+    use serde_json::json;
+
+    use super::*;
+    use crate::controller::{self, Config};
+
+    fn pod(name: &str, node: Option<&str>) -> serde_json::Value {
+        let mut p = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": name, "creationTimestamp": "2026-11-30T09:00:00Z",
+                "annotations": {LAST_APPLIED: "{...}", "keep": "me"}, "managedFields": [{"manager": "kubectl"}]},
+            "spec": {"containers": [{"name": "c", "image": "app", "env": [{"name": "A", "value": "1"}],
+                "ports": [{"containerPort": 80, "hostPort": 8080}], "resources": {"requests": {"cpu": "3"}}}],
+                "volumes": [{"name": "v", "emptyDir": {}}]},
+            "status": {"phase": "Pending", "containerStatuses": [{"name": "c"}],
+                "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
+        });
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+            p["status"] = json!({"phase": "Running"});
+        }
+        p
+    }
+
+    #[test]
+    fn compacted_objects_expand_to_the_object_minus_the_noise() {
+        let mut obj: DynamicObject = serde_json::from_value(pod("p", None)).unwrap();
+        obj.types = None; // as list items of built-in types arrive
+        compact(&mut obj, "Pod");
+        assert_eq!(
+            obj.data.as_object().map(|m| m.len()),
+            Some(1),
+            "one string holds the body"
+        );
+        let v = expand(&obj, &crate::controller::write::POD);
+        assert_eq!(v["apiVersion"], "v1");
+        assert_eq!(v["kind"], "Pod");
+        assert_eq!(v["metadata"]["annotations"], json!({"keep": "me"}));
+        assert!(v["metadata"].get("managedFields").is_none());
+        assert_eq!(
+            v["spec"],
+            json!({"containers": [{"name": "c", "image": "app", "ports": [{"containerPort": 80, "hostPort": 8080}], "resources": {"requests": {"cpu": "3"}}}]})
+        );
+        assert_eq!(
+            v["status"],
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})
+        );
+    }
+
+    #[test]
+    fn stores_plan_like_a_full_listing() {
+        let seed = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/fixtures/scenarios/seed-3cpu.yaml"
+        ));
+        let Ok(seed) = seed else { return };
+        let mut objects: Vec<serde_json::Value> = seed
+            .split("\n---\n")
+            .map(|d| serde_saphyr::from_str::<serde_json::Value>(d).unwrap())
+            .filter(|v| v["kind"] != "Deployment")
+            .collect();
+        // More pods than a chunk, some bound, some pending, in no particular order.
+        for i in (0..(POD_CHUNK + 7)).rev() {
+            objects.push(pod(
+                &format!("p-{i:04}"),
+                (i % 3 != 0).then_some("elsewhere"),
+            ));
+        }
+        // A live listing comes sorted by namespace and name, as etcd keys are.
+        let key = |v: &serde_json::Value| {
+            (
+                v["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                v["metadata"]["name"].as_str().unwrap_or("").to_string(),
+            )
+        };
+        objects.sort_by_key(key);
+        let full: Vec<(serde_json::Value, &'static str)> = objects
+            .iter()
+            .map(|v| (v.clone(), "workload cluster"))
+            .collect();
+        let listed = snapshot_from_values(full, Vec::new()).unwrap();
+
+        let mut entries = Vec::new();
+        let mut writers = Vec::new();
+        for l in OBSERVED {
+            let (store, mut writer) = store_for(&l.resource);
+            writer.apply_watcher_event(&Event::Init);
+            for v in objects.iter().filter(|v| {
+                v["kind"] == l.resource.kind
+                    && v["apiVersion"]
+                        .as_str()
+                        .unwrap_or("")
+                        .starts_with(l.resource.group)
+            }) {
+                let mut o: DynamicObject = serde_json::from_value(v.clone()).unwrap();
+                compact(&mut o, l.resource.kind);
+                writer.apply_watcher_event(&Event::InitApply(o));
+            }
+            writer.apply_watcher_event(&Event::InitDone);
+            entries.push((*l, l.resource, store));
+            writers.push(writer);
+        }
+        let stored = Stores::from_parts(entries, Vec::new()).snapshot().unwrap();
+        assert_eq!(stored.pods.len(), listed.pods.len());
+        let now: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+        let a = controller::plan(&listed, now, &Config::default());
+        let b = controller::plan(&stored, now, &Config::default());
+        assert!(!a.actions.is_empty());
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap()
+        );
+    }
+}
