@@ -119,7 +119,7 @@ fn machine(i: usize) -> Value {
 }
 
 fn pod(i: usize) -> Value {
-    let bound = i % 50 != 0; // 100 pending pods, the rest running
+    let bound = !i.is_multiple_of(50); // 100 pending pods, the rest running
     let app = format!("app-{}", i % 200);
     let mut status = json!({"phase": "Running", "podIP": format!("10.1.{}.{}", i / 256, i % 256), "hostIP": format!("10.0.{}.{}", (i % NODES) / 256, (i % NODES) % 256),
         "startTime": "2026-11-30T09:00:00Z", "qosClass": "Burstable",
