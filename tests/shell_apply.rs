@@ -626,3 +626,38 @@ async fn eviction_goes_through_the_eviction_api() {
     );
     assert_eq!(last.body["metadata"]["name"], "web-0");
 }
+
+#[tokio::test]
+async fn a_create_with_a_fixed_name_is_a_server_side_apply() {
+    let (fake, exec) = world();
+    let Action::CreateNodeClaim { manifest, .. } = create_claim() else {
+        unreachable!()
+    };
+    let mut manifest = manifest;
+    manifest["metadata"]["name"] = json!("default-fixed");
+    let write = karpenter_capi::controller::write::Write::Create {
+        cluster: karpenter_capi::error::ClusterRole::Workload,
+        resource: karpenter_capi::controller::write::NODE_CLAIM,
+        object: manifest,
+    };
+    for _ in 0..2 {
+        let created = exec.execute_write(&write, now()).await.unwrap();
+        assert_eq!(created.as_deref(), Some("NodeClaim/default-fixed"));
+    }
+    let reqs: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .collect();
+    assert_eq!(reqs.len(), 2, "applied twice, created once");
+    assert!(
+        reqs.iter().all(
+            |r| r.line() == "PATCH /apis/karpenter.sh/v1/nodeclaims/default-fixed"
+                && r.content_type.starts_with("application/apply-patch")
+                && r.query.contains("fieldManager=karpenter-capi")
+                && r.query.contains("force=true")
+        ),
+        "{reqs:?}"
+    );
+    assert_eq!(fake.all("karpenter.sh", "nodeclaims").len(), 2);
+}

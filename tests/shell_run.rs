@@ -467,3 +467,116 @@ async fn forbidden_write_fails_once_with_the_verb_and_resource() {
     );
     assert_eq!(replicas(&fake, MD), 0, "no scale-up without its claim");
 }
+
+/// Provisions the seed pod and lets Cluster API create its Machine; returns the claim's name.
+async fn provisioned_with_machine(fake: &FakeApi) -> String {
+    let (r, _) = pass(fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": format!("{MD}-7xq2n"), "namespace": "capi-ovh", "creationTimestamp": now_stamp(),
+                     "labels": {"cluster.x-k8s.io/deployment-name": MD}},
+        "spec": {"clusterName": "capi-ovh", "providerID": "openstack:///abc"}
+    }));
+    claims(fake)[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_claim_interrupted_between_annotation_and_label_is_finished_next_pass() {
+    let fake = seed_world();
+    let claim = provisioned_with_machine(&fake).await;
+    fake.fail("PATCH", &format!("/machines/{MD}-7xq2n"), 500, 1);
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    assert!(r.unwrap_err().to_string().starts_with("claimMachine"));
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert_eq!(
+        nc["metadata"]["annotations"]["cluster.x-k8s.io/machine"],
+        format!("capi-ovh/{MD}-7xq2n"),
+        "the claim's side is written first"
+    );
+    let m = fake
+        .get(
+            "cluster.x-k8s.io",
+            "machines",
+            "capi-ovh",
+            &format!("{MD}-7xq2n"),
+        )
+        .unwrap();
+    assert!(
+        m["metadata"]["labels"]
+            .get("node.cluster.x-k8s.io/karpenter-member")
+            .is_none()
+    );
+
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    let plan = json_plan(&out);
+    assert!(
+        plan.contains(&pair(
+            "claimMachine",
+            &format!("Machine/capi-ovh/{MD}-7xq2n")
+        )),
+        "{plan:?}"
+    );
+    let m = fake
+        .get(
+            "cluster.x-k8s.io",
+            "machines",
+            "capi-ovh",
+            &format!("{MD}-7xq2n"),
+        )
+        .unwrap();
+    assert_eq!(
+        m["metadata"]["labels"]["node.cluster.x-k8s.io/karpenter-member"],
+        ""
+    );
+    assert_eq!(claims(&fake).len(), 1);
+    assert_eq!(replicas(&fake, MD), 1);
+}
+
+#[tokio::test]
+async fn a_registration_interrupted_between_node_and_claim_status_is_finished_next_pass() {
+    let fake = seed_world();
+    let claim = provisioned_with_machine(&fake).await;
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await; // claim + launch
+    r.unwrap();
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-abc"},
+        "spec": {"providerID": "openstack:///abc", "taints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+    }));
+    fake.fail("PATCH", &format!("/nodeclaims/{claim}/status"), 500, 1);
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    assert!(
+        r.unwrap_err()
+            .to_string()
+            .starts_with("registerNode Node/worker-abc failed")
+    );
+    let node = fake.get("", "nodes", "", "worker-abc").unwrap();
+    assert_eq!(
+        node["metadata"]["labels"]["karpenter.sh/registered"], "true",
+        "the node side landed"
+    );
+
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert!(
+        json_plan(&out).contains(&pair("registerNode", "Node/worker-abc")),
+        "{out}"
+    );
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert_eq!(nc["status"]["nodeName"], "worker-abc");
+    assert!(
+        nc["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Registered" && c["status"] == "True")
+    );
+}
