@@ -98,10 +98,12 @@ pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Acti
         .collect();
     let mut free: BTreeMap<String, Vec<&MachineRecord>> = BTreeMap::new();
     for m in &snapshot.machines {
-        if m.is_live() && !m.claimed && !referenced.contains(&m.key()) {
-            if let Some(d) = m.deployment_key() {
-                free.entry(d).or_default().push(m);
-            }
+        if m.is_live()
+            && !m.claimed
+            && !referenced.contains(&m.key())
+            && let Some(d) = m.deployment_key()
+        {
+            free.entry(d).or_default().push(m);
         }
     }
     for list in free.values_mut() {

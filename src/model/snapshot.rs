@@ -199,10 +199,9 @@ impl Snapshot {
             .machine
             .as_ref()
             .and_then(|k| self.machines.iter().find(|m| &m.key() == k))
+            && let Some(d) = m.deployment_key()
         {
-            if let Some(d) = m.deployment_key() {
-                return Some(d);
-            }
+            return Some(d);
         }
         let it = claim.instance_type.as_ref()?;
         let zone = claim.labels.get(super::labels::keys::ZONE);

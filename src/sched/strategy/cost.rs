@@ -370,6 +370,9 @@ impl PodDemandKey {
     }
 }
 
+/// How many pods of each class go on one node: (class index, count).
+type Pattern = Vec<(usize, usize)>;
+
 /// How many pods of each class one node of `o` takes, first-fit decreasing over classes.
 fn fill(
     classes: &[Class],
@@ -443,7 +446,7 @@ fn greedy(
     let mut banned = vec![vec![false; offerings.len()]; classes.len()];
     loop {
         // The fill with the most value per unit of price; ties: more value, then cheaper.
-        let mut best: Option<(f64, f64, usize, Vec<(usize, usize)>)> = None;
+        let mut best: Option<(f64, f64, usize, Pattern)> = None;
         for (o, offering) in offerings.iter().enumerate() {
             if budget.room(offering) == 0 {
                 continue;

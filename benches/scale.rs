@@ -1,0 +1,178 @@
+//! Scale benchmarks (a bench binary, `cargo bench --bench scale`): wall time and peak memory of
+//! the `cost` strategy on Karpenter's scheduling-benchmark shape, and of one controller plan on a
+//! 5,000-pod / 500-node / 50-MachineDeployment cluster. Numbers go to the README, never into
+//! assertions.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use karpenter_capi::cli::StrategyName;
+use karpenter_capi::controller::{Config, plan};
+use karpenter_capi::model::load::{Source, snapshot_from_sources};
+use karpenter_capi::sched::strategy::by_name;
+
+/// A small deterministic generator (no dependency needed for reproducible inputs).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[(self.next() as usize) % items.len()]
+    }
+}
+
+/// Karpenter's benchmark catalog: `fake-it-<i>` with cpu i+1, memory 2(i+1) GiB, pods 10(i+1),
+/// in 3 zones; price 0.1 per vCPU + 0.1 per GiB. Kube-reserved (100m, 10Mi) as a DaemonSet.
+fn catalog(types: usize) -> String {
+    let mut y = String::new();
+    y.push_str("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}\n      requirements: []\n  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s}\n");
+    y.push_str("---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: kube-reserved, namespace: kube-system}\nspec:\n  selector: {matchLabels: {app: r}}\n  template:\n    metadata: {labels: {app: r}}\n    spec:\n      tolerations: [{operator: Exists}]\n      containers: [{name: r, resources: {requests: {cpu: 100m, memory: 10Mi}}}]\n");
+    for i in 0..types {
+        let cpu = i + 1;
+        let mem = 2 * (i + 1);
+        let price = format!("{:.1}", 0.1 * cpu as f64 + 0.1 * mem as f64);
+        for zone in ["zone-a", "zone-b", "zone-c"] {
+            let _ = write!(
+                y,
+                "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata:\n  name: fake-it-{i}-{zone}\n  namespace: capi\n  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}\n  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/cpu: '{cpu}'\n    capacity.cluster-autoscaler.kubernetes.io/memory: {mem}Gi\n    capacity.cluster-autoscaler.kubernetes.io/maxPods: '{}'\n    capacity.cluster-autoscaler.kubernetes.io/price: '{price}'\n    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=fake-it-{i},topology.kubernetes.io/zone={zone},kubernetes.io/arch=amd64\nspec: {{clusterName: c, replicas: 0, template: {{spec: {{clusterName: c}}}}}}\n",
+                10 * (i + 1)
+            );
+        }
+    }
+    y
+}
+
+/// Pods: half generic, half with required hostname anti-affinity within one of 100 groups.
+fn pods(n: usize, rng: &mut Lcg) -> String {
+    let mut y = String::new();
+    for i in 0..n {
+        let cpu = rng.pick(&[100, 250, 500, 1000, 1500]);
+        let mem = rng.pick(&[100, 256, 512, 1024, 2048, 4096]);
+        let (labels, affinity) = if i % 2 == 0 {
+            ("{app: generic}".to_string(), String::new())
+        } else {
+            let g = rng.next() % 100;
+            (
+                format!("{{group: g{g}}}"),
+                format!("\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{group: g{g}}}}}\n        topologyKey: kubernetes.io/hostname"),
+            )
+        };
+        let _ = write!(
+            y,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default, labels: {labels}}}\nspec:\n  containers: [{{name: c, resources: {{requests: {{cpu: {cpu}m, memory: {mem}Mi}}}}}}]{affinity}\n"
+        );
+    }
+    y
+}
+
+/// Peak resident memory of this process so far (VmHWM), in MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.to_string()))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
+        .map(|kib| kib / 1024.0)
+        .unwrap_or(0.0)
+}
+
+fn scheduling(pod_count: usize, strategies: &[StrategyName]) {
+    let mut rng = Lcg(42);
+    let text = format!("{}{}", catalog(400), pods(pod_count, &mut rng));
+    let t = Instant::now();
+    let snap = snapshot_from_sources(&[Source { name: "bench".into(), text }]).expect("bench input parses");
+    let load = t.elapsed();
+    let pending: Vec<usize> = (0..snap.pods.len()).collect();
+    for &s in strategies {
+        let t = Instant::now();
+        let p = by_name(s).plan(&snap, &pending);
+        let solve = t.elapsed();
+        println!(
+            "schedule {pod_count:>6} pods x 1200 MDs  {:<15} load {:>7.3}s  solve {:>7.3}s  nodes {:>5}  price/h {:>9}  unschedulable {:>3}  peak RSS {:>6.1} MiB",
+            s.as_str(),
+            load.as_secs_f64(),
+            solve.as_secs_f64(),
+            p.new_nodes.len(),
+            p.price().to_string(),
+            p.unschedulable.len(),
+            peak_rss_mib()
+        );
+    }
+}
+
+/// A running cluster: 50 member MachineDeployments, 500 nodes, 5,000 pods (4,900 bound, 100
+/// pending), with a NodeClaim and Machine per node.
+fn controller_plan() {
+    let mut rng = Lcg(7);
+    let mut y = catalog(0);
+    y.push_str("---\napiVersion: karpenter.cluster.x-k8s.io/v1alpha1\nkind: ClusterAPINodeClass\nmetadata: {name: default}\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n");
+    let mut per_md = vec![0usize; 50];
+    for n in 0..500 {
+        per_md[n % 50] += 1;
+    }
+    for (md, count) in per_md.iter().enumerate() {
+        let cpu = 2 + 2 * (md % 8);
+        let _ = write!(
+            y,
+            "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata:\n  name: md-{md}\n  namespace: capi\n  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}\n  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/cpu: '{cpu}'\n    capacity.cluster-autoscaler.kubernetes.io/memory: {}Gi\n    capacity.cluster-autoscaler.kubernetes.io/price: '0.{:02}'\n    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=t{md},topology.kubernetes.io/zone=z{}\nspec: {{clusterName: c, replicas: {count}, template: {{spec: {{clusterName: c}}}}}}\n",
+            cpu * 4,
+            10 + md,
+            md % 3
+        );
+    }
+    for n in 0..500 {
+        let md = n % 50;
+        let pid = format!("fake:///node-{n}");
+        let _ = write!(
+            y,
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-{n}, labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: t{md}}}}}\nspec: {{providerID: '{pid}'}}\nstatus: {{capacity: {{cpu: '16', memory: 64Gi, pods: '110'}}, allocatable: {{cpu: '16', memory: 64Gi, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}\n---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {{name: default-{n}, labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: t{md}}}, annotations: {{cluster.x-k8s.io/machine: capi/m-{n}, karpenter-capi/machine-deployment: capi/md-{md}}}}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {{providerID: '{pid}', nodeName: node-{n}, conditions: [{{type: Launched, status: 'True'}}, {{type: Registered, status: 'True'}}, {{type: Initialized, status: 'True'}}]}}\n---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {{name: m-{n}, namespace: capi, labels: {{cluster.x-k8s.io/deployment-name: md-{md}, node.cluster.x-k8s.io/karpenter-member: ''}}}}\nspec: {{clusterName: c, providerID: '{pid}'}}\n"
+        );
+    }
+    for i in 0..5000 {
+        let cpu = rng.pick(&[100, 250, 500, 1000]);
+        let mem = rng.pick(&[128, 256, 512, 1024]);
+        let bind = if i < 4900 { format!(", nodeName: node-{}", i % 500) } else { String::new() };
+        let status = if i < 4900 {
+            "status: {phase: Running}".to_string()
+        } else {
+            "status: {phase: Pending, conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}".to_string()
+        };
+        let _ = write!(
+            y,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default}}\nspec: {{containers: [{{name: c, resources: {{requests: {{cpu: {}m, memory: {mem}Mi}}}}}}]{bind}}}\n{status}\n",
+            cpu * 4
+        );
+    }
+    let t = Instant::now();
+    let snap = snapshot_from_sources(&[Source { name: "bench".into(), text: y }]).expect("bench input parses");
+    let load = t.elapsed();
+    let now: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().expect("valid time");
+    let runs = 5;
+    let t = Instant::now();
+    let mut actions = 0;
+    for _ in 0..runs {
+        actions = plan(&snap, now, &Config::default()).actions.len();
+    }
+    let per = t.elapsed().as_secs_f64() / f64::from(runs);
+    println!(
+        "controller plan 5000 pods / 500 nodes / 50 MDs   load {:>7.3}s  plan {:>7.1} ms  actions {actions}  peak RSS {:>6.1} MiB",
+        load.as_secs_f64(),
+        per * 1000.0,
+        peak_rss_mib()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    controller_plan();
+    let sizes: &[usize] = if quick { &[1_000] } else { &[1_000, 5_000, 20_000] };
+    for &n in sizes {
+        scheduling(n, &[StrategyName::Cost]);
+    }
+    if !quick {
+        scheduling(1_000, &[StrategyName::KarpenterCapi, StrategyName::LeastWaste]);
+    }
+}
