@@ -9,7 +9,7 @@
 //! - A clean shutdown releases the Lease (empty holder) so a standby takes over at once.
 //!
 //! # Errors
-//! API failures are [`Error::Cluster`] naming the Lease; a 409 is not an error (someone else won).
+//! API failures are [`crate::Error::Cluster`] naming the Lease; a 409 is not an error (someone else won).
 
 use std::time::Duration;
 

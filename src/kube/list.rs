@@ -133,7 +133,7 @@ pub struct Listing {
 }
 
 /// Lists one type with paging, falling back to older versions when the preferred one is not
-/// served. `limit` stops after the first page of that size (a probe).
+/// served. With `probe`, one item only: enough to learn which version is served.
 pub async fn list_one(
     clients: &Clients,
     listed: &Listed,

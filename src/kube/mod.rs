@@ -1,5 +1,14 @@
 //! The shell around the core: kubeconfig resolution, listing both clusters into a Snapshot,
 //! watches, and executing the core's writes. It never decides.
+//!
+//! - [`client`]: which kubeconfig/context reaches the workload and the management cluster.
+//! - [`list`]: one listing of both clusters into a `Snapshot` (`run --once`, `doctor`, `explain`).
+//! - [`watch`]: watchers and reflector stores for continuous mode, trimmed and compacted.
+//! - [`apply`]: the executor of `Action::steps` (field manager `karpenter-capi`).
+//! - [`reconciler`]: the observe -> plan -> act loop, batch window, backoff.
+//! - [`leader`]: leader election on a Lease; [`metrics`]: Prometheus, `/healthz`, `/readyz`.
+//! - [`errors`]: API errors as messages naming cluster, verb, resource and the fix.
+//! - [`permissions`]: the only API calls the shell makes, per cluster.
 
 pub mod api;
 pub mod apply;
