@@ -186,7 +186,8 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
         "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
         "metadata": {"name": format!("{MD}-7xq2n"), "namespace": "capi-ovh", "creationTimestamp": now_stamp(),
                      "labels": {"cluster.x-k8s.io/deployment-name": MD, "cluster.x-k8s.io/cluster-name": "capi-ovh"}},
-        "spec": {"clusterName": "capi-ovh"}
+        "spec": {"clusterName": "capi-ovh", "bootstrap": {"dataSecretName": "bootstrap-7xq2n"},
+                 "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachine", "name": format!("{MD}-7xq2n")}}
     }));
     let (r, out) = pass(&fake, OutputFormat::Json, false).await;
     r.unwrap();
@@ -306,6 +307,65 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
     assert_eq!(fake.writes(), Vec::<String>::new());
     assert_eq!(claims(&fake).len(), 1);
     assert_eq!(replicas(&fake, MD), 1);
+
+    // What the controller wrote is valid against the upstream CRD schemas.
+    assert_valid(
+        "karpenter.sh_nodeclaims.yaml",
+        &fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap(),
+    );
+    assert_valid(
+        "karpenter.cluster.x-k8s.io_clusterapinodeclasses.yaml",
+        &fake
+            .get(
+                "karpenter.cluster.x-k8s.io",
+                "clusterapinodeclasses",
+                "",
+                "default",
+            )
+            .unwrap(),
+    );
+    assert_valid(
+        "cluster.x-k8s.io_machines.yaml",
+        &fake
+            .get(
+                "cluster.x-k8s.io",
+                "machines",
+                "capi-ovh",
+                &format!("{MD}-7xq2n"),
+            )
+            .unwrap(),
+    );
+}
+
+/// Validates an object against the schema of its version in an upstream CRD file.
+fn assert_valid(crd_file: &str, obj: &Value) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/crds");
+    let dir = if dir.exists() {
+        dir
+    } else {
+        std::path::PathBuf::from("/work/shared/fixtures/crds")
+    };
+    let crd: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(dir.join(crd_file)).unwrap()).unwrap();
+    let version = obj["apiVersion"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap();
+    let schema = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap()["schema"]["openAPIV3Schema"]
+        .clone();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(obj)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{crd_file}: {errors:#?}\n{obj:#}");
 }
 
 #[tokio::test]
