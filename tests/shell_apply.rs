@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use common::FakeApi;
 use karpenter_capi::controller::{Action, Plan};
-use karpenter_capi::kube::apply::{Executor, Outcome};
+use karpenter_capi::kube::apply::{ActionOutcome, Executor};
 use karpenter_capi::kube::list::Clients;
 use karpenter_capi::model::Price;
 use serde_json::{Value, json};
@@ -174,7 +174,7 @@ async fn create_scale_and_claim_land_as_written() {
             .iter()
             .map(|r| r.outcome.clone())
             .collect::<Vec<_>>(),
-        vec![Outcome::Applied, Outcome::Applied]
+        vec![ActionOutcome::Applied, ActionOutcome::Applied]
     );
     let created = &results[0].created;
     assert_eq!(created.len(), 1);
@@ -223,7 +223,7 @@ async fn create_scale_and_claim_land_as_written() {
     // Claim: the NodeClaim annotated first, then the Machine labelled.
     fake.clear_log();
     let results = exec.execute(&plan(vec![claim(&name)]), now()).await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert_eq!(
         fake.writes(),
         vec![
@@ -261,7 +261,7 @@ async fn register_node_retries_a_conflict_by_rereading() {
     // Another writer wins the first race: the first patch of the Node gets a 409.
     fake.fail("PATCH", "/api/v1/nodes/node-1", 409, 1);
     let results = exec.execute(&plan(vec![register()]), now()).await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     let log: Vec<String> = fake
         .requests()
         .iter()
@@ -325,7 +325,7 @@ async fn register_node_retries_a_conflict_by_rereading() {
     // Applying the same action again writes nothing: the node and the status already say it.
     fake.clear_log();
     let results = exec.execute(&plan(vec![register()]), now()).await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert_eq!(fake.writes(), Vec::<String>::new());
 }
 
@@ -337,7 +337,7 @@ async fn persistent_conflicts_give_up_after_five_attempts() {
         .execute(&plan(vec![register(), scale(0, 1, &[])]), now())
         .await;
     match &results[0].outcome {
-        Outcome::Failed { write, error, .. } => {
+        ActionOutcome::Failed { write, error, .. } => {
             assert_eq!(*write, 0);
             assert!(
                 error.starts_with(
@@ -348,7 +348,7 @@ async fn persistent_conflicts_give_up_after_five_attempts() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(results[1].outcome, Outcome::Skipped);
+    assert_eq!(results[1].outcome, ActionOutcome::Skipped);
     assert_eq!(
         fake.requests()
             .iter()
@@ -378,9 +378,9 @@ async fn failed_scale_rolls_back_the_delete_machine_mark() {
             now(),
         )
         .await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     match &results[1].outcome {
-        Outcome::Failed {
+        ActionOutcome::Failed {
             write,
             error,
             rollback_errors,
@@ -441,9 +441,9 @@ async fn an_error_mid_plan_stops_the_pass_and_the_next_pass_finishes() {
             now(),
         )
         .await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert!(results[1].failed());
-    assert_eq!(results[2].outcome, Outcome::Skipped);
+    assert_eq!(results[2].outcome, ActionOutcome::Skipped);
     // What is left: a NodeClaim without capacity behind it. Nothing half-written.
     assert_eq!(fake.all("karpenter.sh", "nodeclaims").len(), 2);
     assert_eq!(
@@ -464,7 +464,7 @@ async fn an_error_mid_plan_stops_the_pass_and_the_next_pass_finishes() {
         .execute(&plan(vec![scale(0, 1, &[]), claim("default-x7k2p")]), now())
         .await;
     assert!(
-        results.iter().all(|r| r.outcome == Outcome::Applied),
+        results.iter().all(|r| r.outcome == ActionOutcome::Applied),
         "{results:?}"
     );
     assert_eq!(
@@ -497,7 +497,7 @@ async fn delete_records_an_event_and_accepts_an_absent_claim() {
         )
         .await;
     assert!(
-        results.iter().all(|r| r.outcome == Outcome::Applied),
+        results.iter().all(|r| r.outcome == ActionOutcome::Applied),
         "{results:?}"
     );
     assert!(
@@ -539,7 +539,7 @@ async fn an_event_that_cannot_be_recorded_does_not_block_the_delete() {
             now(),
         )
         .await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert!(
         fake.get("karpenter.sh", "nodeclaims", "", "default-x7k2p")
             .is_none()
@@ -563,7 +563,7 @@ async fn launch_and_node_class_ready_set_status_through_the_subresource() {
         .execute(&plan(vec![launch, ready.clone()]), now())
         .await;
     assert!(
-        results.iter().all(|r| r.outcome == Outcome::Applied),
+        results.iter().all(|r| r.outcome == ActionOutcome::Applied),
         "{results:?}"
     );
     let nc = fake
@@ -609,7 +609,7 @@ async fn eviction_goes_through_the_eviction_api() {
     fake.fail("POST", "/pods/web-0/eviction", 429, 1);
     let results = exec.execute(&plan(vec![evict.clone()]), now()).await;
     match &results[0].outcome {
-        Outcome::Failed { error, .. } => assert_eq!(
+        ActionOutcome::Failed { error, .. } => assert_eq!(
             error,
             "workload cluster: create pods/eviction default/web-0: Cannot evict pod as it would violate the pod's disruption budget. (429)"
         ),
@@ -617,7 +617,7 @@ async fn eviction_goes_through_the_eviction_api() {
     }
     assert!(fake.get("", "pods", "default", "web-0").is_some());
     let results = exec.execute(&plan(vec![evict]), now()).await;
-    assert_eq!(results[0].outcome, Outcome::Applied);
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert!(fake.get("", "pods", "default", "web-0").is_none());
     let last = fake.requests().last().unwrap().clone();
     assert_eq!(

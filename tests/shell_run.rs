@@ -647,22 +647,63 @@ async fn with_two_clusters_each_write_goes_to_its_own_cluster() {
     let workload = FakeApi::new();
     let management = FakeApi::new();
     for group in ["", "apps", "karpenter.sh", "karpenter.cluster.x-k8s.io"] {
-        for plural in ["pods", "nodes", "daemonsets", "nodepools", "nodeclaims", "clusterapinodeclasses"] {
-            all.all(group, plural).into_iter().for_each(|o| workload.seed(o));
+        for plural in [
+            "pods",
+            "nodes",
+            "daemonsets",
+            "nodepools",
+            "nodeclaims",
+            "clusterapinodeclasses",
+        ] {
+            all.all(group, plural)
+                .into_iter()
+                .for_each(|o| workload.seed(o));
         }
     }
-    all.all("cluster.x-k8s.io", "machinedeployments").into_iter().for_each(|o| management.seed(o));
+    all.all("cluster.x-k8s.io", "machinedeployments")
+        .into_iter()
+        .for_each(|o| management.seed(o));
     let buf = Buf::default();
     let printer = Printer::to_writer(OutputFormat::Json, false, Box::new(buf.clone()));
-    let clients = Clients { workload: workload.client(), management: management.client() };
-    once(&clients, Some("capi-ovh"), &Config::default(), false, &printer).await.unwrap();
+    let clients = Clients {
+        workload: workload.client(),
+        management: management.client(),
+    };
+    once(
+        &clients,
+        Some("capi-ovh"),
+        &Config::default(),
+        false,
+        &printer,
+    )
+    .await
+    .unwrap();
     assert_eq!(json_plan(&buf.take()).len(), 3);
     assert_eq!(workload.all("karpenter.sh", "nodeclaims").len(), 1);
-    assert_eq!(management.get("cluster.x-k8s.io", "machinedeployments", "capi-ovh", MD).unwrap()["spec"]["replicas"], 1);
-    assert!(workload.requests().iter().all(|r| !r.path.contains("cluster.x-k8s.io/v1beta")), "no Cluster API call to the workload cluster");
-    assert!(management.requests().iter().all(|r| r.path.contains("/apis/cluster.x-k8s.io/") || r.path.contains("/apis/bootstrap.cluster.x-k8s.io/")));
+    assert_eq!(
+        management
+            .get("cluster.x-k8s.io", "machinedeployments", "capi-ovh", MD)
+            .unwrap()["spec"]["replicas"],
+        1
+    );
+    assert!(
+        workload
+            .requests()
+            .iter()
+            .all(|r| !r.path.contains("cluster.x-k8s.io/v1beta")),
+        "no Cluster API call to the workload cluster"
+    );
+    assert!(
+        management
+            .requests()
+            .iter()
+            .all(|r| r.path.contains("/apis/cluster.x-k8s.io/")
+                || r.path.contains("/apis/bootstrap.cluster.x-k8s.io/"))
+    );
     assert_eq!(
         management.writes(),
-        vec![format!("PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale 200")]
+        vec![format!(
+            "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale 200"
+        )]
     );
 }

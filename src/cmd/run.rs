@@ -154,7 +154,7 @@ pub async fn once(
         let applied = report
             .results
             .iter()
-            .filter(|r| r.outcome == crate::kube::apply::Outcome::Applied)
+            .filter(|r| r.outcome == crate::kube::apply::ActionOutcome::Applied)
             .count();
         printer.line(&format!(
             "Applied {applied} of {} action(s).",

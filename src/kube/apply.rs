@@ -57,7 +57,7 @@ pub const CONFLICT_ATTEMPTS: usize = 5;
 /// What happened to one action.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "outcome")]
-pub enum Outcome {
+pub enum ActionOutcome {
     /// Every write succeeded.
     Applied,
     /// Write number `write` (0-based) failed; the rollback writes ran.
@@ -82,7 +82,7 @@ pub struct ActionResult {
     /// Its target.
     pub target: String,
     /// What happened.
-    pub outcome: Outcome,
+    pub outcome: ActionOutcome,
     /// Objects created by the action (`Kind/name`), e.g. the generated NodeClaim name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<String>,
@@ -91,7 +91,7 @@ pub struct ActionResult {
 impl ActionResult {
     /// Whether the action failed.
     pub fn failed(&self) -> bool {
-        matches!(self.outcome, Outcome::Failed { .. })
+        matches!(self.outcome, ActionOutcome::Failed { .. })
     }
 }
 
@@ -125,7 +125,7 @@ impl Executor {
                 created: Vec::new(),
             };
             if stopped {
-                results.push(outcome_of(Outcome::Skipped));
+                results.push(outcome_of(ActionOutcome::Skipped));
                 continue;
             }
             let result = self.execute_action(action, now).await;
@@ -155,7 +155,7 @@ impl Executor {
                     return ActionResult {
                         action: action.name(),
                         target: action.target().to_string(),
-                        outcome: Outcome::Failed {
+                        outcome: ActionOutcome::Failed {
                             write: index,
                             error: err.to_string(),
                             rollback_errors,
@@ -169,7 +169,7 @@ impl Executor {
         ActionResult {
             action: action.name(),
             target: action.target().to_string(),
-            outcome: Outcome::Applied,
+            outcome: ActionOutcome::Applied,
             created,
         }
     }

@@ -24,7 +24,7 @@ use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tracing::{debug, info};
 
-use super::apply::{ActionResult, Outcome};
+use super::apply::{ActionOutcome, ActionResult};
 use crate::error::{Error, Result};
 
 type Labels = Vec<(String, String)>;
@@ -140,9 +140,9 @@ impl Metrics {
     pub fn record(&self, results: &[ActionResult]) {
         for r in results {
             let outcome = match r.outcome {
-                Outcome::Applied => "applied",
-                Outcome::Failed { .. } => "failed",
-                Outcome::Skipped => "skipped",
+                ActionOutcome::Applied => "applied",
+                ActionOutcome::Failed { .. } => "failed",
+                ActionOutcome::Skipped => "skipped",
             };
             self.action(r.action, outcome);
         }

@@ -26,7 +26,7 @@ use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
 use tracing::{debug, error, info, warn};
 
-use super::apply::{ActionResult, Executor, Outcome};
+use super::apply::{ActionOutcome, ActionResult, Executor};
 use super::leader::{Leadership, LeaseLock, RENEW_INTERVAL};
 use super::list::Clients;
 use super::metrics::Metrics;
@@ -104,15 +104,15 @@ impl PassReport {
         let skipped = self
             .results
             .iter()
-            .filter(|r| r.outcome == Outcome::Skipped)
+            .filter(|r| r.outcome == ActionOutcome::Skipped)
             .count();
         let error = match &first.outcome {
-            Outcome::Failed {
+            ActionOutcome::Failed {
                 error,
                 rollback_errors,
                 ..
             } if rollback_errors.is_empty() => error.clone(),
-            Outcome::Failed {
+            ActionOutcome::Failed {
                 error,
                 rollback_errors,
                 ..
