@@ -16,7 +16,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
     fn pick<T: Copy>(&mut self, items: &[T]) -> T {
@@ -57,7 +60,9 @@ fn pods(n: usize, rng: &mut Lcg) -> String {
             let g = rng.next() % 100;
             (
                 format!("{{group: g{g}}}"),
-                format!("\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{group: g{g}}}}}\n        topologyKey: kubernetes.io/hostname"),
+                format!(
+                    "\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{group: g{g}}}}}\n        topologyKey: kubernetes.io/hostname"
+                ),
             )
         };
         let _ = write!(
@@ -72,8 +77,16 @@ fn pods(n: usize, rng: &mut Lcg) -> String {
 fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.to_string()))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.to_string())
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .map(|kib| kib / 1024.0)
         .unwrap_or(0.0)
 }
@@ -82,7 +95,11 @@ fn scheduling(pod_count: usize, strategies: &[StrategyName]) {
     let mut rng = Lcg(42);
     let text = format!("{}{}", catalog(400), pods(pod_count, &mut rng));
     let t = Instant::now();
-    let snap = snapshot_from_sources(&[Source { name: "bench".into(), text }]).expect("bench input parses");
+    let snap = snapshot_from_sources(&[Source {
+        name: "bench".into(),
+        text,
+    }])
+    .expect("bench input parses");
     let load = t.elapsed();
     let pending: Vec<usize> = (0..snap.pods.len()).collect();
     for &s in strategies {
@@ -133,7 +150,11 @@ fn controller_plan() {
     for i in 0..5000 {
         let cpu = rng.pick(&[100, 250, 500, 1000]);
         let mem = rng.pick(&[128, 256, 512, 1024]);
-        let bind = if i < 4900 { format!(", nodeName: node-{}", i % 500) } else { String::new() };
+        let bind = if i < 4900 {
+            format!(", nodeName: node-{}", i % 500)
+        } else {
+            String::new()
+        };
         let status = if i < 4900 {
             "status: {phase: Running}".to_string()
         } else {
@@ -146,7 +167,11 @@ fn controller_plan() {
         );
     }
     let t = Instant::now();
-    let snap = snapshot_from_sources(&[Source { name: "bench".into(), text: y }]).expect("bench input parses");
+    let snap = snapshot_from_sources(&[Source {
+        name: "bench".into(),
+        text: y,
+    }])
+    .expect("bench input parses");
     let load = t.elapsed();
     let now: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().expect("valid time");
     let runs = 5;
@@ -168,11 +193,18 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     controller_plan();
-    let sizes: &[usize] = if quick { &[1_000] } else { &[1_000, 5_000, 20_000] };
+    let sizes: &[usize] = if quick {
+        &[1_000]
+    } else {
+        &[1_000, 5_000, 20_000]
+    };
     for &n in sizes {
         scheduling(n, &[StrategyName::Cost]);
     }
     if !quick {
-        scheduling(1_000, &[StrategyName::KarpenterCapi, StrategyName::LeastWaste]);
+        scheduling(
+            1_000,
+            &[StrategyName::KarpenterCapi, StrategyName::LeastWaste],
+        );
     }
 }
