@@ -2,12 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use karpenter_capi::cli::Cli;
+use karpenter_capi::cli;
 use karpenter_capi::cmd;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // clap prints --help, --version and usage errors itself and exits 0 or 2.
+    let cli = cli::try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
     cmd::init_logging(&cli.global);
     match cmd::dispatch(cli) {
         Ok(outcome) => ExitCode::from(outcome.code()),
