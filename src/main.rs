@@ -6,8 +6,15 @@ use karpenter_capi::cli;
 use karpenter_capi::cmd;
 
 fn main() -> ExitCode {
+    // Hidden mode for the usual one-line `kubectl_complete-karpenter_capi` wrapper script
+    // (`exec kubectl karpenter-capi __complete "$@"`), e.g. next to a krew install.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "__complete") {
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), karpenter_capi::complete::run(&args[1..]).as_bytes());
+        return ExitCode::SUCCESS;
+    }
     // clap prints --help, --version and usage errors itself and exits 0 or 2.
-    let cli = cli::try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let cli = cli::try_parse_from(args).unwrap_or_else(|e| e.exit());
     cmd::init_logging(&cli.global);
     match cmd::dispatch(cli) {
         Ok(outcome) => ExitCode::from(outcome.code()),
