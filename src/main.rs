@@ -10,7 +10,10 @@ fn main() -> ExitCode {
     // (`exec kubectl karpenter-capi __complete "$@"`), e.g. next to a krew install.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "__complete") {
-        let _ = std::io::Write::write_all(&mut std::io::stdout(), karpenter_capi::complete::run(&args[1..]).as_bytes());
+        let _ = std::io::Write::write_all(
+            &mut std::io::stdout(),
+            karpenter_capi::complete::run(&args[1..]).as_bytes(),
+        );
         return ExitCode::SUCCESS;
     }
     // clap prints --help, --version and usage errors itself and exits 0 or 2.

@@ -32,13 +32,18 @@ impl PluginPath {
             );
             return None;
         };
-        let dir = std::env::temp_dir().join(format!("karpenter-capi-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("karpenter-capi-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("bin")).unwrap();
         std::fs::create_dir_all(dir.join("home")).unwrap();
         std::os::unix::fs::symlink(kubectl, dir.join("bin/kubectl")).unwrap();
         for exe in [PLUGIN, COMPLETER] {
-            std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin(exe), dir.join("bin").join(exe)).unwrap();
+            std::os::unix::fs::symlink(
+                assert_cmd::cargo::cargo_bin(exe),
+                dir.join("bin").join(exe),
+            )
+            .unwrap();
         }
         Some(PluginPath { dir })
     }
@@ -55,13 +60,26 @@ impl PluginPath {
     }
 
     fn kubectl(&self, args: &[&str]) -> Output {
-        self.command("kubectl", &self.dir.join("no-kubeconfig")).args(args).output().unwrap()
+        self.command("kubectl", &self.dir.join("no-kubeconfig"))
+            .args(args)
+            .output()
+            .unwrap()
     }
 
     /// What kubectl's shell completion gets for `kubectl karpenter-capi <words>`.
     fn complete(&self, kubeconfig: &Path, words: &[&str]) -> String {
-        let out = self.command("kubectl", kubeconfig).arg("__complete").arg("karpenter-capi").args(words).output().unwrap();
-        assert!(out.status.success(), "kubectl __complete failed: {}", String::from_utf8_lossy(&out.stderr));
+        let out = self
+            .command("kubectl", kubeconfig)
+            .arg("__complete")
+            .arg("karpenter-capi")
+            .args(words)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl __complete failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -79,40 +97,60 @@ impl Drop for PluginPath {
 }
 
 fn find_on_path(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(program)).find(|p| p.is_file())
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
 }
 
 fn text(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
 fn kubectl_runs_the_plugin_help() {
-    let Some(path) = PluginPath::new("help") else { return };
+    let Some(path) = PluginPath::new("help") else {
+        return;
+    };
     let out = path.kubectl(&["karpenter-capi", "--help"]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.contains("Usage: kubectl karpenter-capi [OPTIONS] <COMMAND>"), "{stdout}");
+    assert!(
+        stdout.contains("Usage: kubectl karpenter-capi [OPTIONS] <COMMAND>"),
+        "{stdout}"
+    );
     assert!(stdout.contains("Troubleshooting Commands:"), "{stdout}");
 }
 
 #[test]
 fn kubectl_plugin_list_finds_it_without_warnings() {
-    let Some(path) = PluginPath::new("list") else { return };
+    let Some(path) = PluginPath::new("list") else {
+        return;
+    };
     let out = path.kubectl(&["plugin", "list"]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}{stderr}");
     let expected = path.dir.join("bin").join(PLUGIN);
-    assert!(stdout.lines().any(|l| Path::new(l.trim()) == expected), "{PLUGIN} not listed:\n{stdout}");
+    assert!(
+        stdout.lines().any(|l| Path::new(l.trim()) == expected),
+        "{PLUGIN} not listed:\n{stdout}"
+    );
     let all = format!("{stdout}{stderr}").to_lowercase();
-    assert!(!all.contains("warning"), "kubectl warned:\n{stdout}{stderr}");
+    assert!(
+        !all.contains("warning"),
+        "kubectl warned:\n{stdout}{stderr}"
+    );
     // The completion helper is not a plugin (kubectl_complete-, not kubectl-).
     assert!(!stdout.contains(COMPLETER), "{stdout}");
 }
 
 #[test]
 fn kubectl_completes_subcommands_with_descriptions() {
-    let Some(path) = PluginPath::new("subcommands") else { return };
+    let Some(path) = PluginPath::new("subcommands") else {
+        return;
+    };
     let none = path.dir.join("no-kubeconfig");
     assert_eq!(
         path.complete(&none, &[""]),
@@ -126,37 +164,76 @@ fn kubectl_completes_subcommands_with_descriptions() {
          help\tPrint this message or the help of the given subcommand(s)\n\
          :4\n"
     );
-    assert_eq!(path.complete(&none, &["ex"]), "explain\tExplain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck\n:4\n");
+    assert_eq!(
+        path.complete(&none, &["ex"]),
+        "explain\tExplain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck\n:4\n"
+    );
 }
 
 #[test]
 fn kubectl_completes_flags_and_their_values() {
-    let Some(path) = PluginPath::new("flags") else { return };
+    let Some(path) = PluginPath::new("flags") else {
+        return;
+    };
     let none = path.dir.join("no-kubeconfig");
-    assert_eq!(path.complete(&none, &["simulate", "--st"]), "--strategy\tRun only this strategy (default: all three, compared)\n:4\n");
+    assert_eq!(
+        path.complete(&none, &["simulate", "--st"]),
+        "--strategy\tRun only this strategy (default: all three, compared)\n:4\n"
+    );
     assert_eq!(
         path.complete(&none, &["simulate", "--strategy", ""]),
         "cost\tOurs: the cheapest set of nodes per hour for all placeable pods\n\
          karpenter-capi\tThe upstream Karpenter Cluster API provider: price 0 everywhere, first name wins\n\
          least-waste\tCluster Autoscaler's default least-waste expander\n:4\n"
     );
-    assert_eq!(path.complete(&none, &["doctor", "-o", "y"]), "yaml\tYAML for scripts\n:4\n");
-    assert_eq!(path.complete(&none, &["--output=j"]), "json\tJSON for scripts\n:4\n");
+    assert_eq!(
+        path.complete(&none, &["doctor", "-o", "y"]),
+        "yaml\tYAML for scripts\n:4\n"
+    );
+    assert_eq!(
+        path.complete(&none, &["--output=j"]),
+        "json\tJSON for scripts\n:4\n"
+    );
     assert_eq!(path.complete(&none, &["completion", "z"]), "zsh\n:4\n");
     // -f: manifests by extension, as kubectl's own -f.
-    assert_eq!(path.complete(&none, &["doctor", "-f", ""]), "yaml\nyml\njson\n:8\n");
+    assert_eq!(
+        path.complete(&none, &["doctor", "-f", ""]),
+        "yaml\nyml\njson\n:8\n"
+    );
 }
 
 #[test]
 fn the_helper_speaks_the_protocol_when_run_as_kubectl_runs_it() {
-    let Some(path) = PluginPath::new("direct") else { return };
+    let Some(path) = PluginPath::new("direct") else {
+        return;
+    };
     let none = path.dir.join("no-kubeconfig");
     // kubectl passes the words after the plugin name, the one being completed last.
-    let out = path.command(COMPLETER, &none).args(["explain", "--context", "x", "n"]).output().unwrap();
-    assert_eq!(text(&out), ("nodeclaim\tA NodeClaim: its timeline, Machine, Node and blocking cause\n:4\n".into(), String::new()));
+    let out = path
+        .command(COMPLETER, &none)
+        .args(["explain", "--context", "x", "n"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        (
+            "nodeclaim\tA NodeClaim: its timeline, Machine, Node and blocking cause\n:4\n".into(),
+            String::new()
+        )
+    );
     // The wrapper-script form, `kubectl karpenter-capi __complete "$@"`, answers the same.
-    let out = path.command(PLUGIN, &none).args(["__complete", "explain", "--context", "x", "n"]).output().unwrap();
-    assert_eq!(text(&out), ("nodeclaim\tA NodeClaim: its timeline, Machine, Node and blocking cause\n:4\n".into(), String::new()));
+    let out = path
+        .command(PLUGIN, &none)
+        .args(["__complete", "explain", "--context", "x", "n"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        (
+            "nodeclaim\tA NodeClaim: its timeline, Machine, Node and blocking cause\n:4\n".into(),
+            String::new()
+        )
+    );
 }
 
 /// A fake API server: answers list requests from a table of path prefixes, records the paths.
@@ -168,7 +245,10 @@ struct FakeApi {
 impl FakeApi {
     /// `routes`: (path prefix, object names); anything else is a 404. With `hang`, it accepts
     /// connections and never answers.
-    fn start(routes: Vec<(&'static str, Vec<(&'static str, &'static str)>)>, hang: bool) -> FakeApi {
+    fn start(
+        routes: Vec<(&'static str, Vec<(&'static str, &'static str)>)>,
+        hang: bool,
+    ) -> FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -213,7 +293,11 @@ fn serve(stream: TcpStream, routes: &[(&str, Vec<(&str, &str)>)], seen: &Mutex<V
         while reader.read_line(&mut header).is_ok_and(|n| n > 0) && header != "\r\n" {
             header.clear();
         }
-        let target = request_line.split_whitespace().nth(1).unwrap_or_default().to_string();
+        let target = request_line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
         seen.lock().unwrap().push(target.clone());
         let (status, body) = match routes.iter().find(|(prefix, _)| target.starts_with(prefix)) {
             Some((_, objects)) => {
@@ -253,48 +337,94 @@ fn serve(stream: TcpStream, routes: &[(&str, Vec<(&str, &str)>)], seen: &Mutex<V
 
 #[test]
 fn kubectl_completes_object_names_from_the_cluster() {
-    let Some(path) = PluginPath::new("objects") else { return };
+    let Some(path) = PluginPath::new("objects") else {
+        return;
+    };
     let api = FakeApi::start(
         vec![
-            ("/apis/karpenter.sh/v1/nodeclaims", vec![("", "default-x2b9k"), ("", "default-mrnnj"), ("", "gpu-7q2lm")]),
-            ("/api/v1/pods", vec![("default", "big-0"), ("team-a", "web-5d9f")]),
-            ("/api/v1/namespaces/team-a/pods", vec![("team-a", "web-5d9f")]),
-            ("/apis/cluster.x-k8s.io/v1beta2/machinedeployments", vec![("capi-ovh", "md-b3-8")]),
+            (
+                "/apis/karpenter.sh/v1/nodeclaims",
+                vec![
+                    ("", "default-x2b9k"),
+                    ("", "default-mrnnj"),
+                    ("", "gpu-7q2lm"),
+                ],
+            ),
+            (
+                "/api/v1/pods",
+                vec![("default", "big-0"), ("team-a", "web-5d9f")],
+            ),
+            (
+                "/api/v1/namespaces/team-a/pods",
+                vec![("team-a", "web-5d9f")],
+            ),
+            (
+                "/apis/cluster.x-k8s.io/v1beta2/machinedeployments",
+                vec![("capi-ovh", "md-b3-8")],
+            ),
         ],
         false,
     );
     let kubeconfig = api.kubeconfig(&path);
-    assert_eq!(path.complete(&kubeconfig, &["explain", "nodeclaim", "def"]), "default-mrnnj\ndefault-x2b9k\n:4\n");
-    assert_eq!(path.complete(&kubeconfig, &["explain", "pod", ""]), "default/big-0\nteam-a/web-5d9f\n:4\n");
-    assert_eq!(path.complete(&kubeconfig, &["explain", "-n", "team-a", "pod", ""]), "web-5d9f\n:4\n");
+    assert_eq!(
+        path.complete(&kubeconfig, &["explain", "nodeclaim", "def"]),
+        "default-mrnnj\ndefault-x2b9k\n:4\n"
+    );
+    assert_eq!(
+        path.complete(&kubeconfig, &["explain", "pod", ""]),
+        "default/big-0\nteam-a/web-5d9f\n:4\n"
+    );
+    assert_eq!(
+        path.complete(&kubeconfig, &["explain", "-n", "team-a", "pod", ""]),
+        "web-5d9f\n:4\n"
+    );
     let requests = api.requests.lock().unwrap().clone();
     assert!(
-        requests.iter().any(|r| r.starts_with("/api/v1/pods?") && r.contains("fieldSelector=status.phase%3DPending")),
+        requests.iter().any(|r| r.starts_with("/api/v1/pods?")
+            && r.contains("fieldSelector=status.phase%3DPending")),
         "pending pods are asked for with a field selector: {requests:?}"
     );
 }
 
 #[test]
 fn kubectl_completes_contexts_from_the_kubeconfig() {
-    let Some(path) = PluginPath::new("contexts") else { return };
+    let Some(path) = PluginPath::new("contexts") else {
+        return;
+    };
     let api = FakeApi::start(Vec::new(), false);
     let kubeconfig = api.kubeconfig(&path);
-    assert_eq!(path.complete(&kubeconfig, &["--context", ""]), "fake\tcluster fake\n:4\n");
+    assert_eq!(
+        path.complete(&kubeconfig, &["--context", ""]),
+        "fake\tcluster fake\n:4\n"
+    );
 }
 
 #[test]
 fn an_unreachable_cluster_gives_no_names_quickly_and_silently() {
-    let Some(path) = PluginPath::new("unreachable") else { return };
+    let Some(path) = PluginPath::new("unreachable") else {
+        return;
+    };
     let api = FakeApi::start(Vec::new(), true);
     let kubeconfig = api.kubeconfig(&path);
     let start = Instant::now();
-    let out = path.command(COMPLETER, &kubeconfig).args(["explain", "nodeclaim", ""]).output().unwrap();
+    let out = path
+        .command(COMPLETER, &kubeconfig)
+        .args(["explain", "nodeclaim", ""])
+        .output()
+        .unwrap();
     let elapsed = start.elapsed();
     assert_eq!(text(&out), (":4\n".to_string(), String::new()));
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
-    assert!(elapsed >= Duration::from_secs(2), "the server never answers, so the 2 s timeout must have fired: {elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_secs(2),
+        "the server never answers, so the 2 s timeout must have fired: {elapsed:?}"
+    );
 
     // No cluster at all: no kubeconfig file.
-    let out = path.command(COMPLETER, &path.dir.join("missing")).args(["explain", "pod", ""]).output().unwrap();
+    let out = path
+        .command(COMPLETER, &path.dir.join("missing"))
+        .args(["explain", "pod", ""])
+        .output()
+        .unwrap();
     assert_eq!(text(&out), (":4\n".to_string(), String::new()));
 }

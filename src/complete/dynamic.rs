@@ -29,11 +29,17 @@ pub fn names(kind: ObjectKind, global_flags: &[String]) -> Vec<Candidate> {
     };
     match kind {
         ObjectKind::Context => contexts(global.kubeconfig.as_deref()),
-        ObjectKind::ManagementContext => {
-            contexts(global.management_kubeconfig.as_deref().or(global.kubeconfig.as_deref()))
-        }
+        ObjectKind::ManagementContext => contexts(
+            global
+                .management_kubeconfig
+                .as_deref()
+                .or(global.kubeconfig.as_deref()),
+        ),
         _ => {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
                 return Vec::new();
             };
             let names = runtime
@@ -85,12 +91,18 @@ async fn list(kind: ObjectKind, global: &GlobalArgs) -> Option<Vec<Candidate>> {
     match kind {
         ObjectKind::Context | ObjectKind::ManagementContext => Some(Vec::new()),
         ObjectKind::NodeClaim => {
-            let api: Api<DynamicObject> = Api::all_with(connect(&workload).await.ok()?, &karpenter("NodeClaim"));
-            Some(plain(api.list_metadata(&ListParams::default()).await.ok()?.items))
+            let api: Api<DynamicObject> =
+                Api::all_with(connect(&workload).await.ok()?, &karpenter("NodeClaim"));
+            Some(plain(
+                api.list_metadata(&ListParams::default()).await.ok()?.items,
+            ))
         }
         ObjectKind::NodePool => {
-            let api: Api<DynamicObject> = Api::all_with(connect(&workload).await.ok()?, &karpenter("NodePool"));
-            Some(plain(api.list_metadata(&ListParams::default()).await.ok()?.items))
+            let api: Api<DynamicObject> =
+                Api::all_with(connect(&workload).await.ok()?, &karpenter("NodePool"));
+            Some(plain(
+                api.list_metadata(&ListParams::default()).await.ok()?.items,
+            ))
         }
         ObjectKind::PendingPod => {
             let client = connect(&workload).await.ok()?;
@@ -104,27 +116,42 @@ async fn list(kind: ObjectKind, global: &GlobalArgs) -> Option<Vec<Candidate>> {
                 None => {
                     let api: Api<Pod> = Api::all(client);
                     let items = api.list_metadata(&pending).await.ok()?.items;
-                    Some(items
-                        .into_iter()
-                        .filter_map(|p| {
-                            let name = p.metadata.name?;
-                            let ns = p.metadata.namespace.unwrap_or_else(|| "default".to_string());
-                            Some(Candidate::new(format!("{ns}/{name}"), None))
-                        })
-                        .collect())
+                    Some(
+                        items
+                            .into_iter()
+                            .filter_map(|p| {
+                                let name = p.metadata.name?;
+                                let ns = p
+                                    .metadata
+                                    .namespace
+                                    .unwrap_or_else(|| "default".to_string());
+                                Some(Candidate::new(format!("{ns}/{name}"), None))
+                            })
+                            .collect(),
+                    )
                 }
             }
         }
         ObjectKind::Namespace => {
             let api: Api<Namespace> = Api::all(connect(&management).await.ok()?);
-            Some(plain(api.list_metadata(&ListParams::default()).await.ok()?.items))
+            Some(plain(
+                api.list_metadata(&ListParams::default()).await.ok()?.items,
+            ))
         }
         ObjectKind::Cluster | ObjectKind::MachineDeployment => {
-            let kind_name = if kind == ObjectKind::Cluster { "Cluster" } else { "MachineDeployment" };
+            let kind_name = if kind == ObjectKind::Cluster {
+                "Cluster"
+            } else {
+                "MachineDeployment"
+            };
             let client = connect(&management).await.ok()?;
             // v1beta2 is the storage version since Cluster API 1.11; older ones serve v1beta1.
             for version in ["v1beta2", "v1beta1"] {
-                let resource = ApiResource::from_gvk(&GroupVersionKind::gvk("cluster.x-k8s.io", version, kind_name));
+                let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+                    "cluster.x-k8s.io",
+                    version,
+                    kind_name,
+                ));
                 let api: Api<DynamicObject> = match namespace {
                     Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
                     None => Api::all_with(client.clone(), &resource),
@@ -137,7 +164,9 @@ async fn list(kind: ObjectKind, global: &GlobalArgs) -> Option<Vec<Candidate>> {
         }
         ObjectKind::InfrastructureKind => {
             let client = connect(&management).await.ok()?;
-            let group = kube::discovery::group(&client, "infrastructure.cluster.x-k8s.io").await.ok()?;
+            let group = kube::discovery::group(&client, "infrastructure.cluster.x-k8s.io")
+                .await
+                .ok()?;
             let mut kinds: Vec<String> = group
                 .recommended_resources()
                 .into_iter()
@@ -164,10 +193,15 @@ fn plain<K>(items: Vec<kube::core::PartialObjectMeta<K>>) -> Vec<Candidate> {
 
 /// Names with their namespace as the description, for namespaced objects listed across namespaces.
 fn with_namespace<K>(items: Vec<kube::core::PartialObjectMeta<K>>) -> Vec<Candidate> {
-    let mut names: Vec<(String, Option<String>)> =
-        items.into_iter().filter_map(|o| Some((o.metadata.name?, o.metadata.namespace))).collect();
+    let mut names: Vec<(String, Option<String>)> = items
+        .into_iter()
+        .filter_map(|o| Some((o.metadata.name?, o.metadata.namespace)))
+        .collect();
     names.sort();
-    names.into_iter().map(|(n, ns)| Candidate::new(n, ns.map(|ns| format!("namespace {ns}")))).collect()
+    names
+        .into_iter()
+        .map(|(n, ns)| Candidate::new(n, ns.map(|ns| format!("namespace {ns}"))))
+        .collect()
 }
 
 #[cfg(test)]
@@ -176,8 +210,15 @@ mod tests {
 
     #[test]
     fn global_flags_parse_with_defaults() {
-        let global = parse_global(&["--kubeconfig=k.yaml".to_string(), "--namespace=capi".to_string()]).unwrap();
-        assert_eq!(global.kubeconfig.as_deref(), Some(std::path::Path::new("k.yaml")));
+        let global = parse_global(&[
+            "--kubeconfig=k.yaml".to_string(),
+            "--namespace=capi".to_string(),
+        ])
+        .unwrap();
+        assert_eq!(
+            global.kubeconfig.as_deref(),
+            Some(std::path::Path::new("k.yaml"))
+        );
         assert_eq!(global.namespace.as_deref(), Some("capi"));
         assert_eq!(global.context, None);
     }

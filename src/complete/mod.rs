@@ -51,7 +51,10 @@ pub struct Candidate {
 impl Candidate {
     /// A candidate with an optional description.
     pub fn new(value: impl Into<String>, description: Option<String>) -> Candidate {
-        Candidate { value: value.into(), description }
+        Candidate {
+            value: value.into(),
+            description,
+        }
     }
 }
 
@@ -67,7 +70,10 @@ pub struct Completion {
 impl Completion {
     /// Candidates and no file fallback: the usual answer.
     pub fn values(candidates: Vec<Candidate>) -> Completion {
-        Completion { candidates, directive: directive::NO_FILE_COMP }
+        Completion {
+            candidates,
+            directive: directive::NO_FILE_COMP,
+        }
     }
 
     /// Nothing to offer, and no file names either.
@@ -80,7 +86,12 @@ impl Completion {
         let mut out = String::new();
         for candidate in &self.candidates {
             out.push_str(&one_line(&candidate.value));
-            if let Some(description) = candidate.description.as_deref().map(one_line).filter(|d| !d.is_empty()) {
+            if let Some(description) = candidate
+                .description
+                .as_deref()
+                .map(one_line)
+                .filter(|d| !d.is_empty())
+            {
                 out.push('\t');
                 out.push_str(&description);
             }
@@ -93,7 +104,12 @@ impl Completion {
 
 /// A value on one line without tabs, which would break the line-based protocol.
 fn one_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().replace('\t', " ").trim().to_string()
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .replace('\t', " ")
+        .trim()
+        .to_string()
 }
 
 /// Kinds of objects whose names only a cluster knows.
@@ -141,16 +157,28 @@ pub enum Plan {
 /// binary's hidden `__complete` mode and the usual `kubectl_complete-*` wrapper script work.
 /// Returns the protocol text for stdout.
 pub fn run(args: &[OsString]) -> String {
-    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let words = match words.split_first() {
         Some((first, rest)) if first == "__complete" => rest.to_vec(),
         _ => words,
     };
     let completion = match plan(&crate::cli::command(), &words) {
         Plan::Done(completion) => completion,
-        Plan::Objects { kind, prefix, global_flags } => {
+        Plan::Objects {
+            kind,
+            prefix,
+            global_flags,
+        } => {
             let names = dynamic::names(kind, &global_flags);
-            Completion::values(names.into_iter().filter(|c| c.value.starts_with(&prefix)).collect())
+            Completion::values(
+                names
+                    .into_iter()
+                    .filter(|c| c.value.starts_with(&prefix))
+                    .collect(),
+            )
         }
     };
     completion.render()
@@ -264,7 +292,10 @@ fn walk<'a>(root: &'a Command, typed: &[String]) -> Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn record(&mut self, arg: &Arg, value: &str) {
-        self.seen.entry(arg.get_id().to_string()).or_default().push(value.to_string());
+        self.seen
+            .entry(arg.get_id().to_string())
+            .or_default()
+            .push(value.to_string());
         if arg.is_global_set()
             && arg.get_action().takes_values()
             && let Some(long) = arg.get_long()
@@ -297,8 +328,11 @@ impl<'a> Walk<'a> {
 }
 
 fn find_long<'a>(cmd: &'a Command, name: &str) -> Option<&'a Arg> {
-    cmd.get_arguments()
-        .find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|aliases| aliases.contains(&name)))
+    cmd.get_arguments().find(|a| {
+        a.get_long() == Some(name)
+            || a.get_all_aliases()
+                .is_some_and(|aliases| aliases.contains(&name))
+    })
 }
 
 /// The positional argument that the `index`-th positional word fills (a repeatable last one
@@ -317,8 +351,15 @@ fn positional_at(cmd: &Command, index: usize) -> Option<&Arg> {
 /// can be repeated.
 fn complete_flags(walk: &Walk<'_>, current: &str) -> Completion {
     let mut candidates = Vec::new();
-    for arg in walk.cmd.get_arguments().filter(|a| !a.is_positional() && !a.is_hide_set()) {
-        let repeatable = matches!(arg.get_action(), clap::ArgAction::Append | clap::ArgAction::Count);
+    for arg in walk
+        .cmd
+        .get_arguments()
+        .filter(|a| !a.is_positional() && !a.is_hide_set())
+    {
+        let repeatable = matches!(
+            arg.get_action(),
+            clap::ArgAction::Append | clap::ArgAction::Count
+        );
         if walk.seen.contains_key(arg.get_id().as_str()) && !repeatable {
             continue;
         }
@@ -352,19 +393,31 @@ fn complete_value(walk: &Walk<'_>, arg: &Arg, current: &str) -> Plan {
         return Plan::Done(Completion::values(possible));
     }
     if let Some(kind) = object_kind(walk, arg) {
-        return Plan::Objects { kind, prefix: current.to_string(), global_flags: walk.global_flags.clone() };
+        return Plan::Objects {
+            kind,
+            prefix: current.to_string(),
+            global_flags: walk.global_flags.clone(),
+        };
     }
     if arg.get_long() == Some("filename") {
         // As kubectl's own -f: manifests by extension (directories are offered too).
-        let extensions = ["yaml", "yml", "json"].map(|e| Candidate::new(e, None)).to_vec();
-        return Plan::Done(Completion { candidates: extensions, directive: directive::FILTER_FILE_EXT });
+        let extensions = ["yaml", "yml", "json"]
+            .map(|e| Candidate::new(e, None))
+            .to_vec();
+        return Plan::Done(Completion {
+            candidates: extensions,
+            directive: directive::FILTER_FILE_EXT,
+        });
     }
     let directive = match arg.get_value_hint() {
         ValueHint::DirPath => directive::FILTER_DIRS,
         ValueHint::AnyPath | ValueHint::FilePath | ValueHint::ExecutablePath => directive::DEFAULT,
         _ => directive::NO_FILE_COMP,
     };
-    Plan::Done(Completion { candidates: Vec::new(), directive })
+    Plan::Done(Completion {
+        candidates: Vec::new(),
+        directive,
+    })
 }
 
 /// Which objects' names complete an argument. Flags name their objects by id (`--context`,
@@ -380,8 +433,12 @@ fn object_kind(walk: &Walk<'_>, arg: &Arg) -> Option<ObjectKind> {
         "infrastructure_kind" => Some(ObjectKind::InfrastructureKind),
         _ => None,
     };
-    let value_names: Vec<String> =
-        arg.get_value_names().unwrap_or_default().iter().map(|v| v.to_string()).collect();
+    let value_names: Vec<String> = arg
+        .get_value_names()
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
     let by_value_name = match value_names.first().map(String::as_str) {
         Some("NODEPOOL") => Some(ObjectKind::NodePool),
         Some("NODECLAIM") => Some(ObjectKind::NodeClaim),
@@ -390,7 +447,12 @@ fn object_kind(walk: &Walk<'_>, arg: &Arg) -> Option<ObjectKind> {
         _ => None,
     };
     let by_explain_kind = if walk.cmd.get_name() == "explain" && arg.get_id().as_str() == "name" {
-        match walk.seen.get("kind").and_then(|v| v.last()).map(String::as_str) {
+        match walk
+            .seen
+            .get("kind")
+            .and_then(|v| v.last())
+            .map(String::as_str)
+        {
             Some("pod") => Some(ObjectKind::PendingPod),
             Some("nodeclaim" | "nodeclaims") => Some(ObjectKind::NodeClaim),
             _ => None,
@@ -416,14 +478,21 @@ mod tests {
 
     fn values(line: &str) -> (Vec<String>, u32) {
         match plan_of(line) {
-            Plan::Done(c) => (c.candidates.into_iter().map(|c| c.value).collect(), c.directive),
+            Plan::Done(c) => (
+                c.candidates.into_iter().map(|c| c.value).collect(),
+                c.directive,
+            ),
             other => panic!("expected a finished completion for {line:?}, got {other:?}"),
         }
     }
 
     fn objects(line: &str) -> (ObjectKind, String, Vec<String>) {
         match plan_of(line) {
-            Plan::Objects { kind, prefix, global_flags } => (kind, prefix, global_flags),
+            Plan::Objects {
+                kind,
+                prefix,
+                global_flags,
+            } => (kind, prefix, global_flags),
             other => panic!("expected an object lookup for {line:?}, got {other:?}"),
         }
     }
@@ -431,7 +500,19 @@ mod tests {
     #[test]
     fn subcommands_at_the_top() {
         let (names, directive) = values("");
-        assert_eq!(names, ["init", "doctor", "explain", "simulate", "run", "completion", "version", "help"]);
+        assert_eq!(
+            names,
+            [
+                "init",
+                "doctor",
+                "explain",
+                "simulate",
+                "run",
+                "completion",
+                "version",
+                "help"
+            ]
+        );
         assert_eq!(directive, directive::NO_FILE_COMP);
         assert_eq!(values("s").0, ["simulate"]);
     }
@@ -448,7 +529,14 @@ mod tests {
         assert_eq!(flags, ["--strategy"]);
         assert_eq!(directive, directive::NO_FILE_COMP);
         assert_eq!(values("simulate --o").0, ["--output"]);
-        assert_eq!(values("run -").0.iter().filter(|f| f.starts_with("--once")).count(), 1);
+        assert_eq!(
+            values("run -")
+                .0
+                .iter()
+                .filter(|f| f.starts_with("--once"))
+                .count(),
+            1
+        );
     }
 
     #[test]
@@ -467,26 +555,44 @@ mod tests {
 
     #[test]
     fn value_enums_complete_flag_values() {
-        assert_eq!(values("simulate --strategy ").0, ["cost", "karpenter-capi", "least-waste"]);
+        assert_eq!(
+            values("simulate --strategy ").0,
+            ["cost", "karpenter-capi", "least-waste"]
+        );
         assert_eq!(values("simulate --strategy=le").0, ["least-waste"]);
         assert_eq!(values("-o ").0, ["table", "wide", "json", "yaml"]);
         assert_eq!(values("doctor -o j").0, ["json"]);
         assert_eq!(values("run --log-format ").0, ["text", "json"]);
         assert_eq!(values("init --capi-version ").0, ["v1beta2", "v1beta1"]);
-        assert_eq!(values("completion ").0, ["bash", "elvish", "fish", "powershell", "zsh"]);
+        assert_eq!(
+            values("completion ").0,
+            ["bash", "elvish", "fish", "powershell", "zsh"]
+        );
         assert_eq!(values("explain ").0, ["pod", "nodeclaim"]);
     }
 
     #[test]
     fn no_match_among_possible_values_offers_nothing_not_files() {
-        assert_eq!(values("simulate --strategy zzz"), (vec![], directive::NO_FILE_COMP));
+        assert_eq!(
+            values("simulate --strategy zzz"),
+            (vec![], directive::NO_FILE_COMP)
+        );
     }
 
     #[test]
     fn files_and_directories() {
-        assert_eq!(values("simulate -f "), (vec!["yaml".into(), "yml".into(), "json".into()], directive::FILTER_FILE_EXT));
+        assert_eq!(
+            values("simulate -f "),
+            (
+                vec!["yaml".into(), "yml".into(), "json".into()],
+                directive::FILTER_FILE_EXT
+            )
+        );
         assert_eq!(values("--kubeconfig ").1, directive::DEFAULT);
-        assert_eq!(values("run --metrics-bind-address ").1, directive::NO_FILE_COMP);
+        assert_eq!(
+            values("run --metrics-bind-address ").1,
+            directive::NO_FILE_COMP
+        );
     }
 
     #[test]
@@ -495,21 +601,33 @@ mod tests {
         assert_eq!(objects("explain nodeclaim de").1, "de");
         assert_eq!(objects("explain pod ").0, ObjectKind::PendingPod);
         assert_eq!(objects("--context ").0, ObjectKind::Context);
-        assert_eq!(objects("doctor --management-context ").0, ObjectKind::ManagementContext);
+        assert_eq!(
+            objects("doctor --management-context ").0,
+            ObjectKind::ManagementContext
+        );
         assert_eq!(objects("init -n ").0, ObjectKind::Namespace);
         assert_eq!(objects("init --cluster-name ").0, ObjectKind::Cluster);
-        assert_eq!(objects("init --infrastructure-kind Open").0, ObjectKind::InfrastructureKind);
+        assert_eq!(
+            objects("init --infrastructure-kind Open").0,
+            ObjectKind::InfrastructureKind
+        );
     }
 
     #[test]
     fn the_typed_global_flags_travel_to_the_lookup() {
         let (_, _, flags) = objects("--kubeconfig k.yaml explain --context=prod -n ns nodeclaim ");
-        assert_eq!(flags, ["--kubeconfig=k.yaml", "--context=prod", "--namespace=ns"]);
+        assert_eq!(
+            flags,
+            ["--kubeconfig=k.yaml", "--context=prod", "--namespace=ns"]
+        );
     }
 
     #[test]
     fn nothing_after_the_last_positional() {
-        assert_eq!(values("completion bash "), (vec![], directive::NO_FILE_COMP));
+        assert_eq!(
+            values("completion bash "),
+            (vec![], directive::NO_FILE_COMP)
+        );
     }
 
     #[test]
