@@ -1,4 +1,4 @@
-_kubectl__karpenter_capi() {
+_kubectl_karpenter_capi() {
     local i cur prev opts cmd
     COMPREPLY=()
     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -14,55 +14,55 @@ _kubectl__karpenter_capi() {
     do
         case "${cmd},${i}" in
             ",$1")
-                cmd="kubectl__karpenter_capi"
+                cmd="kubectl_karpenter_capi"
                 ;;
-            kubectl__karpenter_capi,completion)
-                cmd="kubectl__karpenter_capi__subcmd__completion"
+            kubectl_karpenter_capi,completion)
+                cmd="kubectl_karpenter_capi__subcmd__completion"
                 ;;
-            kubectl__karpenter_capi,doctor)
-                cmd="kubectl__karpenter_capi__subcmd__doctor"
+            kubectl_karpenter_capi,doctor)
+                cmd="kubectl_karpenter_capi__subcmd__doctor"
                 ;;
-            kubectl__karpenter_capi,explain)
-                cmd="kubectl__karpenter_capi__subcmd__explain"
+            kubectl_karpenter_capi,explain)
+                cmd="kubectl_karpenter_capi__subcmd__explain"
                 ;;
-            kubectl__karpenter_capi,help)
-                cmd="kubectl__karpenter_capi__subcmd__help"
+            kubectl_karpenter_capi,help)
+                cmd="kubectl_karpenter_capi__subcmd__help"
                 ;;
-            kubectl__karpenter_capi,init)
-                cmd="kubectl__karpenter_capi__subcmd__init"
+            kubectl_karpenter_capi,init)
+                cmd="kubectl_karpenter_capi__subcmd__init"
                 ;;
-            kubectl__karpenter_capi,run)
-                cmd="kubectl__karpenter_capi__subcmd__run"
+            kubectl_karpenter_capi,run)
+                cmd="kubectl_karpenter_capi__subcmd__run"
                 ;;
-            kubectl__karpenter_capi,simulate)
-                cmd="kubectl__karpenter_capi__subcmd__simulate"
+            kubectl_karpenter_capi,simulate)
+                cmd="kubectl_karpenter_capi__subcmd__simulate"
                 ;;
-            kubectl__karpenter_capi,version)
-                cmd="kubectl__karpenter_capi__subcmd__version"
+            kubectl_karpenter_capi,version)
+                cmd="kubectl_karpenter_capi__subcmd__version"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,completion)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__completion"
+            kubectl_karpenter_capi__subcmd__help,completion)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__completion"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,doctor)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__doctor"
+            kubectl_karpenter_capi__subcmd__help,doctor)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__doctor"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,explain)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__explain"
+            kubectl_karpenter_capi__subcmd__help,explain)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__explain"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,help)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__help"
+            kubectl_karpenter_capi__subcmd__help,help)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__help"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,init)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__init"
+            kubectl_karpenter_capi__subcmd__help,init)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__init"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,run)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__run"
+            kubectl_karpenter_capi__subcmd__help,run)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__run"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,simulate)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__simulate"
+            kubectl_karpenter_capi__subcmd__help,simulate)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__simulate"
                 ;;
-            kubectl__karpenter_capi__subcmd__help,version)
-                cmd="kubectl__karpenter_capi__subcmd__help__subcmd__version"
+            kubectl_karpenter_capi__subcmd__help,version)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__version"
                 ;;
             *)
                 ;;
@@ -70,7 +70,7 @@ _kubectl__karpenter_capi() {
     done
 
     case "${cmd}" in
-        kubectl__karpenter_capi)
+        kubectl_karpenter_capi)
             opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version init doctor explain simulate run completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -128,7 +128,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__completion)
+        kubectl_karpenter_capi__subcmd__completion)
             opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -186,7 +186,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__doctor)
+        kubectl_karpenter_capi__subcmd__doctor)
             opts="-f -n -o -v -h -V --filename --now --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -256,7 +256,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__explain)
+        kubectl_karpenter_capi__subcmd__explain)
             opts="-f -n -o -v -h -V --filename --now --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version pod nodeclaim"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -326,7 +326,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help)
+        kubectl_karpenter_capi__subcmd__help)
             opts="init doctor explain simulate run completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -340,7 +340,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__completion)
+        kubectl_karpenter_capi__subcmd__help__subcmd__completion)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -354,7 +354,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__doctor)
+        kubectl_karpenter_capi__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -368,7 +368,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__explain)
+        kubectl_karpenter_capi__subcmd__help__subcmd__explain)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -382,7 +382,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__help)
+        kubectl_karpenter_capi__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -396,7 +396,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__init)
+        kubectl_karpenter_capi__subcmd__help__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -410,7 +410,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__run)
+        kubectl_karpenter_capi__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -424,7 +424,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__simulate)
+        kubectl_karpenter_capi__subcmd__help__subcmd__simulate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -438,7 +438,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__help__subcmd__version)
+        kubectl_karpenter_capi__subcmd__help__subcmd__version)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -452,7 +452,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__init)
+        kubectl_karpenter_capi__subcmd__init)
             opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --flavor --flavors --node-taint --templates --output-dir --image --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -558,7 +558,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__run)
+        kubectl_karpenter_capi__subcmd__run)
             opts="-f -n -o -v -h -V --filename --now --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -656,7 +656,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__simulate)
+        kubectl_karpenter_capi__subcmd__simulate)
             opts="-f -n -o -v -h -V --filename --now --strategy --consolidate --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -730,7 +730,7 @@ _kubectl__karpenter_capi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__karpenter_capi__subcmd__version)
+        kubectl_karpenter_capi__subcmd__version)
             opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -792,7 +792,7 @@ _kubectl__karpenter_capi() {
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _kubectl__karpenter_capi -o nosort -o bashdefault -o default kubectl-karpenter_capi
+    complete -F _kubectl_karpenter_capi -o nosort -o bashdefault -o default kubectl-karpenter_capi
 else
-    complete -F _kubectl__karpenter_capi -o bashdefault -o default kubectl-karpenter_capi
+    complete -F _kubectl_karpenter_capi -o bashdefault -o default kubectl-karpenter_capi
 fi

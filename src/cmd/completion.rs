@@ -24,10 +24,30 @@ pub const SHELLS: [Shell; 5] = [
 
 /// The completion script for a shell.
 pub fn script(shell: Shell) -> Vec<u8> {
-    let mut cmd = crate::cli::command();
+    if shell == Shell::Bash {
+        return bash_script();
+    }
+    // Set before clap builds the subcommands' names from it (the `kubectl karpenter-capi`
+    // spelling has a space, which no shell function name can hold).
+    let mut cmd = crate::cli::command().bin_name(BIN_NAME);
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, BIN_NAME, &mut out);
     out
+}
+
+/// clap_complete's bash script matches no subcommand when the executable's name has a hyphen
+/// (clap-rs/clap#6421: its dispatch loop and its case labels escape the hyphen differently), so
+/// nothing after a subcommand completed. Generate it for a hyphen-free name and register the
+/// completion function for the real one.
+fn bash_script() -> Vec<u8> {
+    const STAND_IN: &str = "kubectl_karpenter_capi";
+    let mut cmd = crate::cli::command().bin_name(STAND_IN);
+    let mut out = Vec::new();
+    clap_complete::generate(Shell::Bash, &mut cmd, STAND_IN, &mut out);
+    // The name only appears as the last word of the `complete -F ...` lines.
+    String::from_utf8_lossy(&out)
+        .replace(&format!(" {STAND_IN}\n"), &format!(" {BIN_NAME}\n"))
+        .into_bytes()
 }
 
 /// The conventional file name of a shell's script (`_kubectl-karpenter_capi` for zsh, ...).
