@@ -243,12 +243,9 @@ struct FakeApi {
 }
 
 impl FakeApi {
-    /// `routes`: (path prefix, object names); anything else is a 404. With `hang`, it accepts
+    /// `routes`: (path without query, JSON body); anything else is a 404. With `hang`, it accepts
     /// connections and never answers.
-    fn start(
-        routes: Vec<(&'static str, Vec<(&'static str, &'static str)>)>,
-        hang: bool,
-    ) -> FakeApi {
+    fn start(routes: Vec<(&'static str, String)>, hang: bool) -> FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -282,7 +279,7 @@ impl FakeApi {
     }
 }
 
-fn serve(stream: TcpStream, routes: &[(&str, Vec<(&str, &str)>)], seen: &Mutex<Vec<String>>) {
+fn serve(stream: TcpStream, routes: &[(&str, String)], seen: &Mutex<Vec<String>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     loop {
         let mut request_line = String::new();
@@ -299,27 +296,9 @@ fn serve(stream: TcpStream, routes: &[(&str, Vec<(&str, &str)>)], seen: &Mutex<V
             .unwrap_or_default()
             .to_string();
         seen.lock().unwrap().push(target.clone());
-        let (status, body) = match routes.iter().find(|(prefix, _)| target.starts_with(prefix)) {
-            Some((_, objects)) => {
-                let items: Vec<String> = objects
-                    .iter()
-                    .map(|(ns, name)| {
-                        let ns = if ns.is_empty() { String::new() } else { format!(",\"namespace\":\"{ns}\"") };
-                        format!(
-                            "{{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadata\",\
-                             \"metadata\":{{\"name\":\"{name}\"{ns}}}}}"
-                        )
-                    })
-                    .collect();
-                (
-                    "200 OK",
-                    format!(
-                        "{{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadataList\",\
-                         \"metadata\":{{\"resourceVersion\":\"1\"}},\"items\":[{}]}}",
-                        items.join(",")
-                    ),
-                )
-            }
+        let path = target.split('?').next().unwrap_or_default();
+        let (status, body) = match routes.iter().find(|(route, _)| *route == path) {
+            Some((_, body)) => ("200 OK", body.clone()),
             None => (
                 "404 Not Found",
                 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404}"
@@ -335,32 +314,61 @@ fn serve(stream: TcpStream, routes: &[(&str, Vec<(&str, &str)>)], seen: &Mutex<V
     }
 }
 
+/// A metadata-only list, as the API server answers `list_metadata`, of (namespace, name).
+fn list(objects: &[(&str, &str)]) -> String {
+    let items: Vec<String> = objects
+        .iter()
+        .map(|(ns, name)| {
+            let ns = if ns.is_empty() { String::new() } else { format!(",\"namespace\":\"{ns}\"") };
+            format!("{{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":{{\"name\":\"{name}\"{ns}}}}}")
+        })
+        .collect();
+    format!(
+        "{{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"PartialObjectMetadataList\",\"metadata\":{{\"resourceVersion\":\"1\"}},\"items\":[{}]}}",
+        items.join(",")
+    )
+}
+
 #[test]
 fn kubectl_completes_object_names_from_the_cluster() {
     let Some(path) = PluginPath::new("objects") else {
         return;
     };
+    let infrastructure = "infrastructure.cluster.x-k8s.io";
     let api = FakeApi::start(
         vec![
             (
                 "/apis/karpenter.sh/v1/nodeclaims",
-                vec![
-                    ("", "default-x2b9k"),
-                    ("", "default-mrnnj"),
-                    ("", "gpu-7q2lm"),
-                ],
+                list(&[("", "default-x2b9k"), ("", "default-mrnnj"), ("", "gpu-7q2lm")]),
+            ),
+            ("/api/v1/pods", list(&[("default", "big-0"), ("team-a", "web-5d9f")])),
+            ("/api/v1/namespaces/team-a/pods", list(&[("team-a", "web-5d9f")])),
+            ("/api/v1/namespaces", list(&[("", "capi-ovh"), ("", "default")])),
+            ("/apis/cluster.x-k8s.io/v1beta2/clusters", list(&[("capi-ovh", "prod")])),
+            (
+                "/apis",
+                format!(
+                    "{{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{{\"name\":\"{infrastructure}\",\
+                     \"versions\":[{{\"groupVersion\":\"{infrastructure}/v1beta1\",\"version\":\"v1beta1\"}}],\
+                     \"preferredVersion\":{{\"groupVersion\":\"{infrastructure}/v1beta1\",\"version\":\"v1beta1\"}}}}]}}"
+                ),
             ),
             (
-                "/api/v1/pods",
-                vec![("default", "big-0"), ("team-a", "web-5d9f")],
-            ),
-            (
-                "/api/v1/namespaces/team-a/pods",
-                vec![("team-a", "web-5d9f")],
-            ),
-            (
-                "/apis/cluster.x-k8s.io/v1beta2/machinedeployments",
-                vec![("capi-ovh", "md-b3-8")],
+                "/apis/infrastructure.cluster.x-k8s.io/v1beta1",
+                format!(
+                    "{{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"{infrastructure}/v1beta1\",\
+                     \"resources\":[{}]}}",
+                    [
+                        ("openstackmachinetemplates", "OpenStackMachineTemplate"),
+                        ("openstackclusters", "OpenStackCluster"),
+                        ("dockermachinetemplates", "DockerMachineTemplate"),
+                    ]
+                    .map(|(plural, kind)| format!(
+                        "{{\"name\":\"{plural}\",\"singularName\":\"\",\"namespaced\":true,\"kind\":\"{kind}\",\
+                         \"verbs\":[\"get\",\"list\"]}}"
+                    ))
+                    .join(",")
+                ),
             ),
         ],
         false,
@@ -377,6 +385,19 @@ fn kubectl_completes_object_names_from_the_cluster() {
     assert_eq!(
         path.complete(&kubeconfig, &["explain", "-n", "team-a", "pod", ""]),
         "web-5d9f\n:4\n"
+    );
+    // Cluster API objects and kinds: the management cluster, here the same (self-hosted).
+    assert_eq!(
+        path.complete(&kubeconfig, &["init", "-n", ""]),
+        "capi-ovh\ndefault\n:4\n"
+    );
+    assert_eq!(
+        path.complete(&kubeconfig, &["init", "--cluster-name", "p"]),
+        "prod\tnamespace capi-ovh\n:4\n"
+    );
+    assert_eq!(
+        path.complete(&kubeconfig, &["init", "--infrastructure-kind", ""]),
+        "DockerMachineTemplate\nOpenStackMachineTemplate\n:4\n"
     );
     let requests = api.requests.lock().unwrap().clone();
     assert!(

@@ -383,14 +383,15 @@ fn complete_flags(walk: &Walk<'_>, current: &str) -> Completion {
 /// Values for a flag or positional: its possible values, object names from a cluster, or what
 /// the shell should do with files.
 fn complete_value(walk: &Walk<'_>, arg: &Arg, current: &str) -> Plan {
-    let possible: Vec<Candidate> = arg
-        .get_possible_values()
-        .into_iter()
-        .filter(|v| !v.is_hide_set() && v.get_name().starts_with(current))
-        .map(|v| Candidate::new(v.get_name(), v.get_help().map(|h| h.to_string())))
-        .collect();
-    if !possible.is_empty() || !arg.get_possible_values().is_empty() {
-        return Plan::Done(Completion::values(possible));
+    let possible = arg.get_possible_values();
+    if !possible.is_empty() {
+        // A closed set: offer what matches, and never fall back to file names.
+        let matching = possible
+            .into_iter()
+            .filter(|v| !v.is_hide_set() && v.get_name().starts_with(current))
+            .map(|v| Candidate::new(v.get_name(), v.get_help().map(|h| h.to_string())))
+            .collect();
+        return Plan::Done(Completion::values(matching));
     }
     if let Some(kind) = object_kind(walk, arg) {
         return Plan::Objects {
