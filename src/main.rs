@@ -6,14 +6,13 @@ use karpenter_capi::cli;
 use karpenter_capi::cmd;
 
 fn main() -> ExitCode {
-    // Hidden mode for the usual one-line `kubectl_complete-karpenter_capi` wrapper script
-    // (`exec kubectl karpenter-capi __complete "$@"`), e.g. next to a krew install.
+    // Completion for kubectl (see karpenter_capi::complete): `__complete <words>`, as the
+    // kubectl_complete-karpenter_capi shim or a wrapper script runs it, or the words alone when
+    // this binary is itself linked as kubectl_complete-karpenter_capi (e.g. next to a krew install).
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == "__complete") {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stdout(),
-            karpenter_capi::complete::run(&args[1..]).as_bytes(),
-        );
+    if karpenter_capi::complete::is_request(&args) {
+        let answer = karpenter_capi::complete::run(&args[1..]);
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), answer.as_bytes());
         return ExitCode::SUCCESS;
     }
     // clap prints --help, --version and usage errors itself and exits 0 or 2.

@@ -236,6 +236,44 @@ fn the_helper_speaks_the_protocol_when_run_as_kubectl_runs_it() {
     );
 }
 
+#[test]
+fn the_plugin_linked_as_the_helper_completes_too() {
+    // What a krew user can do instead of installing the helper: link the plugin under its name.
+    let Some(path) = PluginPath::new("linked") else {
+        return;
+    };
+    let helper = path.dir.join("bin").join(COMPLETER);
+    std::fs::remove_file(&helper).unwrap();
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin(PLUGIN), &helper).unwrap();
+    let none = path.dir.join("no-kubeconfig");
+    assert_eq!(
+        path.complete(&none, &["version", "-o", "ya"]),
+        "yaml\tYAML for scripts\n:4\n"
+    );
+}
+
+#[test]
+fn the_helper_without_the_plugin_offers_nothing_quietly() {
+    let Some(path) = PluginPath::new("alone") else {
+        return;
+    };
+    // A copy, so the plugin is neither next to it nor on PATH.
+    let alone = path.dir.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(
+        assert_cmd::cargo::cargo_bin(COMPLETER),
+        alone.join(COMPLETER),
+    )
+    .unwrap();
+    let out = Command::new(alone.join(COMPLETER))
+        .env_clear()
+        .env("PATH", &alone)
+        .args(["simulate", ""])
+        .output()
+        .unwrap();
+    assert_eq!(text(&out), (":4\n".to_string(), String::new()));
+}
+
 /// A fake API server: answers list requests from a table of path prefixes, records the paths.
 struct FakeApi {
     port: u16,

@@ -152,6 +152,17 @@ pub enum Plan {
     },
 }
 
+/// Whether a command line (program name first) asks for completion rather than a command: its
+/// first argument is `__complete`, or the program was started as `kubectl_complete-...`.
+pub fn is_request(args: &[OsString]) -> bool {
+    let program = args
+        .first()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .map(|name| name.to_string_lossy().starts_with("kubectl_complete-"))
+        .unwrap_or(false);
+    program || args.get(1).is_some_and(|a| a == "__complete")
+}
+
 /// Completes one kubectl request: `args` are what kubectl passes (the words after the plugin
 /// name, the last one being completed). A leading `__complete` is accepted too, so the main
 /// binary's hidden `__complete` mode and the usual `kubectl_complete-*` wrapper script work.
@@ -634,6 +645,26 @@ mod tests {
     #[test]
     fn help_completes_subcommand_names() {
         assert_eq!(values("help si").0, ["simulate"]);
+    }
+
+    #[test]
+    fn completion_requests_are_told_from_commands() {
+        let args = |words: &[&str]| words.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(is_request(&args(&[
+            "/usr/bin/kubectl-karpenter_capi",
+            "__complete",
+            "sim"
+        ])));
+        assert!(is_request(&args(&[
+            "/home/me/.krew/bin/kubectl_complete-karpenter_capi",
+            "sim"
+        ])));
+        assert!(!is_request(&args(&[
+            "kubectl-karpenter_capi",
+            "simulate",
+            "__complete"
+        ])));
+        assert!(!is_request(&args(&["kubectl-karpenter_capi"])));
     }
 
     #[test]
