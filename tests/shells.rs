@@ -115,10 +115,17 @@ print -r -- "$_comps[kubectl-karpenter_capi]"
 
 #[test]
 fn zsh_script_offers_the_value_enums_with_descriptions() {
-    let script = std::fs::read_to_string(format!("{ROOT}/completions/_kubectl-karpenter_capi")).unwrap();
-    let start = script.find("'--strategy=").expect("--strategy in the zsh script");
+    let script =
+        std::fs::read_to_string(format!("{ROOT}/completions/_kubectl-karpenter_capi")).unwrap();
+    let start = script
+        .find("'--strategy=")
+        .expect("--strategy in the zsh script");
     let spec: String = script[start..].chars().take(400).collect();
-    for value in ["((cost\\:\"Ours", "karpenter-capi\\:\"The upstream", "least-waste\\:\"Cluster Autoscaler"] {
+    for value in [
+        "((cost\\:\"Ours",
+        "karpenter-capi\\:\"The upstream",
+        "least-waste\\:\"Cluster Autoscaler",
+    ] {
         assert!(spec.contains(value), "{value} missing from {spec}");
     }
 }

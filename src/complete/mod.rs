@@ -224,13 +224,14 @@ pub fn plan(root: &Command, words: &[String]) -> Plan {
     if let Some(arg) = walk.pending {
         return complete_value(&walk, arg, current);
     }
-    if !walk.after_double_dash && current.starts_with("--") {
-        if let Some((name, value)) = current.split_once('=') {
-            return match find_long(walk.cmd, &name[2..]) {
-                Some(arg) if arg.get_action().takes_values() => complete_value(&walk, arg, value),
-                _ => Plan::Done(Completion::nothing()),
-            };
-        }
+    if !walk.after_double_dash
+        && current.starts_with("--")
+        && let Some((name, value)) = current.split_once('=')
+    {
+        return match find_long(walk.cmd, &name[2..]) {
+            Some(arg) if arg.get_action().takes_values() => complete_value(&walk, arg, value),
+            _ => Plan::Done(Completion::nothing()),
+        };
     }
     if !walk.after_double_dash && current.starts_with('-') {
         return Plan::Done(complete_flags(&walk, current));
