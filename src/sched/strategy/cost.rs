@@ -343,6 +343,7 @@ fn greedy(
     let mut banned = vec![vec![false; offerings.len()]; classes.len()];
     loop {
         // The fill with the most value per unit of price; ties: more value, then cheaper.
+        #[allow(clippy::type_complexity)]
         let mut best: Option<(f64, f64, usize, Vec<(usize, usize)>)> = None;
         for (o, offering) in offerings.iter().enumerate() {
             if budget.room(offering) == 0 {
