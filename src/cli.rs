@@ -17,6 +17,7 @@ use crate::model::duration::GoDuration;
     propagate_version = true,
     about = "Cost-aware, just-in-time node autoscaling for Cluster API clusters",
     long_about = None,
+    after_help = "Use \"kubectl karpenter-capi <command> --help\" for more information about a command.",
 )]
 pub struct Cli {
     /// Flags shared by every subcommand.

@@ -53,6 +53,9 @@ Options:
         help.contains("  -o, --output <OUTPUT>"),
         "options missing:\n{help}"
     );
+    let pointer =
+        "\nUse \"kubectl karpenter-capi <command> --help\" for more information about a command.\n";
+    assert!(help.ends_with(pointer), "{help}");
 }
 
 #[test]
