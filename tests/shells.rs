@@ -1,6 +1,6 @@
 //! The committed shell completion scripts, run by the shells themselves: bash completes
 //! subcommands, flags and flag values through the script's completion function; zsh loads the
-//! script under compinit and registers it for the executable.
+//! script under compinit, registers it, and completes a line typed into an interactive zsh.
 #![cfg(unix)]
 
 use std::process::Command;
@@ -128,4 +128,70 @@ fn zsh_script_offers_the_value_enums_with_descriptions() {
     ] {
         assert!(spec.contains(value), "{value} missing from {spec}");
     }
+}
+
+/// Types `line` and a TAB into an interactive zsh (driven through zsh's own pseudo-terminal
+/// module) with the committed script loaded, and returns the candidates zsh's completion system
+/// added, each once, in order. `None` when zsh is not installed.
+fn zsh_complete(line: &str) -> Option<Vec<String>> {
+    if Command::new("zsh").arg("--version").output().is_err() {
+        eprintln!("zsh is not installed; skipping the zsh completion test");
+        return None;
+    }
+    let dump = std::env::temp_dir().join(format!(
+        "karpenter-capi-zpty-{}-{}",
+        std::process::id(),
+        line.len()
+    ));
+    let driver = format!(
+        r#"zmodload zsh/zpty || exit 3
+zpty z zsh -f -i
+zpty -w z "PROMPT=''; autoload -U compinit; compinit -u -d '{dump}'"
+zpty -w z "source '{ROOT}/completions/_kubectl-karpenter_capi'"
+# Report every candidate the completion functions add, then add it as usual. (HIT: is spelled
+# in pieces so that the terminal's echo of this line does not look like a report.)
+zpty -w z 'compadd () {{ local -a hits; builtin compadd -O hits "$@"; print -rl -- "H""IT:"${{^hits}}; builtin compadd "$@" }}'
+zpty -n -w z "$1"$'\t'
+out="" quiet=0
+for i in {{1..100}}; do
+  sleep 0.1
+  if zpty -r -t z chunk; then out+=$chunk; quiet=0; else (( quiet++ )); fi
+  [[ $out == *HIT:* && $quiet -ge 5 ]] && break
+done
+zpty -d z
+print -r -- "$out""#,
+        dump = dump.display()
+    );
+    let out = Command::new("zsh")
+        .args(["-f", "-c", &driver, "zsh", line])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&dump);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A report can follow the echo of the typed line on the same terminal line.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut hits: Vec<String> = Vec::new();
+    for piece in stdout.split("HIT:").skip(1) {
+        let hit = piece.split(['\r', '\n']).next().unwrap_or_default();
+        if !hits.iter().any(|h| h == hit) {
+            hits.push(hit.to_string());
+        }
+    }
+    Some(hits)
+}
+
+#[test]
+fn zsh_completes_subcommands_and_values() {
+    let Some(hits) = zsh_complete("kubectl-karpenter_capi si") else {
+        return;
+    };
+    assert_eq!(hits, ["simulate"]);
+    let hits = zsh_complete("kubectl-karpenter_capi simulate --strategy ").unwrap();
+    assert_eq!(hits, ["cost", "karpenter-capi", "least-waste"]);
+    let hits = zsh_complete("kubectl-karpenter_capi doctor --output ").unwrap();
+    assert_eq!(hits, ["table", "wide", "json", "yaml"]);
 }
