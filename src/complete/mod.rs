@@ -1,7 +1,9 @@
 //! kubectl's plugin completion: what `kubectl karpenter-capi <TAB>` offers (kubectl 1.26 and later).
 //!
-//! kubectl runs the executable `kubectl_complete-karpenter_capi` with the words typed after the
-//! plugin's name, the word being completed last (empty after a space), and expects cobra's
+//! kubectl runs the executable `kubectl_complete-karpenter_capi` (a shim that runs
+//! `kubectl-karpenter_capi __complete`, or the plugin itself linked under that name; see
+//! [`is_request`]) with the words typed after the plugin's name, the word being completed last
+//! (empty after a space), and expects cobra's
 //! `__complete` answer on stdout: one candidate per line, optionally a TAB and a description, then
 //! `:<directive>` with cobra's `ShellCompDirective` bits. Everything is read from the clap
 //! definitions ([`crate::cli::command`]): subcommands, flags, and flag and argument values from
