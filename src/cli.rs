@@ -17,6 +17,7 @@ use crate::model::duration::GoDuration;
     propagate_version = true,
     about = "Cost-aware, just-in-time node autoscaling for Cluster API clusters",
     long_about = None,
+    after_help = "Use \"kubectl karpenter-capi <command> --help\" for more information about a command.",
 )]
 pub struct Cli {
     /// Flags shared by every subcommand.
@@ -91,6 +92,16 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling.
+    #[command(after_help = "Examples:
+  # Answer a few questions, then print both bundles (management and workload cluster)
+  kubectl karpenter-capi init
+
+  # Read the Cluster from the management cluster, offer two flavors, write files
+  kubectl karpenter-capi init --from-cluster --cluster-name prod -n capi-prod --output-dir out/ \\
+      --flavor b3-8:cpu=2,memory=8Gi,price=0.07 --flavor b3-16:cpu=4,memory=16Gi,price=0.14
+
+  # Validate on the API servers without persisting anything, never prompting
+  kubectl karpenter-capi init --from-cluster --cluster-name prod --flavors flavors.yaml --apply --dry-run server -y")]
     Init(InitArgs),
     /// Check a setup and every stuck NodeClaim; name the cause and the fix.
     Doctor(DoctorArgs),
@@ -101,9 +112,56 @@ pub enum Command {
     /// Run the controller loop in the foreground (one-shot with --once).
     Run(RunArgs),
     /// Print a shell completion script.
+    #[command(after_help = "Examples:
+  # Bash, for this session (add the line to ~/.bashrc to keep it)
+  source <(kubectl karpenter-capi completion bash)
+
+  # Zsh, once: a file in a directory of $fpath
+  kubectl karpenter-capi completion zsh > \"${fpath[1]}/_kubectl-karpenter_capi\"
+
+  # Fish
+  kubectl karpenter-capi completion fish | source
+
+These scripts complete the `kubectl-karpenter_capi` executable. For `kubectl karpenter-capi <TAB>`
+(kubectl 1.26 or later), put `kubectl_complete-karpenter_capi` on PATH next to it: `cargo install`
+installs both.")]
     Completion(CompletionArgs),
     /// Print the version and the git commit it was built from.
+    #[command(after_help = "Examples:
+  kubectl karpenter-capi version
+
+  # For a bug report or a script
+  kubectl karpenter-capi version -o json")]
     Version,
+}
+
+/// How `--help` groups the subcommands, in order, as clusterctl does. The lines under each heading
+/// are rendered from the subcommands' own about text; `tests/help.rs` fails on a subcommand that no
+/// group names.
+pub const COMMAND_GROUPS: &[(&str, &[&str])] = &[
+    ("Setup", &["init"]),
+    ("Troubleshooting", &["doctor", "explain", "simulate"]),
+    ("Operate", &["run"]),
+    ("Other", &["completion", "version", "help"]),
+];
+
+/// The clap command with the grouped `--help`. `main`, the completion scripts, the kubectl
+/// completion helper and the man page all start from it.
+pub fn command() -> clap::Command {
+    crate::render::help::grouped(<Cli as clap::CommandFactory>::command(), COMMAND_GROUPS)
+}
+
+/// Parses a command line (the program name first) with [`command`]; `--help`, `--version` and
+/// usage errors come back as the `clap::Error` to print and exit with.
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
 /// Where a snapshot comes from: files (offline) or the live clusters.

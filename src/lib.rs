@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod complete;
 pub mod controller;
 pub mod diagnose;
 pub mod error;

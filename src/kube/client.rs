@@ -70,6 +70,7 @@ impl ClusterTarget {
 
 /// Builds a client for a cluster. Does not contact the cluster.
 pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
+    install_crypto_provider();
     let fail = |message: String| Error::Cluster {
         cluster: target.role,
         action: format!("load kubeconfig ({})", target.describe()),
@@ -103,4 +104,11 @@ pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
             .map_err(|e| fail(e.to_string()))?,
     };
     kube::Client::try_from(config).map_err(|e| fail(e.to_string()))
+}
+
+/// Makes ring rustls' process-wide provider. Without this, a build where rustls also has
+/// aws-lc-rs enabled (every test build: kube-fake-client pulls it in) panics on the first client.
+fn install_crypto_provider() {
+    // An error only means a provider is already installed, which is what we want.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -1,6 +1,8 @@
 //! Output: the [`Printer`] every command writes through (stdout, color decision), plus tables
 //! and structured (JSON/YAML) output.
 
+pub mod help;
+pub mod man;
 pub mod plan;
 pub mod simulate;
 pub mod table;
