@@ -85,7 +85,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling.
-    Init(InitArgs),
+    Init(Box<InitArgs>),
     /// Check a setup and every stuck NodeClaim; name the cause and the fix.
     Doctor(DoctorArgs),
     /// Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck.

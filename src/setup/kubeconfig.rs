@@ -24,9 +24,8 @@ pub struct TokenKubeconfig {
 /// Renders the kubeconfig YAML.
 pub fn render(k: &TokenKubeconfig) -> Result<String, Error> {
     let mut cluster = json!({"server": k.server});
-    match &k.ca_base64 {
-        Some(ca) => cluster["certificate-authority-data"] = json!(ca),
-        None => {}
+    if let Some(ca) = &k.ca_base64 {
+        cluster["certificate-authority-data"] = json!(ca);
     }
     let value = json!({
         "apiVersion": "v1",
