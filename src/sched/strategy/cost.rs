@@ -326,6 +326,9 @@ fn max_copies(req: &Resources, free: &Resources) -> i64 {
     k
 }
 
+/// A candidate fill: value per price, value, offering, and (class, count) pairs.
+type Fill = (f64, f64, usize, Vec<(usize, usize)>);
+
 /// Greedy packing by class; returns the pods it could not place.
 fn greedy(
     state: &mut ClusterState,
@@ -343,7 +346,7 @@ fn greedy(
     let mut banned = vec![vec![false; offerings.len()]; classes.len()];
     loop {
         // The fill with the most value per unit of price; ties: more value, then cheaper.
-        let mut best: Option<(f64, f64, usize, Vec<(usize, usize)>)> = None;
+        let mut best: Option<Fill> = None;
         for (o, offering) in offerings.iter().enumerate() {
             if budget.room(offering) == 0 {
                 continue;

@@ -116,8 +116,11 @@ pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize
     rest
 }
 
+/// Pods (by index) and the node each is placed on.
+pub type Placements = Vec<(usize, String)>;
+
 /// Collects the pods placed on existing and in-flight nodes of a state.
-pub fn existing_placements(state: &ClusterState) -> (Vec<(usize, String)>, Vec<(usize, String)>) {
+pub fn existing_placements(state: &ClusterState) -> (Placements, Placements) {
     let mut existing = Vec::new();
     let mut in_flight = Vec::new();
     for n in &state.nodes {
@@ -185,11 +188,11 @@ impl Budget {
         }
         let mut sizes = HashMap::new();
         for md in &snapshot.machine_deployments {
-            if let Ok(f) = &md.flavor {
-                if let Some(max) = f.max_size {
-                    let current = md.object.value.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(0);
-                    sizes.insert(f.machine_deployment.clone(), (max, current));
-                }
+            if let Ok(f) = &md.flavor
+                && let Some(max) = f.max_size
+            {
+                let current = md.object.value.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(0);
+                sizes.insert(f.machine_deployment.clone(), (max, current));
             }
         }
         Budget { pools, sizes }
@@ -210,10 +213,10 @@ impl Budget {
                 }
             }
         }
-        if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment) {
-            if used + 1 > *max {
-                return Err(Unfit::MaxSizeReached { machine_deployment: o.flavor.machine_deployment.clone(), max: *max });
-            }
+        if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment)
+            && used + 1 > *max
+        {
+            return Err(Unfit::MaxSizeReached { machine_deployment: o.flavor.machine_deployment.clone(), max: *max });
         }
         Ok(())
     }
