@@ -349,8 +349,10 @@ pub struct InitArgs {
     /// a Secret on the workload cluster.
     #[arg(long, value_name = "FILE")]
     pub controller_kubeconfig: Option<PathBuf>,
-    /// Apply both bundles with server-side apply (field manager karpenter-capi).
-    #[arg(long)]
+    /// Apply both bundles with server-side apply (field manager karpenter-capi): the management
+    /// bundle to --management-kubeconfig/--management-context, the workload bundle to
+    /// --kubeconfig/--context.
+    #[arg(long, conflicts_with = "output_dir")]
     pub apply: bool,
     /// With --apply: `server` sends a server-side dry run, `none` applies.
     #[arg(long, value_enum, default_value_t = DryRun::None, value_name = "MODE")]

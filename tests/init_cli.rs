@@ -223,3 +223,38 @@ fn infrastructure_template_needs_from_cluster() {
         "--infrastructure-template needs --from-cluster: the template is read from the management cluster\n",
     );
 }
+
+#[test]
+fn templates_dir_overrides_built_in_templates() {
+    let dir = scratch("templates");
+    std::fs::create_dir_all(dir.join("workload")).unwrap();
+    std::fs::write(
+        dir.join("workload/nodeclass.yaml.j2"),
+        "apiVersion: karpenter.cluster.x-k8s.io/v1alpha1\nkind: ClusterAPINodeClass\nmetadata:\n  name: {{ (cluster.name ~ \"-custom\") | q }}\nspec: {}\n",
+    )
+    .unwrap();
+    let out = bin().args(support::ovh_args()).arg("--templates").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kind: ClusterAPINodeClass\nmetadata:\n  name: \"capi-ovh-custom\"\n"), "{text}");
+    // The other templates are still the built-in ones.
+    assert!(text.contains("kind: NodePool\n"));
+    rejects(
+        "notemplates",
+        &["--flavor", "c3-4:cpu=2,memory=4G,price=0.05", "--templates", "/nonexistent/templates"],
+        "--templates /nonexistent/templates: not a directory\n",
+    );
+    std::fs::write(dir.join("workload/nodepool.yaml.j2"), "{% if %}").unwrap();
+    rejects(
+        "badtemplate",
+        &["--flavor", "c3-4:cpu=2,memory=4G,price=0.05", "--templates", dir.to_str().unwrap()],
+        "template workload/nodepool.yaml.j2: syntax error",
+    );
+}
+
+#[test]
+fn apply_and_output_dir_do_not_mix() {
+    let out = bin().args(support::ovh_args()).args(["--apply", "--output-dir", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--apply' cannot be used with '--output-dir <DIR>'"));
+}
