@@ -269,3 +269,21 @@ async fn token_errors_say_what_to_do() {
         "management cluster: read the token of secrets/capi-ovh-karpenter-capi-token in namespace capi-ovh: the Secret has no token yet\n  hint: the ServiceAccount must exist before its token Secret; re-apply the management bundle"
     );
 }
+
+#[tokio::test]
+async fn reapplying_keeps_the_replicas_the_controller_set() {
+    let client = builder().build().await.unwrap();
+    let bundle = render(&support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS), &Templates::default()).unwrap();
+    live::apply(&client, Target::Management, &bundle.management, false).await.unwrap();
+    let mds: Api<MachineDeployment> = Api::namespaced(client.clone(), "capi-ovh");
+    assert_eq!(mds.get("capi-ovh-karpenter-c3-8").await.unwrap().rest["spec"]["replicas"], 0);
+    // The controller scales c3-8 to 2 (as `run` does, through another field manager).
+    let scale = json!({"spec": {"replicas": 2}});
+    mds.patch("capi-ovh-karpenter-c3-8", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&scale)).await.unwrap();
+    live::apply(&client, Target::Management, &bundle.management, false).await.unwrap();
+    let md = mds.get("capi-ovh-karpenter-c3-8").await.unwrap();
+    assert_eq!(md.rest["spec"]["replicas"], 2, "re-running init must not scale nodes away");
+    assert_eq!(md.rest["spec"]["clusterName"], "capi-ovh");
+    // A MachineDeployment created by this apply still starts at zero.
+    assert_eq!(mds.get("capi-ovh-karpenter-c3-16").await.unwrap().rest["spec"]["replicas"], 0);
+}

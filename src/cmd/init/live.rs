@@ -60,7 +60,8 @@ pub fn api_resource(api_version: &str, kind: &str, namespace: Option<&str>) -> (
 }
 
 /// Server-side applies each document in order (field manager `karpenter-capi`, no force: a field
-/// another manager owns is reported, not taken). Returns one line per object.
+/// another manager owns is reported, not taken). An existing MachineDeployment keeps its
+/// replicas. Returns one line per object.
 pub async fn apply(
     client: &kube::Client,
     cluster: ClusterRole,
@@ -85,7 +86,20 @@ pub async fn apply(
         } else {
             format!("{}.{}", ar.plural, ar.group)
         };
-        api.patch(&doc.name, &params, &Patch::Apply(&doc.value))
+        let mut value = doc.value.clone();
+        if doc.kind == "MachineDeployment" {
+            // `replicas: 0` is for creation only: once the controller scales a member
+            // MachineDeployment, re-running init must not scale its nodes away.
+            let existing = api.get_opt(&doc.name).await.map_err(|e| {
+                cluster_error(cluster, "get", &format!("{resource}/{}", doc.name), ns, e)
+            })?;
+            if existing.is_some()
+                && let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut)
+            {
+                spec.remove("replicas");
+            }
+        }
+        api.patch(&doc.name, &params, &Patch::Apply(&value))
             .await
             .map_err(|e| {
                 cluster_error(cluster, "apply", &format!("{resource}/{}", doc.name), ns, e)
