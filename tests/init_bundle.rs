@@ -25,16 +25,25 @@ fn simulate_reads_back_the_flavors_given() {
     ];
     for capi in [CapiVersion::V1beta2, CapiVersion::V1beta1] {
         let b = bundle(capi, "openstack", &specs);
-        let snap =
-            snapshot_from_sources(&[Source { name: "init.yaml".to_string(), text: b.to_yaml() }]).unwrap();
+        let snap = snapshot_from_sources(&[Source {
+            name: "init.yaml".to_string(),
+            text: b.to_yaml(),
+        }])
+        .unwrap();
         assert_eq!(snap.machine_deployments.len(), specs.len());
         assert!(!snap.implicit_nodepool);
         assert_eq!(snap.nodepools.len(), 1);
         for (record, spec) in snap.machine_deployments.iter().zip(specs) {
             let want = flavor::parse_flag(spec).unwrap();
             assert!(record.member, "{spec}: not a member");
-            let f = record.flavor.as_ref().unwrap_or_else(|p| panic!("{spec}: {p:?}"));
-            assert_eq!(f.machine_deployment, format!("capi-ovh/capi-ovh-karpenter-{}", want.name));
+            let f = record
+                .flavor
+                .as_ref()
+                .unwrap_or_else(|p| panic!("{spec}: {p:?}"));
+            assert_eq!(
+                f.machine_deployment,
+                format!("capi-ovh/capi-ovh-karpenter-{}", want.name)
+            );
             assert_eq!(f.instance_type, want.name);
             assert_eq!(f.capacity.cpu_millis, want.cpu_millis, "{spec}");
             assert_eq!(f.capacity.memory_bytes, want.memory_bytes, "{spec}");
@@ -48,7 +57,10 @@ fn simulate_reads_back_the_flavors_given() {
         let gpu = snap.machine_deployments[3].flavor.as_ref().unwrap();
         assert_eq!(gpu.capacity.extended.get("nvidia.com/gpu"), Some(&2));
         assert_eq!(gpu.capacity.ephemeral_storage_bytes, 200 << 30);
-        assert_eq!(gpu.taints.iter().map(|t| t.to_string()).collect::<Vec<_>>(), ["nvidia.com/gpu=true:NoSchedule"]);
+        assert_eq!(
+            gpu.taints.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            ["nvidia.com/gpu=true:NoSchedule"]
+        );
         assert_eq!(gpu.price, Price(1_250_000_000));
         let c34 = snap.machine_deployments[0].flavor.as_ref().unwrap();
         assert_eq!(c34.capacity.cpu_millis, 2000);
@@ -81,10 +93,32 @@ fn nodepool_offers_exactly_the_flavors_and_always_sets_consolidate_after() {
         })
     );
     // Without a zone on every flavor, no zone requirement (it would exclude the zoneless ones).
-    let b = bundle(CapiVersion::V1beta2, "docker", &["a:cpu=1,memory=1G,price=1,zone=z1", "b:cpu=1,memory=1G,price=1"]);
+    let b = bundle(
+        CapiVersion::V1beta2,
+        "docker",
+        &[
+            "a:cpu=1,memory=1G,price=1,zone=z1",
+            "b:cpu=1,memory=1G,price=1",
+        ],
+    );
     let np = b.workload.iter().find(|d| d.kind == "NodePool").unwrap();
-    let keys: Vec<&str> = np.value.pointer("/spec/template/spec/requirements").unwrap().as_array().unwrap().iter().map(|r| r["key"].as_str().unwrap()).collect();
-    assert_eq!(keys, ["node.kubernetes.io/instance-type", "kubernetes.io/arch", "karpenter.sh/capacity-type"]);
+    let keys: Vec<&str> = np
+        .value
+        .pointer("/spec/template/spec/requirements")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "node.kubernetes.io/instance-type",
+            "kubernetes.io/arch",
+            "karpenter.sh/capacity-type"
+        ]
+    );
 }
 
 fn rules_of(doc: &Value) -> Vec<Value> {
@@ -92,29 +126,51 @@ fn rules_of(doc: &Value) -> Vec<Value> {
 }
 
 fn expected(list: &[Permission]) -> Vec<Value> {
-    list.iter().map(|p| json!({"apiGroups": [p.group], "resources": [p.resource], "verbs": p.verbs})).collect()
+    list.iter()
+        .map(|p| json!({"apiGroups": [p.group], "resources": [p.resource], "verbs": p.verbs}))
+        .collect()
 }
 
 #[test]
 fn rbac_is_exactly_the_permissions_run_uses() {
     for kind in karpenter_capi::setup::infra::KINDS {
         let b = bundle(CapiVersion::V1beta2, kind.short, &support::OVH_FLAVORS);
-        let find = |docs: &[karpenter_capi::setup::Document], k: &str| docs.iter().filter(|d| d.kind == k).cloned().collect::<Vec<_>>();
+        let find = |docs: &[karpenter_capi::setup::Document], k: &str| {
+            docs.iter()
+                .filter(|d| d.kind == k)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         // Management: one namespaced Role, nothing cluster-wide, no wildcard.
-        assert!(find(&b.management, "ClusterRole").is_empty() && find(&b.management, "ClusterRoleBinding").is_empty());
+        assert!(
+            find(&b.management, "ClusterRole").is_empty()
+                && find(&b.management, "ClusterRoleBinding").is_empty()
+        );
         let roles = find(&b.management, "Role");
         assert_eq!(roles.len(), 1);
         assert_eq!(roles[0].namespace.as_deref(), Some("capi-ovh"));
         let mut want = expected(permissions::MANAGEMENT);
         want.push(json!({"apiGroups": ["infrastructure.cluster.x-k8s.io"], "resources": [kind.plural], "verbs": permissions::INFRASTRUCTURE_TEMPLATE_VERBS}));
         assert_eq!(rules_of(&roles[0].value), want, "{}", kind.kind);
-        assert!(!roles[0].yaml.contains('*'), "wildcard in the management Role");
+        assert!(
+            !roles[0].yaml.contains('*'),
+            "wildcard in the management Role"
+        );
         let binding = &find(&b.management, "RoleBinding")[0].value;
-        assert_eq!(binding["subjects"], json!([{"kind": "ServiceAccount", "name": "capi-ovh-karpenter-capi", "namespace": "capi-ovh"}]));
-        assert_eq!(binding["roleRef"], json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "capi-ovh-karpenter-capi"}));
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "capi-ovh-karpenter-capi", "namespace": "capi-ovh"}])
+        );
+        assert_eq!(
+            binding["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "capi-ovh-karpenter-capi"})
+        );
         let token = &find(&b.management, "Secret")[0].value;
         assert_eq!(token["type"], "kubernetes.io/service-account-token");
-        assert_eq!(token["metadata"]["annotations"]["kubernetes.io/service-account.name"], "capi-ovh-karpenter-capi");
+        assert_eq!(
+            token["metadata"]["annotations"]["kubernetes.io/service-account.name"],
+            "capi-ovh-karpenter-capi"
+        );
 
         // Workload: the ClusterRole is WORKLOAD, the leader-election Role is LEADER_ELECTION.
         let cr = &find(&b.workload, "ClusterRole")[0];
@@ -131,18 +187,36 @@ fn kubeadm_template_registers_the_unregistered_taint_and_node_taints() {
     let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     inp.node_taints = vec!["example.com/pool=karpenter:NoSchedule".to_string()];
     let b = render(&inp, &Templates::default()).unwrap();
-    let kct: Vec<_> = b.management.iter().filter(|d| d.kind == "KubeadmConfigTemplate").collect();
-    assert_eq!(kct.len(), 1, "flavors agreeing on pods and taints share one template");
+    let kct: Vec<_> = b
+        .management
+        .iter()
+        .filter(|d| d.kind == "KubeadmConfigTemplate")
+        .collect();
     assert_eq!(
-        kct[0].value.pointer("/spec/template/spec/joinConfiguration/nodeRegistration/taints").unwrap(),
+        kct.len(),
+        1,
+        "flavors agreeing on pods and taints share one template"
+    );
+    assert_eq!(
+        kct[0]
+            .value
+            .pointer("/spec/template/spec/joinConfiguration/nodeRegistration/taints")
+            .unwrap(),
         &json!([
             {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},
             {"key": "example.com/pool", "value": "karpenter", "effect": "NoSchedule"},
         ])
     );
     // The node taints are announced to the schedulers too.
-    let md = b.management.iter().find(|d| d.kind == "MachineDeployment").unwrap();
-    assert_eq!(md.value["metadata"]["annotations"][annotations::TAINTS], "example.com/pool=karpenter:NoSchedule");
+    let md = b
+        .management
+        .iter()
+        .find(|d| d.kind == "MachineDeployment")
+        .unwrap();
+    assert_eq!(
+        md.value["metadata"]["annotations"][annotations::TAINTS],
+        "example.com/pool=karpenter:NoSchedule"
+    );
 }
 
 #[test]
@@ -164,7 +238,11 @@ fn deployment_runs_the_controller_with_leader_election() {
             "--log-format=json"
         ])
     );
-    assert_eq!(d.value.pointer("/spec/template/spec/volumes/0/secret/secretName"), Some(&json!("karpenter-capi-management-kubeconfig")));
+    assert_eq!(
+        d.value
+            .pointer("/spec/template/spec/volumes/0/secret/secretName"),
+        Some(&json!("karpenter-capi-management-kubeconfig"))
+    );
     // Without a kubeconfig to store, no Secret is generated (the note tells how to mint one).
     assert!(!b.workload.iter().any(|d| d.kind == "Secret"));
 }
@@ -176,12 +254,39 @@ fn custom_templates_override_the_built_in_ones() {
         "workload/nodeclass.yaml.j2",
         "apiVersion: karpenter.cluster.x-k8s.io/v1alpha1\nkind: ClusterAPINodeClass\nmetadata:\n  name: {{ cluster.name | q }}\nspec: {}\n".to_string(),
     );
-    let b = render(&support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS), &templates).unwrap();
-    assert!(b.workload.iter().any(|d| d.kind == "ClusterAPINodeClass" && d.name == "capi-ovh"));
-    templates.set("workload/nodepool.yaml.j2", "{{ nope.nothing }}".to_string());
-    let err = render(&support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS), &templates).unwrap_err().to_string();
-    assert!(err.starts_with("template workload/nodepool.yaml.j2: "), "{err}");
+    let b = render(
+        &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
+        &templates,
+    )
+    .unwrap();
+    assert!(
+        b.workload
+            .iter()
+            .any(|d| d.kind == "ClusterAPINodeClass" && d.name == "capi-ovh")
+    );
+    templates.set(
+        "workload/nodepool.yaml.j2",
+        "{{ nope.nothing }}".to_string(),
+    );
+    let err = render(
+        &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
+        &templates,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("template workload/nodepool.yaml.j2: "),
+        "{err}"
+    );
     templates.set("workload/nodepool.yaml.j2", "kind: [broken\n".to_string());
-    let err = render(&support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS), &templates).unwrap_err().to_string();
-    assert!(err.starts_with("template workload/nodepool.yaml.j2: document 1 is not valid YAML"), "{err}");
+    let err = render(
+        &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
+        &templates,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("template workload/nodepool.yaml.j2: document 1 is not valid YAML"),
+        "{err}"
+    );
 }

@@ -37,7 +37,12 @@ fn every_document_validates_for_every_provider_and_version() {
                     checked_builtin += 1;
                 } else if let Some(schema) = crd_schema(&crds, &doc.api_version, &doc.kind) {
                     let errors = validate_crd(&schema, doc);
-                    assert!(errors.is_empty(), "{what}:\n{}\n{}", errors.join("\n"), doc.yaml);
+                    assert!(
+                        errors.is_empty(),
+                        "{what}:\n{}\n{}",
+                        errors.join("\n"),
+                        doc.yaml
+                    );
                     checked_crd += 1;
                 } else {
                     assert!(
@@ -47,13 +52,21 @@ fn every_document_validates_for_every_provider_and_version() {
                         doc.api_version
                     );
                     // Providers without a CRD fixture: check the structure we promise.
-                    assert_eq!(doc.kind, kind.kind, "{what}: unexpected kind without a fixture");
+                    assert_eq!(
+                        doc.kind, kind.kind,
+                        "{what}: unexpected kind without a fixture"
+                    );
                     assert_eq!(doc.api_version, kind.api_version(capi));
                     assert_eq!(doc.namespace.as_deref(), Some("capi-ovh"));
-                    let spec = doc.value.pointer("/spec/template/spec").unwrap_or_else(|| panic!("{what}: no spec.template.spec"));
+                    let spec = doc
+                        .value
+                        .pointer("/spec/template/spec")
+                        .unwrap_or_else(|| panic!("{what}: no spec.template.spec"));
                     let name = doc.name.strip_prefix("capi-ovh-karpenter-").unwrap();
                     match kind.flavor_field {
-                        FlavorField::InstanceType(field) => assert_eq!(spec.get(field), Some(&Value::from(name)), "{what}"),
+                        FlavorField::InstanceType(field) => {
+                            assert_eq!(spec.get(field), Some(&Value::from(name)), "{what}")
+                        }
                         FlavorField::CpuMemory => {
                             let (cpus, mib) = match name {
                                 "c3-4" => (2, 3815),
@@ -83,20 +96,40 @@ fn every_document_validates_for_every_provider_and_version() {
 fn the_validator_catches_mistakes() {
     // A schema check that cannot fail proves nothing: break a MachineDeployment and a NodePool.
     let crds = crds();
-    let bundle = render(&input(CapiVersion::V1beta2, "openstack", &RICH_FLAVORS[..1]), &Templates::default()).unwrap();
-    let md = bundle.management.iter().find(|d| d.kind == "MachineDeployment").unwrap();
+    let bundle = render(
+        &input(CapiVersion::V1beta2, "openstack", &RICH_FLAVORS[..1]),
+        &Templates::default(),
+    )
+    .unwrap();
+    let md = bundle
+        .management
+        .iter()
+        .find(|d| d.kind == "MachineDeployment")
+        .unwrap();
     let schema = crd_schema(&crds, &md.api_version, &md.kind).unwrap();
     let mut broken = md.clone();
     // A v1beta1-style reference in a v1beta2 object.
-    broken.value["spec"]["template"]["spec"]["infrastructureRef"]["apiVersion"] = Value::from("x/v1");
+    broken.value["spec"]["template"]["spec"]["infrastructureRef"]["apiVersion"] =
+        Value::from("x/v1");
     let errors = validate_crd(&schema, &broken);
-    assert!(errors.iter().any(|e| e.contains("apiVersion")), "{errors:?}");
-    let np = bundle.workload.iter().find(|d| d.kind == "NodePool").unwrap();
+    assert!(
+        errors.iter().any(|e| e.contains("apiVersion")),
+        "{errors:?}"
+    );
+    let np = bundle
+        .workload
+        .iter()
+        .find(|d| d.kind == "NodePool")
+        .unwrap();
     let schema = crd_schema(&crds, &np.api_version, &np.kind).unwrap();
     let mut broken = np.clone();
     broken.value["spec"]["disruption"]["consolidateAfter"] = Value::from("soon");
     assert!(!validate_crd(&schema, &broken).is_empty());
-    let sa = bundle.management.iter().find(|d| d.kind == "ServiceAccount").unwrap();
+    let sa = bundle
+        .management
+        .iter()
+        .find(|d| d.kind == "ServiceAccount")
+        .unwrap();
     let mut broken = sa.clone();
     broken.value["spec"] = Value::from("unknown");
     assert!(validate_builtin(&broken).unwrap().is_err());
@@ -104,37 +137,67 @@ fn the_validator_catches_mistakes() {
 
 #[test]
 fn v1beta1_and_v1beta2_shapes_differ_where_the_contract_says() {
-    let v2 = render(&input(CapiVersion::V1beta2, "docker", &RICH_FLAVORS[..1]), &Templates::default()).unwrap();
-    let v1 = render(&input(CapiVersion::V1beta1, "docker", &RICH_FLAVORS[..1]), &Templates::default()).unwrap();
-    let find = |b: &karpenter_capi::setup::Bundle, kind: &str| b.management.iter().find(|d| d.kind == kind).unwrap().value.clone();
+    let v2 = render(
+        &input(CapiVersion::V1beta2, "docker", &RICH_FLAVORS[..1]),
+        &Templates::default(),
+    )
+    .unwrap();
+    let v1 = render(
+        &input(CapiVersion::V1beta1, "docker", &RICH_FLAVORS[..1]),
+        &Templates::default(),
+    )
+    .unwrap();
+    let find = |b: &karpenter_capi::setup::Bundle, kind: &str| {
+        b.management
+            .iter()
+            .find(|d| d.kind == kind)
+            .unwrap()
+            .value
+            .clone()
+    };
     let kct2 = find(&v2, "KubeadmConfigTemplate");
     let kct1 = find(&v1, "KubeadmConfigTemplate");
     assert_eq!(
-        kct2.pointer("/spec/template/spec/joinConfiguration/nodeRegistration/kubeletExtraArgs").unwrap(),
+        kct2.pointer("/spec/template/spec/joinConfiguration/nodeRegistration/kubeletExtraArgs")
+            .unwrap(),
         &serde_json::json!([{"name": "max-pods", "value": "110"}])
     );
     assert_eq!(
-        kct1.pointer("/spec/template/spec/joinConfiguration/nodeRegistration/kubeletExtraArgs").unwrap(),
+        kct1.pointer("/spec/template/spec/joinConfiguration/nodeRegistration/kubeletExtraArgs")
+            .unwrap(),
         &serde_json::json!({"max-pods": "110"})
     );
     let md2 = find(&v2, "MachineDeployment");
     let md1 = find(&v1, "MachineDeployment");
     assert_eq!(
-        md2.pointer("/spec/template/spec/infrastructureRef").unwrap(),
+        md2.pointer("/spec/template/spec/infrastructureRef")
+            .unwrap(),
         &serde_json::json!({"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerMachineTemplate", "name": "capi-ovh-karpenter-c3-4"})
     );
     assert_eq!(
-        md1.pointer("/spec/template/spec/infrastructureRef").unwrap(),
+        md1.pointer("/spec/template/spec/infrastructureRef")
+            .unwrap(),
         &serde_json::json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachineTemplate", "name": "capi-ovh-karpenter-c3-4"})
     );
     assert_eq!(
-        md1.pointer("/spec/template/spec/bootstrap/configRef").unwrap(),
+        md1.pointer("/spec/template/spec/bootstrap/configRef")
+            .unwrap(),
         &serde_json::json!({"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate", "name": "capi-ovh-karpenter"})
     );
     for md in [&md1, &md2] {
         assert_eq!(md.pointer("/spec/replicas"), Some(&Value::from(0)));
-        assert_eq!(md.pointer("/metadata/labels/node.cluster.x-k8s.io~1karpenter-member"), Some(&Value::from("")));
-        let template_labels = md.pointer("/spec/template/metadata/labels").unwrap().as_object().unwrap();
-        assert!(!template_labels.contains_key("node.cluster.x-k8s.io/karpenter-member"), "membership label must stay off the template");
+        assert_eq!(
+            md.pointer("/metadata/labels/node.cluster.x-k8s.io~1karpenter-member"),
+            Some(&Value::from(""))
+        );
+        let template_labels = md
+            .pointer("/spec/template/metadata/labels")
+            .unwrap()
+            .as_object()
+            .unwrap();
+        assert!(
+            !template_labels.contains_key("node.cluster.x-k8s.io/karpenter-member"),
+            "membership label must stay off the template"
+        );
     }
 }

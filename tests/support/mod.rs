@@ -59,7 +59,10 @@ pub fn input(capi: CapiVersion, kind: &str, flavors: &[&str]) -> SetupInput {
         kubernetes_version: "v1.36.1".to_string(),
         capi_version: capi,
         infra,
-        flavors: flavors.iter().map(|f| flavor::parse_flag(f).unwrap()).collect::<Vec<FlavorSpec>>(),
+        flavors: flavors
+            .iter()
+            .map(|f| flavor::parse_flag(f).unwrap())
+            .collect::<Vec<FlavorSpec>>(),
         node_taints: vec![],
         image: "ghcr.io/example/kubectl-karpenter-capi:v0.1.0".to_string(),
         machine_image: Some("ubuntu-2404-noble".to_string()),
@@ -95,7 +98,9 @@ pub fn crd_schema(crds: &[Value], api_version: &str, kind: &str) -> Option<Value
             && c.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind)
     })?;
     let versions = crd.pointer("/spec/versions")?.as_array()?;
-    let v = versions.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
+    let v = versions
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?;
     v.pointer("/schema/openAPIV3Schema").cloned()
 }
 
@@ -116,11 +121,15 @@ pub fn strictify(schema: &mut Value) {
         if map.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
             map.remove("type");
             if !map.contains_key("anyOf") {
-                map.insert("anyOf".to_string(), serde_json::json!([{"type": "integer"}, {"type": "string"}]));
+                map.insert(
+                    "anyOf".to_string(),
+                    serde_json::json!([{"type": "integer"}, {"type": "string"}]),
+                );
             }
         }
         let preserve = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
-        if map.contains_key("properties") && !map.contains_key("additionalProperties") && !preserve {
+        if map.contains_key("properties") && !map.contains_key("additionalProperties") && !preserve
+        {
             map.insert("additionalProperties".to_string(), Value::Bool(false));
         }
         for (_, v) in map.iter_mut() {
@@ -138,10 +147,15 @@ pub fn validate_crd(schema: &Value, doc: &Document) -> Vec<String> {
     let mut schema = schema.clone();
     strictify(&mut schema);
     let validator = jsonschema::validator_for(&schema).unwrap();
-    validator.iter_errors(&doc.value).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+    validator
+        .iter_errors(&doc.value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
 }
 
-fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(value: &Value) -> Result<(), String> {
+fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(
+    value: &Value,
+) -> Result<(), String> {
     let typed: T = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
     let back = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
     if &back == value {
@@ -167,7 +181,9 @@ pub fn validate_builtin(doc: &Document) -> Option<Result<(), String>> {
         ("rbac.authorization.k8s.io/v1", "Role") => roundtrip::<Role>(v),
         ("rbac.authorization.k8s.io/v1", "RoleBinding") => roundtrip::<RoleBinding>(v),
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => roundtrip::<ClusterRole>(v),
-        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => roundtrip::<ClusterRoleBinding>(v),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            roundtrip::<ClusterRoleBinding>(v)
+        }
         ("apps/v1", "Deployment") => roundtrip::<Deployment>(v),
         _ => return None,
     })
