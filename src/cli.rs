@@ -53,7 +53,13 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
     /// Log verbosity, as kubectl's -v: 0 warnings, 2 info, 4 debug, 6 and up trace.
-    #[arg(short = 'v', long = "v", global = true, default_value_t = 0, value_name = "LEVEL")]
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        default_value_t = 0,
+        value_name = "LEVEL"
+    )]
     pub verbosity: u8,
 }
 
@@ -327,7 +333,11 @@ pub struct InitArgs {
     #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
     pub controller_namespace: String,
     /// NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized.
-    #[arg(long, default_value = "WhenEmptyOrUnderutilized", value_name = "POLICY")]
+    #[arg(
+        long,
+        default_value = "WhenEmptyOrUnderutilized",
+        value_name = "POLICY"
+    )]
     pub consolidation_policy: String,
     /// NodePool consolidateAfter (a duration such as 30s, or Never).
     #[arg(long, default_value = "30s", value_name = "DURATION")]

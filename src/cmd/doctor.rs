@@ -1,6 +1,6 @@
 //! `doctor`: not built yet in this revision.
 
-use crate::cli::{GlobalArgs, DoctorArgs};
+use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::error::{Error, Outcome, Result};
 use crate::render::Printer;
 

@@ -80,22 +80,31 @@ pub fn bare_offerings(snapshot: &Snapshot) -> Vec<Offering> {
             continue;
         }
         let labels = flavor.labels.clone();
-        out.push(with_daemonsets(snapshot, Offering {
-            pool_index: 0,
-            node_pool: String::new(),
-            weight: 0,
-            flavor: flavor.clone(),
-            labels,
-            taints: flavor.taints.clone(),
-            daemonsets: Vec::new(),
-            overhead: Resources::default(),
-            allocatable: Resources::default(),
-        }));
+        out.push(with_daemonsets(
+            snapshot,
+            Offering {
+                pool_index: 0,
+                node_pool: String::new(),
+                weight: 0,
+                flavor: flavor.clone(),
+                labels,
+                taints: flavor.taints.clone(),
+                daemonsets: Vec::new(),
+                overhead: Resources::default(),
+                allocatable: Resources::default(),
+            },
+        ));
     }
     out
 }
 
-fn offering(snapshot: &Snapshot, pool_index: usize, pool: &NodePool, flavor: &Flavor, flavor_taints: bool) -> Result<Offering, Unfit> {
+fn offering(
+    snapshot: &Snapshot,
+    pool_index: usize,
+    pool: &NodePool,
+    flavor: &Flavor,
+    flavor_taints: bool,
+) -> Result<Offering, Unfit> {
     // A pool requirement on a key the flavor does not define is compatible: the node takes the
     // pool's value. On a key it defines, the flavor's value must satisfy it.
     for r in &pool.requirements {
@@ -118,17 +127,20 @@ fn offering(snapshot: &Snapshot, pool_index: usize, pool: &NodePool, flavor: &Fl
     if flavor_taints {
         taints.extend(flavor.taints.iter().cloned());
     }
-    Ok(with_daemonsets(snapshot, Offering {
-        pool_index,
-        node_pool: pool.name.clone(),
-        weight: pool.weight,
-        flavor: flavor.clone(),
-        labels,
-        taints,
-        daemonsets: Vec::new(),
-        overhead: Resources::default(),
-        allocatable: Resources::default(),
-    }))
+    Ok(with_daemonsets(
+        snapshot,
+        Offering {
+            pool_index,
+            node_pool: pool.name.clone(),
+            weight: pool.weight,
+            flavor: flavor.clone(),
+            labels,
+            taints,
+            daemonsets: Vec::new(),
+            overhead: Resources::default(),
+            allocatable: Resources::default(),
+        },
+    ))
 }
 
 /// Adds the DaemonSets whose pods would schedule on the offering's nodes (by labels, taints
