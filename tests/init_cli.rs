@@ -390,3 +390,63 @@ fn apply_and_output_dir_do_not_mix() {
             .contains("'--apply' cannot be used with '--output-dir <DIR>'")
     );
 }
+
+#[test]
+fn separate_management_without_a_kubeconfig_mounts_the_secret_and_says_how_to_create_it() {
+    let out = bin()
+        .args(support::ovh_args())
+        .args(["--management-kubeconfig", "/nonexistent/mgmt.kubeconfig"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "        - --management-kubeconfig=/etc/karpenter-capi/management/kubeconfig\n"
+        )
+    );
+    assert!(text.contains("          secretName: \"karpenter-capi-management-kubeconfig\"\n"));
+    // The admin kubeconfig given to reach the management cluster is never copied into the bundle.
+    assert!(!text.contains("kind: Secret\ntype: Opaque"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "note: the controller reads the management cluster's kubeconfig from Secret karpenter-capi/karpenter-capi-management-kubeconfig; after applying the management bundle, create it with:\n  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret --management-kubeconfig MGMT.kubeconfig | kubectl apply -f -\n"
+    );
+}
+
+#[test]
+fn init_kubeconfig_needs_a_namespace_and_a_reachable_cluster() {
+    let out = bin()
+        .args(["init", "kubeconfig", "--cluster-name", "capi-ovh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: --namespace is required: the Cluster API Cluster's namespace on the management cluster\n"
+    );
+    let out = bin()
+        .args([
+            "init",
+            "kubeconfig",
+            "-n",
+            "capi-ovh",
+            "--cluster-name",
+            "capi-ovh",
+            "--management-kubeconfig",
+            "/nonexistent/mgmt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: management cluster: load kubeconfig (/nonexistent/mgmt): "),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
