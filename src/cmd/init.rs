@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::cli::{CapiVersion, DryRun, GlobalArgs, InitArgs, InitCommand, InitKubeconfigArgs};
 use crate::error::{ClusterRole, Error, Outcome, Result};
-use crate::kube::client::{ClusterTarget, connect};
+use crate::kube::client::{ClusterTarget, config, connect};
 use crate::render::Printer;
 use crate::setup::render::names;
 use crate::setup::{self, Bundle, FlavorSpec, SetupInput, Templates, flavor, infra};
@@ -226,11 +226,11 @@ async fn apply_both(
         if dry_run {
             printer.line("management: the controller's kubeconfig Secret is minted only on a real apply (its token does not exist in a dry run)")?;
         } else {
-            let config = load_config(&management).await?;
+            let mgmt_config = config(&management).await?;
             let token = names::management_token(&input.cluster_name);
             let (token, ca) = live::read_token(&mgmt, &input.namespace, &token, TOKEN_WAIT).await?;
             let kubeconfig = setup::kubeconfig::render(&setup::kubeconfig::TokenKubeconfig {
-                server: live::server_url(&config),
+                server: live::server_url(&mgmt_config),
                 ca_base64: ca,
                 token,
                 namespace: input.namespace.clone(),
@@ -266,7 +266,7 @@ fn kubeconfig(
         let client = connect(&management).await?;
         let server = match &args.server {
             Some(s) => s.clone(),
-            None => live::server_url(&load_config(&management).await?),
+            None => live::server_url(&config(&management).await?),
         };
         let secret = names::management_token(&args.cluster_name);
         let (token, ca) = live::read_token(&client, &namespace, &secret, Duration::ZERO).await?;
@@ -288,33 +288,6 @@ fn kubeconfig(
         printer.write(&text)?;
     }
     Ok(Outcome::Success)
-}
-
-/// The kube config of a target, for its server URL (the same resolution as `connect`).
-async fn load_config(target: &ClusterTarget) -> Result<kube::Config> {
-    let fail = |message: String| Error::Cluster {
-        cluster: target.role,
-        action: format!("load kubeconfig ({})", target.describe()),
-        message,
-        hint: None,
-    };
-    let options = kube::config::KubeConfigOptions {
-        context: target.context.clone(),
-        ..Default::default()
-    };
-    match (&target.kubeconfig, &target.context) {
-        (Some(path), _) => {
-            let file =
-                kube::config::Kubeconfig::read_from(path).map_err(|e| fail(e.to_string()))?;
-            kube::Config::from_custom_kubeconfig(file, &options)
-                .await
-                .map_err(|e| fail(e.to_string()))
-        }
-        (None, Some(_)) => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| fail(e.to_string())),
-        (None, None) => kube::Config::infer().await.map_err(|e| fail(e.to_string())),
-    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
