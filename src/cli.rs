@@ -278,20 +278,24 @@ pub enum LogFormat {
     args_conflicts_with_subcommands = true,
     after_help = "Examples:
   # The seed's OVH setup, printed (management bundle, then workload bundle)
-  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --kubernetes-version v1.36.1 \\
-    --infrastructure-kind openstack --machine-image ubuntu-2404-noble --image ghcr.io/me/karpenter-capi:v0.1.0 \\
-    --flavor c3-4:cpu=2,memory=4G,price=0.05 --flavor c3-8:cpu=4,memory=8G,price=0.10 \\
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh \\
+    --kubernetes-version v1.36.1 --infrastructure-kind openstack \\
+    --machine-image ubuntu-2404-noble --image ghcr.io/me/karpenter-capi:v0.1.0 \\
+    --flavor c3-4:cpu=2,memory=4G,price=0.05 \\
+    --flavor c3-8:cpu=4,memory=8G,price=0.10 \\
     --flavor c3-16:cpu=8,memory=16G,price=0.20 --yes
 
   # Write DIR/management/*.yaml and DIR/workload/*.yaml instead
   kubectl karpenter-capi init ... --output-dir karpenter-setup
 
-  # Defaults from the live management cluster, applied with server-side apply (dry run first)
+  # Defaults from the live management cluster, server-side applied (dry run first)
   kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --from-cluster \\
-    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE --apply --dry-run server
+    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
+    --apply --dry-run server
 
   # A least-privilege kubeconfig for the controller, from its ServiceAccount token
-  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --management-kubeconfig mgmt.kubeconfig"
+  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh \\
+    --management-kubeconfig mgmt.kubeconfig"
 )]
 pub struct InitArgs {
     /// `init kubeconfig`: mint a kubeconfig for the controller's management ServiceAccount.
