@@ -64,6 +64,21 @@ _kubectl_karpenter_capi() {
             kubectl_karpenter_capi__subcmd__help,version)
                 cmd="kubectl_karpenter_capi__subcmd__help__subcmd__version"
                 ;;
+            kubectl_karpenter_capi__subcmd__help__subcmd__init,kubeconfig)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__init__subcmd__kubeconfig"
+                ;;
+            kubectl_karpenter_capi__subcmd__init,help)
+                cmd="kubectl_karpenter_capi__subcmd__init__subcmd__help"
+                ;;
+            kubectl_karpenter_capi__subcmd__init,kubeconfig)
+                cmd="kubectl_karpenter_capi__subcmd__init__subcmd__kubeconfig"
+                ;;
+            kubectl_karpenter_capi__subcmd__init__subcmd__help,help)
+                cmd="kubectl_karpenter_capi__subcmd__init__subcmd__help__subcmd__help"
+                ;;
+            kubectl_karpenter_capi__subcmd__init__subcmd__help,kubeconfig)
+                cmd="kubectl_karpenter_capi__subcmd__init__subcmd__help__subcmd__kubeconfig"
+                ;;
             *)
                 ;;
         esac
@@ -397,8 +412,22 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__help__subcmd__init)
-            opts=""
+            opts="kubeconfig"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__help__subcmd__init__subcmd__kubeconfig)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -453,7 +482,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__init)
-            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --flavor --flavors --node-taint --templates --output-dir --image --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --image --controller-kubeconfig --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version kubeconfig help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -479,6 +508,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --machine-image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --flavor)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -488,6 +521,22 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --node-taint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --controller-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --consolidation-policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --consolidate-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expire-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -503,8 +552,124 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --controller-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --dry-run)
                     COMPREPLY=($(compgen -W "none server" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --management-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --management-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__init__subcmd__help)
+            opts="kubeconfig help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__init__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__init__subcmd__help__subcmd__kubeconfig)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__init__subcmd__kubeconfig)
+            opts="-n -o -v -h -V --cluster-name --server --secret --controller-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cluster-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --controller-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

@@ -92,17 +92,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling.
-    #[command(after_help = "Examples:
-  # Answer a few questions, then print both bundles (management and workload cluster)
-  kubectl karpenter-capi init
-
-  # Read the Cluster from the management cluster, offer two flavors, write files
-  kubectl karpenter-capi init --from-cluster --cluster-name prod -n capi-prod --output-dir out/ \\
-      --flavor b3-8:cpu=2,memory=8Gi,price=0.07 --flavor b3-16:cpu=4,memory=16Gi,price=0.14
-
-  # Validate on the API servers without persisting anything, never prompting
-  kubectl karpenter-capi init --from-cluster --cluster-name prod --flavors flavors.yaml --apply --dry-run server -y")]
-    Init(InitArgs),
+    Init(Box<InitArgs>),
     /// Check a setup and every stuck NodeClaim; name the cause and the fix.
     Doctor(DoctorArgs),
     /// Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck.
@@ -332,32 +322,84 @@ pub enum LogFormat {
 
 /// Arguments of `init`.
 #[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:
+  # The seed's OVH setup, printed (management bundle, then workload bundle)
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh \\
+    --kubernetes-version v1.36.1 --infrastructure-kind openstack \\
+    --machine-image ubuntu-2404-noble --image ghcr.io/me/karpenter-capi:v0.1.0 \\
+    --flavor c3-4:cpu=2,memory=4G,price=0.05 \\
+    --flavor c3-8:cpu=4,memory=8G,price=0.10 \\
+    --flavor c3-16:cpu=8,memory=16G,price=0.20 --yes
+
+  # Write DIR/management/*.yaml and DIR/workload/*.yaml instead, flavors from a file
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --flavors flavors.yaml \\
+    --output-dir karpenter-setup
+
+  # Defaults from the live management cluster, server-side applied (dry run first)
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --from-cluster \\
+    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
+    --apply --dry-run server
+
+  # A least-privilege kubeconfig for the controller, from its ServiceAccount token
+  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh \\
+    --management-kubeconfig mgmt.kubeconfig"
+)]
 pub struct InitArgs {
+    /// `init kubeconfig`: mint a kubeconfig for the controller's management ServiceAccount.
+    #[command(subcommand)]
+    pub command: Option<InitCommand>,
     /// Name of the Cluster API Cluster.
     #[arg(long, value_name = "NAME")]
     pub cluster_name: Option<String>,
-    /// Kubernetes version of the worker nodes, e.g. v1.32.4.
+    /// Kubernetes version of the worker nodes, e.g. v1.36.1.
     #[arg(long, value_name = "VERSION")]
     pub kubernetes_version: Option<String>,
-    /// Cluster API version of the generated objects.
-    #[arg(long, value_enum, default_value_t = CapiVersion::V1beta2)]
-    pub capi_version: CapiVersion,
-    /// Infrastructure provider kind of the machine templates, e.g. OpenStackMachineTemplate.
+    /// Cluster API version of the generated objects [default: v1beta2, or the Cluster's with
+    /// --from-cluster].
+    #[arg(long, value_enum)]
+    pub capi_version: Option<CapiVersion>,
+    /// Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the
+    /// machine-template kind, e.g. OpenStackMachineTemplate).
     #[arg(long, value_name = "KIND")]
     pub infrastructure_kind: Option<String>,
-    /// Clone this existing infrastructure machine template, changing only the flavor.
+    /// Clone this existing infrastructure machine template (read with --from-cluster), changing
+    /// only the flavor.
     #[arg(long, value_name = "NAME")]
     pub infrastructure_template: Option<String>,
-    /// A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=..,max=..,maxPods=..,taints=..].
+    /// OS image of the new machines, for providers whose template needs one (OpenStack image
+    /// name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image).
+    #[arg(long, value_name = "IMAGE")]
+    pub machine_image: Option<String>,
+    /// A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=..,
+    /// maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable.
     #[arg(long = "flavor", value_name = "SPEC")]
     pub flavors: Vec<String>,
-    /// A YAML list of flavors with the same fields as --flavor.
+    /// A YAML list of flavors with `name` and the same keys as --flavor.
     #[arg(long = "flavors", value_name = "FILE")]
     pub flavors_file: Option<PathBuf>,
-    /// An extra taint every node registers with (key=value:Effect).
+    /// An extra taint every node registers with (key=value:Effect). Repeatable.
     #[arg(long = "node-taint", value_name = "TAINT")]
     pub node_taints: Vec<String>,
-    /// Use the templates in this directory instead of the built-in ones.
+    /// Namespace of the controller on the workload cluster.
+    #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
+    pub controller_namespace: String,
+    /// NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized.
+    #[arg(
+        long,
+        default_value = "WhenEmptyOrUnderutilized",
+        value_name = "POLICY"
+    )]
+    pub consolidation_policy: String,
+    /// NodePool consolidateAfter (a duration such as 30s, or Never).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub consolidate_after: crate::model::duration::NillableDuration,
+    /// NodePool expireAfter (a duration such as 720h, or Never).
+    #[arg(long, default_value = "720h", value_name = "DURATION")]
+    pub expire_after: crate::model::duration::NillableDuration,
+    /// Use the templates in this directory (same relative paths as the built-in ones, e.g.
+    /// workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
     /// Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing.
@@ -366,18 +408,51 @@ pub struct InitArgs {
     /// Container image of the controller Deployment.
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
-    /// Apply both bundles with server-side apply.
-    #[arg(long)]
+    /// The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in
+    /// a Secret on the workload cluster.
+    #[arg(long, value_name = "FILE")]
+    pub controller_kubeconfig: Option<PathBuf>,
+    /// Apply both bundles with server-side apply (field manager karpenter-capi): the management
+    /// bundle to --management-kubeconfig/--management-context, the workload bundle to
+    /// --kubeconfig/--context.
+    #[arg(long, conflicts_with = "output_dir")]
     pub apply: bool,
     /// With --apply: `server` sends a server-side dry run, `none` applies.
     #[arg(long, value_enum, default_value_t = DryRun::None, value_name = "MODE")]
     pub dry_run: DryRun,
-    /// Read the Cluster, its version and an existing machine template from the management cluster.
+    /// Read the Cluster, its version, API version and an existing machine template from the
+    /// management cluster as defaults.
     #[arg(long)]
     pub from_cluster: bool,
     /// Never prompt; a missing required input is an error.
     #[arg(short = 'y', long)]
     pub yes: bool,
+}
+
+/// Subcommands of `init`.
+#[derive(Debug, Subcommand)]
+pub enum InitCommand {
+    /// Print a kubeconfig for the controller's management ServiceAccount, from its token Secret
+    /// on the live management cluster (apply the management bundle first).
+    Kubeconfig(InitKubeconfigArgs),
+}
+
+/// Arguments of `init kubeconfig`.
+#[derive(Debug, Args)]
+pub struct InitKubeconfigArgs {
+    /// Name of the Cluster API Cluster (names the ServiceAccount).
+    #[arg(long, value_name = "NAME")]
+    pub cluster_name: String,
+    /// The API server URL as the workload cluster reaches it [default: the management
+    /// kubeconfig's].
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig.
+    #[arg(long)]
+    pub secret: bool,
+    /// Namespace of that Secret (the controller's namespace).
+    #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
+    pub controller_namespace: String,
 }
 
 /// Cluster API versions `init` can generate.

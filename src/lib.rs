@@ -14,5 +14,6 @@ pub mod kube;
 pub mod model;
 pub mod render;
 pub mod sched;
+pub mod setup;
 
 pub use error::{Error, Result};

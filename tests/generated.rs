@@ -97,6 +97,7 @@ fn a_man_page_per_visible_subcommand() {
         [
             "kubectl-karpenter_capi.1",
             "kubectl-karpenter_capi-init.1",
+            "kubectl-karpenter_capi-init-kubeconfig.1",
             "kubectl-karpenter_capi-doctor.1",
             "kubectl-karpenter_capi-explain.1",
             "kubectl-karpenter_capi-simulate.1",
