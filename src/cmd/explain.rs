@@ -1,6 +1,6 @@
 //! `explain`: not built yet in this revision.
 
-use crate::cli::{GlobalArgs, ExplainArgs};
+use crate::cli::{ExplainArgs, GlobalArgs};
 use crate::error::{Error, Outcome, Result};
 use crate::render::Printer;
 

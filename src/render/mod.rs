@@ -3,6 +3,7 @@
 
 pub mod plan;
 pub mod table;
+pub mod tree;
 
 use std::io::Write;
 use std::sync::Mutex;
