@@ -12,6 +12,7 @@
 
 pub mod access;
 pub mod controller;
+pub mod explain;
 pub mod nodeclaims;
 pub mod setup;
 
