@@ -252,9 +252,9 @@ pub fn claim_tree(e: &ClaimExplanation) -> Tree {
         let mut line =
             Tree::new(format!("{:<12}", s.step)).span(format!("{status:<13}"), Some(style));
         if let Some(after) = &s.after {
-            line = line.span(format!("+{after}"), None);
+            line = line.span(format!("{:<8}", format!("+{after}")), None);
             if let Some(at) = s.at {
-                line = line.span(format!("  ({at})"), Some(Style::Dim));
+                line = line.span(format!("({at})"), Some(Style::Dim));
             }
         } else if !s.reason.is_empty() {
             line = line.span(format!("{}: {}", s.reason, s.message), None);

@@ -44,7 +44,11 @@ pub struct FlavorFit {
 
 /// Where a strategy puts the pod.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "outcome")]
+#[serde(
+    tag = "outcome",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Outcome {
     /// On a new node of this flavor.
     NewNode {
