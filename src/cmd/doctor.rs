@@ -7,7 +7,7 @@ use crate::cli::{DoctorArgs, GlobalArgs, OutputFormat, SourceArgs};
 use crate::controller::Config;
 use crate::diagnose::access::Identity;
 use crate::diagnose::{self, AccessSource, Area, Report, Severity};
-use crate::error::{Outcome, Result};
+use crate::error::{ClusterRole, Outcome, Result};
 use crate::kube::client::{ClusterTarget, connect};
 use crate::model::load::snapshot_from_sources;
 use crate::model::snapshot::Snapshot;
@@ -50,6 +50,7 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
     let workload = ClusterTarget::workload(global);
     let management = ClusterTarget::management(global);
     let namespace = global.namespace.clone();
+    let now = source.now.unwrap_or_else(Timestamp::now);
     crate::kube::list::block_on(async move {
         let w = connect(&workload).await?;
         let m = if management.same_as(&workload) {
@@ -57,23 +58,42 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
         } else {
             connect(&management).await?
         };
-        let snapshot = crate::kube::list::live_snapshot(&w, &m, namespace.as_deref()).await?;
-        let identity = if review_access {
-            let namespaces = diagnose::access::capi_namespaces(&snapshot);
-            let fallback = format!("User/({})", management.describe());
-            Some(
-                crate::kube::access::review_identity(&m, management.role, &namespaces, &fallback)
-                    .await?,
-            )
-        } else {
-            None
-        };
-        Ok(Loaded {
-            snapshot,
-            now: source.now.unwrap_or_else(Timestamp::now),
-            identity,
-        })
+        let fallback = format!("User/({})", management.describe());
+        load_live(&w, &m, &fallback, namespace.as_deref(), now, review_access).await
     })?
+}
+
+/// The live half of [`load`], on clients already built (tests pass in-memory ones): lists both
+/// clusters and, for `doctor`, reviews the management identity's rules in the namespaces of the
+/// member MachineDeployments. `fallback_subject` names that identity if the cluster cannot say.
+pub async fn load_live(
+    workload: &kube::Client,
+    management: &kube::Client,
+    fallback_subject: &str,
+    namespace: Option<&str>,
+    now: Timestamp,
+    review_access: bool,
+) -> Result<Loaded> {
+    let snapshot = crate::kube::list::live_snapshot(workload, management, namespace).await?;
+    let identity = if review_access {
+        let namespaces = diagnose::access::capi_namespaces(&snapshot);
+        Some(
+            crate::kube::access::review_identity(
+                management,
+                ClusterRole::Management,
+                &namespaces,
+                fallback_subject,
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
+    Ok(Loaded {
+        snapshot,
+        now,
+        identity,
+    })
 }
 
 /// Runs `doctor`.

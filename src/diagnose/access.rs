@@ -24,6 +24,12 @@ const CAPI_GROUP: &str = "cluster.x-k8s.io";
 const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
 /// Verbs that grant more rights than they name.
 const ESCALATING_VERBS: &[&str] = &["escalate", "bind", "impersonate"];
+/// What every authenticated identity may create (the `system:basic-user` role): never excess.
+const SELF_REVIEWS: &[(&str, &str)] = &[
+    ("authorization.k8s.io", "selfsubjectaccessreviews"),
+    ("authorization.k8s.io", "selfsubjectrulesreviews"),
+    ("authentication.k8s.io", "selfsubjectreviews"),
+];
 
 /// One RBAC rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -257,10 +263,11 @@ fn excess(identity: &Identity) -> Vec<String> {
                 .flat_map(|v| {
                     r.api_groups.iter().flat_map(move |grp| {
                         r.resources.iter().filter_map(move |res| {
-                            (!MANAGEMENT.iter().any(|p| {
+                            let needed = MANAGEMENT.iter().any(|p| {
                                 p.group == grp && p.resource == res && p.verbs.contains(&v.as_str())
-                            }))
-                            .then(|| format!("{v} {res}"))
+                            });
+                            let basic = SELF_REVIEWS.contains(&(grp.as_str(), res.as_str()));
+                            (!needed && !basic).then(|| format!("{v} {res}"))
                         })
                     })
                 })
