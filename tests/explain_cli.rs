@@ -196,3 +196,28 @@ fn unreadable_dump_exits_2() {
         "error: /nonexistent/dump.yaml: no such file or directory\n"
     );
 }
+
+#[test]
+fn nodepool_limits_are_a_reason_with_numbers() {
+    let (code, stdout, _) = explain(&[
+        "pod",
+        "default/big-7c9d8-abcde",
+        "-f",
+        &fixture("limits-exhausted.yaml"),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "Pod default/big-7c9d8-abcde  pending, requests 3 cpu, 256Mi memory
+├─ Flavors
+│  └─ c3-8  does not fit  NodePool default limit cpu 4 reached (in use 4)
+└─ Strategies (batch of 1 pending pod(s))
+   ├─ cost            unschedulable
+   │  └─ c3-8: NodePool default limit cpu 4 reached (in use 4)
+   ├─ karpenter-capi  unschedulable
+   │  └─ c3-8: NodePool default limit cpu 4 reached (in use 4)
+   └─ least-waste     c3-8  0.1000/h (node shared by 1 pod(s); batch 0.1000/h)
+",
+        "least-waste models Cluster Autoscaler, which knows no NodePool limits"
+    );
+}
