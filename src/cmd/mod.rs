@@ -35,8 +35,11 @@ pub fn init_logging(global: &GlobalArgs) {
         4 | 5 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("karpenter_capi={level},kubectl_karpenter_capi={level}")));
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!(
+            "karpenter_capi={level},kubectl_karpenter_capi={level}"
+        ))
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -14,19 +14,30 @@ pub fn read_sources(args: &[String]) -> Result<Vec<Source>> {
     for arg in args {
         if arg == "-" {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| Error::Input {
-                path: "<stdin>".to_string(),
-                problem: format!("cannot read: {e}"),
-            })?;
-            out.push(Source { name: "<stdin>".to_string(), text });
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Error::Input {
+                    path: "<stdin>".to_string(),
+                    problem: format!("cannot read: {e}"),
+                })?;
+            out.push(Source {
+                name: "<stdin>".to_string(),
+                text,
+            });
             continue;
         }
         let path = Path::new(arg);
         if path.is_dir() {
             let mut files: Vec<_> = std::fs::read_dir(path)
-                .map_err(|e| Error::Input { path: arg.clone(), problem: format!("cannot read directory: {e}") })?
+                .map_err(|e| Error::Input {
+                    path: arg.clone(),
+                    problem: format!("cannot read directory: {e}"),
+                })?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml" || x == "json"))
+                .filter(|p| {
+                    p.extension()
+                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+                })
                 .collect();
             files.sort();
             if files.is_empty() {

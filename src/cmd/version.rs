@@ -6,6 +6,9 @@ use crate::render::Printer;
 
 /// Runs `version`.
 pub fn run(_global: &GlobalArgs, printer: &Printer) -> Result<Outcome> {
-    printer.line(&format!("kubectl-karpenter_capi {}", env!("CARGO_PKG_VERSION")))?;
+    printer.line(&format!(
+        "kubectl-karpenter_capi {}",
+        env!("CARGO_PKG_VERSION")
+    ))?;
     Ok(Outcome::Success)
 }

@@ -22,7 +22,11 @@ pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
 
 /// One change the controller wants.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "action", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Action {
     /// Create a NodeClaim for pending pods.
     CreateNodeClaim {
@@ -188,7 +192,14 @@ pub struct Steps {
 
 /// The resource type of a Cluster API object read with this apiVersion.
 pub fn capi_type(base: ResourceType, api_version: &str) -> ResourceType {
-    if api_version.ends_with("/v1beta1") { ResourceType { version: "v1beta1", ..base } } else { base }
+    if api_version.ends_with("/v1beta1") {
+        ResourceType {
+            version: "v1beta1",
+            ..base
+        }
+    } else {
+        base
+    }
 }
 
 fn split(key: &str) -> (String, String) {
@@ -199,7 +210,12 @@ fn split(key: &str) -> (String, String) {
 }
 
 fn condition(type_: &str, status: &str, reason: &str, message: &str) -> ConditionUpdate {
-    ConditionUpdate { type_: type_.to_string(), status: status.to_string(), reason: reason.to_string(), message: message.to_string() }
+    ConditionUpdate {
+        type_: type_.to_string(),
+        status: status.to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+    }
 }
 
 impl Action {
@@ -241,14 +257,23 @@ impl Action {
 
     /// The API writes that carry the action out.
     pub fn steps(&self) -> Steps {
-        let one = |w: Write| Steps { writes: vec![w], rollback: Vec::new() };
+        let one = |w: Write| Steps {
+            writes: vec![w],
+            rollback: Vec::new(),
+        };
         match self {
             Action::CreateNodeClaim { manifest, .. } => one(Write::Create {
                 cluster: ClusterRole::Workload,
                 resource: write::NODE_CLAIM,
                 object: manifest.clone(),
             }),
-            Action::ScaleMachineDeployment { machine_deployment, replicas, rollback_machines, api_version, .. } => {
+            Action::ScaleMachineDeployment {
+                machine_deployment,
+                replicas,
+                rollback_machines,
+                api_version,
+                ..
+            } => {
                 let (namespace, name) = split(machine_deployment);
                 let machine_type = capi_type(write::MACHINE, api_version);
                 Steps {
@@ -274,7 +299,12 @@ impl Action {
                         .collect(),
                 }
             }
-            Action::ClaimMachine { machine, node_claim, api_version, .. } => {
+            Action::ClaimMachine {
+                machine,
+                node_claim,
+                api_version,
+                ..
+            } => {
                 let (namespace, name) = split(machine);
                 // The NodeClaim's annotation is the source of truth, so it is written first: a
                 // crash in between leaves a claim that the next pass finishes labelling.
@@ -298,16 +328,34 @@ impl Action {
                     rollback: Vec::new(),
                 }
             }
-            Action::LaunchNodeClaim { node_claim, provider_id, machine, .. } => {
+            Action::LaunchNodeClaim {
+                node_claim,
+                provider_id,
+                machine,
+                ..
+            } => {
                 let mut fields = serde_json::Map::new();
                 fields.insert("providerID".to_string(), json!(provider_id));
                 one(Write::SetNodeClaimStatus {
                     name: node_claim.clone(),
                     fields,
-                    conditions: vec![condition("Launched", "True", "Launched", &format!("Machine {machine} has providerID {provider_id}"))],
+                    conditions: vec![condition(
+                        "Launched",
+                        "True",
+                        "Launched",
+                        &format!("Machine {machine} has providerID {provider_id}"),
+                    )],
                 })
             }
-            Action::RegisterNode { node, node_claim, labels, taints, node_claim_uid, status, .. } => {
+            Action::RegisterNode {
+                node,
+                node_claim,
+                labels,
+                taints,
+                node_claim_uid,
+                status,
+                ..
+            } => {
                 let mut add_labels = labels.clone();
                 add_labels.insert("karpenter.sh/registered".to_string(), "true".to_string());
                 let owner = node_claim_uid.as_ref().map(|uid| {
@@ -320,7 +368,10 @@ impl Action {
                         Write::EditNode {
                             name: node.clone(),
                             add_labels,
-                            add_taints: taints.iter().filter_map(|t| Taint::parse(t).ok()).collect(),
+                            add_taints: taints
+                                .iter()
+                                .filter_map(|t| Taint::parse(t).ok())
+                                .collect(),
                             remove_taint_keys: vec![UNREGISTERED_TAINT_KEY.to_string()],
                             add_finalizers: vec![TERMINATION_FINALIZER.to_string()],
                             remove_finalizers: Vec::new(),
@@ -335,11 +386,14 @@ impl Action {
                     rollback: Vec::new(),
                 }
             }
-            Action::InitializeNodeClaim { node, node_claim, .. } => Steps {
+            Action::InitializeNodeClaim {
+                node, node_claim, ..
+            } => Steps {
                 writes: vec![
                     Write::EditNode {
                         name: node.clone(),
-                        add_labels: [("karpenter.sh/initialized".to_string(), "true".to_string())].into(),
+                        add_labels: [("karpenter.sh/initialized".to_string(), "true".to_string())]
+                            .into(),
                         add_taints: Vec::new(),
                         remove_taint_keys: Vec::new(),
                         add_finalizers: Vec::new(),
@@ -357,13 +411,23 @@ impl Action {
                 ],
                 rollback: Vec::new(),
             },
-            Action::DeleteNodeClaim { node_claim, reason, message, .. } => Steps {
+            Action::DeleteNodeClaim {
+                node_claim,
+                reason,
+                message,
+                ..
+            } => Steps {
                 writes: vec![
                     Write::Event {
                         resource: write::NODE_CLAIM,
                         namespace: String::new(),
                         name: node_claim.clone(),
-                        event_type: if reason.ends_with("Timeout") { "Warning" } else { "Normal" }.to_string(),
+                        event_type: if reason.ends_with("Timeout") {
+                            "Warning"
+                        } else {
+                            "Normal"
+                        }
+                        .to_string(),
                         reason: reason.clone(),
                         message: message.clone(),
                     },
@@ -376,7 +440,12 @@ impl Action {
                 ],
                 rollback: Vec::new(),
             },
-            Action::MarkMachineForDeletion { machine, reason, api_version, .. } => {
+            Action::MarkMachineForDeletion {
+                machine,
+                reason,
+                api_version,
+                ..
+            } => {
                 let (namespace, name) = split(machine);
                 one(Write::MergePatch {
                     cluster: ClusterRole::Management,

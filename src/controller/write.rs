@@ -25,16 +25,30 @@ pub struct ResourceType {
 impl ResourceType {
     /// `group/version` or `version`.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.to_string() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 }
 
 /// karpenter.sh/v1 NodeClaim.
-pub const NODE_CLAIM: ResourceType =
-    ResourceType { group: "karpenter.sh", version: "v1", kind: "NodeClaim", plural: "nodeclaims", namespaced: false };
+pub const NODE_CLAIM: ResourceType = ResourceType {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodeClaim",
+    plural: "nodeclaims",
+    namespaced: false,
+};
 /// karpenter.sh/v1 NodePool.
-pub const NODE_POOL: ResourceType =
-    ResourceType { group: "karpenter.sh", version: "v1", kind: "NodePool", plural: "nodepools", namespaced: false };
+pub const NODE_POOL: ResourceType = ResourceType {
+    group: "karpenter.sh",
+    version: "v1",
+    kind: "NodePool",
+    plural: "nodepools",
+    namespaced: false,
+};
 /// ClusterAPINodeClass.
 pub const NODE_CLASS: ResourceType = ResourceType {
     group: "karpenter.cluster.x-k8s.io",
@@ -44,9 +58,21 @@ pub const NODE_CLASS: ResourceType = ResourceType {
     namespaced: false,
 };
 /// Core Node.
-pub const NODE: ResourceType = ResourceType { group: "", version: "v1", kind: "Node", plural: "nodes", namespaced: false };
+pub const NODE: ResourceType = ResourceType {
+    group: "",
+    version: "v1",
+    kind: "Node",
+    plural: "nodes",
+    namespaced: false,
+};
 /// Core Pod.
-pub const POD: ResourceType = ResourceType { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true };
+pub const POD: ResourceType = ResourceType {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    plural: "pods",
+    namespaced: true,
+};
 /// Cluster API MachineDeployment (the version is the one the object was read with).
 pub const MACHINE_DEPLOYMENT: ResourceType = ResourceType {
     group: "cluster.x-k8s.io",
@@ -56,8 +82,13 @@ pub const MACHINE_DEPLOYMENT: ResourceType = ResourceType {
     namespaced: true,
 };
 /// Cluster API Machine.
-pub const MACHINE: ResourceType =
-    ResourceType { group: "cluster.x-k8s.io", version: "v1beta2", kind: "Machine", plural: "machines", namespaced: true };
+pub const MACHINE: ResourceType = ResourceType {
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    kind: "Machine",
+    plural: "machines",
+    namespaced: true,
+};
 
 /// A status condition to set (Karpenter's shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -281,14 +281,14 @@ pub fn format_secs(secs: i64) -> String {
     GoDuration(u64::try_from(secs.max(0)).unwrap_or(0)).to_string()
 }
 
-/// The names closest to `wanted` by edit distance (at most three, distance at most a third of
+/// The names closest to `wanted` by edit distance (at most three; distance at most 2 or a quarter of
 /// the longer name, plus names containing it), for "did you mean" suggestions.
 pub fn suggest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut scored: Vec<(usize, &str)> = names
         .into_iter()
         .map(|n| (edit_distance(wanted, n), n))
         .filter(|(d, n)| {
-            *d <= wanted.len().max(n.len()).div_ceil(3) || n.contains(wanted) || wanted.contains(n)
+            *d <= (wanted.len().max(n.len()) / 4).max(2) || n.contains(wanted) || wanted.contains(n)
         })
         .collect();
     scored.sort();

@@ -23,18 +23,28 @@ pub struct ClusterTarget {
 impl ClusterTarget {
     /// The workload cluster per `--kubeconfig` / `--context`.
     pub fn workload(global: &GlobalArgs) -> ClusterTarget {
-        ClusterTarget { role: ClusterRole::Workload, kubeconfig: global.kubeconfig.clone(), context: global.context.clone() }
+        ClusterTarget {
+            role: ClusterRole::Workload,
+            kubeconfig: global.kubeconfig.clone(),
+            context: global.context.clone(),
+        }
     }
 
     /// The management cluster per `--management-kubeconfig` / `--management-context`; without
     /// either, the workload cluster's settings (a self-hosted cluster).
     pub fn management(global: &GlobalArgs) -> ClusterTarget {
         if global.management_kubeconfig.is_none() && global.management_context.is_none() {
-            return ClusterTarget { role: ClusterRole::Management, ..ClusterTarget::workload(global) };
+            return ClusterTarget {
+                role: ClusterRole::Management,
+                ..ClusterTarget::workload(global)
+            };
         }
         ClusterTarget {
             role: ClusterRole::Management,
-            kubeconfig: global.management_kubeconfig.clone().or_else(|| global.kubeconfig.clone()),
+            kubeconfig: global
+                .management_kubeconfig
+                .clone()
+                .or_else(|| global.kubeconfig.clone()),
             context: global.management_context.clone(),
         }
     }
@@ -65,18 +75,32 @@ pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
         action: format!("load kubeconfig ({})", target.describe()),
         message,
         hint: Some(match target.role {
-            ClusterRole::Workload => "pass --kubeconfig/--context for the workload cluster".to_string(),
-            ClusterRole::Management => "pass --management-kubeconfig/--management-context for the management cluster".to_string(),
+            ClusterRole::Workload => {
+                "pass --kubeconfig/--context for the workload cluster".to_string()
+            }
+            ClusterRole::Management => {
+                "pass --management-kubeconfig/--management-context for the management cluster"
+                    .to_string()
+            }
         }),
     };
-    let options = KubeConfigOptions { context: target.context.clone(), ..Default::default() };
+    let options = KubeConfigOptions {
+        context: target.context.clone(),
+        ..Default::default()
+    };
     let config = match (&target.kubeconfig, &target.context) {
         (Some(path), _) => {
             let file = Kubeconfig::read_from(path).map_err(|e| fail(e.to_string()))?;
-            kube::Config::from_custom_kubeconfig(file, &options).await.map_err(|e| fail(e.to_string()))?
+            kube::Config::from_custom_kubeconfig(file, &options)
+                .await
+                .map_err(|e| fail(e.to_string()))?
         }
-        (None, Some(_)) => kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(e.to_string()))?,
-        (None, None) => kube::Config::infer().await.map_err(|e| fail(e.to_string()))?,
+        (None, Some(_)) => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| fail(e.to_string()))?,
+        (None, None) => kube::Config::infer()
+            .await
+            .map_err(|e| fail(e.to_string()))?,
     };
     kube::Client::try_from(config).map_err(|e| fail(e.to_string()))
 }

@@ -6,7 +6,11 @@ use crate::model::snapshot::Snapshot;
 
 /// Lists everything the core needs from both clusters. `namespace` restricts the Cluster API
 /// objects to the cluster's namespace on the management cluster.
-pub async fn live_snapshot(workload: &kube::Client, management: &kube::Client, namespace: Option<&str>) -> Result<Snapshot> {
+pub async fn live_snapshot(
+    workload: &kube::Client,
+    management: &kube::Client,
+    namespace: Option<&str>,
+) -> Result<Snapshot> {
     let _ = (workload, management, namespace);
     Err(Error::NotImplemented("reading a live cluster"))
 }

@@ -4,5 +4,5 @@
 pub mod access;
 pub mod client;
 pub mod errors;
-pub mod permissions;
 pub mod list;
+pub mod permissions;

@@ -17,10 +17,26 @@ pub struct Permission {
 /// What `run` does on the management cluster, in the cluster's namespace only (a Role).
 /// Infrastructure machine templates are added per provider kind by `init` (read only).
 pub const MANAGEMENT: &[Permission] = &[
-    Permission { group: "cluster.x-k8s.io", resource: "machinedeployments", verbs: &["get", "list", "watch", "patch"] },
-    Permission { group: "cluster.x-k8s.io", resource: "machinedeployments/scale", verbs: &["get", "patch", "update"] },
-    Permission { group: "cluster.x-k8s.io", resource: "machines", verbs: &["get", "list", "watch", "patch"] },
-    Permission { group: "bootstrap.cluster.x-k8s.io", resource: "kubeadmconfigtemplates", verbs: &["get", "list", "watch"] },
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "machinedeployments",
+        verbs: &["get", "list", "watch", "patch"],
+    },
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "machinedeployments/scale",
+        verbs: &["get", "patch", "update"],
+    },
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "machines",
+        verbs: &["get", "list", "watch", "patch"],
+    },
+    Permission {
+        group: "bootstrap.cluster.x-k8s.io",
+        resource: "kubeadmconfigtemplates",
+        verbs: &["get", "list", "watch"],
+    },
 ];
 
 /// Verbs on the infrastructure machine templates of the cluster's provider (read only).
@@ -29,25 +45,77 @@ pub const INFRASTRUCTURE_TEMPLATE_VERBS: &[&str] = &["get", "list", "watch"];
 /// What `run` does on the workload cluster (a ClusterRole: these objects are cluster-scoped or
 /// span namespaces).
 pub const WORKLOAD: &[Permission] = &[
-    Permission { group: "karpenter.sh", resource: "nodepools", verbs: &["get", "list", "watch"] },
-    Permission { group: "karpenter.sh", resource: "nodepools/status", verbs: &["patch"] },
-    Permission { group: "karpenter.sh", resource: "nodeclaims", verbs: &["get", "list", "watch", "create", "patch", "delete"] },
-    Permission { group: "karpenter.sh", resource: "nodeclaims/status", verbs: &["patch"] },
-    Permission { group: "karpenter.cluster.x-k8s.io", resource: "clusterapinodeclasses", verbs: &["get", "list", "watch"] },
-    Permission { group: "karpenter.cluster.x-k8s.io", resource: "clusterapinodeclasses/status", verbs: &["patch"] },
-    Permission { group: "", resource: "nodes", verbs: &["get", "list", "watch", "patch"] },
-    Permission { group: "", resource: "pods", verbs: &["get", "list", "watch"] },
-    Permission { group: "", resource: "pods/eviction", verbs: &["create"] },
-    Permission { group: "apps", resource: "daemonsets", verbs: &["list", "watch"] },
-    Permission { group: "policy", resource: "poddisruptionbudgets", verbs: &["list", "watch"] },
-    Permission { group: "", resource: "events", verbs: &["create", "patch"] },
+    Permission {
+        group: "karpenter.sh",
+        resource: "nodepools",
+        verbs: &["get", "list", "watch"],
+    },
+    Permission {
+        group: "karpenter.sh",
+        resource: "nodepools/status",
+        verbs: &["patch"],
+    },
+    Permission {
+        group: "karpenter.sh",
+        resource: "nodeclaims",
+        verbs: &["get", "list", "watch", "create", "patch", "delete"],
+    },
+    Permission {
+        group: "karpenter.sh",
+        resource: "nodeclaims/status",
+        verbs: &["patch"],
+    },
+    Permission {
+        group: "karpenter.cluster.x-k8s.io",
+        resource: "clusterapinodeclasses",
+        verbs: &["get", "list", "watch"],
+    },
+    Permission {
+        group: "karpenter.cluster.x-k8s.io",
+        resource: "clusterapinodeclasses/status",
+        verbs: &["patch"],
+    },
+    Permission {
+        group: "",
+        resource: "nodes",
+        verbs: &["get", "list", "watch", "patch"],
+    },
+    Permission {
+        group: "",
+        resource: "pods",
+        verbs: &["get", "list", "watch"],
+    },
+    Permission {
+        group: "",
+        resource: "pods/eviction",
+        verbs: &["create"],
+    },
+    Permission {
+        group: "apps",
+        resource: "daemonsets",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "policy",
+        resource: "poddisruptionbudgets",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "",
+        resource: "events",
+        verbs: &["create", "patch"],
+    },
 ];
 
 /// Leader election, in the controller's own namespace (a Role).
-pub const LEADER_ELECTION: &[Permission] =
-    &[Permission { group: "coordination.k8s.io", resource: "leases", verbs: &["get", "create", "update"] }];
+pub const LEADER_ELECTION: &[Permission] = &[Permission {
+    group: "coordination.k8s.io",
+    resource: "leases",
+    verbs: &["get", "create", "update"],
+}];
 
 /// Whether a permission list grants `verb` on `group`/`resource`.
 pub fn allows(list: &[Permission], group: &str, resource: &str, verb: &str) -> bool {
-    list.iter().any(|p| p.group == group && p.resource == resource && p.verbs.contains(&verb))
+    list.iter()
+        .any(|p| p.group == group && p.resource == resource && p.verbs.contains(&verb))
 }

@@ -42,7 +42,8 @@ impl FromStr for GoDuration {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("invalid duration {text:?}: expected a Go duration such as 30s, 5m, 1h30m");
+        let bad =
+            || format!("invalid duration {text:?}: expected a Go duration such as 30s, 5m, 1h30m");
         let t = text.trim();
         if t.is_empty() {
             return Err(bad());
@@ -78,7 +79,11 @@ impl FromStr for GoDuration {
             if int_part.is_empty() && frac_part.is_empty() {
                 return Err(bad());
             }
-            let int: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| bad())? };
+            let int: u128 = if int_part.is_empty() {
+                0
+            } else {
+                int_part.parse().map_err(|_| bad())?
+            };
             let mut value = int.checked_mul(unit_nanos).ok_or_else(bad)?;
             let mut scale = unit_nanos;
             for d in frac_part.chars() {
@@ -155,7 +160,10 @@ mod tests {
 
     #[test]
     fn never_and_display() {
-        assert_eq!("Never".parse::<NillableDuration>(), Ok(NillableDuration::Never));
+        assert_eq!(
+            "Never".parse::<NillableDuration>(),
+            Ok(NillableDuration::Never)
+        );
         assert_eq!(GoDuration(5400).to_string(), "1h30m");
         assert_eq!(GoDuration(30).to_string(), "30s");
     }

@@ -53,7 +53,11 @@ impl Price {
     /// Parses a non-negative decimal (`0.05`, `1`, `0.123456789`).
     pub fn parse(text: &str) -> Result<Price, String> {
         let t = text.trim();
-        let bad = || format!("invalid price {t:?}: expected a non-negative decimal number per hour, e.g. 0.10");
+        let bad = || {
+            format!(
+                "invalid price {t:?}: expected a non-negative decimal number per hour, e.g. 0.10"
+            )
+        };
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
         if (int.is_empty() && frac.is_empty()) || frac.len() > 9 {
             return Err(bad());
@@ -61,7 +65,11 @@ impl Price {
         if !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
             return Err(bad());
         }
-        let int: i64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
+        let int: i64 = if int.is_empty() {
+            0
+        } else {
+            int.parse().map_err(|_| bad())?
+        };
         let mut nanos = int.checked_mul(Price::UNIT).ok_or_else(bad)?;
         let mut scale = Price::UNIT;
         for d in frac.chars() {
@@ -96,7 +104,12 @@ impl fmt::Display for Price {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Four decimals, rounded half up: enough for hourly prices.
         let tenths_of_milli = (self.0 + 50_000) / 100_000;
-        write!(f, "{}.{:04}", tenths_of_milli / 10_000, tenths_of_milli % 10_000)
+        write!(
+            f,
+            "{}.{:04}",
+            tenths_of_milli / 10_000,
+            tenths_of_milli % 10_000
+        )
     }
 }
 
@@ -163,11 +176,17 @@ impl Flavor {
         let required = |key: &'static str| -> Result<&str, FlavorProblem> {
             annotation(meta, key).ok_or_else(|| FlavorProblem {
                 field: ann_field(key),
-                problem: "missing: member MachineDeployments need cpu and memory capacity annotations".to_string(),
+                problem:
+                    "missing: member MachineDeployments need cpu and memory capacity annotations"
+                        .to_string(),
                 missing: true,
             })
         };
-        let invalid = |key: &str, problem: String| FlavorProblem { field: ann_field(key), problem, missing: false };
+        let invalid = |key: &str, problem: String| FlavorProblem {
+            field: ann_field(key),
+            problem,
+            missing: false,
+        };
 
         let mut capacity = Resources {
             cpu_millis: quantity::parse_millis(required(annotations::CPU)?)
@@ -179,7 +198,11 @@ impl Flavor {
         };
         if capacity.cpu_millis == 0 || capacity.memory_bytes == 0 {
             return Err(invalid(
-                if capacity.cpu_millis == 0 { annotations::CPU } else { annotations::MEMORY },
+                if capacity.cpu_millis == 0 {
+                    annotations::CPU
+                } else {
+                    annotations::MEMORY
+                },
                 "must be greater than zero".to_string(),
             ));
         }
@@ -189,17 +212,33 @@ impl Flavor {
                 .parse::<i64>()
                 .ok()
                 .filter(|n| *n > 0)
-                .ok_or_else(|| invalid(annotations::MAX_PODS, format!("invalid pod count {v:?}: expected a positive integer")))?;
+                .ok_or_else(|| {
+                    invalid(
+                        annotations::MAX_PODS,
+                        format!("invalid pod count {v:?}: expected a positive integer"),
+                    )
+                })?;
         }
         if let Some(v) = annotation(meta, annotations::EPHEMERAL_DISK) {
-            capacity.ephemeral_storage_bytes =
-                quantity::parse_units(v).map_err(|e| invalid(annotations::EPHEMERAL_DISK, e.to_string()))?;
+            capacity.ephemeral_storage_bytes = quantity::parse_units(v)
+                .map_err(|e| invalid(annotations::EPHEMERAL_DISK, e.to_string()))?;
         }
-        match (annotation(meta, annotations::GPU_COUNT), annotation(meta, annotations::GPU_TYPE)) {
+        match (
+            annotation(meta, annotations::GPU_COUNT),
+            annotation(meta, annotations::GPU_TYPE),
+        ) {
             (Some(count), Some(kind)) => {
-                let n = count.trim().parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-                    invalid(annotations::GPU_COUNT, format!("invalid GPU count {count:?}: expected an integer"))
-                })?;
+                let n = count
+                    .trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|n| *n >= 0)
+                    .ok_or_else(|| {
+                        invalid(
+                            annotations::GPU_COUNT,
+                            format!("invalid GPU count {count:?}: expected an integer"),
+                        )
+                    })?;
                 if n > 0 {
                     capacity.extended.insert(kind.trim().to_string(), n);
                 }
@@ -224,7 +263,8 @@ impl Flavor {
             .filter(|(k, _)| labels::is_capi_propagated(k))
             .collect();
         if let Some(v) = annotation(meta, annotations::LABELS) {
-            let parsed = labels::parse_label_list(v).map_err(|e| invalid(annotations::LABELS, e))?;
+            let parsed =
+                labels::parse_label_list(v).map_err(|e| invalid(annotations::LABELS, e))?;
             node_labels.extend(parsed);
         }
         let taints = match annotation(meta, annotations::TAINTS) {
@@ -238,14 +278,22 @@ impl Flavor {
                         .parse::<i64>()
                         .ok()
                         .filter(|n| *n >= 0)
-                        .ok_or_else(|| invalid(key, format!("invalid size {v:?}: expected a non-negative integer")))
+                        .ok_or_else(|| {
+                            invalid(
+                                key,
+                                format!("invalid size {v:?}: expected a non-negative integer"),
+                            )
+                        })
                 })
                 .transpose()
         };
         let (min_size, max_size) = (size(annotations::MIN_SIZE)?, size(annotations::MAX_SIZE)?);
 
         let (price, price_source) = if let Some(v) = annotation(meta, annotations::PRICE) {
-            (Price::parse(v).map_err(|e| invalid(annotations::PRICE, e))?, PriceSource::Annotation(annotations::PRICE))
+            (
+                Price::parse(v).map_err(|e| invalid(annotations::PRICE, e))?,
+                PriceSource::Annotation(annotations::PRICE),
+            )
         } else if let Some(v) = annotation(meta, annotations::PRICE_ALT) {
             (
                 Price::parse(v).map_err(|e| invalid(annotations::PRICE_ALT, e))?,
@@ -256,7 +304,10 @@ impl Flavor {
         };
 
         let name = md.name().to_string();
-        let instance_type = node_labels.get(keys::INSTANCE_TYPE).cloned().unwrap_or_else(|| name.clone());
+        let instance_type = node_labels
+            .get(keys::INSTANCE_TYPE)
+            .cloned()
+            .unwrap_or_else(|| name.clone());
         Ok(Flavor {
             machine_deployment: format!("{}/{}", md.namespace(), name),
             instance_type,
@@ -299,8 +350,16 @@ mod tests {
         assert_eq!(f.capacity.ephemeral_storage_bytes, 100 << 30);
         assert_eq!(f.capacity.extended.get("nvidia.com/gpu"), Some(&2));
         assert_eq!(f.instance_type, "c3-8");
-        assert_eq!(f.labels.get("node-role.kubernetes.io/worker").map(String::as_str), Some(""));
-        assert!(!f.labels.contains_key("app"), "only CAPI-propagated template labels reach the node");
+        assert_eq!(
+            f.labels
+                .get("node-role.kubernetes.io/worker")
+                .map(String::as_str),
+            Some("")
+        );
+        assert!(
+            !f.labels.contains_key("app"),
+            "only CAPI-propagated template labels reach the node"
+        );
         assert_eq!(f.taints[0].to_string(), "nvidia.com/gpu=true:NoSchedule");
         assert_eq!(f.price, Price(100_000_000));
         assert_eq!(f.max_size, Some(5));
@@ -308,9 +367,15 @@ mod tests {
 
     #[test]
     fn missing_and_invalid_capacity() {
-        let e = Flavor::from_machine_deployment(&md("{capacity.cluster-autoscaler.kubernetes.io/memory: 8G}")).unwrap_err();
+        let e = Flavor::from_machine_deployment(&md(
+            "{capacity.cluster-autoscaler.kubernetes.io/memory: 8G}",
+        ))
+        .unwrap_err();
         assert!(e.missing);
-        assert_eq!(e.field, "metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]");
+        assert_eq!(
+            e.field,
+            "metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]"
+        );
         let e = Flavor::from_machine_deployment(&md(
             "{capacity.cluster-autoscaler.kubernetes.io/cpu: 4x, capacity.cluster-autoscaler.kubernetes.io/memory: 8G}",
         ))

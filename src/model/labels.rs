@@ -100,7 +100,10 @@ impl Requirement {
     /// Whether a label value (None: the label is absent) satisfies the requirement.
     pub fn matches_value(&self, value: Option<&str>) -> bool {
         let compare = |want: fn(i64, i64) -> bool| -> bool {
-            match (value.and_then(|v| v.parse::<i64>().ok()), self.values.first().and_then(|v| v.parse::<i64>().ok())) {
+            match (
+                value.and_then(|v| v.parse::<i64>().ok()),
+                self.values.first().and_then(|v| v.parse::<i64>().ok()),
+            ) {
                 (Some(have), Some(bound)) => want(have, bound),
                 _ => false,
             }
@@ -121,8 +124,16 @@ impl Requirement {
 impl fmt::Display for Requirement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.operator {
-            Operator::Exists | Operator::DoesNotExist => write!(f, "{} {}", self.key, self.operator),
-            _ => write!(f, "{} {} [{}]", self.key, self.operator, self.values.join(", ")),
+            Operator::Exists | Operator::DoesNotExist => {
+                write!(f, "{} {}", self.key, self.operator)
+            }
+            _ => write!(
+                f,
+                "{} {} [{}]",
+                self.key,
+                self.operator,
+                self.values.join(", ")
+            ),
         }
     }
 }
@@ -149,7 +160,11 @@ impl LabelSelector {
             .match_labels
             .iter()
             .flatten()
-            .map(|(k, v)| Requirement { key: k.clone(), operator: Operator::In, values: vec![v.clone()] })
+            .map(|(k, v)| Requirement {
+                key: k.clone(),
+                operator: Operator::In,
+                values: vec![v.clone()],
+            })
             .collect();
         for expr in selector.match_expressions.iter().flatten() {
             let operator = match expr.operator.as_str() {
@@ -205,9 +220,13 @@ pub fn parse_label_list(text: &str) -> Result<Labels, String> {
 /// Whether a key is in a label domain that Cluster API copies from Machines to Nodes.
 pub fn is_capi_propagated(key: &str) -> bool {
     let prefix = key.split_once('/').map(|(p, _)| p).unwrap_or("");
-    ["node-role.kubernetes.io", "node-restriction.kubernetes.io", "node.cluster.x-k8s.io"]
-        .iter()
-        .any(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
+    [
+        "node-role.kubernetes.io",
+        "node-restriction.kubernetes.io",
+        "node.cluster.x-k8s.io",
+    ]
+    .iter()
+    .any(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
 }
 
 #[cfg(test)]
@@ -215,14 +234,20 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn operators_follow_kubernetes_rules() {
         let l = labels(&[("arch", "amd64"), ("cpu", "8")]);
         let cases = [
-            (Requirement::new("arch", Operator::In, &["amd64", "arm64"]), true),
+            (
+                Requirement::new("arch", Operator::In, &["amd64", "arm64"]),
+                true,
+            ),
             (Requirement::new("arch", Operator::In, &["arm64"]), false),
             (Requirement::new("arch", Operator::NotIn, &["arm64"]), true),
             (Requirement::new("missing", Operator::NotIn, &["x"]), true),

@@ -12,7 +12,9 @@ use super::nodepool::{NodeClass, NodePool};
 use super::object::{RawObject, labels_of};
 use super::pod::PodDemand;
 use super::resources::Resources;
-use super::snapshot::{ContainerRecord, DaemonSetRecord, MachineDeploymentRecord, NodeRecord, PodRecord, Snapshot};
+use super::snapshot::{
+    ContainerRecord, DaemonSetRecord, MachineDeploymentRecord, NodeRecord, PodRecord, Snapshot,
+};
 use super::taints::Taint;
 use crate::error::Error;
 
@@ -31,7 +33,10 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
     let mut out = Vec::new();
     for (index, (line, text)) in split_documents(&source.text).into_iter().enumerate() {
         let doc = index + 1;
-        if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        if text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+        {
             continue;
         }
         let value: Value = serde_saphyr::from_str(text).map_err(|e| Error::Input {
@@ -47,8 +52,18 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
 fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), Error> {
     match value {
         Value::Null => Ok(()),
-        Value::Object(ref map) if map.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && map.contains_key("items") => {
-            let items = map.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+        Value::Object(ref map)
+            if map
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.ends_with("List"))
+                && map.contains_key("items") =>
+        {
+            let items = map
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             for item in items {
                 flatten(item, origin, out)?;
             }
@@ -60,7 +75,8 @@ fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), E
         }
         _ => Err(Error::Input {
             path: origin.to_string(),
-            problem: "expected a Kubernetes object (a mapping with apiVersion and kind)".to_string(),
+            problem: "expected a Kubernetes object (a mapping with apiVersion and kind)"
+                .to_string(),
         }),
     }
 }
@@ -108,9 +124,18 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
             ("", "Node") => snap.nodes.push(node_record(&obj)?),
             ("apps", "DaemonSet") => {
                 let spec = template_spec(&obj)?;
-                let pod = PodDemand::from_spec(obj.namespace(), obj.name(), template_labels(&obj), &spec, "spec.template.spec")
-                    .map_err(|(f, e)| obj.error(f, e))?;
-                snap.daemonsets.push(DaemonSetRecord { name: format!("{}/{}", obj.namespace(), obj.name()), pod });
+                let pod = PodDemand::from_spec(
+                    obj.namespace(),
+                    obj.name(),
+                    template_labels(&obj),
+                    &spec,
+                    "spec.template.spec",
+                )
+                .map_err(|(f, e)| obj.error(f, e))?;
+                snap.daemonsets.push(DaemonSetRecord {
+                    name: format!("{}/{}", obj.namespace(), obj.name()),
+                    pod,
+                });
             }
             ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
                 let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
@@ -121,13 +146,23 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
                 }
             }
             ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
-            ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => snap.nodeclasses.push(NodeClass::from_object(&obj)?),
-            ("karpenter.sh", "NodeClaim") => snap.nodeclaims.push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
-            ("cluster.x-k8s.io", "Machine") => snap.machines.push(super::machine::MachineRecord::from_object(&obj)),
+            ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
+                snap.nodeclasses.push(NodeClass::from_object(&obj)?)
+            }
+            ("karpenter.sh", "NodeClaim") => snap
+                .nodeclaims
+                .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
+            ("cluster.x-k8s.io", "Machine") => snap
+                .machines
+                .push(super::machine::MachineRecord::from_object(&obj)),
             ("cluster.x-k8s.io", "MachineDeployment") => {
                 let member = is_member(&obj);
                 let flavor = Flavor::from_machine_deployment(&obj);
-                snap.machine_deployments.push(MachineDeploymentRecord { object: obj, member, flavor });
+                snap.machine_deployments.push(MachineDeploymentRecord {
+                    object: obj,
+                    member,
+                    flavor,
+                });
             }
             _ => {
                 if !is_known_auxiliary(&obj) {
@@ -142,7 +177,8 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
         snap.implicit_nodepool = true;
     }
     // Karpenter's order: weight descending, then name.
-    snap.nodepools.sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
+    snap.nodepools
+        .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
     Ok(snap)
 }
 
@@ -151,7 +187,10 @@ fn is_known_auxiliary(obj: &RawObject) -> bool {
     matches!(
         (obj.group(), obj.kind.as_str()),
         ("cluster.x-k8s.io", "MachineSet" | "Cluster")
-            | ("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate" | "KubeadmConfig")
+            | (
+                "bootstrap.cluster.x-k8s.io",
+                "KubeadmConfigTemplate" | "KubeadmConfig"
+            )
             | ("policy", "PodDisruptionBudget")
             | ("rbac.authorization.k8s.io", _)
             | ("", "Event" | "ServiceAccount" | "Secret")
@@ -161,7 +200,12 @@ fn is_known_auxiliary(obj: &RawObject) -> bool {
 
 fn template_spec(obj: &RawObject) -> Result<PodSpec, Error> {
     obj.typed::<PodSpec>("/spec/template/spec", "spec.template.spec")?
-        .ok_or_else(|| obj.error("spec.template.spec", "missing: a workload needs a pod template"))
+        .ok_or_else(|| {
+            obj.error(
+                "spec.template.spec",
+                "missing: a workload needs a pod template",
+            )
+        })
 }
 
 fn template_labels(obj: &RawObject) -> Labels {
@@ -188,8 +232,14 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
     let labels = template_labels(obj);
     for i in 0..replicas {
         let name = format!("{}-{i}", obj.name());
-        let demand = PodDemand::from_spec(obj.namespace(), &name, labels.clone(), &spec, "spec.template.spec")
-            .map_err(|(f, e)| obj.error(f, e))?;
+        let demand = PodDemand::from_spec(
+            obj.namespace(),
+            &name,
+            labels.clone(),
+            &spec,
+            "spec.template.spec",
+        )
+        .map_err(|(f, e)| obj.error(f, e))?;
         pods.push(PodRecord {
             demand,
             node_name: None,
@@ -210,10 +260,17 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
 }
 
 fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
-    let pod: Pod = serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let pod: Pod =
+        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pod.spec.unwrap_or_default();
-    let demand = PodDemand::from_spec(obj.namespace(), obj.name(), labels_of(&obj.meta), &spec, "spec")
-        .map_err(|(f, e)| obj.error(f, e))?;
+    let demand = PodDemand::from_spec(
+        obj.namespace(),
+        obj.name(),
+        labels_of(&obj.meta),
+        &spec,
+        "spec",
+    )
+    .map_err(|(f, e)| obj.error(f, e))?;
     let status = pod.status.unwrap_or_default();
     let containers = containers_of(&spec, status.container_statuses.as_deref());
     let conditions = status.conditions.unwrap_or_default();
@@ -248,7 +305,10 @@ fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
 }
 
 /// The containers of a pod spec with their reported state, matched by name.
-fn containers_of(spec: &PodSpec, statuses: Option<&[k8s_openapi::api::core::v1::ContainerStatus]>) -> Vec<ContainerRecord> {
+fn containers_of(
+    spec: &PodSpec,
+    statuses: Option<&[k8s_openapi::api::core::v1::ContainerStatus]>,
+) -> Vec<ContainerRecord> {
     spec.containers
         .iter()
         .map(|c| {
@@ -258,22 +318,33 @@ fn containers_of(spec: &PodSpec, statuses: Option<&[k8s_openapi::api::core::v1::
                 image: c.image.clone().unwrap_or_default(),
                 ready: status.is_some_and(|s| s.ready),
                 restart_count: status.map_or(0, |s| s.restart_count),
-                waiting: status.and_then(|s| s.state.as_ref()).and_then(|st| st.waiting.as_ref()).map(|w| {
-                    (w.reason.clone().unwrap_or_default(), w.message.clone().unwrap_or_default())
-                }),
-                last_terminated: status.and_then(|s| s.last_state.as_ref()).and_then(|st| st.terminated.as_ref()).map(|t| {
-                    (t.reason.clone().unwrap_or_default(), t.exit_code)
-                }),
+                waiting: status
+                    .and_then(|s| s.state.as_ref())
+                    .and_then(|st| st.waiting.as_ref())
+                    .map(|w| {
+                        (
+                            w.reason.clone().unwrap_or_default(),
+                            w.message.clone().unwrap_or_default(),
+                        )
+                    }),
+                last_terminated: status
+                    .and_then(|s| s.last_state.as_ref())
+                    .and_then(|st| st.terminated.as_ref())
+                    .map(|t| (t.reason.clone().unwrap_or_default(), t.exit_code)),
             }
         })
         .collect()
 }
 
 fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
-    let node: Node = serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let node: Node =
+        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = node.spec.unwrap_or_default();
     let status = node.status.unwrap_or_default();
-    let resources = |list: Option<BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>, field: &str| {
+    let resources = |list: Option<
+        BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >,
+                     field: &str| {
         let list = list.unwrap_or_default();
         Resources::from_quantities(list.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
             .map_err(|(name, e)| obj.error(format!("{field}[{name}]"), e.to_string()))
@@ -297,7 +368,9 @@ fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         .find(|c| c.type_ == "Ready")
         .map(|c| c.status == "True");
     let mut labels = labels_of(&obj.meta);
-    labels.entry(super::labels::keys::HOSTNAME.to_string()).or_insert_with(|| obj.name().to_string());
+    labels
+        .entry(super::labels::keys::HOSTNAME.to_string())
+        .or_insert_with(|| obj.name().to_string());
     Ok(NodeRecord {
         name: obj.name().to_string(),
         labels,
@@ -326,7 +399,10 @@ mod tests {
     use super::*;
 
     fn src(text: &str) -> Source {
-        Source { name: "t.yaml".to_string(), text: text.to_string() }
+        Source {
+            name: "t.yaml".to_string(),
+            text: text.to_string(),
+        }
     }
 
     #[test]
@@ -337,9 +413,13 @@ mod tests {
 
     #[test]
     fn malformed_yaml_names_file_and_document() {
-        let err = parse_source(&src("kind: Pod\napiVersion: v1\n---\nkind: [unclosed\n")).unwrap_err();
+        let err =
+            parse_source(&src("kind: Pod\napiVersion: v1\n---\nkind: [unclosed\n")).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.starts_with("t.yaml: document 2 (from line 4) is not valid YAML"), "{msg}");
+        assert!(
+            msg.starts_with("t.yaml: document 2 (from line 4) is not valid YAML"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -358,13 +438,23 @@ mod tests {
     fn deployment_expands_unless_its_pods_are_present() {
         let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n";
         let snap = snapshot_from_sources(&[src(deploy)]).unwrap();
-        assert_eq!(snap.pods.iter().map(|p| p.demand.name.as_str()).collect::<Vec<_>>(), vec!["web-0", "web-1", "web-2"]);
+        assert_eq!(
+            snap.pods
+                .iter()
+                .map(|p| p.demand.name.as_str())
+                .collect::<Vec<_>>(),
+            vec!["web-0", "web-1", "web-2"]
+        );
         assert!(snap.pods.iter().all(|p| p.is_provisionable()));
         let with_rs = format!(
             "{deploy}---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {{name: web-abc, namespace: default, ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: web, uid: u}}]}}\nspec:\n  replicas: 1\n  template:\n    spec: {{containers: [{{name: c}}]}}\n"
         );
         let snap = snapshot_from_sources(&[src(&with_rs)]).unwrap();
-        assert_eq!(snap.pods.len(), 1, "the ReplicaSet stands for the Deployment");
+        assert_eq!(
+            snap.pods.len(),
+            1,
+            "the ReplicaSet stands for the Deployment"
+        );
     }
 
     #[test]

@@ -59,7 +59,11 @@ impl MachineRecord {
             s("/status/failureMessage").or_else(|| s("/status/deprecated/v1beta1/failureMessage")),
         ) {
             (None, None) => None,
-            (r, m) => Some(format!("{}: {}", r.unwrap_or_default(), m.unwrap_or_default())),
+            (r, m) => Some(format!(
+                "{}: {}",
+                r.unwrap_or_default(),
+                m.unwrap_or_default()
+            )),
         };
         MachineRecord {
             namespace: obj.namespace().to_string(),
@@ -86,7 +90,9 @@ impl MachineRecord {
 
     /// `namespace/deployment` of its MachineDeployment, if labelled.
     pub fn deployment_key(&self) -> Option<String> {
-        self.deployment.as_ref().map(|d| format!("{}/{}", self.namespace, d))
+        self.deployment
+            .as_ref()
+            .map(|d| format!("{}/{}", self.namespace, d))
     }
 
     /// Counts toward a MachineDeployment's live replicas (not being deleted or marked).

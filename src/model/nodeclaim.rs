@@ -65,9 +65,19 @@ impl NodeClaimRecord {
             .pointer("/spec/resources/requests")
             .and_then(|r| r.as_object())
             .map(|m| {
-                let pairs: Vec<(String, String)> =
-                    m.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect();
-                Resources::from_quantities(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))).unwrap_or_default()
+                let pairs: Vec<(String, String)> = m
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string()),
+                        )
+                    })
+                    .collect();
+                Resources::from_quantities(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .unwrap_or_default()
             })
             .unwrap_or_default();
         let taints_at = |p: &str| -> Vec<super::taints::Taint> {
@@ -84,7 +94,10 @@ impl NodeClaimRecord {
             uid: obj.meta.uid.clone(),
             node_pool: labels.get(keys::NODEPOOL).cloned(),
             instance_type: labels.get(keys::INSTANCE_TYPE).cloned(),
-            machine: annotations.get(MACHINE_ANNOTATION).cloned().filter(|m| !m.is_empty()),
+            machine: annotations
+                .get(MACHINE_ANNOTATION)
+                .cloned()
+                .filter(|m| !m.is_empty()),
             machine_deployment: annotations.get(MACHINE_DEPLOYMENT_ANNOTATION).cloned(),
             labels,
             annotations,

@@ -91,7 +91,12 @@ impl NodePool {
             node_class_ref: None,
             consolidation_policy: "WhenEmptyOrUnderutilized".to_string(),
             consolidate_after: Some("0s".to_string()),
-            budgets: vec![BudgetSpec { nodes: "10%".to_string(), schedule: None, duration: None, reasons: Vec::new() }],
+            budgets: vec![BudgetSpec {
+                nodes: "10%".to_string(),
+                schedule: None,
+                duration: None,
+                reasons: Vec::new(),
+            }],
             expire_after: Some("720h".to_string()),
             termination_grace_period: None,
             hash: None,
@@ -112,7 +117,10 @@ impl NodePool {
             .enumerate()
         {
             let field = format!("{spec_field}.requirements[{i}]");
-            let key = r.get("key").and_then(|k| k.as_str()).ok_or_else(|| obj.error(format!("{field}.key"), "missing"))?;
+            let key = r
+                .get("key")
+                .and_then(|k| k.as_str())
+                .ok_or_else(|| obj.error(format!("{field}.key"), "missing"))?;
             let op_text = r.get("operator").and_then(|k| k.as_str()).unwrap_or("");
             let operator = Operator::parse(op_text).ok_or_else(|| {
                 obj.error(
@@ -123,19 +131,31 @@ impl NodePool {
             let values = r
                 .get("values")
                 .and_then(|v| v.as_array())
-                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default();
-            requirements.push(Requirement { key: key.to_string(), operator, values });
+            requirements.push(Requirement {
+                key: key.to_string(),
+                operator,
+                values,
+            });
         }
         let taints_at = |pointer: &str, field: &str| -> Result<Vec<Taint>, Error> {
-            let list: Vec<k8s_openapi::api::core::v1::Taint> = obj.typed(pointer, field)?.unwrap_or_default();
+            let list: Vec<k8s_openapi::api::core::v1::Taint> =
+                obj.typed(pointer, field)?.unwrap_or_default();
             list.iter()
                 .enumerate()
                 .map(|(i, t)| Taint::from_k8s(t).map_err(|e| obj.error(format!("{field}[{i}]"), e)))
                 .collect()
         };
         let taints = taints_at("/spec/template/spec/taints", "spec.template.spec.taints")?;
-        let startup_taints = taints_at("/spec/template/spec/startupTaints", "spec.template.spec.startupTaints")?;
+        let startup_taints = taints_at(
+            "/spec/template/spec/startupTaints",
+            "spec.template.spec.startupTaints",
+        )?;
         let mut limits = Vec::new();
         if let Some(map) = v.pointer("/spec/limits").and_then(|l| l.as_object()) {
             for (name, value) in map {
@@ -143,42 +163,81 @@ impl NodePool {
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                let parsed = if name == "cpu" { quantity::parse_millis(&text) } else { quantity::parse_units(&text) };
-                let amount = parsed.map_err(|e| obj.error(format!("spec.limits.{name}"), e.to_string()))?;
-                limits.push(Limit { resource: name.clone(), amount });
+                let parsed = if name == "cpu" {
+                    quantity::parse_millis(&text)
+                } else {
+                    quantity::parse_units(&text)
+                };
+                let amount =
+                    parsed.map_err(|e| obj.error(format!("spec.limits.{name}"), e.to_string()))?;
+                limits.push(Limit {
+                    resource: name.clone(),
+                    amount,
+                });
             }
         }
         let string_at = |p: &str| v.pointer(p).and_then(|x| x.as_str()).map(str::to_string);
         let map_at = |p: &str| -> Labels {
-            v.pointer(p).and_then(|x| serde_json::from_value(x.clone()).ok()).unwrap_or_default()
+            v.pointer(p)
+                .and_then(|x| serde_json::from_value(x.clone()).ok())
+                .unwrap_or_default()
         };
-        let budgets = match v.pointer("/spec/disruption/budgets").and_then(|b| b.as_array()) {
+        let budgets = match v
+            .pointer("/spec/disruption/budgets")
+            .and_then(|b| b.as_array())
+        {
             Some(list) => list
                 .iter()
                 .map(|b| BudgetSpec {
-                    nodes: b.get("nodes").and_then(|n| n.as_str()).unwrap_or("10%").to_string(),
-                    schedule: b.get("schedule").and_then(|n| n.as_str()).map(str::to_string),
-                    duration: b.get("duration").and_then(|n| n.as_str()).map(str::to_string),
+                    nodes: b
+                        .get("nodes")
+                        .and_then(|n| n.as_str())
+                        .unwrap_or("10%")
+                        .to_string(),
+                    schedule: b
+                        .get("schedule")
+                        .and_then(|n| n.as_str())
+                        .map(str::to_string),
+                    duration: b
+                        .get("duration")
+                        .and_then(|n| n.as_str())
+                        .map(str::to_string),
                     reasons: b
                         .get("reasons")
                         .and_then(|r| r.as_array())
-                        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str().map(str::to_string))
+                                .collect()
+                        })
                         .unwrap_or_default(),
                 })
                 .collect(),
-            None => vec![BudgetSpec { nodes: "10%".to_string(), schedule: None, duration: None, reasons: Vec::new() }],
+            None => vec![BudgetSpec {
+                nodes: "10%".to_string(),
+                schedule: None,
+                duration: None,
+                reasons: Vec::new(),
+            }],
         };
-        let ready = v.pointer("/status/conditions").and_then(|c| c.as_array()).and_then(|conds| {
-            conds
-                .iter()
-                .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready"))
-                .map(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"))
-        });
-        let weight = v.pointer("/spec/weight").and_then(|w| w.as_i64()).unwrap_or(0);
+        let ready = v
+            .pointer("/status/conditions")
+            .and_then(|c| c.as_array())
+            .and_then(|conds| {
+                conds
+                    .iter()
+                    .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready"))
+                    .map(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"))
+            });
+        let weight = v
+            .pointer("/spec/weight")
+            .and_then(|w| w.as_i64())
+            .unwrap_or(0);
         Ok(NodePool {
             name: obj.name().to_string(),
             uid: obj.meta.uid.clone(),
-            weight: i32::try_from(weight).map_err(|_| obj.error("spec.weight", "must be between 1 and 100"))?,
+            weight: i32::try_from(weight)
+                .map_err(|_| obj.error("spec.weight", "must be between 1 and 100"))?,
             requirements,
             labels: map_at("/spec/template/metadata/labels"),
             annotations: map_at("/spec/template/metadata/annotations"),
@@ -193,7 +252,12 @@ impl NodePool {
             budgets,
             expire_after: string_at("/spec/template/spec/expireAfter"),
             termination_grace_period: string_at("/spec/template/spec/terminationGracePeriod"),
-            hash: obj.meta.annotations.as_ref().and_then(|a| a.get("karpenter.sh/nodepool-hash")).cloned(),
+            hash: obj
+                .meta
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("karpenter.sh/nodepool-hash"))
+                .cloned(),
             ready,
         })
     }
@@ -204,7 +268,9 @@ impl NodePool {
         let mut labels = self.labels.clone();
         for r in &self.requirements {
             if r.operator == Operator::In && r.values.len() == 1 {
-                labels.entry(r.key.clone()).or_insert_with(|| r.values[0].clone());
+                labels
+                    .entry(r.key.clone())
+                    .or_insert_with(|| r.values[0].clone());
             }
         }
         labels.insert(super::labels::keys::NODEPOOL.to_string(), self.name.clone());
@@ -213,7 +279,10 @@ impl NodePool {
 
     /// The limit on a resource, if any.
     pub fn limit(&self, resource: &str) -> Option<i64> {
-        self.limits.iter().find(|l| l.resource == resource).map(|l| l.amount)
+        self.limits
+            .iter()
+            .find(|l| l.resource == resource)
+            .map(|l| l.amount)
     }
 }
 
@@ -237,14 +306,25 @@ impl NodeClass {
                 "/spec/scalableResourceSelector",
                 "spec.scalableResourceSelector",
             )?
-            .map(|s| LabelSelector::from_k8s(&s).map_err(|e| obj.error("spec.scalableResourceSelector", e)))
+            .map(|s| {
+                LabelSelector::from_k8s(&s)
+                    .map_err(|e| obj.error("spec.scalableResourceSelector", e))
+            })
             .transpose()?;
-        let ready = obj.value.pointer("/status/conditions").and_then(|c| c.as_array()).and_then(|conds| {
-            conds
-                .iter()
-                .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready"))
-                .map(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"))
-        });
-        Ok(NodeClass { name: obj.name().to_string(), selector, ready })
+        let ready = obj
+            .value
+            .pointer("/status/conditions")
+            .and_then(|c| c.as_array())
+            .and_then(|conds| {
+                conds
+                    .iter()
+                    .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready"))
+                    .map(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"))
+            });
+        Ok(NodeClass {
+            name: obj.name().to_string(),
+            selector,
+            ready,
+        })
     }
 }

@@ -24,16 +24,30 @@ pub struct RawObject {
 impl RawObject {
     /// Reads identity and metadata from a JSON object.
     pub fn from_value(value: Value, origin: &str) -> Result<RawObject, Error> {
+        let described = match (
+            value.get("kind").and_then(Value::as_str),
+            value.pointer("/metadata/name").and_then(Value::as_str),
+        ) {
+            (Some(k), Some(n)) => format!("{k} {n}"),
+            (Some(k), None) => k.to_string(),
+            (None, Some(n)) => format!("object {n}"),
+            (None, None) => "object".to_string(),
+        };
         let field_err = |field: &str, problem: &str| Error::Object {
             origin: origin.to_string(),
-            object: "object".to_string(),
+            object: described.clone(),
             field: field.to_string(),
             problem: problem.to_string(),
         };
         let kind = value
             .get("kind")
             .and_then(Value::as_str)
-            .ok_or_else(|| field_err("kind", "missing: every document must be a Kubernetes object with apiVersion and kind"))?
+            .ok_or_else(|| {
+                field_err(
+                    "kind",
+                    "missing: every document must be a Kubernetes object with apiVersion and kind",
+                )
+            })?
             .to_string();
         let api_version = value
             .get("apiVersion")
@@ -49,22 +63,38 @@ impl RawObject {
             })?,
             None => ObjectMeta::default(),
         };
-        Ok(RawObject { api_version, kind, meta, origin: origin.to_string(), value })
+        Ok(RawObject {
+            api_version,
+            kind,
+            meta,
+            origin: origin.to_string(),
+            value,
+        })
     }
 
     /// The API group (`""` for the core group).
     pub fn group(&self) -> &str {
-        self.api_version.split_once('/').map(|(g, _)| g).unwrap_or("")
+        self.api_version
+            .split_once('/')
+            .map(|(g, _)| g)
+            .unwrap_or("")
     }
 
     /// The version part of apiVersion.
     pub fn version(&self) -> &str {
-        self.api_version.rsplit_once('/').map(|(_, v)| v).unwrap_or(&self.api_version)
+        self.api_version
+            .rsplit_once('/')
+            .map(|(_, v)| v)
+            .unwrap_or(&self.api_version)
     }
 
     /// Name, or empty.
     pub fn name(&self) -> &str {
-        self.meta.name.as_deref().or(self.meta.generate_name.as_deref()).unwrap_or("")
+        self.meta
+            .name
+            .as_deref()
+            .or(self.meta.generate_name.as_deref())
+            .unwrap_or("")
     }
 
     /// Namespace, or empty for cluster-scoped objects.
@@ -97,10 +127,16 @@ impl RawObject {
     }
 
     /// Deserializes a part of the object into a typed value, naming the field on error.
-    pub fn typed<T: serde::de::DeserializeOwned>(&self, pointer: &str, field: &str) -> Result<Option<T>, Error> {
+    pub fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        pointer: &str,
+        field: &str,
+    ) -> Result<Option<T>, Error> {
         match self.value.pointer(pointer) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| self.error(field, e.to_string())),
+            Some(v) => serde_json::from_value(v.clone())
+                .map(Some)
+                .map_err(|e| self.error(field, e.to_string())),
         }
     }
 }
@@ -112,5 +148,8 @@ pub fn labels_of(meta: &ObjectMeta) -> crate::model::labels::Labels {
 
 /// Annotation value, if set.
 pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    meta.annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(key))
+        .map(String::as_str)
 }

@@ -94,17 +94,20 @@ impl PodDemand {
             .node_selector
             .iter()
             .flatten()
-            .map(|(k, v)| Requirement { key: k.clone(), operator: Operator::In, values: vec![v.clone()] })
+            .map(|(k, v)| Requirement {
+                key: k.clone(),
+                operator: Operator::In,
+                values: vec![v.clone()],
+            })
             .collect();
         let mut node_affinity = Vec::new();
         let mut affinity = Vec::new();
         let mut anti_affinity = Vec::new();
         if let Some(aff) = &spec.affinity {
-            if let Some(terms) = aff
-                .node_affinity
-                .as_ref()
-                .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
-            {
+            if let Some(terms) = aff.node_affinity.as_ref().and_then(|na| {
+                na.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            }) {
                 for (i, term) in terms.node_selector_terms.iter().enumerate() {
                     node_affinity.push(node_selector_term(
                         term,
@@ -112,22 +115,28 @@ impl PodDemand {
                     )?);
                 }
             }
-            if let Some(terms) = aff
-                .pod_affinity
-                .as_ref()
-                .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_ref())
-            {
+            if let Some(terms) = aff.pod_affinity.as_ref().and_then(|pa| {
+                pa.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            }) {
                 for (i, t) in terms.iter().enumerate() {
-                    affinity.push(affinity_term(namespace, t, &format!("{field}.affinity.podAffinity[{i}]"))?);
+                    affinity.push(affinity_term(
+                        namespace,
+                        t,
+                        &format!("{field}.affinity.podAffinity[{i}]"),
+                    )?);
                 }
             }
-            if let Some(terms) = aff
-                .pod_anti_affinity
-                .as_ref()
-                .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_ref())
-            {
+            if let Some(terms) = aff.pod_anti_affinity.as_ref().and_then(|pa| {
+                pa.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            }) {
                 for (i, t) in terms.iter().enumerate() {
-                    anti_affinity.push(affinity_term(namespace, t, &format!("{field}.affinity.podAntiAffinity[{i}]"))?);
+                    anti_affinity.push(affinity_term(
+                        namespace,
+                        t,
+                        &format!("{field}.affinity.podAntiAffinity[{i}]"),
+                    )?);
                 }
             }
         }
@@ -136,7 +145,9 @@ impl PodDemand {
             .iter()
             .flatten()
             .enumerate()
-            .map(|(i, t)| Toleration::from_k8s(t).map_err(|e| (format!("{field}.tolerations[{i}]"), e)))
+            .map(|(i, t)| {
+                Toleration::from_k8s(t).map_err(|e| (format!("{field}.tolerations[{i}]"), e))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let host_ports = spec
             .containers
@@ -177,9 +188,8 @@ fn container_requests(c: &Container, field: &str) -> Result<Resources, (String, 
     for (k, v) in res.requests.iter().flatten() {
         list.insert(k.as_str(), v.0.as_str());
     }
-    Resources::from_quantities(list).map_err(|(name, e)| {
-        (format!("{field}.resources.requests[{name}]"), e.to_string())
-    })
+    Resources::from_quantities(list)
+        .map_err(|(name, e)| (format!("{field}.resources.requests[{name}]"), e.to_string()))
 }
 
 /// Kubernetes' effective pod request: max(sum of containers and sidecars, each init container
@@ -203,24 +213,35 @@ fn effective_requests(spec: &PodSpec, field: &str) -> Result<Resources, (String,
     let mut total = sum.plus(&sidecars);
     total.max(&init_peak);
     if let Some(overhead) = &spec.overhead {
-        let o = Resources::from_quantities(overhead.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
-            .map_err(|(name, e)| (format!("{field}.overhead[{name}]"), e.to_string()))?;
+        let o =
+            Resources::from_quantities(overhead.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
+                .map_err(|(name, e)| (format!("{field}.overhead[{name}]"), e.to_string()))?;
         total.add(&o);
     }
     total.pods = 1;
     Ok(total)
 }
 
-fn node_selector_term(term: &NodeSelectorTerm, field: &str) -> Result<Vec<Requirement>, (String, String)> {
+fn node_selector_term(
+    term: &NodeSelectorTerm,
+    field: &str,
+) -> Result<Vec<Requirement>, (String, String)> {
     let mut out = Vec::new();
     for (i, e) in term.match_expressions.iter().flatten().enumerate() {
         let operator = Operator::parse(&e.operator).ok_or_else(|| {
             (
                 format!("{field}.matchExpressions[{i}].operator"),
-                format!("unknown operator {:?} (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)", e.operator),
+                format!(
+                    "unknown operator {:?} (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)",
+                    e.operator
+                ),
             )
         })?;
-        out.push(Requirement { key: e.key.clone(), operator, values: e.values.clone().unwrap_or_default() });
+        out.push(Requirement {
+            key: e.key.clone(),
+            operator,
+            values: e.values.clone().unwrap_or_default(),
+        });
     }
     // matchFields only supports metadata.name, which a node that does not exist yet never has.
     for f in term.match_fields.iter().flatten() {
@@ -233,7 +254,11 @@ fn node_selector_term(term: &NodeSelectorTerm, field: &str) -> Result<Vec<Requir
     Ok(out)
 }
 
-fn affinity_term(namespace: &str, t: &PodAffinityTerm, field: &str) -> Result<AffinityTerm, (String, String)> {
+fn affinity_term(
+    namespace: &str,
+    t: &PodAffinityTerm,
+    field: &str,
+) -> Result<AffinityTerm, (String, String)> {
     let selector = match &t.label_selector {
         Some(s) => LabelSelector::from_k8s(s).map_err(|e| (format!("{field}.labelSelector"), e))?,
         // A term without a selector selects no pods.
@@ -243,12 +268,20 @@ fn affinity_term(namespace: &str, t: &PodAffinityTerm, field: &str) -> Result<Af
     };
     let namespaces = match (&t.namespaces, &t.namespace_selector) {
         // An empty namespaceSelector ({}) means every namespace.
-        (_, Some(ns)) if ns.match_labels.as_ref().is_none_or(|m| m.is_empty())
-            && ns.match_expressions.as_ref().is_none_or(|m| m.is_empty()) => Vec::new(),
+        (_, Some(ns))
+            if ns.match_labels.as_ref().is_none_or(|m| m.is_empty())
+                && ns.match_expressions.as_ref().is_none_or(|m| m.is_empty()) =>
+        {
+            Vec::new()
+        }
         (Some(list), _) if !list.is_empty() => list.clone(),
         _ => vec![namespace.to_string()],
     };
-    Ok(AffinityTerm { selector, topology_key: t.topology_key.clone(), namespaces })
+    Ok(AffinityTerm {
+        selector,
+        topology_key: t.topology_key.clone(),
+        namespaces,
+    })
 }
 
 #[cfg(test)]
@@ -265,7 +298,10 @@ mod tests {
             "containers:\n- name: a\n  resources: {requests: {cpu: 500m, memory: 256Mi}}\n- name: b\n  resources: {limits: {cpu: '1', memory: 1Gi}}\ninitContainers:\n- name: init\n  resources: {requests: {cpu: '2'}}\n",
         );
         let p = PodDemand::from_spec("ns", "p", Labels::new(), &s, "spec").unwrap();
-        assert_eq!(p.requests.cpu_millis, 2000, "init container peak wins over 1500m");
+        assert_eq!(
+            p.requests.cpu_millis, 2000,
+            "init container peak wins over 1500m"
+        );
         assert_eq!(p.requests.memory_bytes, 256 * (1 << 20) + (1 << 30));
         assert_eq!(p.requests.pods, 1);
     }
@@ -288,7 +324,10 @@ mod tests {
         assert_eq!(p.anti_affinity[0].namespaces, vec!["default".to_string()]);
         let mut labels: Labels = [("disk".to_string(), "ssd".to_string())].into();
         labels.insert("kubernetes.io/arch".into(), "amd64".into());
-        assert_eq!(p.node_requirement_unmet(&labels).unwrap().to_string(), "kubernetes.io/arch In [arm64]");
+        assert_eq!(
+            p.node_requirement_unmet(&labels).unwrap().to_string(),
+            "kubernetes.io/arch In [arm64]"
+        );
         labels.insert("kubernetes.io/arch".into(), "arm64".into());
         assert!(p.node_requirement_unmet(&labels).is_none());
         labels.remove("disk");

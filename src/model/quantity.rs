@@ -33,7 +33,10 @@ struct Exact {
 }
 
 fn parse_exact(text: &str) -> Result<Exact, QuantityError> {
-    let err = |reason| QuantityError { text: text.to_string(), reason };
+    let err = |reason| QuantityError {
+        text: text.to_string(),
+        reason,
+    };
     let t = text.trim();
     let body = t.strip_prefix('+').unwrap_or(t);
     if body.starts_with('-') {
@@ -87,7 +90,11 @@ fn parse_exact(text: &str) -> Result<Exact, QuantityError> {
         }
         _ => return Err(err("unknown suffix")),
     }
-    Ok(Exact { mantissa, exp10, exp2 })
+    Ok(Exact {
+        mantissa,
+        exp10,
+        exp2,
+    })
 }
 
 impl Exact {
@@ -204,11 +211,24 @@ mod tests {
 
     #[test]
     fn rejects_invalid() {
-        for text in ["4x", "", "abc", "-1", "1.2.3", "Gi", "8gi", "1e99", "99999999999999999999999999999999999999999"] {
+        for text in [
+            "4x",
+            "",
+            "abc",
+            "-1",
+            "1.2.3",
+            "Gi",
+            "8gi",
+            "1e99",
+            "99999999999999999999999999999999999999999",
+        ] {
             assert!(parse_units(text).is_err(), "{text} should fail");
         }
         let e = parse_millis("4x").unwrap_err();
-        assert_eq!(e.to_string(), "invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)");
+        assert_eq!(
+            e.to_string(),
+            "invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)"
+        );
     }
 
     #[test]

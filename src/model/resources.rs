@@ -126,7 +126,9 @@ impl Resources {
     pub fn max(&mut self, other: &Resources) {
         self.cpu_millis = self.cpu_millis.max(other.cpu_millis);
         self.memory_bytes = self.memory_bytes.max(other.memory_bytes);
-        self.ephemeral_storage_bytes = self.ephemeral_storage_bytes.max(other.ephemeral_storage_bytes);
+        self.ephemeral_storage_bytes = self
+            .ephemeral_storage_bytes
+            .max(other.ephemeral_storage_bytes);
         self.pods = self.pods.max(other.pods);
         for (k, v) in &other.extended {
             let e = self.extended.entry(k.clone()).or_insert(0);
@@ -154,18 +156,30 @@ impl Resources {
         let scalar = [
             (CPU, self.cpu_millis, free.cpu_millis),
             (MEMORY, self.memory_bytes, free.memory_bytes),
-            (EPHEMERAL_STORAGE, self.ephemeral_storage_bytes, free.ephemeral_storage_bytes),
+            (
+                EPHEMERAL_STORAGE,
+                self.ephemeral_storage_bytes,
+                free.ephemeral_storage_bytes,
+            ),
             (PODS, self.pods, free.pods),
         ];
         for (name, need, have) in scalar {
             if need > 0 && need > have {
-                return Some(Shortfall { resource: name.to_string(), need, free: have });
+                return Some(Shortfall {
+                    resource: name.to_string(),
+                    need,
+                    free: have,
+                });
             }
         }
         for (name, need) in &self.extended {
             let have = free.extended.get(name).copied().unwrap_or(0);
             if *need > 0 && *need > have {
-                return Some(Shortfall { resource: name.clone(), need: *need, free: have });
+                return Some(Shortfall {
+                    resource: name.clone(),
+                    need: *need,
+                    free: have,
+                });
             }
         }
         None
@@ -194,23 +208,42 @@ mod tests {
 
     #[test]
     fn parses_lists_and_reports_the_bad_entry() {
-        let r = Resources::from_quantities([("cpu", "3"), ("memory", "256Mi"), ("nvidia.com/gpu", "1")]).unwrap();
+        let r = Resources::from_quantities([
+            ("cpu", "3"),
+            ("memory", "256Mi"),
+            ("nvidia.com/gpu", "1"),
+        ])
+        .unwrap();
         assert_eq!(r.cpu_millis, 3000);
         assert_eq!(r.memory_bytes, 268_435_456);
         assert_eq!(r.extended.get("nvidia.com/gpu"), Some(&1));
-        let (name, err) = Resources::from_quantities([("memory", "1Gi"), ("cpu", "4x")]).unwrap_err();
+        let (name, err) =
+            Resources::from_quantities([("memory", "1Gi"), ("cpu", "4x")]).unwrap_err();
         assert_eq!(name, "cpu");
         assert_eq!(err.text, "4x");
     }
 
     #[test]
     fn shortfall_names_first_resource_with_numbers() {
-        let need = Resources { cpu_millis: 3100, memory_bytes: 1, pods: 1, ..Default::default() };
-        let free = Resources { cpu_millis: 1900, memory_bytes: 10, pods: 109, ..Default::default() };
+        let need = Resources {
+            cpu_millis: 3100,
+            memory_bytes: 1,
+            pods: 1,
+            ..Default::default()
+        };
+        let free = Resources {
+            cpu_millis: 1900,
+            memory_bytes: 10,
+            pods: 109,
+            ..Default::default()
+        };
         let s = need.shortfall(&free).unwrap();
         assert_eq!((s.resource.as_str(), s.need, s.free), ("cpu", 3100, 1900));
         assert_eq!(s.to_string(), "needs 3100m cpu, 1900m allocatable free");
-        let gpu = Resources { extended: [("nvidia.com/gpu".to_string(), 1)].into(), ..Default::default() };
+        let gpu = Resources {
+            extended: [("nvidia.com/gpu".to_string(), 1)].into(),
+            ..Default::default()
+        };
         assert_eq!(gpu.shortfall(&free).unwrap().resource, "nvidia.com/gpu");
         assert!(Resources::default().fits_in(&free));
     }

@@ -167,16 +167,21 @@ pub struct Snapshot {
 impl Snapshot {
     /// The member MachineDeployments of a NodePool: selected by its node class's
     /// `scalableResourceSelector` when set, else by the membership label.
-    pub fn members_of<'a>(&'a self, pool: &NodePool) -> impl Iterator<Item = &'a MachineDeploymentRecord> + 'a {
+    pub fn members_of<'a>(
+        &'a self,
+        pool: &NodePool,
+    ) -> impl Iterator<Item = &'a MachineDeploymentRecord> + 'a {
         let selector = pool
             .node_class
             .as_ref()
             .and_then(|name| self.nodeclasses.iter().find(|c| &c.name == name))
             .and_then(|c| c.selector.clone());
-        self.machine_deployments.iter().filter(move |md| match &selector {
-            Some(sel) => sel.matches(&super::object::labels_of(&md.object.meta)),
-            None => md.member,
-        })
+        self.machine_deployments
+            .iter()
+            .filter(move |md| match &selector {
+                Some(sel) => sel.matches(&super::object::labels_of(&md.object.meta)),
+                None => md.member,
+            })
     }
 
     /// Every member MachineDeployment of any pool (deduplicated, in input order).

@@ -47,7 +47,11 @@ pub struct Taint {
 impl Taint {
     /// A taint from its parts.
     pub fn new(key: &str, value: &str, effect: Effect) -> Taint {
-        Taint { key: key.to_string(), value: value.to_string(), effect }
+        Taint {
+            key: key.to_string(),
+            value: value.to_string(),
+            effect,
+        }
     }
 
     /// Parses `key=value:Effect` or `key:Effect`.
@@ -68,13 +72,21 @@ impl Taint {
 
     /// Parses a comma-separated list (Cluster Autoscaler's `taints` annotation).
     pub fn parse_list(text: &str) -> Result<Vec<Taint>, String> {
-        text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Taint::parse).collect()
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(Taint::parse)
+            .collect()
     }
 
     /// Reads a k8s-openapi taint.
     pub fn from_k8s(t: &k8s_openapi::api::core::v1::Taint) -> Result<Taint, String> {
-        let effect = Effect::parse(&t.effect)
-            .ok_or_else(|| format!("unknown taint effect {:?} (valid: NoSchedule, PreferNoSchedule, NoExecute)", t.effect))?;
+        let effect = Effect::parse(&t.effect).ok_or_else(|| {
+            format!(
+                "unknown taint effect {:?} (valid: NoSchedule, PreferNoSchedule, NoExecute)",
+                t.effect
+            )
+        })?;
         Ok(Taint::new(&t.key, t.value.as_deref().unwrap_or(""), effect))
     }
 
@@ -113,11 +125,17 @@ impl Toleration {
         let exists = match t.operator.as_deref() {
             None | Some("") | Some("Equal") => false,
             Some("Exists") => true,
-            Some(other) => return Err(format!("unknown toleration operator {other:?} (valid: Equal, Exists)")),
+            Some(other) => {
+                return Err(format!(
+                    "unknown toleration operator {other:?} (valid: Equal, Exists)"
+                ));
+            }
         };
         let effect = match t.effect.as_deref() {
             None | Some("") => None,
-            Some(e) => Some(Effect::parse(e).ok_or_else(|| format!("unknown toleration effect {e:?}"))?),
+            Some(e) => {
+                Some(Effect::parse(e).ok_or_else(|| format!("unknown toleration effect {e:?}"))?)
+            }
         };
         Ok(Toleration {
             key: t.key.clone().filter(|k| !k.is_empty()),
@@ -129,7 +147,12 @@ impl Toleration {
 
     /// Tolerates every taint (`operator: Exists` without a key).
     pub fn everything() -> Toleration {
-        Toleration { key: None, exists: true, value: String::new(), effect: None }
+        Toleration {
+            key: None,
+            exists: true,
+            value: String::new(),
+            effect: None,
+        }
     }
 
     /// Whether this toleration matches the taint.
@@ -158,7 +181,12 @@ mod tests {
     use super::*;
 
     fn tol(key: Option<&str>, exists: bool, value: &str, effect: Option<Effect>) -> Toleration {
-        Toleration { key: key.map(str::to_string), exists, value: value.to_string(), effect }
+        Toleration {
+            key: key.map(str::to_string),
+            exists,
+            value: value.to_string(),
+            effect,
+        }
     }
 
     #[test]
@@ -166,10 +194,24 @@ mod tests {
         let t = Taint::parse("nvidia.com/gpu=true:NoSchedule").unwrap();
         assert_eq!(t, Taint::new("nvidia.com/gpu", "true", Effect::NoSchedule));
         assert_eq!(t.to_string(), "nvidia.com/gpu=true:NoSchedule");
-        assert_eq!(Taint::parse("karpenter.sh/unregistered:NoExecute").unwrap().to_string(), "karpenter.sh/unregistered:NoExecute");
+        assert_eq!(
+            Taint::parse("karpenter.sh/unregistered:NoExecute")
+                .unwrap()
+                .to_string(),
+            "karpenter.sh/unregistered:NoExecute"
+        );
         assert!(Taint::parse("a=b").is_err());
-        assert!(Taint::parse("a=b:Sometimes").unwrap_err().contains("unknown effect"));
-        assert_eq!(Taint::parse_list("a:NoSchedule, b=c:NoExecute").unwrap().len(), 2);
+        assert!(
+            Taint::parse("a=b:Sometimes")
+                .unwrap_err()
+                .contains("unknown effect")
+        );
+        assert_eq!(
+            Taint::parse_list("a:NoSchedule, b=c:NoExecute")
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]
@@ -182,7 +224,10 @@ mod tests {
         assert!(Toleration::everything().tolerates(&gpu));
         assert!(!tol(None, false, "", None).tolerates(&gpu));
         let soft = Taint::new("x", "", Effect::PreferNoSchedule);
-        assert_eq!(first_untolerated(&[soft.clone(), gpu.clone()], &[]), Some(&gpu));
+        assert_eq!(
+            first_untolerated(&[soft.clone(), gpu.clone()], &[]),
+            Some(&gpu)
+        );
         assert_eq!(first_untolerated(&[soft], &[]), None);
     }
 }

@@ -2,6 +2,7 @@
 //! and structured (JSON/YAML) output.
 
 pub mod plan;
+pub mod simulate;
 pub mod table;
 pub mod tree;
 
@@ -29,14 +30,25 @@ impl Printer {
         let color = match global.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal(),
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
         };
-        Printer { format: global.output, color, out: Mutex::new(Box::new(std::io::stdout())) }
+        Printer {
+            format: global.output,
+            color,
+            out: Mutex::new(Box::new(std::io::stdout())),
+        }
     }
 
     /// A printer into any writer (tests).
     pub fn to_writer(format: OutputFormat, color: bool, out: Box<dyn Write + Send>) -> Printer {
-        Printer { format, color, out: Mutex::new(out) }
+        Printer {
+            format,
+            color,
+            out: Mutex::new(out),
+        }
     }
 
     /// Writes text as is.
@@ -52,6 +64,17 @@ impl Printer {
         self.write(&format!("{text}\n"))
     }
 
+    /// Writes a note for the user to stderr (never mixed into machine-readable stdout).
+    pub fn note(&self, text: &str) -> Result<()> {
+        let mut err = std::io::stderr();
+        writeln!(
+            err,
+            "{}",
+            paint(self.color, &format!("note: {text}"), Style::Dim)
+        )?;
+        Ok(())
+    }
+
     /// Writes a value as JSON or YAML per the format (JSON for table formats).
     pub fn structured<T: Serialize>(&self, value: &T) -> Result<()> {
         let text = structured_text(self.format, value)?;
@@ -64,7 +87,9 @@ pub fn structured_text<T: Serialize>(format: OutputFormat, value: &T) -> Result<
     let io = |e: String| crate::error::Error::Io(std::io::Error::other(e));
     match format {
         OutputFormat::Yaml => serde_saphyr::to_string(value).map_err(|e| io(e.to_string())),
-        _ => serde_json::to_string_pretty(value).map(|s| s + "\n").map_err(|e| io(e.to_string())),
+        _ => serde_json::to_string_pretty(value)
+            .map(|s| s + "\n")
+            .map_err(|e| io(e.to_string())),
     }
 }
 

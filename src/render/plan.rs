@@ -23,7 +23,12 @@ pub fn plan_table(plan: &Plan) -> String {
     } else {
         let mut t = Table::new(&["#", "ACTION", "TARGET", "DETAILS"]);
         for (i, a) in plan.actions.iter().enumerate() {
-            t.row(vec![(i + 1).to_string(), a.name().to_string(), a.target().to_string(), details(a)]);
+            t.row(vec![
+                (i + 1).to_string(),
+                a.name().to_string(),
+                a.target().to_string(),
+                details(a),
+            ]);
         }
         out.push_str(&t.render());
     }
@@ -35,19 +40,38 @@ pub fn plan_table(plan: &Plan) -> String {
 
 fn details(a: &Action) -> String {
     match a {
-        Action::CreateNodeClaim { node_pool, machine_deployment, instance_type, pods, price_per_hour, reason, .. } => format!(
+        Action::CreateNodeClaim {
+            node_pool,
+            machine_deployment,
+            instance_type,
+            pods,
+            price_per_hour,
+            reason,
+            ..
+        } => format!(
             "{instance_type} from {machine_deployment} (NodePool {node_pool}), ${price_per_hour}/h, {} pod(s), {reason}",
             pods.len()
         ),
-        Action::ScaleMachineDeployment { from, replicas, .. } => format!("replicas {from} -> {replicas}"),
+        Action::ScaleMachineDeployment { from, replicas, .. } => {
+            format!("replicas {from} -> {replicas}")
+        }
         Action::ClaimMachine { node_claim, .. } => format!("for NodeClaim {node_claim}"),
         Action::LaunchNodeClaim { provider_id, .. } => format!("providerID {provider_id}"),
         Action::RegisterNode { node_claim, .. } => format!("adopt for NodeClaim {node_claim}"),
         Action::InitializeNodeClaim { node, .. } => format!("node {node} ready"),
-        Action::DeleteNodeClaim { reason, message, .. } => format!("{reason}: {message}"),
-        Action::MarkMachineForDeletion { reason, .. } => format!("cluster.x-k8s.io/delete-machine ({reason})"),
+        Action::DeleteNodeClaim {
+            reason, message, ..
+        } => format!("{reason}: {message}"),
+        Action::MarkMachineForDeletion { reason, .. } => {
+            format!("cluster.x-k8s.io/delete-machine ({reason})")
+        }
         Action::SetNodeClassReady { .. } => "Ready=True".to_string(),
-        Action::TaintNode { taint, reason, saving_per_hour, .. } => format!("{taint} ({reason}, saves ${saving_per_hour}/h)"),
+        Action::TaintNode {
+            taint,
+            reason,
+            saving_per_hour,
+            ..
+        } => format!("{taint} ({reason}, saves ${saving_per_hour}/h)"),
         Action::EvictPod { node, reason, .. } => format!("from {node} ({reason})"),
         Action::RemoveNodeFinalizer { .. } => "remove karpenter.sh/termination".to_string(),
     }

@@ -10,7 +10,10 @@ pub struct Table {
 impl Table {
     /// A table with these column headers.
     pub fn new(header: &[&str]) -> Table {
-        Table { header: header.iter().map(|h| h.to_string()).collect(), rows: Vec::new() }
+        Table {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// Adds a row (missing cells print empty).
@@ -26,7 +29,10 @@ impl Table {
     /// Renders with three spaces between columns, no trailing spaces. Cells may contain ANSI
     /// color codes; widths count visible characters only.
     pub fn render(&self) -> String {
-        let cols = self.header.len().max(self.rows.iter().map(Vec::len).max().unwrap_or(0));
+        let cols = self
+            .header
+            .len()
+            .max(self.rows.iter().map(Vec::len).max().unwrap_or(0));
         let mut widths = vec![0; cols];
         for row in std::iter::once(&self.header).chain(self.rows.iter()) {
             for (i, cell) in row.iter().enumerate() {

@@ -80,22 +80,31 @@ pub fn bare_offerings(snapshot: &Snapshot) -> Vec<Offering> {
             continue;
         }
         let labels = flavor.labels.clone();
-        out.push(with_daemonsets(snapshot, Offering {
-            pool_index: 0,
-            node_pool: String::new(),
-            weight: 0,
-            flavor: flavor.clone(),
-            labels,
-            taints: flavor.taints.clone(),
-            daemonsets: Vec::new(),
-            overhead: Resources::default(),
-            allocatable: Resources::default(),
-        }));
+        out.push(with_daemonsets(
+            snapshot,
+            Offering {
+                pool_index: 0,
+                node_pool: String::new(),
+                weight: 0,
+                flavor: flavor.clone(),
+                labels,
+                taints: flavor.taints.clone(),
+                daemonsets: Vec::new(),
+                overhead: Resources::default(),
+                allocatable: Resources::default(),
+            },
+        ));
     }
     out
 }
 
-fn offering(snapshot: &Snapshot, pool_index: usize, pool: &NodePool, flavor: &Flavor, flavor_taints: bool) -> Result<Offering, Unfit> {
+fn offering(
+    snapshot: &Snapshot,
+    pool_index: usize,
+    pool: &NodePool,
+    flavor: &Flavor,
+    flavor_taints: bool,
+) -> Result<Offering, Unfit> {
     // A pool requirement on a key the flavor does not define is compatible: the node takes the
     // pool's value. On a key it defines, the flavor's value must satisfy it.
     for r in &pool.requirements {
@@ -118,17 +127,20 @@ fn offering(snapshot: &Snapshot, pool_index: usize, pool: &NodePool, flavor: &Fl
     if flavor_taints {
         taints.extend(flavor.taints.iter().cloned());
     }
-    Ok(with_daemonsets(snapshot, Offering {
-        pool_index,
-        node_pool: pool.name.clone(),
-        weight: pool.weight,
-        flavor: flavor.clone(),
-        labels,
-        taints,
-        daemonsets: Vec::new(),
-        overhead: Resources::default(),
-        allocatable: Resources::default(),
-    }))
+    Ok(with_daemonsets(
+        snapshot,
+        Offering {
+            pool_index,
+            node_pool: pool.name.clone(),
+            weight: pool.weight,
+            flavor: flavor.clone(),
+            labels,
+            taints,
+            daemonsets: Vec::new(),
+            overhead: Resources::default(),
+            allocatable: Resources::default(),
+        },
+    ))
 }
 
 /// Adds the DaemonSets whose pods would schedule on the offering's nodes (by labels, taints
@@ -148,4 +160,47 @@ fn with_daemonsets(snapshot: &Snapshot, mut o: Offering) -> Offering {
     o.overhead = overhead;
     o.daemonsets = names;
     o
+}
+
+/// Checks that the snapshot has a usable catalog: every member MachineDeployment has valid
+/// capacity annotations and there is at least one. The error names the file, object and field.
+pub fn validate(snapshot: &Snapshot) -> Result<(), crate::error::Error> {
+    let members = snapshot.all_members();
+    for md in &members {
+        if let Err(p) = &md.flavor {
+            return Err(md.object.error(p.field.clone(), p.problem.clone()));
+        }
+    }
+    if members.is_empty() {
+        let total = snapshot.machine_deployments.len();
+        return Err(crate::error::Error::usage(format!(
+            "no flavors: {} MachineDeployment(s) read, none is a member. Label member MachineDeployments with \
+             `{}: \"\"` on metadata.labels (or match the ClusterAPINodeClass scalableResourceSelector) and give them \
+             capacity annotations ({}, {})",
+            total,
+            crate::model::flavor::MEMBER_LABEL,
+            crate::model::flavor::annotations::CPU,
+            crate::model::flavor::annotations::MEMORY
+        )));
+    }
+    Ok(())
+}
+
+/// Warnings about the catalog the user should see (default prices).
+pub fn warnings(snapshot: &Snapshot) -> Vec<String> {
+    snapshot
+        .all_members()
+        .iter()
+        .filter_map(|md| md.flavor.as_ref().ok())
+        .filter(|f| f.price_source == crate::model::flavor::PriceSource::DefaultModel)
+        .map(|f| {
+            format!(
+                "MachineDeployment {} has no price annotation ({}): using the default model \
+                 (0.02/vCPU-hour + 0.0025/GiB-hour + 1.00/GPU-hour) = {}/h",
+                f.machine_deployment,
+                crate::model::flavor::annotations::PRICE,
+                f.price
+            )
+        })
+        .collect()
 }

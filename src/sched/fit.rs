@@ -91,18 +91,32 @@ impl Unfit {
     /// The reason as a sentence about `subject` (a flavor's instance type or a node's name).
     pub fn describe(&self, subject: &str) -> String {
         match self {
-            Unfit::Insufficient { resource, need, free } => format!(
+            Unfit::Insufficient {
+                resource,
+                need,
+                free,
+            } => format!(
                 "needs {} {resource}, {subject} has {} allocatable",
                 Shortfall::format_amount(resource, *need),
                 Shortfall::format_amount(resource, *free)
             ),
             Unfit::TaintNotTolerated { taint } => format!("taint {taint} not tolerated"),
-            Unfit::RequirementNotMet { requirement, key, value } => match value {
+            Unfit::RequirementNotMet {
+                requirement,
+                key,
+                value,
+            } => match value {
                 Some(v) => format!("requires {requirement}, {subject} has {key}={v}"),
                 None => format!("requires {requirement}, {subject} has no {key} label"),
             },
-            Unfit::NodePoolRequirement { node_pool, requirement, value } => match value {
-                Some(v) => format!("NodePool {node_pool} requires {requirement}, {subject} has {v}"),
+            Unfit::NodePoolRequirement {
+                node_pool,
+                requirement,
+                value,
+            } => match value {
+                Some(v) => {
+                    format!("NodePool {node_pool} requires {requirement}, {subject} has {v}")
+                }
                 None => format!("NodePool {node_pool} requires {requirement}"),
             },
             Unfit::AntiAffinity { pod, topology_key } => {
@@ -112,16 +126,26 @@ impl Unfit {
                 format!("pod affinity needs a matching pod in the same {topology_key}")
             }
             Unfit::HostPortInUse { port } => format!("host port {port} already in use"),
-            Unfit::LimitReached { node_pool, resource, limit, usage } => format!(
+            Unfit::LimitReached {
+                node_pool,
+                resource,
+                limit,
+                usage,
+            } => format!(
                 "NodePool {node_pool} limit {resource} {} reached (in use {})",
                 Shortfall::format_amount(resource, *limit),
                 Shortfall::format_amount(resource, *usage)
             ),
-            Unfit::MaxSizeReached { machine_deployment, max } => {
+            Unfit::MaxSizeReached {
+                machine_deployment,
+                max,
+            } => {
                 format!("MachineDeployment {machine_deployment} is at its max size {max}")
             }
             Unfit::Cordoned => format!("{subject} is cordoned"),
-            Unfit::NoOffering => "no NodePool offers any flavor: no valid member MachineDeployment".to_string(),
+            Unfit::NoOffering => {
+                "no NodePool offers any flavor: no valid member MachineDeployment".to_string()
+            }
         }
     }
 }
@@ -137,28 +161,48 @@ pub struct Rejection {
 
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.subject, self.unfit.describe(&self.subject))
+        write!(
+            f,
+            "{}: {}",
+            self.subject,
+            self.unfit.describe(&self.subject)
+        )
     }
 }
 
 /// The static part of a fit: taints, node requirements, resources against `free`.
 /// Pod (anti-)affinity and host ports depend on what else is placed, and are checked by the
 /// cluster state.
-pub fn static_fit(pod: &PodDemand, labels: &Labels, taints: &[Taint], free: &Resources) -> Result<(), Unfit> {
+pub fn static_fit(
+    pod: &PodDemand,
+    labels: &Labels,
+    taints: &[Taint],
+    free: &Resources,
+) -> Result<(), Unfit> {
     if let Some(t) = first_untolerated(taints, &pod.tolerations) {
-        return Err(Unfit::TaintNotTolerated { taint: t.to_string() });
+        return Err(Unfit::TaintNotTolerated {
+            taint: t.to_string(),
+        });
     }
     if let Some(r) = pod.node_requirement_unmet(labels) {
         return Err(requirement_unmet(r, labels));
     }
     if let Some(s) = pod.requests.shortfall(free) {
-        return Err(Unfit::Insufficient { resource: s.resource, need: s.need, free: s.free });
+        return Err(Unfit::Insufficient {
+            resource: s.resource,
+            need: s.need,
+            free: s.free,
+        });
     }
     Ok(())
 }
 
 fn requirement_unmet(r: &Requirement, labels: &Labels) -> Unfit {
-    Unfit::RequirementNotMet { requirement: r.to_string(), key: r.key.clone(), value: labels.get(&r.key).cloned() }
+    Unfit::RequirementNotMet {
+        requirement: r.to_string(),
+        key: r.key.clone(),
+        value: labels.get(&r.key).cloned(),
+    }
 }
 
 #[cfg(test)]
@@ -172,7 +216,12 @@ mod tests {
             namespace: "default".into(),
             name: "big-0".into(),
             labels: Labels::new(),
-            requests: Resources { cpu_millis: cpu, memory_bytes: 1 << 28, pods: 1, ..Default::default() },
+            requests: Resources {
+                cpu_millis: cpu,
+                memory_bytes: 1 << 28,
+                pods: 1,
+                ..Default::default()
+            },
             node_selector: Vec::new(),
             node_affinity: Vec::new(),
             tolerations: Vec::new(),
@@ -184,17 +233,35 @@ mod tests {
 
     #[test]
     fn reasons_carry_numbers() {
-        let free = Resources { cpu_millis: 1900, memory_bytes: 4_000_000_000, pods: 109, ..Default::default() };
+        let free = Resources {
+            cpu_millis: 1900,
+            memory_bytes: 4_000_000_000,
+            pods: 109,
+            ..Default::default()
+        };
         let err = static_fit(&pod(3100), &Labels::new(), &[], &free).unwrap_err();
-        assert_eq!(err.describe("c3-4"), "needs 3100m cpu, c3-4 has 1900m allocatable");
+        assert_eq!(
+            err.describe("c3-4"),
+            "needs 3100m cpu, c3-4 has 1900m allocatable"
+        );
         let taint = Taint::new("nvidia.com/gpu", "true", Effect::NoSchedule);
         let err = static_fit(&pod(100), &Labels::new(), &[taint], &free).unwrap_err();
-        assert_eq!(err.describe("g1"), "taint nvidia.com/gpu=true:NoSchedule not tolerated");
+        assert_eq!(
+            err.describe("g1"),
+            "taint nvidia.com/gpu=true:NoSchedule not tolerated"
+        );
         let mut p = pod(100);
-        p.node_affinity = vec![vec![Requirement::new("kubernetes.io/arch", Operator::In, &["arm64"])]];
+        p.node_affinity = vec![vec![Requirement::new(
+            "kubernetes.io/arch",
+            Operator::In,
+            &["arm64"],
+        )]];
         let labels: Labels = [("kubernetes.io/arch".to_string(), "amd64".to_string())].into();
         let err = static_fit(&p, &labels, &[], &free).unwrap_err();
-        assert_eq!(err.describe("c3-8"), "requires kubernetes.io/arch In [arm64], c3-8 has kubernetes.io/arch=amd64");
+        assert_eq!(
+            err.describe("c3-8"),
+            "requires kubernetes.io/arch In [arm64], c3-8 has kubernetes.io/arch=amd64"
+        );
         assert!(static_fit(&pod(1900), &labels, &[], &free).is_ok());
     }
 }

@@ -66,7 +66,12 @@ impl<'a> ClusterState<'a> {
         let topology_keys: BTreeSet<String> = snapshot
             .pods
             .iter()
-            .flat_map(|p| p.demand.anti_affinity.iter().chain(p.demand.affinity.iter()))
+            .flat_map(|p| {
+                p.demand
+                    .anti_affinity
+                    .iter()
+                    .chain(p.demand.affinity.iter())
+            })
             .map(|t| t.topology_key.clone())
             .collect();
         let mut state = ClusterState {
@@ -117,7 +122,10 @@ impl<'a> ClusterState<'a> {
         }
         for key in &self.topology_keys {
             if let Some(v) = self.nodes[node].labels.get(key) {
-                self.residents.entry((key.clone(), v.clone())).or_default().push(pod);
+                self.residents
+                    .entry((key.clone(), v.clone()))
+                    .or_default()
+                    .push(pod);
             }
         }
         self.all_residents.push(pod);
@@ -126,7 +134,8 @@ impl<'a> ClusterState<'a> {
     /// Adds a node of an offering (new or in flight) and returns its index.
     pub fn open(&mut self, offering: &Offering, origin: NodeOrigin, name: Option<String>) -> usize {
         self.new_count += 1;
-        let name = name.unwrap_or_else(|| format!("{}-new-{}", offering.flavor.instance_type, self.new_count));
+        let name = name
+            .unwrap_or_else(|| format!("{}-new-{}", offering.flavor.instance_type, self.new_count));
         let mut labels = offering.labels.clone();
         labels.insert(keys::HOSTNAME.to_string(), name.clone());
         self.nodes.push(PlanNode {
@@ -180,26 +189,46 @@ impl<'a> ClusterState<'a> {
                 .unwrap_or(&[])
         };
         for term in &me.anti_affinity {
-            if let Some(&other) = in_domain(&term.topology_key).iter().find(|&&o| selects(term, &pods[o].demand)) {
-                return Err(Unfit::AntiAffinity { pod: pods[other].demand.key(), topology_key: term.topology_key.clone() });
+            if let Some(&other) = in_domain(&term.topology_key)
+                .iter()
+                .find(|&&o| selects(term, &pods[o].demand))
+            {
+                return Err(Unfit::AntiAffinity {
+                    pod: pods[other].demand.key(),
+                    topology_key: term.topology_key.clone(),
+                });
             }
         }
         for key in &self.topology_keys {
             for &other in in_domain(key) {
                 let od = &pods[other].demand;
-                if od.anti_affinity.iter().any(|t| &t.topology_key == key && selects(t, me)) {
-                    return Err(Unfit::AntiAffinity { pod: od.key(), topology_key: key.clone() });
+                if od
+                    .anti_affinity
+                    .iter()
+                    .any(|t| &t.topology_key == key && selects(t, me))
+                {
+                    return Err(Unfit::AntiAffinity {
+                        pod: od.key(),
+                        topology_key: key.clone(),
+                    });
                 }
             }
         }
         for term in &me.affinity {
-            let here = in_domain(&term.topology_key).iter().any(|&o| selects(term, &pods[o].demand));
+            let here = in_domain(&term.topology_key)
+                .iter()
+                .any(|&o| selects(term, &pods[o].demand));
             if here {
                 continue;
             }
-            let anywhere = self.all_residents.iter().any(|&o| selects(term, &pods[o].demand));
+            let anywhere = self
+                .all_residents
+                .iter()
+                .any(|&o| selects(term, &pods[o].demand));
             if anywhere || !selects(term, me) {
-                return Err(Unfit::AffinityUnsatisfied { topology_key: term.topology_key.clone() });
+                return Err(Unfit::AffinityUnsatisfied {
+                    topology_key: term.topology_key.clone(),
+                });
             }
         }
         Ok(())
@@ -219,10 +248,13 @@ impl<'a> ClusterState<'a> {
     /// Whether any pod uses required pod (anti-)affinity on a topology other than the hostname
     /// (constraints that span nodes).
     pub fn has_cross_node_constraints(&self) -> bool {
-        self.snapshot
-            .pods
-            .iter()
-            .any(|p| !p.demand.affinity.is_empty() || p.demand.anti_affinity.iter().any(|t| t.topology_key != keys::HOSTNAME))
+        self.snapshot.pods.iter().any(|p| {
+            !p.demand.affinity.is_empty()
+                || p.demand
+                    .anti_affinity
+                    .iter()
+                    .any(|t| t.topology_key != keys::HOSTNAME)
+        })
     }
 }
 

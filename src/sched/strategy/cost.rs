@@ -37,7 +37,8 @@ impl Strategy for Cost {
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);
         let allowed = allowed_offerings(snapshot, &offerings, &budget, &rest);
-        let (placeable, mut unplaced): (Vec<usize>, Vec<usize>) = rest.iter().partition(|p| !allowed[p].is_empty());
+        let (placeable, mut unplaced): (Vec<usize>, Vec<usize>) =
+            rest.iter().partition(|p| !allowed[p].is_empty());
 
         let cross_node = state.has_cross_node_constraints();
         let mut budget_after = budget.clone();
@@ -58,20 +59,37 @@ impl Strategy for Cost {
                 }
             }
             None => {
-                unplaced.extend(greedy(&mut state, &mut budget_after, &offerings, &allowed, &placeable));
+                unplaced.extend(greedy(
+                    &mut state,
+                    &mut budget_after,
+                    &offerings,
+                    &allowed,
+                    &placeable,
+                ));
                 if !cross_node {
                     downsize(&mut state, &mut budget_after, &offerings, &allowed);
                 }
             }
         }
         unplaced.sort_by_key(|p| queue.iter().position(|q| q == p));
-        finish(StrategyName::Cost, &state, &budget_after, &offerings, unplaced)
+        finish(
+            StrategyName::Cost,
+            &state,
+            &budget_after,
+            &offerings,
+            unplaced,
+        )
     }
 }
 
 /// For each pod, the offerings it may use: those of the highest-weight NodePool in which it fits
 /// an empty node within the budget (Karpenter's weight semantics).
-fn allowed_offerings(snapshot: &Snapshot, offerings: &[Offering], budget: &Budget, pods: &[usize]) -> HashMap<usize, Vec<usize>> {
+fn allowed_offerings(
+    snapshot: &Snapshot,
+    offerings: &[Offering],
+    budget: &Budget,
+    pods: &[usize],
+) -> HashMap<usize, Vec<usize>> {
     let mut out = HashMap::new();
     for &p in pods {
         let demand = &snapshot.pods[p].demand;
@@ -79,7 +97,13 @@ fn allowed_offerings(snapshot: &Snapshot, offerings: &[Offering], budget: &Budge
             .filter(|&o| fits_empty(demand, &offerings[o]) && budget.check(&offerings[o]).is_ok())
             .collect();
         let top = fitting.iter().map(|&o| offerings[o].weight).max();
-        out.insert(p, fitting.into_iter().filter(|&o| Some(offerings[o].weight) == top).collect());
+        out.insert(
+            p,
+            fitting
+                .into_iter()
+                .filter(|&o| Some(offerings[o].weight) == top)
+                .collect(),
+        );
     }
     out
 }
@@ -93,7 +117,9 @@ fn fits_empty(demand: &PodDemand, o: &Offering) -> bool {
 /// Whether two pods may not share a node (hostname anti-affinity either way, or a host port).
 fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
     let anti = |x: &PodDemand, y: &PodDemand| {
-        x.anti_affinity.iter().any(|t| t.topology_key == keys::HOSTNAME && t.selects(&y.namespace, &y.labels))
+        x.anti_affinity
+            .iter()
+            .any(|t| t.topology_key == keys::HOSTNAME && t.selects(&y.namespace, &y.labels))
     };
     anti(a, b) || anti(b, a) || a.host_ports.iter().any(|p| b.host_ports.contains(p))
 }
@@ -102,7 +128,12 @@ fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
 type Objective = (i64, i64, i64, i64);
 
 fn objective(o: &Offering) -> Objective {
-    (o.flavor.price.0, o.flavor.capacity.cpu_millis, o.flavor.capacity.memory_bytes, 1)
+    (
+        o.flavor.price.0,
+        o.flavor.capacity.cpu_millis,
+        o.flavor.capacity.memory_bytes,
+        1,
+    )
 }
 
 fn add(a: Objective, b: Objective) -> Objective {
@@ -135,11 +166,20 @@ fn exact(
     let mut sums = vec![Resources::default(); full + 1];
     let mut usable = vec![0u128; full + 1];
     let mut clean = vec![true; full + 1];
-    let all_offerings: u128 = if offerings.len() >= 128 { u128::MAX } else { (1u128 << offerings.len()) - 1 };
+    let all_offerings: u128 = if offerings.len() >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << offerings.len()) - 1
+    };
     usable[0] = all_offerings;
     let masks: Vec<u128> = pods
         .iter()
-        .map(|p| allowed[p].iter().filter(|&&o| o < 128).fold(0u128, |m, &o| m | (1u128 << o)))
+        .map(|p| {
+            allowed[p]
+                .iter()
+                .filter(|&&o| o < 128)
+                .fold(0u128, |m, &o| m | (1u128 << o))
+        })
         .collect();
     if offerings.len() > 128 {
         return None;
@@ -193,13 +233,21 @@ fn exact(
     while s != 0 {
         let (_, t) = best[s]?;
         let (_, o) = single[t]?;
-        nodes.push((o, (0..n).filter(|i| t & (1 << i) != 0).map(|i| pods[i]).collect()));
+        nodes.push((
+            o,
+            (0..n)
+                .filter(|i| t & (1 << i) != 0)
+                .map(|i| pods[i])
+                .collect(),
+        ));
         s ^= t;
     }
     // Biggest nodes first, for a stable, readable plan.
     nodes.sort_by(|a, b| {
         let (oa, ob) = (&offerings[a.0].flavor, &offerings[b.0].flavor);
-        ob.price.cmp(&oa.price).then(oa.instance_type.cmp(&ob.instance_type))
+        ob.price
+            .cmp(&oa.price)
+            .then(oa.instance_type.cmp(&ob.instance_type))
     });
     Some(nodes)
 }
@@ -229,7 +277,12 @@ struct Class {
     value: f64,
 }
 
-fn classes(snapshot: &Snapshot, offerings: &[Offering], allowed: &HashMap<usize, Vec<usize>>, pods: &[usize]) -> Vec<Class> {
+fn classes(
+    snapshot: &Snapshot,
+    offerings: &[Offering],
+    allowed: &HashMap<usize, Vec<usize>>,
+    pods: &[usize],
+) -> Vec<Class> {
     let mut index: HashMap<(PodDemandKey, Vec<usize>), usize> = HashMap::new();
     let mut out: Vec<Class> = Vec::new();
     for &p in pods {
@@ -247,7 +300,13 @@ fn classes(snapshot: &Snapshot, offerings: &[Offering], allowed: &HashMap<usize,
                     .map(|&o| share(&d.requests, &offerings[o]))
                     .fold(f64::INFINITY, f64::min);
                 index.insert(key, out.len());
-                out.push(Class { pods: vec![p], demand: d.clone(), allowed: allowed_mask, one_per_node: conflict(d, d), value });
+                out.push(Class {
+                    pods: vec![p],
+                    demand: d.clone(),
+                    allowed: allowed_mask,
+                    one_per_node: conflict(d, d),
+                    value,
+                });
             }
         }
     }
@@ -257,20 +316,39 @@ fn classes(snapshot: &Snapshot, offerings: &[Offering], allowed: &HashMap<usize,
             .requests
             .cpu_millis
             .cmp(&a.demand.requests.cpu_millis)
-            .then(b.demand.requests.memory_bytes.cmp(&a.demand.requests.memory_bytes))
+            .then(
+                b.demand
+                    .requests
+                    .memory_bytes
+                    .cmp(&a.demand.requests.memory_bytes),
+            )
     });
     out
 }
 
 /// A pod's share of an offering's price: price × its dominant fraction of allocatable.
 fn share(req: &Resources, o: &Offering) -> f64 {
-    let frac = |need: i64, have: i64| if need <= 0 { 0.0 } else if have <= 0 { f64::INFINITY } else { need as f64 / have as f64 };
+    let frac = |need: i64, have: i64| {
+        if need <= 0 {
+            0.0
+        } else if have <= 0 {
+            f64::INFINITY
+        } else {
+            need as f64 / have as f64
+        }
+    };
     let mut dominant = frac(req.cpu_millis, o.allocatable.cpu_millis)
         .max(frac(req.memory_bytes, o.allocatable.memory_bytes))
-        .max(frac(req.ephemeral_storage_bytes, o.allocatable.ephemeral_storage_bytes))
+        .max(frac(
+            req.ephemeral_storage_bytes,
+            o.allocatable.ephemeral_storage_bytes,
+        ))
         .max(frac(req.pods, o.allocatable.pods));
     for (k, v) in &req.extended {
-        dominant = dominant.max(frac(*v, o.allocatable.extended.get(k).copied().unwrap_or(0)));
+        dominant = dominant.max(frac(
+            *v,
+            o.allocatable.extended.get(k).copied().unwrap_or(0),
+        ));
     }
     effective_price(o) * dominant
 }
@@ -293,11 +371,19 @@ impl PodDemandKey {
 }
 
 /// How many pods of each class one node of `o` takes, first-fit decreasing over classes.
-fn fill(classes: &[Class], o: usize, offering: &Offering, conflicts: &[Vec<bool>]) -> Vec<(usize, usize)> {
+fn fill(
+    classes: &[Class],
+    o: usize,
+    offering: &Offering,
+    conflicts: &[Vec<bool>],
+) -> Vec<(usize, usize)> {
     let mut free = offering.allocatable.clone();
     let mut pattern: Vec<(usize, usize)> = Vec::new();
     for (c, class) in classes.iter().enumerate() {
-        if class.pods.is_empty() || !class.allowed[o] || pattern.iter().any(|&(p, _)| conflicts[c][p]) {
+        if class.pods.is_empty()
+            || !class.allowed[o]
+            || pattern.iter().any(|&(p, _)| conflicts[c][p])
+        {
             continue;
         }
         let mut k = max_copies(&class.demand.requests, &free).min(class.pods.len() as i64);
@@ -315,10 +401,19 @@ fn fill(classes: &[Class], o: usize, offering: &Offering, conflicts: &[Vec<bool>
 }
 
 fn max_copies(req: &Resources, free: &Resources) -> i64 {
-    let per = |need: i64, have: i64| if need <= 0 { i64::MAX } else { (have / need).max(0) };
+    let per = |need: i64, have: i64| {
+        if need <= 0 {
+            i64::MAX
+        } else {
+            (have / need).max(0)
+        }
+    };
     let mut k = per(req.cpu_millis, free.cpu_millis)
         .min(per(req.memory_bytes, free.memory_bytes))
-        .min(per(req.ephemeral_storage_bytes, free.ephemeral_storage_bytes))
+        .min(per(
+            req.ephemeral_storage_bytes,
+            free.ephemeral_storage_bytes,
+        ))
         .min(per(req.pods, free.pods));
     for (name, v) in &req.extended {
         k = k.min(per(*v, free.extended.get(name).copied().unwrap_or(0)));
@@ -338,7 +433,12 @@ fn greedy(
     let mut classes = classes(snapshot, offerings, allowed, pods);
     let conflicts: Vec<Vec<bool>> = classes
         .iter()
-        .map(|a| classes.iter().map(|b| conflict(&a.demand, &b.demand)).collect())
+        .map(|a| {
+            classes
+                .iter()
+                .map(|b| conflict(&a.demand, &b.demand))
+                .collect()
+        })
         .collect();
     let mut banned = vec![vec![false; offerings.len()]; classes.len()];
     loop {
@@ -348,12 +448,17 @@ fn greedy(
             if budget.room(offering) == 0 {
                 continue;
             }
-            let pattern: Vec<(usize, usize)> =
-                fill(&classes, o, offering, &conflicts).into_iter().filter(|&(c, _)| !banned[c][o]).collect();
+            let pattern: Vec<(usize, usize)> = fill(&classes, o, offering, &conflicts)
+                .into_iter()
+                .filter(|&(c, _)| !banned[c][o])
+                .collect();
             if pattern.is_empty() {
                 continue;
             }
-            let value: f64 = pattern.iter().map(|&(c, k)| classes[c].value * k as f64).sum();
+            let value: f64 = pattern
+                .iter()
+                .map(|&(c, k)| classes[c].value * k as f64)
+                .sum();
             let score = value / effective_price(offering);
             let better = match &best {
                 None => true,
@@ -361,14 +466,17 @@ fn greedy(
                     score > *s * (1.0 + 1e-12)
                         || ((score - *s).abs() <= *s * 1e-12
                             && (value > *v * (1.0 + 1e-12)
-                                || ((value - *v).abs() <= *v * 1e-12 && offering.flavor.price < offerings[*bo].flavor.price)))
+                                || ((value - *v).abs() <= *v * 1e-12
+                                    && offering.flavor.price < offerings[*bo].flavor.price)))
                 }
             };
             if better {
                 best = Some((score, value, o, pattern));
             }
         }
-        let Some((_, _, o, pattern)) = best else { break };
+        let Some((_, _, o, pattern)) = best else {
+            break;
+        };
         let repeats = pattern
             .iter()
             .map(|&(c, k)| classes[c].pods.len() / k)
@@ -406,9 +514,16 @@ fn greedy(
 
 /// Moves each new node to the cheapest offering (same NodePool weight rules) that still holds
 /// its pods, if that is cheaper.
-fn downsize(state: &mut ClusterState, budget: &mut Budget, offerings: &[Offering], allowed: &HashMap<usize, Vec<usize>>) {
+fn downsize(
+    state: &mut ClusterState,
+    budget: &mut Budget,
+    offerings: &[Offering],
+    allowed: &HashMap<usize, Vec<usize>>,
+) {
     for i in 0..state.nodes.len() {
-        let NodeOrigin::New(current) = state.nodes[i].origin else { continue };
+        let NodeOrigin::New(current) = state.nodes[i].origin else {
+            continue;
+        };
         let pods = state.nodes[i].pods.clone();
         let requested = state.nodes[i].requested.clone();
         let cheaper = (0..offerings.len())
@@ -418,7 +533,12 @@ fn downsize(state: &mut ClusterState, budget: &mut Budget, offerings: &[Offering
                     && requested.fits_in(&offerings[o].allocatable)
                     && budget.check(&offerings[o]).is_ok()
             })
-            .min_by_key(|&o| (offerings[o].flavor.price, offerings[o].flavor.capacity.cpu_millis));
+            .min_by_key(|&o| {
+                (
+                    offerings[o].flavor.price,
+                    offerings[o].flavor.capacity.cpu_millis,
+                )
+            });
         if let Some(o) = cheaper {
             budget.release(&offerings[current]);
             budget.take(&offerings[o]);

@@ -40,20 +40,31 @@ impl Strategy for KarpenterCapi {
         let mut unplaced = Vec::new();
         for pod in rest {
             let demand = &snapshot.pods[pod].demand;
-            let fits = |o: &Offering, used: &Resources, labels_node: &crate::model::labels::Labels| {
-                let mut labels = o.labels.clone();
-                labels.insert(keys::HOSTNAME.to_string(), labels_node.get(keys::HOSTNAME).cloned().unwrap_or_default());
-                static_fit(demand, &labels, &o.taints, &o.allocatable.minus(used)).is_ok()
-            };
+            let fits =
+                |o: &Offering, used: &Resources, labels_node: &crate::model::labels::Labels| {
+                    let mut labels = o.labels.clone();
+                    labels.insert(
+                        keys::HOSTNAME.to_string(),
+                        labels_node.get(keys::HOSTNAME).cloned().unwrap_or_default(),
+                    );
+                    static_fit(demand, &labels, &o.taints, &o.allocatable.minus(used)).is_ok()
+                };
             // In-flight claims first, in creation order.
             let mut placed = false;
             for claim in claims.iter_mut() {
-                if state.topology_fit(pod, &state.nodes[claim.node].labels).is_err() {
+                if state
+                    .topology_fit(pod, &state.nodes[claim.node].labels)
+                    .is_err()
+                {
                     continue;
                 }
                 let labels = state.nodes[claim.node].labels.clone();
-                let narrowed: Vec<usize> =
-                    claim.candidates.iter().copied().filter(|&o| fits(&offerings[o], &claim.requested, &labels)).collect();
+                let narrowed: Vec<usize> = claim
+                    .candidates
+                    .iter()
+                    .copied()
+                    .filter(|&o| fits(&offerings[o], &claim.requested, &labels))
+                    .collect();
                 if !narrowed.is_empty() {
                     claim.candidates = narrowed;
                     claim.requested.add(&demand.requests);
@@ -71,7 +82,10 @@ impl Strategy for KarpenterCapi {
             for pool in 0..snapshot.nodepools.len() {
                 let mut candidates: Vec<usize> = (0..offerings.len())
                     .filter(|&o| offerings[o].pool_index == pool)
-                    .filter(|&o| fits(&offerings[o], &empty, &Default::default()) && budget.check(&offerings[o]).is_ok())
+                    .filter(|&o| {
+                        fits(&offerings[o], &empty, &Default::default())
+                            && budget.check(&offerings[o]).is_ok()
+                    })
                     .collect();
                 if candidates.is_empty() {
                     continue;
@@ -79,7 +93,11 @@ impl Strategy for KarpenterCapi {
                 // Every price is 0: the order is the name order, then truncated.
                 candidates.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
                 candidates.truncate(MAX_INSTANCE_TYPES);
-                let node = state.open(&offerings[candidates[0]], NodeOrigin::New(candidates[0]), None);
+                let node = state.open(
+                    &offerings[candidates[0]],
+                    NodeOrigin::New(candidates[0]),
+                    None,
+                );
                 if state.topology_fit(pod, &state.nodes[node].labels).is_err() {
                     state.close_if_empty(node);
                     continue;
@@ -88,7 +106,11 @@ impl Strategy for KarpenterCapi {
                 // carries its pods and topology.
                 state.nodes[node].free = unlimited();
                 state.place(pod, node);
-                claims.push(Claim { node, candidates, requested: demand.requests.clone() });
+                claims.push(Claim {
+                    node,
+                    candidates,
+                    requested: demand.requests.clone(),
+                });
                 opened = true;
                 break;
             }
@@ -100,13 +122,23 @@ impl Strategy for KarpenterCapi {
         for claim in &claims {
             let mut names: Vec<usize> = claim.candidates.clone();
             names.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
-            let chosen = names.iter().copied().find(|&o| budget.check(&offerings[o]).is_ok()).unwrap_or(names[0]);
+            let chosen = names
+                .iter()
+                .copied()
+                .find(|&o| budget.check(&offerings[o]).is_ok())
+                .unwrap_or(names[0]);
             budget.take(&offerings[chosen]);
             let node = &mut state.nodes[claim.node];
             node.origin = NodeOrigin::New(chosen);
             node.free = offerings[chosen].allocatable.minus(&claim.requested);
         }
-        finish(StrategyName::KarpenterCapi, &state, &budget, &offerings, unplaced)
+        finish(
+            StrategyName::KarpenterCapi,
+            &state,
+            &budget,
+            &offerings,
+            unplaced,
+        )
     }
 }
 

@@ -47,12 +47,23 @@ impl Strategy for LeastWaste {
                 let score = waste_score(snapshot, offering, nodes, &pods);
                 // Ties: Cluster Autoscaler picks at random among the best; we take input order.
                 if best.as_ref().is_none_or(|b| score < b.score) {
-                    best = Some(Estimate { offering: o, nodes, pods, score });
+                    best = Some(Estimate {
+                        offering: o,
+                        nodes,
+                        pods,
+                        score,
+                    });
                 }
             }
             let Some(choice) = best else { break };
             let offering = &offerings[choice.offering];
-            let (nodes, pods) = first_fit_decreasing(&mut state, offering, choice.offering, &rest, budget.room(offering));
+            let (nodes, pods) = first_fit_decreasing(
+                &mut state,
+                offering,
+                choice.offering,
+                &rest,
+                budget.room(offering),
+            );
             debug_assert_eq!((nodes, pods.len()), (choice.nodes, choice.pods.len()));
             for _ in 0..nodes {
                 budget.take(offering);
@@ -65,7 +76,13 @@ impl Strategy for LeastWaste {
 
 /// Cluster Autoscaler's binpacking estimate for one node group: pods in order, each onto the
 /// first new node of the group that fits, opening one (up to `room`) when none does.
-fn first_fit_decreasing(state: &mut ClusterState, o: &Offering, index: usize, pods: &[usize], room: i64) -> (usize, Vec<usize>) {
+fn first_fit_decreasing(
+    state: &mut ClusterState,
+    o: &Offering,
+    index: usize,
+    pods: &[usize],
+    room: i64,
+) -> (usize, Vec<usize>) {
     let mut opened: Vec<usize> = Vec::new();
     let mut placed = Vec::new();
     for &p in pods {
@@ -94,7 +111,13 @@ fn waste_score(snapshot: &Snapshot, o: &Offering, nodes: usize, pods: &[usize]) 
     let n = nodes as f64;
     let cpu_cap = o.flavor.capacity.cpu_millis as f64 * n;
     let mem_cap = o.flavor.capacity.memory_bytes as f64 * n;
-    let cpu: f64 = pods.iter().map(|&p| snapshot.pods[p].demand.requests.cpu_millis as f64).sum();
-    let mem: f64 = pods.iter().map(|&p| snapshot.pods[p].demand.requests.memory_bytes as f64).sum();
+    let cpu: f64 = pods
+        .iter()
+        .map(|&p| snapshot.pods[p].demand.requests.cpu_millis as f64)
+        .sum();
+    let mem: f64 = pods
+        .iter()
+        .map(|&p| snapshot.pods[p].demand.requests.memory_bytes as f64)
+        .sum();
     (cpu_cap - cpu) / cpu_cap + (mem_cap - mem) / mem_cap
 }

@@ -48,7 +48,12 @@ pub struct Placement {
 impl Placement {
     /// Total price per hour of the new nodes.
     pub fn price(&self) -> Price {
-        Price(self.new_nodes.iter().map(|n| n.offering.flavor.price.0).sum())
+        Price(
+            self.new_nodes
+                .iter()
+                .map(|n| n.offering.flavor.price.0)
+                .sum(),
+        )
     }
 
     /// Total capacity of the new nodes.
@@ -62,9 +67,12 @@ impl Placement {
 
     /// Number of new nodes per instance type, sorted by name.
     pub fn node_counts(&self) -> Vec<(String, usize)> {
-        let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        let mut counts: std::collections::BTreeMap<String, usize> =
+            std::collections::BTreeMap::new();
         for n in &self.new_nodes {
-            *counts.entry(n.offering.flavor.instance_type.clone()).or_insert(0) += 1;
+            *counts
+                .entry(n.offering.flavor.instance_type.clone())
+                .or_insert(0) += 1;
         }
         counts.into_iter().collect()
     }
@@ -96,7 +104,12 @@ pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
             .requests
             .cpu_millis
             .cmp(&pa.demand.requests.cpu_millis)
-            .then(pb.demand.requests.memory_bytes.cmp(&pa.demand.requests.memory_bytes))
+            .then(
+                pb.demand
+                    .requests
+                    .memory_bytes
+                    .cmp(&pa.demand.requests.memory_bytes),
+            )
             .then(pa.created.cmp(&pb.created))
             .then_with(|| pa.demand.key().cmp(&pb.demand.key()))
     });
@@ -187,7 +200,12 @@ impl Budget {
         for md in &snapshot.machine_deployments {
             if let Ok(f) = &md.flavor {
                 if let Some(max) = f.max_size {
-                    let current = md.object.value.pointer("/spec/replicas").and_then(|v| v.as_i64()).unwrap_or(0);
+                    let current = md
+                        .object
+                        .value
+                        .pointer("/spec/replicas")
+                        .and_then(|v| v.as_i64())
+                        .unwrap_or(0);
                     sizes.insert(f.machine_deployment.clone(), (max, current));
                 }
             }
@@ -199,7 +217,11 @@ impl Budget {
     pub fn check(&self, o: &Offering) -> Result<(), Unfit> {
         if let Some(limits) = self.pools.get(&o.node_pool) {
             for (resource, limit, usage) in limits {
-                let add = if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+                let add = if resource == "nodes" {
+                    1
+                } else {
+                    o.flavor.capacity.get(resource)
+                };
                 if usage + add > *limit {
                     return Err(Unfit::LimitReached {
                         node_pool: o.node_pool.clone(),
@@ -212,7 +234,10 @@ impl Budget {
         }
         if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment) {
             if used + 1 > *max {
-                return Err(Unfit::MaxSizeReached { machine_deployment: o.flavor.machine_deployment.clone(), max: *max });
+                return Err(Unfit::MaxSizeReached {
+                    machine_deployment: o.flavor.machine_deployment.clone(),
+                    max: *max,
+                });
             }
         }
         Ok(())
@@ -223,7 +248,11 @@ impl Budget {
         let mut room = i64::MAX;
         if let Some(limits) = self.pools.get(&o.node_pool) {
             for (resource, limit, usage) in limits {
-                let per_node = if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+                let per_node = if resource == "nodes" {
+                    1
+                } else {
+                    o.flavor.capacity.get(resource)
+                };
                 if per_node > 0 {
                     room = room.min(((limit - usage) / per_node).max(0));
                 }
@@ -239,7 +268,11 @@ impl Budget {
     pub fn take(&mut self, o: &Offering) {
         if let Some(limits) = self.pools.get_mut(&o.node_pool) {
             for (resource, _, usage) in limits.iter_mut() {
-                *usage += if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+                *usage += if resource == "nodes" {
+                    1
+                } else {
+                    o.flavor.capacity.get(resource)
+                };
             }
         }
         if let Some((_, used)) = self.sizes.get_mut(&o.flavor.machine_deployment) {
@@ -250,9 +283,19 @@ impl Budget {
 
 /// Why a pod fits none of the offerings: one rejection per offering (a fresh node of it, with
 /// the plan's budget and topology as they ended).
-pub fn rejections(state: &ClusterState, budget: &Budget, offerings: &[Offering], pod: usize) -> Vec<Rejection> {
+pub fn rejections(
+    state: &ClusterState,
+    budget: &Budget,
+    offerings: &[Offering],
+    pod: usize,
+) -> Vec<Rejection> {
     let demand = &state.snapshot().pods[pod].demand;
-    let multi_pool = offerings.iter().map(|o| &o.node_pool).collect::<std::collections::BTreeSet<_>>().len() > 1;
+    let multi_pool = offerings
+        .iter()
+        .map(|o| &o.node_pool)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
     let mut out = Vec::new();
     for o in offerings {
         let subject = if multi_pool {
@@ -261,7 +304,10 @@ pub fn rejections(state: &ClusterState, budget: &Budget, offerings: &[Offering],
             o.flavor.instance_type.clone()
         };
         let mut labels = o.labels.clone();
-        labels.insert(crate::model::labels::keys::HOSTNAME.to_string(), format!("{}-new", o.flavor.instance_type));
+        labels.insert(
+            crate::model::labels::keys::HOSTNAME.to_string(),
+            format!("{}-new", o.flavor.instance_type),
+        );
         let unfit = static_fit(demand, &labels, &o.taints, &o.allocatable)
             .err()
             .or_else(|| budget.check(o).err())
@@ -271,7 +317,10 @@ pub fn rejections(state: &ClusterState, budget: &Budget, offerings: &[Offering],
         }
     }
     if offerings.is_empty() {
-        out.push(Rejection { subject: "catalog".to_string(), unfit: Unfit::NoOffering });
+        out.push(Rejection {
+            subject: "catalog".to_string(),
+            unfit: Unfit::NoOffering,
+        });
     }
     out
 }
@@ -290,7 +339,10 @@ pub fn finish(
         new_nodes: new_nodes(state, offerings),
         on_existing,
         on_in_flight,
-        unschedulable: unplaced.into_iter().map(|p| (p, rejections(state, budget, offerings, p))).collect(),
+        unschedulable: unplaced
+            .into_iter()
+            .map(|p| (p, rejections(state, budget, offerings, p)))
+            .collect(),
     }
 }
 
@@ -299,7 +351,11 @@ impl Budget {
     pub fn release(&mut self, o: &Offering) {
         if let Some(limits) = self.pools.get_mut(&o.node_pool) {
             for (resource, _, usage) in limits.iter_mut() {
-                *usage -= if resource == "nodes" { 1 } else { o.flavor.capacity.get(resource) };
+                *usage -= if resource == "nodes" {
+                    1
+                } else {
+                    o.flavor.capacity.get(resource)
+                };
             }
         }
         if let Some((_, used)) = self.sizes.get_mut(&o.flavor.machine_deployment) {

@@ -1,0 +1,213 @@
+//! Rendering a [`SimulationReport`]: a comparison table of the strategies (one strategy: its
+//! nodes in detail), the savings, and the pods that fit nowhere with their reasons.
+
+use crate::cli::OutputFormat;
+use crate::error::Result;
+use crate::model::flavor::Price;
+use crate::model::quantity::{format_gib, format_millis};
+use crate::render::table::Table;
+use crate::render::{Printer, Style, paint};
+use crate::sched::report::{SimulationReport, StrategyReport};
+
+/// Prints the report per the printer's format.
+pub fn print_report(printer: &Printer, report: &SimulationReport) -> Result<()> {
+    match printer.format {
+        OutputFormat::Json | OutputFormat::Yaml => printer.structured(report),
+        OutputFormat::Table | OutputFormat::Wide => printer.write(&report_text(
+            report,
+            printer.format == OutputFormat::Wide,
+            printer.color,
+        )),
+    }
+}
+
+fn nodes_summary(s: &StrategyReport) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for n in &s.nodes {
+        match counts.iter_mut().find(|(t, _)| *t == n.instance_type) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((n.instance_type.clone(), 1)),
+        }
+    }
+    if counts.is_empty() {
+        return "-".to_string();
+    }
+    counts
+        .iter()
+        .map(|(t, c)| format!("{c}x {t}"))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+fn extra(p: Option<Price>, base: Option<Price>, color: bool) -> String {
+    match (p, base) {
+        (Some(extra), Some(base)) if extra.0 > 0 => {
+            let pct = if base.0 > 0 {
+                format!(
+                    " (+{}%)",
+                    (i128::from(extra.0) * 100 + i128::from(base.0) / 2) / i128::from(base.0)
+                )
+            } else {
+                String::new()
+            };
+            paint(color, &format!("+{extra}{pct}"), Style::Bad)
+        }
+        (Some(extra), _) if extra.0 < 0 => {
+            paint(color, &format!("-{}", Price(-extra.0)), Style::Warn)
+        }
+        (Some(_), _) => "same".to_string(),
+        (None, _) => "-".to_string(),
+    }
+}
+
+/// The report as text.
+pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String {
+    let mut out = String::new();
+    let cost = report
+        .strategies
+        .iter()
+        .find(|s| s.strategy == "cost")
+        .map(|s| s.totals.price_per_hour);
+    if report.strategies.len() == 1 {
+        out.push_str(&detail_table(&report.strategies[0], wide));
+    } else {
+        let mut t = Table::new(&[
+            "STRATEGY",
+            "NEW NODES",
+            "VCPU",
+            "MEMORY",
+            "PRICE/H",
+            "VS COST",
+            "UNSCHEDULABLE",
+        ]);
+        for s in &report.strategies {
+            let name = if s.strategy == "cost" {
+                paint(color, &s.strategy, Style::Good)
+            } else {
+                s.strategy.clone()
+            };
+            t.row(vec![
+                name,
+                nodes_summary(s),
+                format_millis(s.totals.cpu_millis),
+                format_gib(s.totals.memory_bytes),
+                s.totals.price_per_hour.to_string(),
+                if s.strategy == "cost" {
+                    "-".to_string()
+                } else {
+                    extra(s.extra_vs_cost_per_hour, cost, color)
+                },
+                s.unschedulable.len().to_string(),
+            ]);
+        }
+        out.push_str(&t.render());
+        let savings: Vec<String> = report
+            .strategies
+            .iter()
+            .filter_map(|s| {
+                s.extra_vs_cost_per_hour
+                    .filter(|e| e.0 > 0)
+                    .map(|e| format!("{e}/h vs {}", s.strategy))
+            })
+            .collect();
+        if !savings.is_empty() {
+            out.push_str(&format!(
+                "\ncost saves {} ({}/month at 730 h).\n",
+                savings.join(", "),
+                monthly(report)
+            ));
+        }
+        if wide {
+            for s in &report.strategies {
+                out.push_str(&format!("\n{}:\n", s.strategy));
+                out.push_str(&detail_table(s, true));
+            }
+        }
+    }
+    for s in &report.strategies {
+        if s.unschedulable.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\nUnschedulable with {}:\n", s.strategy));
+        for u in &s.unschedulable {
+            out.push_str(&format!("  {}\n", paint(color, &u.pod, Style::Bad)));
+            for r in &u.reasons {
+                out.push_str(&format!("    - {r}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn monthly(report: &SimulationReport) -> String {
+    let max_extra = report
+        .strategies
+        .iter()
+        .filter_map(|s| s.extra_vs_cost_per_hour)
+        .map(|p| p.0)
+        .max()
+        .unwrap_or(0);
+    // Display only: cents are enough for a monthly figure.
+    format!("up to {:.2}", Price(max_extra.saturating_mul(730)).as_f64())
+}
+
+/// `used/total` in one unit: whole cores when both are, else millicores.
+fn cpu_pair(used: i64, total: i64) -> String {
+    if used % 1000 == 0 && total % 1000 == 0 {
+        format!("{}/{}", used / 1000, total / 1000)
+    } else {
+        format!("{used}m/{total}m")
+    }
+}
+
+fn detail_table(s: &StrategyReport, wide: bool) -> String {
+    let mut header = vec![
+        "NODE",
+        "INSTANCE TYPE",
+        "MACHINEDEPLOYMENT",
+        "PODS",
+        "CPU REQ/ALLOC",
+        "MEMORY REQ/ALLOC",
+        "PRICE/H",
+    ];
+    if wide {
+        header.push("POD NAMES");
+    }
+    let mut t = Table::new(&header);
+    for (i, n) in s.nodes.iter().enumerate() {
+        let mut row = vec![
+            format!("new-{}", i + 1),
+            n.instance_type.clone(),
+            n.machine_deployment.clone(),
+            n.pods.len().to_string(),
+            cpu_pair(n.requested.cpu_millis, n.allocatable.cpu_millis),
+            format!(
+                "{}/{}",
+                format_gib(n.requested.memory_bytes),
+                format_gib(n.allocatable.memory_bytes)
+            ),
+            n.price_per_hour.to_string(),
+        ];
+        if wide {
+            row.push(n.pods.join(","));
+        }
+        t.row(row);
+    }
+    let mut out = if t.is_empty() {
+        "No new nodes.\n".to_string()
+    } else {
+        t.render()
+    };
+    out.push_str(&format!(
+        "Total ({}): {} node(s), {} vCPU, {} memory, {}/h\n",
+        s.strategy,
+        s.totals.nodes,
+        format_millis(s.totals.cpu_millis),
+        format_gib(s.totals.memory_bytes),
+        s.totals.price_per_hour
+    ));
+    for e in &s.on_existing_nodes {
+        out.push_str(&format!("  {} -> existing node {}\n", e.pod, e.node));
+    }
+    out
+}

@@ -1,0 +1,148 @@
+//! Bad input to `simulate`: clear errors naming file, object and field, exit code 2; pods that
+//! fit nowhere are listed with per-flavor reasons and exit 0.
+
+use assert_cmd::Command;
+
+const MD: &str = "apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: small
+  namespace: capi
+  labels: {node.cluster.x-k8s.io/karpenter-member: ''}
+  annotations:
+    capacity.cluster-autoscaler.kubernetes.io/cpu: 'CPU'
+    capacity.cluster-autoscaler.kubernetes.io/memory: 4Gi
+    capacity.cluster-autoscaler.kubernetes.io/price: '0.05'
+spec: {clusterName: c, replicas: 0, template: {spec: {clusterName: c}}}
+";
+
+fn run(yaml: &str, args: &[&str]) -> (i32, String, String) {
+    let dir = tempdir();
+    let path = dir.join("input.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .arg("simulate")
+        .arg("-f")
+        .arg(&path)
+        .args(args)
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr)
+        .unwrap()
+        .replace(&path.display().to_string(), "input.yaml");
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        stderr,
+    )
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("kkc-sim-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+#[test]
+fn malformed_yaml_names_the_file_and_document() {
+    let (code, _, err) = run(
+        &format!("{}---\nkind: [oops\n", MD.replace("CPU", "2")),
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: input.yaml: document 2 (from line 13) is not valid YAML"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_quantity_in_a_capacity_annotation() {
+    let (code, _, err) = run(MD.replace("CPU", "4x").as_str(), &[]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim(),
+        "error: input.yaml#1: MachineDeployment capi/small: metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]: \
+         invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)"
+    );
+}
+
+#[test]
+fn member_without_cpu_annotation() {
+    let yaml = MD.replace(
+        "    capacity.cluster-autoscaler.kubernetes.io/cpu: 'CPU'\n",
+        "",
+    );
+    let (code, _, err) = run(&yaml, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("MachineDeployment capi/small: metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]: missing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_quantity_in_a_pod() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n  containers: [{name: c, resources: {requests: {memory: 1Qi}}}]\n";
+    let (code, _, err) = run(&format!("{}---\n{pod}", MD.replace("CPU", "2")), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("input.yaml#2: Pod default/p: spec.containers[0].resources.requests[memory]: invalid quantity \"1Qi\""), "{err}");
+}
+
+#[test]
+fn no_flavors_at_all() {
+    let (code, _, err) = run(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c}]}\n",
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no flavors: 0 MachineDeployment(s) read, none is a member"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_kind_without_api_version() {
+    let (code, _, err) = run("kind: Widget\nmetadata: {name: w}\n", &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("input.yaml#1: Widget w: apiVersion: missing on a Widget"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file() {
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .args(["simulate", "-f", "/nonexistent/x.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap().trim(),
+        "error: /nonexistent/x.yaml: no such file or directory"
+    );
+}
+
+#[test]
+fn pods_that_fit_nowhere_are_listed_with_reasons() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: default}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: '3', memory: 1Gi}}}]\n";
+    let (code, out, _) = run(
+        &format!("{}---\n{pod}", MD.replace("CPU", "2")),
+        &["--strategy", "cost"],
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("Unschedulable with cost:\n  default/huge\n    - small: needs 3 cpu, small has 2 allocatable\n"), "{out}");
+}
