@@ -609,3 +609,70 @@ fn probe_pod() -> PodRecord {
         containers: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(join: &str) -> RawObject {
+        let yaml = format!(
+            "apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\nkind: KubeadmConfigTemplate\nmetadata: {{name: t, namespace: ns}}\nspec:\n  template:\n    spec:\n      joinConfiguration:\n        nodeRegistration: {join}\n"
+        );
+        RawObject::from_value(serde_saphyr::from_str(&yaml).unwrap(), "test").unwrap()
+    }
+
+    fn taints(join: &str) -> Vec<String> {
+        registration_taints(&template(join))
+            .iter()
+            .map(|(t, f)| format!("{t} ({f})"))
+            .collect()
+    }
+
+    #[test]
+    fn registration_taints_come_from_the_list_and_the_kubelet_flag() {
+        assert_eq!(
+            taints("{taints: [{key: karpenter.sh/unregistered, effect: NoExecute}]}"),
+            vec!["karpenter.sh/unregistered:NoExecute (nodeRegistration.taints)"]
+        );
+        // v1beta1: kubeletExtraArgs is a map; v1beta2: a list of {name, value}.
+        assert_eq!(
+            taints(
+                "{kubeletExtraArgs: {register-with-taints: 'karpenter.sh/unregistered:NoExecute,a=b:NoSchedule'}}"
+            ),
+            vec![
+                "karpenter.sh/unregistered:NoExecute (kubeletExtraArgs register-with-taints)",
+                "a=b:NoSchedule (kubeletExtraArgs register-with-taints)"
+            ]
+        );
+        assert_eq!(
+            taints(
+                "{kubeletExtraArgs: [{name: register-with-taints, value: 'karpenter.sh/unregistered:NoSchedule'}]}"
+            ),
+            vec!["karpenter.sh/unregistered:NoSchedule (kubeletExtraArgs register-with-taints)"]
+        );
+        assert!(taints("{taints: []}").is_empty());
+    }
+
+    #[test]
+    fn wrong_effect_is_an_error_naming_the_field() {
+        let mut snapshot = Snapshot::default();
+        snapshot.objects.push(template(
+            "{taints: [{key: karpenter.sh/unregistered, effect: NoSchedule}]}",
+        ));
+        let f = template_finding(
+            &snapshot,
+            &TemplateUse {
+                key: "KubeadmConfigTemplate/ns/t".to_string(),
+                members: vec!["ns/md".to_string()],
+            },
+        );
+        assert_eq!(
+            (f.cause, f.severity),
+            (Cause::UnregisteredTaintMissing, Severity::Error)
+        );
+        assert_eq!(
+            f.message,
+            "nodeRegistration.taints has karpenter.sh/unregistered:NoSchedule, but Karpenter expects effect NoExecute (used by ns/md)"
+        );
+    }
+}
