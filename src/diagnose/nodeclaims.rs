@@ -35,6 +35,9 @@ pub enum Blocker {
     MachineNotFound {
         /// The Machine the claim's annotation names, when it names one that does not exist.
         named: Option<String>,
+        /// The claim's own `Launched=False` condition (`reason: message`), when the provider
+        /// reported a launch failure.
+        launch_failed: Option<String>,
     },
     /// The Machine reports a terminal failure.
     MachineFailed {
@@ -122,7 +125,10 @@ impl Blocker {
     pub fn is_failure(&self) -> bool {
         matches!(
             self,
-            Blocker::MachineFailed { .. }
+            Blocker::MachineNotFound {
+                launch_failed: Some(_),
+                ..
+            } | Blocker::MachineFailed { .. }
                 | Blocker::MultipleNodesFound { .. }
                 | Blocker::UnregisteredTaintMissing { .. }
         )
@@ -131,10 +137,16 @@ impl Blocker {
     /// The evidence, as one sentence.
     pub fn describe(&self) -> String {
         match self {
-            Blocker::MachineNotFound { named: Some(m) } => {
+            Blocker::MachineNotFound {
+                launch_failed: Some(failure),
+                ..
+            } => {
+                format!("no Machine is bound: the provider reported Launched=False ({failure})")
+            }
+            Blocker::MachineNotFound { named: Some(m), .. } => {
                 format!("annotation {MACHINE_ANNOTATION} names Machine {m}, which does not exist")
             }
-            Blocker::MachineNotFound { named: None } => {
+            Blocker::MachineNotFound { named: None, .. } => {
                 format!(
                     "no Machine is bound (no {MACHINE_ANNOTATION} annotation, no Machine with its providerID)"
                 )
@@ -196,6 +208,9 @@ impl Blocker {
                 .unwrap_or_else(|| m.to_string())
         };
         match self {
+            Blocker::MachineNotFound { launch_failed: Some(_), .. } => {
+                "fix what the provider reports (see the Setup findings on the member MachineDeployments); Karpenter deletes the claim and retries".to_string()
+            }
             Blocker::MachineNotFound { .. } => {
                 "the controller binds a Machine after raising the MachineDeployment's replicas: check it runs (see Controller) and `kubectl get machines -A -l cluster.x-k8s.io/deployment-name`".to_string()
             }
@@ -266,8 +281,12 @@ pub fn chain<'a>(snapshot: &'a Snapshot, claim: &'a NodeClaimRecord) -> ClaimCha
         }),
     };
     let Some(machine) = c.machine else {
+        let launch_failed = condition::find(&claim.conditions, "Launched")
+            .filter(|c| c.status == "False")
+            .map(|c| format!("{}: {}", c.reason, c.message));
         c.blocker = Some(Blocker::MachineNotFound {
             named: claim.machine.clone(),
+            launch_failed,
         });
         return c;
     };
