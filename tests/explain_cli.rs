@@ -221,3 +221,57 @@ fn nodepool_limits_are_a_reason_with_numbers() {
         "least-waste models Cluster Autoscaler, which knows no NodePool limits"
     );
 }
+
+#[test]
+fn taints_and_node_requirements_are_reasons() {
+    let md = |name: &str, extra: &str| {
+        format!(
+            "apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: {name}
+  namespace: capi
+  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}
+  annotations:
+    capacity.cluster-autoscaler.kubernetes.io/cpu: '8'
+    capacity.cluster-autoscaler.kubernetes.io/memory: 32Gi
+    capacity.cluster-autoscaler.kubernetes.io/labels: kubernetes.io/arch=amd64,node.kubernetes.io/instance-type={name}
+    capacity.cluster-autoscaler.kubernetes.io/price: '0.5'
+{extra}spec: {{clusterName: c, replicas: 0, template: {{spec: {{clusterName: c}}}}}}
+"
+        )
+    };
+    let scenario = format!(
+        "{}---\n{}---
+apiVersion: v1
+kind: Pod
+metadata: {{name: arm, namespace: default}}
+spec:
+  nodeSelector: {{kubernetes.io/arch: arm64}}
+  containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]
+",
+        md(
+            "gpu-1",
+            "    capacity.cluster-autoscaler.kubernetes.io/taints: nvidia.com/gpu=true:NoSchedule\n"
+        ),
+        md("c3-32", "")
+    );
+    let dir = std::env::temp_dir().join(format!("kkc-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("taints.yaml");
+    std::fs::write(&path, scenario).unwrap();
+    let (code, stdout, stderr) = explain(&["pod", "arm", "-f", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let flavors: Vec<&str> = stdout.lines().skip(2).take(2).collect();
+    assert_eq!(
+        flavors,
+        vec![
+            "│  ├─ gpu-1  does not fit  taint nvidia.com/gpu=true:NoSchedule not tolerated",
+            "│  └─ c3-32  does not fit  requires kubernetes.io/arch In [arm64], c3-32 has kubernetes.io/arch=amd64",
+        ]
+    );
+    assert!(
+        stdout.contains("   ├─ cost            unschedulable\n"),
+        "{stdout}"
+    );
+}
