@@ -503,6 +503,12 @@ pub fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> F
             ),
         )
     };
+    // A claim already being deleted explains why its Machine or Node may vanish next.
+    let message = if claim.deleting {
+        format!("{message}; the NodeClaim is being deleted")
+    } else {
+        message
+    };
     Finding::new(AREA, cause, severity, subject, message, remedy)
 }
 
