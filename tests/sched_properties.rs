@@ -180,10 +180,10 @@ fn brute_force(flavors: &[FlavorSpec], pods: &[PodSpec]) -> Option<i64> {
     ) {
         if k == items.len() {
             let total: Option<i64> = blocks.iter().map(|b| cost_of(b)).sum();
-            if let Some(t) = total {
-                if best.is_none_or(|b| t < b) {
-                    *best = Some(t);
-                }
+            if let Some(t) = total
+                && best.is_none_or(|b| t < b)
+            {
+                *best = Some(t);
             }
             return;
         }

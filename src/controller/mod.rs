@@ -1,7 +1,16 @@
 //! The pure reconcile core: snapshot + now + config -> a [`Plan`] of [`Action`]s, and the API
 //! writes each action implies. No I/O, no clock: `now` is an argument.
+//!
+//! # Guarantees
+//! - Idempotent: planning the snapshot that results from applying a plan yields no new
+//!   NodeClaims and no replica change; a converged cluster yields an empty plan.
+//! - Declarative scaling: replicas are derived from the NodeClaims, never incremented.
+//! - Replicas are never lowered without first marking the exact Machines to remove.
 
 pub mod action;
+pub mod lifecycle;
+pub mod provision;
+pub mod scale;
 pub mod write;
 
 use jiff::Timestamp;
@@ -41,14 +50,47 @@ impl Default for Config {
 pub struct Plan {
     /// The actions.
     pub actions: Vec<Action>,
-    /// Things worth telling the operator that are not changes (skipped NodePools, ...).
+    /// Things worth telling the operator that are not changes (pods that fit nowhere, batching).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
-/// Plans one reconcile pass. (Provisioning, binding, registration and liveness are filled in
-/// by their modules.)
+/// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
+/// exact Machine); binding and launch; registration and initialization; provisioning of new
+/// NodeClaims for provisionable pods; then MachineDeployment replicas.
 pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
-    let _ = (snapshot, now, config);
-    Plan::default()
+    let mut actions = lifecycle::node_classes(snapshot);
+    let live = lifecycle::liveness(snapshot, now, config);
+    let removals = scale::Removals {
+        claims: live.deleted_claims.clone(),
+        machines: live.marked_machines.clone(),
+    };
+    actions.extend(live.actions);
+    actions.extend(lifecycle::bind_and_launch(snapshot, &removals.claims));
+    actions.extend(lifecycle::register_and_initialize(
+        snapshot,
+        &removals.claims,
+    ));
+
+    // Claims deleted by this pass no longer hold room for pending pods.
+    let view;
+    let provision_view = if removals.claims.is_empty() {
+        snapshot
+    } else {
+        let mut v = snapshot.clone();
+        for c in v
+            .nodeclaims
+            .iter_mut()
+            .filter(|c| removals.claims.contains(&c.name))
+        {
+            c.deleting = true;
+        }
+        view = v;
+        &view
+    };
+    let (created, notes) = provision::provision(provision_view, now, config);
+    let scaling = scale::scale(snapshot, &removals, &created);
+    actions.extend(created);
+    actions.extend(scaling);
+    Plan { actions, notes }
 }

@@ -208,3 +208,53 @@ impl Snapshot {
 pub fn has_member_label(labels: &Labels) -> bool {
     labels.contains_key(MEMBER_LABEL)
 }
+
+impl Snapshot {
+    /// The MachineDeployment (`namespace/name`) a NodeClaim is for: our annotation, else its
+    /// bound Machine's deployment, else the member of its NodePool with its instance type (and
+    /// zone, when labelled).
+    pub fn claim_machine_deployment(
+        &self,
+        claim: &super::nodeclaim::NodeClaimRecord,
+    ) -> Option<String> {
+        if let Some(md) = &claim.machine_deployment {
+            return Some(md.clone());
+        }
+        if let Some(m) = claim
+            .machine
+            .as_ref()
+            .and_then(|k| self.machines.iter().find(|m| &m.key() == k))
+            && let Some(d) = m.deployment_key()
+        {
+            return Some(d);
+        }
+        let it = claim.instance_type.as_ref()?;
+        let zone = claim.labels.get(super::labels::keys::ZONE);
+        let pool = claim
+            .node_pool
+            .as_ref()
+            .and_then(|p| self.nodepools.iter().find(|np| &np.name == p));
+        let candidates: Vec<&MachineDeploymentRecord> = match pool {
+            Some(p) => self.members_of(p).collect(),
+            None => self.all_members(),
+        };
+        candidates
+            .into_iter()
+            .filter_map(|md| md.flavor.as_ref().ok())
+            .find(|f| &f.instance_type == it && zone.is_none_or(|z| f.zone() == Some(z.as_str())))
+            .map(|f| f.machine_deployment.clone())
+    }
+
+    /// NodeClaims launched or launching whose Node is not in the snapshot yet (not deleting).
+    pub fn in_flight_claims(
+        &self,
+    ) -> impl Iterator<Item = &super::nodeclaim::NodeClaimRecord> + '_ {
+        self.nodeclaims.iter().filter(move |c| {
+            !c.deleting
+                && !self.nodes.iter().any(|n| {
+                    c.node_name.as_ref() == Some(&n.name)
+                        || (c.provider_id.is_some() && n.provider_id == c.provider_id)
+                })
+        })
+    }
+}

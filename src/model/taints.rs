@@ -168,6 +168,23 @@ impl Toleration {
     }
 }
 
+/// Taints Karpenter treats as ephemeral: a node carrying one is not initialized yet.
+pub fn is_ephemeral(key: &str) -> bool {
+    matches!(
+        key,
+        "node.kubernetes.io/not-ready"
+            | "node.kubernetes.io/unreachable"
+            | "node.cloudprovider.kubernetes.io/uninitialized"
+            | "karpenter.sh/unregistered"
+    ) || key.starts_with("readiness.k8s.io/")
+}
+
+/// Taints a node carries only while it joins: the ephemeral ones, plus the one Cluster API's
+/// kubeadm bootstrap adds until its first label sync.
+pub fn is_joining(key: &str) -> bool {
+    is_ephemeral(key) || key == "node.cluster.x-k8s.io/uninitialized"
+}
+
 /// The first hard taint none of the tolerations match.
 pub fn first_untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'a Taint> {
     taints

@@ -42,11 +42,11 @@ impl Table {
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(self.rows.iter()) {
             let mut line = String::new();
-            for i in 0..cols {
+            for (i, width) in widths.iter().enumerate() {
                 let cell = row.get(i).map(String::as_str).unwrap_or("");
                 line.push_str(cell);
                 if i + 1 < cols {
-                    line.push_str(&" ".repeat(widths[i] - visible_width(cell) + 3));
+                    line.push_str(&" ".repeat(width - visible_width(cell) + 3));
                 }
             }
             out.push_str(line.trim_end());

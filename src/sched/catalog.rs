@@ -108,14 +108,14 @@ fn offering(
     // A pool requirement on a key the flavor does not define is compatible: the node takes the
     // pool's value. On a key it defines, the flavor's value must satisfy it.
     for r in &pool.requirements {
-        if let Some(v) = flavor.labels.get(&r.key) {
-            if !r.matches_value(Some(v)) {
-                return Err(Unfit::NodePoolRequirement {
-                    node_pool: pool.name.clone(),
-                    requirement: r.to_string(),
-                    value: Some(v.clone()),
-                });
-            }
+        if let Some(v) = flavor.labels.get(&r.key)
+            && !r.matches_value(Some(v))
+        {
+            return Err(Unfit::NodePoolRequirement {
+                node_pool: pool.name.clone(),
+                requirement: r.to_string(),
+                value: Some(v.clone()),
+            });
         }
     }
     let mut labels = flavor.labels.clone();

@@ -61,8 +61,10 @@ pub struct ClusterState<'a> {
 }
 
 impl<'a> ClusterState<'a> {
-    /// The existing, schedulable nodes of the snapshot with their bound pods subtracted.
-    pub fn new(snapshot: &'a Snapshot) -> ClusterState<'a> {
+    /// The existing nodes of the snapshot with their bound pods subtracted, then the in-flight
+    /// NodeClaims (launched or launching, no Node yet) as empty nodes of their offering, so
+    /// pending pods count on them before any new node is planned.
+    pub fn new(snapshot: &'a Snapshot, offerings: &[Offering]) -> ClusterState<'a> {
         let topology_keys: BTreeSet<String> = snapshot
             .pods
             .iter()
@@ -85,11 +87,31 @@ impl<'a> ClusterState<'a> {
         let mut by_name = HashMap::new();
         for (i, n) in snapshot.nodes.iter().enumerate() {
             by_name.insert(n.name.as_str(), state.nodes.len());
+            // A node still being initialized for a NodeClaim is counted as Karpenter does: its
+            // ephemeral and startup taints are about to go.
+            let initializing = snapshot.nodeclaims.iter().find(|c| {
+                !c.deleting
+                    && !c.condition_true("Initialized")
+                    && c.provider_id.is_some()
+                    && c.provider_id == n.provider_id
+            });
+            let taints = match initializing {
+                Some(c) => n
+                    .taints
+                    .iter()
+                    .filter(|t| {
+                        !crate::model::taints::is_joining(&t.key)
+                            && !c.startup_taints.iter().any(|s| s.key == t.key)
+                    })
+                    .cloned()
+                    .collect(),
+                None => n.taints.clone(),
+            };
             state.nodes.push(PlanNode {
                 origin: NodeOrigin::Existing(i),
                 name: n.name.clone(),
                 labels: n.labels.clone(),
-                taints: n.taints.clone(),
+                taints,
                 cordoned: n.unschedulable,
                 free: n.allocatable.clone(),
                 requested: Resources::default(),
@@ -106,6 +128,22 @@ impl<'a> ClusterState<'a> {
                 node.free.sub(&p.demand.requests);
                 node.ports.extend(p.demand.host_ports.iter().cloned());
                 state.index_resident(pi, ni);
+            }
+        }
+        for claim in snapshot.in_flight_claims() {
+            let Some(md) = snapshot.claim_machine_deployment(claim) else {
+                continue;
+            };
+            let found = offerings.iter().position(|o| {
+                o.flavor.machine_deployment == md
+                    && (o.node_pool.is_empty() || Some(&o.node_pool) == claim.node_pool.as_ref())
+            });
+            if let Some(o) = found {
+                state.open(
+                    &offerings[o],
+                    NodeOrigin::InFlight(o),
+                    Some(claim.name.clone()),
+                );
             }
         }
         state

@@ -32,7 +32,7 @@ impl Strategy for Cost {
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
         let (offerings, _) = catalog::offerings(snapshot, true);
-        let mut state = ClusterState::new(snapshot);
+        let mut state = ClusterState::new(snapshot, &offerings);
         let budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);
@@ -370,6 +370,9 @@ impl PodDemandKey {
     }
 }
 
+/// How many pods of each class go on one node: (class index, count).
+type Pattern = Vec<(usize, usize)>;
+
 /// How many pods of each class one node of `o` takes, first-fit decreasing over classes.
 fn fill(
     classes: &[Class],
@@ -443,7 +446,7 @@ fn greedy(
     let mut banned = vec![vec![false; offerings.len()]; classes.len()];
     loop {
         // The fill with the most value per unit of price; ties: more value, then cheaper.
-        let mut best: Option<(f64, f64, usize, Vec<(usize, usize)>)> = None;
+        let mut best: Option<(f64, f64, usize, Pattern)> = None;
         for (o, offering) in offerings.iter().enumerate() {
             if budget.room(offering) == 0 {
                 continue;

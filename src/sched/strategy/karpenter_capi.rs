@@ -32,7 +32,7 @@ impl Strategy for KarpenterCapi {
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
         let (offerings, _) = catalog::offerings(snapshot, false);
-        let mut state = ClusterState::new(snapshot);
+        let mut state = ClusterState::new(snapshot, &offerings);
         let mut budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);

@@ -28,7 +28,7 @@ impl Strategy for LeastWaste {
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
         let offerings = catalog::bare_offerings(snapshot);
-        let mut state = ClusterState::new(snapshot);
+        let mut state = ClusterState::new(snapshot, &offerings);
         let mut budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let mut rest = place_on_existing(&mut state, &queue);

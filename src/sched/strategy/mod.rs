@@ -129,8 +129,11 @@ pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize
     rest
 }
 
+/// A pod (snapshot index) and the node it is placed on.
+pub type PodOnNode = (usize, String);
+
 /// Collects the pods placed on existing and in-flight nodes of a state.
-pub fn existing_placements(state: &ClusterState) -> (Vec<(usize, String)>, Vec<(usize, String)>) {
+pub fn existing_placements(state: &ClusterState) -> (Vec<PodOnNode>, Vec<PodOnNode>) {
     let mut existing = Vec::new();
     let mut in_flight = Vec::new();
     for n in &state.nodes {
@@ -182,14 +185,32 @@ impl Budget {
                 .iter()
                 .filter(|n| n.labels.get(crate::model::labels::keys::NODEPOOL) == Some(&pool.name))
                 .collect();
+            // NodeClaims without a Node yet count with their flavor's capacity.
+            let in_flight: Vec<Resources> = snapshot
+                .in_flight_claims()
+                .filter(|c| c.node_pool.as_ref() == Some(&pool.name))
+                .filter_map(|c| snapshot.claim_machine_deployment(c))
+                .filter_map(|md| {
+                    snapshot
+                        .machine_deployments
+                        .iter()
+                        .find(|r| r.key() == md)
+                        .and_then(|r| r.flavor.as_ref().ok())
+                        .map(|f| f.capacity.clone())
+                })
+                .collect();
             let limits = pool
                 .limits
                 .iter()
                 .map(|l| {
                     let usage = if l.resource == "nodes" {
-                        nodes.len() as i64
+                        (nodes.len() + in_flight.len()) as i64
                     } else {
-                        nodes.iter().map(|n| n.capacity.get(&l.resource)).sum()
+                        nodes
+                            .iter()
+                            .map(|n| n.capacity.get(&l.resource))
+                            .sum::<i64>()
+                            + in_flight.iter().map(|c| c.get(&l.resource)).sum::<i64>()
                     };
                     (l.resource.clone(), l.amount, usage)
                 })
@@ -198,16 +219,16 @@ impl Budget {
         }
         let mut sizes = HashMap::new();
         for md in &snapshot.machine_deployments {
-            if let Ok(f) = &md.flavor {
-                if let Some(max) = f.max_size {
-                    let current = md
-                        .object
-                        .value
-                        .pointer("/spec/replicas")
-                        .and_then(|v| v.as_i64())
-                        .unwrap_or(0);
-                    sizes.insert(f.machine_deployment.clone(), (max, current));
-                }
+            if let Ok(f) = &md.flavor
+                && let Some(max) = f.max_size
+            {
+                let current = md
+                    .object
+                    .value
+                    .pointer("/spec/replicas")
+                    .and_then(|v| v.as_i64())
+                    .unwrap_or(0);
+                sizes.insert(f.machine_deployment.clone(), (max, current));
             }
         }
         Budget { pools, sizes }
@@ -232,13 +253,13 @@ impl Budget {
                 }
             }
         }
-        if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment) {
-            if used + 1 > *max {
-                return Err(Unfit::MaxSizeReached {
-                    machine_deployment: o.flavor.machine_deployment.clone(),
-                    max: *max,
-                });
-            }
+        if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment)
+            && used + 1 > *max
+        {
+            return Err(Unfit::MaxSizeReached {
+                machine_deployment: o.flavor.machine_deployment.clone(),
+                max: *max,
+            });
         }
         Ok(())
     }

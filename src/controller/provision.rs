@@ -1,0 +1,231 @@
+//! Provisioning: batch the provisionable pods, place them with the `cost` strategy on existing
+//! nodes, then in-flight NodeClaims, then new NodeClaims, and write each new NodeClaim as
+//! Karpenter would (generateName, owner, labels, requirements, requests, hash annotations).
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::Config;
+use super::action::Action;
+use crate::model::labels::keys;
+use crate::model::nodeclaim::{MACHINE_DEPLOYMENT_ANNOTATION, NODEPOOL_HASH_ANNOTATION};
+use crate::model::nodepool::NodePool;
+use crate::model::resources::Resources;
+use crate::model::snapshot::Snapshot;
+use crate::sched::strategy::{NewNode, Strategy, cost::Cost};
+
+/// The node-class label Karpenter puts on nodes: `<group>/<lowercase kind>`.
+pub const NODE_CLASS_LABEL: &str = "karpenter.cluster.x-k8s.io/clusterapinodeclass";
+
+/// Whether the batch of provisionable pods is closed: the newest pod has been pending for the
+/// idle window, or the oldest for the max window. Pods without a creation time count as old.
+pub fn batch_ready(snapshot: &Snapshot, pods: &[usize], now: Timestamp, config: &Config) -> bool {
+    // Milliseconds: the windows are a second or so.
+    let ages: Vec<i64> = pods
+        .iter()
+        .map(|&p| {
+            snapshot.pods[p]
+                .created
+                .map(|c| now.as_millisecond() - c.as_millisecond())
+                .unwrap_or(i64::MAX)
+        })
+        .collect();
+    let newest = ages.iter().copied().min().unwrap_or(i64::MAX);
+    let oldest = ages.iter().copied().max().unwrap_or(i64::MAX);
+    newest >= config.batch_idle.as_secs_i64().saturating_mul(1000)
+        || oldest >= config.batch_max.as_secs_i64().saturating_mul(1000)
+}
+
+/// The provisioning actions for the snapshot's provisionable pods, plus notes on pods that
+/// fit nowhere.
+pub fn provision(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    config: &Config,
+) -> (Vec<Action>, Vec<String>) {
+    let pods: Vec<usize> = (0..snapshot.pods.len())
+        .filter(|&i| snapshot.pods[i].is_provisionable())
+        .collect();
+    if pods.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    if !batch_ready(snapshot, &pods, now, config) {
+        return (
+            Vec::new(),
+            vec![format!(
+                "batching {} pending pod(s): waiting for the batch window to close",
+                pods.len()
+            )],
+        );
+    }
+    let placement = Cost.plan(snapshot, &pods);
+    let actions = placement
+        .new_nodes
+        .iter()
+        .filter_map(|n| {
+            let pool = snapshot
+                .nodepools
+                .iter()
+                .find(|p| p.name == n.offering.node_pool)?;
+            Some(create_node_claim(snapshot, pool, n, "Provisioning"))
+        })
+        .collect();
+    let notes = placement
+        .unschedulable
+        .iter()
+        .map(|(p, reasons)| {
+            let why: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
+            format!(
+                "pod {} fits no flavor: {}",
+                snapshot.pods[*p].demand.key(),
+                why.join("; ")
+            )
+        })
+        .collect();
+    (actions, notes)
+}
+
+/// A `createNodeClaim` action for a planned node.
+pub fn create_node_claim(
+    snapshot: &Snapshot,
+    pool: &NodePool,
+    node: &NewNode,
+    reason: &str,
+) -> Action {
+    let flavor = &node.offering.flavor;
+    let pods: Vec<String> = node
+        .pods
+        .iter()
+        .map(|&p| snapshot.pods[p].demand.key())
+        .collect();
+    Action::CreateNodeClaim {
+        target: format!("NodeClaim/{}-", pool.name),
+        node_pool: pool.name.clone(),
+        machine_deployment: flavor.machine_deployment.clone(),
+        instance_type: flavor.instance_type.clone(),
+        pods,
+        price_per_hour: flavor.price,
+        reason: reason.to_string(),
+        manifest: node_claim_manifest(pool, node),
+    }
+}
+
+/// Karpenter's hash of a NodePool's template: the NodePool's annotation when Karpenter set
+/// one, else a stable hash of the template as written.
+pub fn nodepool_hash(pool: &NodePool) -> String {
+    if let Some(h) = &pool.hash {
+        return h.clone();
+    }
+    // FNV-1a over a canonical rendering: stable across runs and platforms.
+    let canonical = format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        pool.requirements,
+        pool.labels,
+        pool.annotations,
+        pool.taints,
+        pool.startup_taints,
+        pool.expire_after,
+        pool.node_class
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in canonical.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.to_string()
+}
+
+fn resource_list(r: &Resources) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("cpu".into(), json!(format!("{}m", r.cpu_millis)));
+    m.insert("memory".into(), json!(r.memory_bytes.to_string()));
+    if r.ephemeral_storage_bytes > 0 {
+        m.insert(
+            "ephemeral-storage".into(),
+            json!(r.ephemeral_storage_bytes.to_string()),
+        );
+    }
+    m.insert("pods".into(), json!(r.pods.to_string()));
+    for (k, v) in &r.extended {
+        m.insert(k.clone(), json!(v.to_string()));
+    }
+    Value::Object(m)
+}
+
+fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
+    let o = &node.offering;
+    let f = &o.flavor;
+    let mut labels = serde_json::Map::new();
+    for (k, v) in &pool.labels {
+        labels.insert(k.clone(), json!(v));
+    }
+    labels.insert(keys::NODEPOOL.into(), json!(pool.name));
+    labels.insert(keys::INSTANCE_TYPE.into(), json!(f.instance_type));
+    for key in [keys::ZONE, keys::ARCH, keys::OS, keys::CAPACITY_TYPE] {
+        if let Some(v) = o.labels.get(key) {
+            labels.insert(key.into(), json!(v));
+        }
+    }
+    if let Some(class) = &pool.node_class {
+        labels.insert(NODE_CLASS_LABEL.into(), json!(class));
+    }
+    let mut annotations = serde_json::Map::new();
+    for (k, v) in &pool.annotations {
+        annotations.insert(k.clone(), json!(v));
+    }
+    annotations.insert(NODEPOOL_HASH_ANNOTATION.into(), json!(nodepool_hash(pool)));
+    annotations.insert("karpenter.sh/nodepool-hash-version".into(), json!("v3"));
+    annotations.insert(
+        MACHINE_DEPLOYMENT_ANNOTATION.into(),
+        json!(f.machine_deployment),
+    );
+    let mut requirements: Vec<Value> = pool
+        .requirements
+        .iter()
+        .filter(|r| r.key != keys::INSTANCE_TYPE)
+        .map(|r| json!({"key": r.key, "operator": r.operator.to_string(), "values": r.values}))
+        .collect();
+    requirements
+        .push(json!({"key": keys::INSTANCE_TYPE, "operator": "In", "values": [f.instance_type]}));
+    requirements.push(json!({"key": keys::NODEPOOL, "operator": "In", "values": [pool.name]}));
+    let mut spec = json!({
+        "nodeClassRef": pool.node_class_ref.clone().unwrap_or_else(|| json!({
+            "group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": pool.node_class.clone().unwrap_or_else(|| "default".into())
+        })),
+        "requirements": requirements,
+        "resources": {"requests": resource_list(&node.requested.plus(&o.overhead))},
+    });
+    let taints: Vec<Value> = pool.taints.iter().map(taint_json).collect();
+    if !taints.is_empty() {
+        spec["taints"] = json!(taints);
+    }
+    let startup: Vec<Value> = pool.startup_taints.iter().map(taint_json).collect();
+    if !startup.is_empty() {
+        spec["startupTaints"] = json!(startup);
+    }
+    if let Some(e) = &pool.expire_after {
+        spec["expireAfter"] = json!(e);
+    }
+    if let Some(t) = &pool.termination_grace_period {
+        spec["terminationGracePeriod"] = json!(t);
+    }
+    let mut metadata = json!({
+        "generateName": format!("{}-", pool.name),
+        "labels": labels,
+        "annotations": annotations,
+    });
+    if let Some(uid) = &pool.uid {
+        metadata["ownerReferences"] = json!([{
+            "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": pool.name, "uid": uid, "blockOwnerDeletion": true
+        }]);
+    }
+    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": metadata, "spec": spec})
+}
+
+fn taint_json(t: &crate::model::taints::Taint) -> Value {
+    let mut v = json!({"key": t.key, "effect": t.effect.to_string()});
+    if !t.value.is_empty() {
+        v["value"] = json!(t.value);
+    }
+    v
+}
