@@ -114,7 +114,7 @@ pub struct PodExplanation {
 pub fn explain_pod(snapshot: &Snapshot, index: usize) -> PodExplanation {
     let pod = &snapshot.pods[index];
     let (offerings, _) = catalog::offerings(snapshot, true);
-    let state = ClusterState::new(snapshot);
+    let state = ClusterState::new(snapshot, &offerings);
     let budget = Budget::new(snapshot);
     let flavors = offerings
         .iter()
