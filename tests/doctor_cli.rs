@@ -44,7 +44,7 @@ fn seed_stuck_nodeclaim_json_is_pinned() {
       "cause": "UnregisteredTaintMissing",
       "severity": "error",
       "subject": "NodeClaim/default-mrnnj",
-      "message": "node capi-ovh-karpenter-c3-8-7b9c4-x2k8p joined without karpenter.sh/unregistered:NoExecute (taints: [node.cluster.x-k8s.io/uninitialized:NoSchedule]): Karpenter does not adopt it (3m after creation)",
+      "message": "node capi-ovh-karpenter-c3-8-7b9c4-x2k8p joined without karpenter.sh/unregistered:NoExecute (taints: [node.cluster.x-k8s.io/uninitialized:NoSchedule]): Karpenter v1.0-v1.2 never adopts it; later versions adopt it with a warning, after pods may already have landed (3m after creation)",
       "remedy": "add {key: karpenter.sh/unregistered, effect: NoExecute} to spec.template.spec.joinConfiguration.nodeRegistration.taints of the KubeadmConfigTemplate of MachineDeployment capi-ovh/capi-ovh-karpenter-c3-8, then `kubectl delete nodeclaim default-mrnnj`"
     }
   ]

@@ -119,7 +119,7 @@ fn stuck_nodeclaim_tree_is_pinned() {
 ├─ Machine capi-ovh/capi-ovh-karpenter-c3-8-7b9c4-x2k8p  phase -, providerID openstack:///9f0e5c1a-2b3c-4d5e-8f90-a1b2c3d4e5f6, node capi-ovh-karpenter-c3-8-7b9c4-x2k8p
 ├─ Node capi-ovh-karpenter-c3-8-7b9c4-x2k8p  Ready=True, taints [node.cluster.x-k8s.io/uninitialized:NoSchedule]
 └─ Cause: UnregisteredTaintMissing (error)
-   ├─ node capi-ovh-karpenter-c3-8-7b9c4-x2k8p joined without karpenter.sh/unregistered:NoExecute (taints: [node.cluster.x-k8s.io/uninitialized:NoSchedule]): Karpenter does not adopt it (3m after creation)
+   ├─ node capi-ovh-karpenter-c3-8-7b9c4-x2k8p joined without karpenter.sh/unregistered:NoExecute (taints: [node.cluster.x-k8s.io/uninitialized:NoSchedule]): Karpenter v1.0-v1.2 never adopts it; later versions adopt it with a warning, after pods may already have landed (3m after creation)
    └─ fix: add {key: karpenter.sh/unregistered, effect: NoExecute} to spec.template.spec.joinConfiguration.nodeRegistration.taints of the KubeadmConfigTemplate of MachineDeployment capi-ovh/capi-ovh-karpenter-c3-8, then `kubectl delete nodeclaim default-mrnnj`
 "
     );

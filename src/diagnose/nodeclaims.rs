@@ -12,18 +12,10 @@ use crate::model::condition;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::{MACHINE_ANNOTATION, NodeClaimRecord};
 use crate::model::snapshot::{NodeRecord, Snapshot};
-use crate::model::taints::Taint;
+use crate::model::taints::{self, Taint};
 
 const AREA: Area = Area::NodeClaims;
 
-/// Taints Karpenter waits for before it calls a node initialized (besides startup taints).
-const EPHEMERAL_TAINTS: &[&str] = &[
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.cloudprovider.kubernetes.io/uninitialized",
-];
-/// Taint prefix of node readiness gates, also waited for.
-const READINESS_PREFIX: &str = "readiness.k8s.io/";
 /// Label Karpenter puts on a node it adopted.
 const REGISTERED_LABEL: &str = "karpenter.sh/registered";
 
@@ -180,7 +172,7 @@ impl Blocker {
                 )
             }
             Blocker::UnregisteredTaintMissing { node, taints } => format!(
-                "node {node} joined without {UNREGISTERED_TAINT_KEY}:NoExecute (taints: [{}]): Karpenter does not adopt it",
+                "node {node} joined without {UNREGISTERED_TAINT_KEY}:NoExecute (taints: [{}]): Karpenter v1.0-v1.2 never adopts it; later versions adopt it with a warning, after pods may already have landed",
                 taints.join(", ")
             ),
             Blocker::NodeNotReady { node, ready } => {
@@ -378,11 +370,10 @@ pub fn chain<'a>(snapshot: &'a Snapshot, claim: &'a NodeClaimRecord) -> ClaimCha
         .taints
         .iter()
         .filter(|t| {
-            claim.startup_taints.iter().any(|s| s.key == t.key && s.effect == t.effect)
-                || EPHEMERAL_TAINTS.contains(&t.key.as_str())
-                || t.key.starts_with(READINESS_PREFIX)
-                // Once registered, the unregistered taint should be gone too.
-                || (registered && t.key == UNREGISTERED_TAINT_KEY)
+            // Matched by key, as the controller's initialization does. The unregistered taint
+            // is expected until registration, and a leftover after it.
+            claim.startup_taints.iter().any(|s| s.key == t.key)
+                || (taints::is_ephemeral(&t.key) && (registered || t.key != UNREGISTERED_TAINT_KEY))
         })
         .map(Taint::to_string)
         .collect();

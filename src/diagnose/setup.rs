@@ -457,7 +457,7 @@ fn template_finding(snapshot: &Snapshot, t: &TemplateUse) -> Finding {
             Severity::Error,
             &t.key,
             format!(
-                "nodes join without {UNREGISTERED_TAINT_KEY}:NoExecute (joinConfiguration.nodeRegistration.taints: [{}]; {used_by}): Karpenter never adopts them and the NodeClaims time out",
+                "nodes join without {UNREGISTERED_TAINT_KEY}:NoExecute (joinConfiguration.nodeRegistration.taints: [{}]; {used_by}): Karpenter v1.0-v1.2 never adopts them and their NodeClaims time out; later versions adopt them after pods may already have landed",
                 found
                     .iter()
                     .map(|(t, _)| t.to_string())
