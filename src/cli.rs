@@ -262,6 +262,12 @@ pub struct DoctorArgs {
     /// Objects to check instead of the live clusters.
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Judge NodeClaims without a providerID as stuck after this long (as `run` does).
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub launch_timeout: GoDuration,
+    /// Judge NodeClaims not registered as stuck after this long (as `run` does).
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub registration_timeout: GoDuration,
 }
 
 /// Arguments of `run`.

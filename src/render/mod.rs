@@ -6,6 +6,7 @@ pub mod man;
 pub mod plan;
 pub mod simulate;
 pub mod table;
+pub mod tree;
 
 use std::io::Write;
 use std::sync::Mutex;
