@@ -125,6 +125,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
             [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken')
+            [CompletionResult]::new('--launch-timeout', '--launch-timeout', [CompletionResultType]::ParameterName, 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)')
+            [CompletionResult]::new('--registration-timeout', '--registration-timeout', [CompletionResultType]::ParameterName, 'Judge NodeClaims not registered as stuck after this long (as `run` does)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')

@@ -202,7 +202,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__doctor)
-            opts="-f -n -o -v -h -V --filename --now --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-f -n -o -v -h -V --filename --now --launch-timeout --registration-timeout --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -217,6 +217,14 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --launch-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registration-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -116,6 +116,8 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand -f 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
             cand --filename 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
             cand --now 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken'
+            cand --launch-timeout 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)'
+            cand --registration-timeout 'Judge NodeClaims not registered as stuck after this long (as `run` does)'
             cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context of the workload cluster'
             cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'

@@ -110,6 +110,8 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l launch-timeout -d 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l registration-timeout -d 'Judge NodeClaims not registered as stuck after this long (as `run` does)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l context -d 'The kubeconfig context of the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
