@@ -17,6 +17,7 @@ use crate::model::duration::GoDuration;
     propagate_version = true,
     about = "Cost-aware, just-in-time node autoscaling for Cluster API clusters",
     long_about = None,
+    after_help = "Use \"kubectl karpenter-capi <command> --help\" for more information about a command.",
 )]
 pub struct Cli {
     /// Flags shared by every subcommand.
@@ -91,7 +92,7 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling.
-    Init(InitArgs),
+    Init(Box<InitArgs>),
     /// Check a setup and every stuck NodeClaim; name the cause and the fix.
     Doctor(DoctorArgs),
     /// Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck.
@@ -101,9 +102,56 @@ pub enum Command {
     /// Run the controller loop in the foreground (one-shot with --once).
     Run(RunArgs),
     /// Print a shell completion script.
+    #[command(after_help = "Examples:
+  # Bash, for this session (add the line to ~/.bashrc to keep it)
+  source <(kubectl karpenter-capi completion bash)
+
+  # Zsh, once: a file in a directory of $fpath
+  kubectl karpenter-capi completion zsh > \"${fpath[1]}/_kubectl-karpenter_capi\"
+
+  # Fish
+  kubectl karpenter-capi completion fish | source
+
+These scripts complete the `kubectl-karpenter_capi` executable. For `kubectl karpenter-capi <TAB>`
+(kubectl 1.26 or later), put `kubectl_complete-karpenter_capi` on PATH next to it: `cargo install`
+installs both.")]
     Completion(CompletionArgs),
     /// Print the version and the git commit it was built from.
+    #[command(after_help = "Examples:
+  kubectl karpenter-capi version
+
+  # For a bug report or a script
+  kubectl karpenter-capi version -o json")]
     Version,
+}
+
+/// How `--help` groups the subcommands, in order, as clusterctl does. The lines under each heading
+/// are rendered from the subcommands' own about text; `tests/help.rs` fails on a subcommand that no
+/// group names.
+pub const COMMAND_GROUPS: &[(&str, &[&str])] = &[
+    ("Setup", &["init"]),
+    ("Troubleshooting", &["doctor", "explain", "simulate"]),
+    ("Operate", &["run"]),
+    ("Other", &["completion", "version", "help"]),
+];
+
+/// The clap command with the grouped `--help`. `main`, the completion scripts, the kubectl
+/// completion helper and the man page all start from it.
+pub fn command() -> clap::Command {
+    crate::render::help::grouped(<Cli as clap::CommandFactory>::command(), COMMAND_GROUPS)
+}
+
+/// Parses a command line (the program name first) with [`command`]; `--help`, `--version` and
+/// usage errors come back as the `clap::Error` to print and exit with.
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
 /// Where a snapshot comes from: files (offline) or the live clusters.
@@ -214,6 +262,12 @@ pub struct DoctorArgs {
     /// Objects to check instead of the live clusters.
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Judge NodeClaims without a providerID as stuck after this long (as `run` does).
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub launch_timeout: GoDuration,
+    /// Judge NodeClaims not registered as stuck after this long (as `run` does).
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub registration_timeout: GoDuration,
 }
 
 /// Arguments of `run`.
@@ -274,32 +328,84 @@ pub enum LogFormat {
 
 /// Arguments of `init`.
 #[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:
+  # The seed's OVH setup, printed (management bundle, then workload bundle)
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh \\
+    --kubernetes-version v1.36.1 --infrastructure-kind openstack \\
+    --machine-image ubuntu-2404-noble --image ghcr.io/me/karpenter-capi:v0.1.0 \\
+    --flavor c3-4:cpu=2,memory=4G,price=0.05 \\
+    --flavor c3-8:cpu=4,memory=8G,price=0.10 \\
+    --flavor c3-16:cpu=8,memory=16G,price=0.20 --yes
+
+  # Write DIR/management/*.yaml and DIR/workload/*.yaml instead, flavors from a file
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --flavors flavors.yaml \\
+    --output-dir karpenter-setup
+
+  # Defaults from the live management cluster, server-side applied (dry run first)
+  kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --from-cluster \\
+    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
+    --apply --dry-run server
+
+  # A least-privilege kubeconfig for the controller, from its ServiceAccount token
+  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh \\
+    --management-kubeconfig mgmt.kubeconfig"
+)]
 pub struct InitArgs {
+    /// `init kubeconfig`: mint a kubeconfig for the controller's management ServiceAccount.
+    #[command(subcommand)]
+    pub command: Option<InitCommand>,
     /// Name of the Cluster API Cluster.
     #[arg(long, value_name = "NAME")]
     pub cluster_name: Option<String>,
-    /// Kubernetes version of the worker nodes, e.g. v1.32.4.
+    /// Kubernetes version of the worker nodes, e.g. v1.36.1.
     #[arg(long, value_name = "VERSION")]
     pub kubernetes_version: Option<String>,
-    /// Cluster API version of the generated objects.
-    #[arg(long, value_enum, default_value_t = CapiVersion::V1beta2)]
-    pub capi_version: CapiVersion,
-    /// Infrastructure provider kind of the machine templates, e.g. OpenStackMachineTemplate.
+    /// Cluster API version of the generated objects [default: v1beta2, or the Cluster's with
+    /// --from-cluster].
+    #[arg(long, value_enum)]
+    pub capi_version: Option<CapiVersion>,
+    /// Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the
+    /// machine-template kind, e.g. OpenStackMachineTemplate).
     #[arg(long, value_name = "KIND")]
     pub infrastructure_kind: Option<String>,
-    /// Clone this existing infrastructure machine template, changing only the flavor.
+    /// Clone this existing infrastructure machine template (read with --from-cluster), changing
+    /// only the flavor.
     #[arg(long, value_name = "NAME")]
     pub infrastructure_template: Option<String>,
-    /// A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=..,max=..,maxPods=..,taints=..].
+    /// OS image of the new machines, for providers whose template needs one (OpenStack image
+    /// name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image).
+    #[arg(long, value_name = "IMAGE")]
+    pub machine_image: Option<String>,
+    /// A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=..,
+    /// maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable.
     #[arg(long = "flavor", value_name = "SPEC")]
     pub flavors: Vec<String>,
-    /// A YAML list of flavors with the same fields as --flavor.
+    /// A YAML list of flavors with `name` and the same keys as --flavor.
     #[arg(long = "flavors", value_name = "FILE")]
     pub flavors_file: Option<PathBuf>,
-    /// An extra taint every node registers with (key=value:Effect).
+    /// An extra taint every node registers with (key=value:Effect). Repeatable.
     #[arg(long = "node-taint", value_name = "TAINT")]
     pub node_taints: Vec<String>,
-    /// Use the templates in this directory instead of the built-in ones.
+    /// Namespace of the controller on the workload cluster.
+    #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
+    pub controller_namespace: String,
+    /// NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized.
+    #[arg(
+        long,
+        default_value = "WhenEmptyOrUnderutilized",
+        value_name = "POLICY"
+    )]
+    pub consolidation_policy: String,
+    /// NodePool consolidateAfter (a duration such as 30s, or Never).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub consolidate_after: crate::model::duration::NillableDuration,
+    /// NodePool expireAfter (a duration such as 720h, or Never).
+    #[arg(long, default_value = "720h", value_name = "DURATION")]
+    pub expire_after: crate::model::duration::NillableDuration,
+    /// Use the templates in this directory (same relative paths as the built-in ones, e.g.
+    /// workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
     /// Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing.
@@ -308,18 +414,51 @@ pub struct InitArgs {
     /// Container image of the controller Deployment.
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
-    /// Apply both bundles with server-side apply.
-    #[arg(long)]
+    /// The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in
+    /// a Secret on the workload cluster.
+    #[arg(long, value_name = "FILE")]
+    pub controller_kubeconfig: Option<PathBuf>,
+    /// Apply both bundles with server-side apply (field manager karpenter-capi): the management
+    /// bundle to --management-kubeconfig/--management-context, the workload bundle to
+    /// --kubeconfig/--context.
+    #[arg(long, conflicts_with = "output_dir")]
     pub apply: bool,
     /// With --apply: `server` sends a server-side dry run, `none` applies.
     #[arg(long, value_enum, default_value_t = DryRun::None, value_name = "MODE")]
     pub dry_run: DryRun,
-    /// Read the Cluster, its version and an existing machine template from the management cluster.
+    /// Read the Cluster, its version, API version and an existing machine template from the
+    /// management cluster as defaults.
     #[arg(long)]
     pub from_cluster: bool,
     /// Never prompt; a missing required input is an error.
     #[arg(short = 'y', long)]
     pub yes: bool,
+}
+
+/// Subcommands of `init`.
+#[derive(Debug, Subcommand)]
+pub enum InitCommand {
+    /// Print a kubeconfig for the controller's management ServiceAccount, from its token Secret
+    /// on the live management cluster (apply the management bundle first).
+    Kubeconfig(InitKubeconfigArgs),
+}
+
+/// Arguments of `init kubeconfig`.
+#[derive(Debug, Args)]
+pub struct InitKubeconfigArgs {
+    /// Name of the Cluster API Cluster (names the ServiceAccount).
+    #[arg(long, value_name = "NAME")]
+    pub cluster_name: String,
+    /// The API server URL as the workload cluster reaches it [default: the management
+    /// kubeconfig's].
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig.
+    #[arg(long)]
+    pub secret: bool,
+    /// Namespace of that Secret (the controller's namespace).
+    #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
+    pub controller_namespace: String,
 }
 
 /// Cluster API versions `init` can generate.

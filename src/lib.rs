@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod complete;
 pub mod controller;
 pub mod diagnose;
 pub mod error;
@@ -13,5 +14,6 @@ pub mod kube;
 pub mod model;
 pub mod render;
 pub mod sched;
+pub mod setup;
 
 pub use error::{Error, Result};

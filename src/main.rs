@@ -2,12 +2,21 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use karpenter_capi::cli::Cli;
+use karpenter_capi::cli;
 use karpenter_capi::cmd;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Completion for kubectl (see karpenter_capi::complete): `__complete <words>`, as the
+    // kubectl_complete-karpenter_capi shim or a wrapper script runs it, or the words alone when
+    // this binary is itself linked as kubectl_complete-karpenter_capi (e.g. next to a krew install).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if karpenter_capi::complete::is_request(&args) {
+        let answer = karpenter_capi::complete::run(&args[1..]);
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), answer.as_bytes());
+        return ExitCode::SUCCESS;
+    }
+    // clap prints --help, --version and usage errors itself and exits 0 or 2.
+    let cli = cli::try_parse_from(args).unwrap_or_else(|e| e.exit());
     let (log_format, daemon) = cmd::log_settings(&cli);
     cmd::init_logging(&cli.global, log_format, daemon);
     match cmd::dispatch(cli) {

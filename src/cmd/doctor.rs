@@ -1,10 +1,182 @@
-//! `doctor`: not built yet in this revision.
+//! `doctor`: load a snapshot (live from both clusters, or `-f DUMP` with `--now`), run the
+//! checks, print the findings grouped by area; exit 1 when any is an error.
 
-use crate::cli::{DoctorArgs, GlobalArgs};
-use crate::error::{Error, Outcome, Result};
-use crate::render::Printer;
+use jiff::Timestamp;
+
+use crate::cli::{DoctorArgs, GlobalArgs, OutputFormat, SourceArgs};
+use crate::controller::Config;
+use crate::diagnose::access::Identity;
+use crate::diagnose::{self, AccessSource, Area, Report, Severity};
+use crate::error::{ClusterRole, Outcome, Result};
+use crate::kube::client::{ClusterTarget, connect};
+use crate::model::load::snapshot_from_sources;
+use crate::model::snapshot::Snapshot;
+use crate::render::tree::Tree;
+use crate::render::{Printer, Style, paint, tree};
+
+/// A snapshot and where it came from.
+pub struct Loaded {
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// The time to judge ages at.
+    pub now: Timestamp,
+    /// The management identity's reviewed rules (live only).
+    pub identity: Option<Identity>,
+}
+
+/// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters.
+/// Offline, ages are judged at `--now`, else the wall clock.
+pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Result<Loaded> {
+    if !source.files.is_empty() {
+        let sources = super::source::read_sources(&source.files)?;
+        let snapshot = snapshot_from_sources(&sources)?;
+        let now = match source.now.or(snapshot.now) {
+            Some(t) => t,
+            None => {
+                if !snapshot.nodeclaims.is_empty() {
+                    tracing::warn!(
+                        "judging NodeClaim ages at the current time; pass --now with the time the dump was taken"
+                    );
+                }
+                Timestamp::now()
+            }
+        };
+        return Ok(Loaded {
+            snapshot,
+            now,
+            identity: None,
+        });
+    }
+    let workload = ClusterTarget::workload(global);
+    let management = ClusterTarget::management(global);
+    let namespace = global.namespace.clone();
+    let now = source.now.unwrap_or_else(Timestamp::now);
+    crate::kube::list::block_on(async move {
+        let w = connect(&workload).await?;
+        let m = if management.same_as(&workload) {
+            w.clone()
+        } else {
+            connect(&management).await?
+        };
+        let fallback = format!("User/({})", management.describe());
+        load_live(&w, &m, &fallback, namespace.as_deref(), now, review_access).await
+    })?
+}
+
+/// The live half of [`load`], on clients already built (tests pass in-memory ones): lists both
+/// clusters and, for `doctor`, reviews the management identity's rules in the namespaces of the
+/// member MachineDeployments. `fallback_subject` names that identity if the cluster cannot say.
+pub async fn load_live(
+    workload: &kube::Client,
+    management: &kube::Client,
+    fallback_subject: &str,
+    namespace: Option<&str>,
+    now: Timestamp,
+    review_access: bool,
+) -> Result<Loaded> {
+    let snapshot = crate::kube::list::live_snapshot(workload, management, namespace).await?;
+    let identity = if review_access {
+        let namespaces = diagnose::access::capi_namespaces(&snapshot);
+        Some(
+            crate::kube::access::review_identity(
+                management,
+                ClusterRole::Management,
+                &namespaces,
+                fallback_subject,
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
+    Ok(Loaded {
+        snapshot,
+        now,
+        identity,
+    })
+}
 
 /// Runs `doctor`.
-pub fn run(_global: &GlobalArgs, _args: DoctorArgs, _printer: &Printer) -> Result<Outcome> {
-    Err(Error::NotImplemented("doctor"))
+pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<Outcome> {
+    let loaded = load(global, &args.source, true)?;
+    let config = Config {
+        launch_timeout: args.launch_timeout,
+        registration_timeout: args.registration_timeout,
+        ..Config::default()
+    };
+    let access = match &loaded.identity {
+        Some(identity) => AccessSource::Reviewed(identity),
+        None => AccessSource::RbacObjects,
+    };
+    let report = diagnose::run(&loaded.snapshot, loaded.now, &config, access);
+    match printer.format {
+        OutputFormat::Json | OutputFormat::Yaml => printer.structured(&report)?,
+        OutputFormat::Table | OutputFormat::Wide => {
+            printer.write(&render_report(&report, printer.color))?
+        }
+    }
+    Ok(if report.has_errors() {
+        Outcome::ProblemsFound
+    } else {
+        Outcome::Success
+    })
+}
+
+/// The findings as one tree per area, then a summary line.
+pub fn render_report(report: &Report, color: bool) -> String {
+    if report.findings.is_empty() {
+        return "Nothing to check: the input has no NodePools, MachineDeployments, NodeClaims, autoscaler RBAC or controller pods.\n"
+            .to_string();
+    }
+    let mut out = String::new();
+    for area in Area::ALL {
+        let findings: Vec<_> = report.findings.iter().filter(|f| f.area == area).collect();
+        if findings.is_empty() {
+            continue;
+        }
+        let mut t = Tree::styled(area.title(), Style::Bold);
+        for f in findings {
+            let mut node = Tree::new("")
+                .span(
+                    format!("{:<7}", f.severity.as_str()),
+                    Some(severity_style(f.severity)),
+                )
+                .span(format!(" {}  ", f.subject), None)
+                .span(f.cause.to_string(), Some(Style::Dim));
+            if !f.message.is_empty() {
+                node.push(Tree::new(f.message.clone()));
+            }
+            if !f.remedy.is_empty() {
+                node.push(Tree::new("fix: ").span(f.remedy.clone(), Some(Style::Bold)));
+            }
+            t.push(node);
+        }
+        out.push_str(&tree::render(&t, color));
+        out.push('\n');
+    }
+    let (errors, warnings, ok) = report.counts();
+    out.push_str(&format!(
+        "{}, {}, {}\n",
+        paint(
+            color && errors > 0,
+            &format!("{errors} error(s)"),
+            Style::Bad
+        ),
+        paint(
+            color && warnings > 0,
+            &format!("{warnings} warning(s)"),
+            Style::Warn
+        ),
+        paint(color, &format!("{ok} ok"), Style::Good)
+    ));
+    out
+}
+
+/// Polarity colors: green ok, yellow warning, red error.
+pub fn severity_style(s: Severity) -> Style {
+    match s {
+        Severity::Ok => Style::Good,
+        Severity::Warning => Style::Warn,
+        Severity::Error => Style::Bad,
+    }
 }

@@ -1,10 +1,301 @@
-//! `explain`: not built yet in this revision.
+//! `explain pod NAME` and `explain nodeclaim NAME`: look the object up in the snapshot (live or
+//! `-f`), compute the explanation (`diagnose::explain`) and print it as a tree or JSON/YAML.
 
-use crate::cli::{ExplainArgs, GlobalArgs};
+use crate::cli::{ExplainArgs, ExplainKind, GlobalArgs, OutputFormat};
+use crate::controller::Config;
+use crate::diagnose::explain::{
+    ClaimExplanation, Outcome as Choice, PodExplanation, explain_nodeclaim, explain_pod,
+};
+use crate::diagnose::{Severity, suggest};
 use crate::error::{Error, Outcome, Result};
-use crate::render::Printer;
+use crate::model::quantity::{format_bytes, format_millis};
+use crate::model::snapshot::Snapshot;
+use crate::render::tree::{Tree, render};
+use crate::render::{Printer, Style};
 
 /// Runs `explain`.
-pub fn run(_global: &GlobalArgs, _args: ExplainArgs, _printer: &Printer) -> Result<Outcome> {
-    Err(Error::NotImplemented("explain"))
+pub fn run(global: &GlobalArgs, args: ExplainArgs, printer: &Printer) -> Result<Outcome> {
+    let loaded = super::doctor::load(global, &args.source, false)?;
+    let origin = if args.source.files.is_empty() {
+        "the workload cluster".to_string()
+    } else {
+        args.source.files.join(", ")
+    };
+    match args.kind {
+        ExplainKind::Pod => {
+            let index = find_pod(
+                &loaded.snapshot,
+                &args.name,
+                global.namespace.as_deref(),
+                &origin,
+            )?;
+            let e = explain_pod(&loaded.snapshot, index);
+            match printer.format {
+                OutputFormat::Json | OutputFormat::Yaml => printer.structured(&e)?,
+                _ => printer.write(&render(&pod_tree(&e), printer.color))?,
+            }
+        }
+        ExplainKind::Nodeclaim => {
+            let index = find_nodeclaim(&loaded.snapshot, &args.name, &origin)?;
+            let e = explain_nodeclaim(&loaded.snapshot, index, loaded.now, &Config::default());
+            match printer.format {
+                OutputFormat::Json | OutputFormat::Yaml => printer.structured(&e)?,
+                _ => printer.write(&render(&claim_tree(&e), printer.color))?,
+            }
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// Finds a pod by `namespace/name`, or by name in `-n NAMESPACE`, or by a name unique across
+/// namespaces.
+pub fn find_pod(
+    snapshot: &Snapshot,
+    wanted: &str,
+    namespace: Option<&str>,
+    origin: &str,
+) -> Result<usize> {
+    let (ns, name) = match wanted.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (namespace, wanted),
+    };
+    let matches: Vec<usize> = (0..snapshot.pods.len())
+        .filter(|&i| {
+            let d = &snapshot.pods[i].demand;
+            d.name == name && ns.is_none_or(|n| d.namespace == n)
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(*one),
+        [] => {
+            let keys: Vec<String> = snapshot.pods.iter().map(|p| p.demand.key()).collect();
+            let wanted_key = ns
+                .map(|n| format!("{n}/{name}"))
+                .unwrap_or_else(|| name.to_string());
+            let close = suggest(&wanted_key, keys.iter().map(String::as_str));
+            Err(not_found("pod", &wanted_key, origin, &close, keys.len()))
+        }
+        many => Err(Error::usage(format!(
+            "pod name {name:?} is ambiguous in {origin}: {}; give namespace/name",
+            many.iter()
+                .map(|&i| snapshot.pods[i].demand.key())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Finds a NodeClaim by name.
+pub fn find_nodeclaim(snapshot: &Snapshot, wanted: &str, origin: &str) -> Result<usize> {
+    snapshot
+        .nodeclaims
+        .iter()
+        .position(|c| c.name == wanted)
+        .ok_or_else(|| {
+            let close = suggest(wanted, snapshot.nodeclaims.iter().map(|c| c.name.as_str()));
+            not_found(
+                "NodeClaim",
+                wanted,
+                origin,
+                &close,
+                snapshot.nodeclaims.len(),
+            )
+        })
+}
+
+fn not_found(kind: &str, wanted: &str, origin: &str, close: &[String], total: usize) -> Error {
+    let hint = if close.is_empty() {
+        format!("{total} {kind}(s) there")
+    } else {
+        format!("did you mean {}?", close.join(", "))
+    };
+    Error::usage(format!("no {kind} {wanted:?} in {origin}: {hint}"))
+}
+
+fn pad(text: &str, width: usize) -> String {
+    format!("{text:<width$}")
+}
+
+/// The pod explanation as a tree: flavors (fit or the reason), then each strategy's choice.
+pub fn pod_tree(e: &PodExplanation) -> Tree {
+    let r = &e.requests;
+    let state = match &e.node {
+        Some(node) => format!("bound to node {node}"),
+        None => "pending".to_string(),
+    };
+    let mut root = Tree::styled(format!("Pod {}", e.pod), Style::Bold).span(
+        format!(
+            "  {state}, requests {} cpu, {} memory",
+            format_millis(r.cpu_millis),
+            format_bytes(r.memory_bytes)
+        ),
+        None,
+    );
+    let multi_pool = e
+        .flavors
+        .iter()
+        .map(|f| &f.node_pool)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    let label = |pool: &str, t: &str| {
+        if multi_pool {
+            format!("{pool}/{t}")
+        } else {
+            t.to_string()
+        }
+    };
+    let width = e
+        .flavors
+        .iter()
+        .map(|f| label(&f.node_pool, &f.instance_type).len())
+        .max()
+        .unwrap_or(0);
+    let mut flavors = Tree::new("Flavors");
+    if e.flavors.is_empty() {
+        flavors.push(Tree::styled(
+            "no flavor offered: no NodePool has a valid member MachineDeployment",
+            Style::Bad,
+        ));
+    }
+    for f in &e.flavors {
+        let name = pad(&label(&f.node_pool, &f.instance_type), width);
+        let line = if f.fits {
+            Tree::new(format!("{name}  "))
+                .span("fits", Some(Style::Good))
+                .span(format!("          {}/h", f.price_per_hour), None)
+        } else {
+            Tree::new(format!("{name}  "))
+                .span("does not fit", Some(Style::Bad))
+                .span(format!("  {}", f.reason.as_deref().unwrap_or("")), None)
+        };
+        flavors.push(line);
+    }
+    root.push(flavors);
+    if e.node.is_none() {
+        let mut strategies = Tree::new(format!("Strategies (batch of {} pending pod(s))", e.batch));
+        let width = e
+            .strategies
+            .iter()
+            .map(|s| s.strategy.len())
+            .max()
+            .unwrap_or(0);
+        let type_width = e
+            .strategies
+            .iter()
+            .filter_map(|s| match &s.outcome {
+                Choice::NewNode { instance_type, .. } => Some(instance_type.len()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        for s in &e.strategies {
+            let name = pad(s.strategy, width);
+            let line = match &s.outcome {
+                Choice::NewNode { instance_type, price_per_hour, pods_on_node, .. } => Tree::new(format!("{name}  "))
+                    .span(pad(instance_type, type_width), Some(Style::Good))
+                    .span(
+                        format!(
+                            "  {price_per_hour}/h (node shared by {pods_on_node} pod(s); batch {}/h)",
+                            s.batch_price_per_hour
+                        ),
+                        None,
+                    ),
+                Choice::ExistingNode { node } => Tree::new(format!("{name}  existing node ")).span(node.clone(), Some(Style::Good)),
+                Choice::InFlightNode { node } => {
+                    Tree::new(format!("{name}  in-flight node ")).span(node.clone(), Some(Style::Warn))
+                }
+                Choice::Unschedulable { reasons } => {
+                    let mut t = Tree::new(format!("{name}  ")).span("unschedulable", Some(Style::Bad));
+                    for reason in reasons {
+                        t.push(Tree::new(reason.clone()));
+                    }
+                    t
+                }
+            };
+            strategies.push(line);
+        }
+        root.push(strategies);
+    }
+    root
+}
+
+/// The NodeClaim explanation as a tree: timeline, Machine, Node, blocking cause.
+pub fn claim_tree(e: &ClaimExplanation) -> Tree {
+    let mut root = Tree::styled(format!("NodeClaim {}", e.nodeclaim), Style::Bold).span(
+        format!(
+            "  {}{}, age {}",
+            e.node_pool
+                .as_deref()
+                .map(|p| format!("NodePool {p}"))
+                .unwrap_or_else(|| "no NodePool label".to_string()),
+            e.instance_type
+                .as_deref()
+                .map(|t| format!(", {t}"))
+                .unwrap_or_default(),
+            e.age
+        ),
+        None,
+    );
+    let mut timeline = Tree::new("Timeline");
+    for s in &e.timeline {
+        let style = match s.status.as_str() {
+            "True" => Style::Good,
+            "False" => Style::Bad,
+            _ => Style::Warn,
+        };
+        let status = if s.status.is_empty() {
+            "not reported"
+        } else {
+            s.status.as_str()
+        };
+        let mut line =
+            Tree::new(format!("{:<12}", s.step)).span(format!("{status:<13}"), Some(style));
+        if let Some(after) = &s.after {
+            line = line.span(format!("{:<8}", format!("+{after}")), None);
+            if let Some(at) = s.at {
+                line = line.span(format!("({at})"), Some(Style::Dim));
+            }
+        } else if !s.reason.is_empty() {
+            line = line.span(format!("{}: {}", s.reason, s.message), None);
+        }
+        timeline.push(line);
+    }
+    root.push(timeline);
+    root.push(match &e.machine {
+        Some(m) => Tree::new(format!("Machine {}", m.name)).span(
+            format!(
+                "  phase {}, providerID {}, node {}",
+                m.phase.as_deref().unwrap_or("-"),
+                m.provider_id.as_deref().unwrap_or("-"),
+                m.node.as_deref().unwrap_or("-")
+            ),
+            None,
+        ),
+        None => Tree::new("Machine ").span("none", Some(Style::Bad)),
+    });
+    if e.nodes.is_empty() {
+        root.push(Tree::new("Node ").span("none", Some(Style::Warn)));
+    }
+    for n in &e.nodes {
+        let style = if n.ready == "True" {
+            Style::Good
+        } else {
+            Style::Bad
+        };
+        root.push(
+            Tree::new(format!("Node {}  Ready=", n.name))
+                .span(n.ready.clone(), Some(style))
+                .span(format!(", taints [{}]", n.taints.join(", ")), None),
+        );
+    }
+    let f = &e.finding;
+    let style = super::doctor::severity_style(f.severity);
+    let mut cause = Tree::new("Cause: ").span(format!("{} ({})", f.cause, f.severity), Some(style));
+    cause.push(Tree::new(f.message.clone()));
+    if f.severity != Severity::Ok {
+        cause.push(Tree::new("fix: ").span(f.remedy.clone(), Some(Style::Bold)));
+    }
+    root.push(cause);
+    root
 }

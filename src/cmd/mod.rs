@@ -17,7 +17,7 @@ use crate::render::Printer;
 pub fn dispatch(cli: Cli) -> Result<Outcome> {
     let printer = Printer::stdout(&cli.global);
     match cli.command {
-        Command::Init(args) => init::run(&cli.global, args, &printer),
+        Command::Init(args) => init::run(&cli.global, *args, &printer),
         Command::Doctor(args) => doctor::run(&cli.global, args, &printer),
         Command::Explain(args) => explain::run(&cli.global, args, &printer),
         Command::Simulate(args) => simulate::run(&cli.global, args, &printer),

@@ -70,20 +70,15 @@ impl ClusterTarget {
 
 /// Builds a client for a cluster. Does not contact the cluster.
 pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
-    let fail = |message: String| Error::Cluster {
-        cluster: target.role,
-        action: format!("load kubeconfig ({})", target.describe()),
-        message,
-        hint: Some(match target.role {
-            ClusterRole::Workload => {
-                "pass --kubeconfig/--context for the workload cluster".to_string()
-            }
-            ClusterRole::Management => {
-                "pass --management-kubeconfig/--management-context for the management cluster"
-                    .to_string()
-            }
-        }),
-    };
+    install_crypto_provider();
+    let config = config(target).await?;
+    kube::Client::try_from(config).map_err(|e| load_error(target, e.to_string()))
+}
+
+/// Resolves a cluster's kube config (explicit file, named context, else inferred), e.g. for its
+/// server URL. Does not contact the cluster.
+pub async fn config(target: &ClusterTarget) -> Result<kube::Config> {
+    let fail = |message: String| load_error(target, message);
     let options = KubeConfigOptions {
         context: target.context.clone(),
         ..Default::default()
@@ -102,5 +97,29 @@ pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
             .await
             .map_err(|e| fail(e.to_string()))?,
     };
-    kube::Client::try_from(config).map_err(|e| fail(e.to_string()))
+    Ok(config)
+}
+
+fn load_error(target: &ClusterTarget, message: String) -> Error {
+    Error::Cluster {
+        cluster: target.role,
+        action: format!("load kubeconfig ({})", target.describe()),
+        message,
+        hint: Some(match target.role {
+            ClusterRole::Workload => {
+                "pass --kubeconfig/--context for the workload cluster".to_string()
+            }
+            ClusterRole::Management => {
+                "pass --management-kubeconfig/--management-context for the management cluster"
+                    .to_string()
+            }
+        }),
+    }
+}
+
+/// Makes ring rustls' process-wide provider. Without this, a build where rustls also has
+/// aws-lc-rs enabled (every test build: kube-fake-client pulls it in) panics on the first client.
+fn install_crypto_provider() {
+    // An error only means a provider is already installed, which is what we want.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

@@ -8,8 +8,9 @@
 //! - [`reconciler`]: the observe -> plan -> act loop, batch window, backoff.
 //! - [`leader`]: leader election on a Lease; [`metrics`]: Prometheus, `/healthz`, `/readyz`.
 //! - [`errors`]: API errors as messages naming cluster, verb, resource and the fix.
-//! - [`permissions`]: the only API calls the shell makes, per cluster.
+//! - [`permissions`]: the only API calls the shell makes, per cluster; [`access`]: checking them.
 
+pub mod access;
 pub mod api;
 pub mod apply;
 pub mod client;

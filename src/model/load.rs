@@ -12,7 +12,9 @@ use super::nodepool::{NodeClass, NodePool};
 use super::object::{RawObject, labels_of};
 use super::pod::PodDemand;
 use super::resources::Resources;
-use super::snapshot::{DaemonSetRecord, MachineDeploymentRecord, NodeRecord, PodRecord, Snapshot};
+use super::snapshot::{
+    ContainerRecord, DaemonSetRecord, MachineDeploymentRecord, NodeRecord, PodRecord, Snapshot,
+};
 use super::taints::Taint;
 use crate::error::Error;
 
@@ -250,6 +252,8 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
             annotations: Labels::new(),
             priority_class: spec.priority_class_name.clone(),
+            phase: None,
+            containers: containers_of(&spec, None),
         });
     }
     Ok(())
@@ -268,6 +272,7 @@ fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
     )
     .map_err(|(f, e)| obj.error(f, e))?;
     let status = pod.status.unwrap_or_default();
+    let containers = containers_of(&spec, status.container_statuses.as_deref());
     let conditions = status.conditions.unwrap_or_default();
     let scheduled = conditions.iter().find(|c| c.type_ == "PodScheduled");
     let has_status = obj.value.get("status").is_some();
@@ -293,8 +298,42 @@ fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
         annotations: obj.meta.annotations.clone().unwrap_or_default(),
+        containers,
+        phase: status.phase,
         priority_class: spec.priority_class_name,
     })
+}
+
+/// The containers of a pod spec with their reported state, matched by name.
+fn containers_of(
+    spec: &PodSpec,
+    statuses: Option<&[k8s_openapi::api::core::v1::ContainerStatus]>,
+) -> Vec<ContainerRecord> {
+    spec.containers
+        .iter()
+        .map(|c| {
+            let status = statuses.into_iter().flatten().find(|s| s.name == c.name);
+            ContainerRecord {
+                name: c.name.clone(),
+                image: c.image.clone().unwrap_or_default(),
+                ready: status.is_some_and(|s| s.ready),
+                restart_count: status.map_or(0, |s| s.restart_count),
+                waiting: status
+                    .and_then(|s| s.state.as_ref())
+                    .and_then(|st| st.waiting.as_ref())
+                    .map(|w| {
+                        (
+                            w.reason.clone().unwrap_or_default(),
+                            w.message.clone().unwrap_or_default(),
+                        )
+                    }),
+                last_terminated: status
+                    .and_then(|s| s.last_state.as_ref())
+                    .and_then(|st| st.terminated.as_ref())
+                    .map(|t| (t.reason.clone().unwrap_or_default(), t.exit_code)),
+            }
+        })
+        .collect()
 }
 
 fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {

@@ -28,7 +28,7 @@ impl AffinityTerm {
 }
 
 /// Everything about a pod that decides where it can run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodDemand {
     /// Namespace.

@@ -41,6 +41,31 @@ pub struct PodRecord {
     pub annotations: Labels,
     /// Priority class name.
     pub priority_class: Option<String>,
+    /// `status.phase`, when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Containers with their images and what the kubelet reports about them (`doctor` judges
+    /// the controller's own pods by these).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<ContainerRecord>,
+}
+
+/// One container of a pod: its image and, when the pod has a status, its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerRecord {
+    /// Container name.
+    pub name: String,
+    /// Image reference.
+    pub image: String,
+    /// `ready` from the container status.
+    pub ready: bool,
+    /// Restarts so far.
+    pub restart_count: i32,
+    /// `state.waiting` as (reason, message), e.g. `ImagePullBackOff`, `CrashLoopBackOff`.
+    pub waiting: Option<(String, String)>,
+    /// `lastState.terminated` as (reason, exit code).
+    pub last_terminated: Option<(String, i32)>,
 }
 
 impl PodRecord {

@@ -1,9 +1,12 @@
 //! Output: the [`Printer`] every command writes through (stdout, color decision), plus tables
 //! and structured (JSON/YAML) output.
 
+pub mod help;
+pub mod man;
 pub mod plan;
 pub mod simulate;
 pub mod table;
+pub mod tree;
 
 use std::io::Write;
 use std::sync::Mutex;

@@ -53,8 +53,8 @@ pub struct ClusterState<'a> {
     pub nodes: Vec<PlanNode>,
     /// Topology keys any pod's required (anti-)affinity uses.
     topology_keys: BTreeSet<String>,
-    /// Pods (snapshot indices) per topology domain `(key, value)`.
-    residents: HashMap<(String, String), Vec<usize>>,
+    /// Pods (snapshot indices) per topology key, then per domain value.
+    residents: HashMap<String, HashMap<String, Vec<usize>>>,
     /// Every pod placed or bound, for "no matching pod anywhere" affinity checks.
     all_residents: Vec<usize>,
     new_count: usize,
@@ -160,10 +160,13 @@ impl<'a> ClusterState<'a> {
         }
         for key in &self.topology_keys {
             if let Some(v) = self.nodes[node].labels.get(key) {
-                self.residents
-                    .entry((key.clone(), v.clone()))
-                    .or_default()
-                    .push(pod);
+                let domains = self.residents.entry(key.clone()).or_default();
+                match domains.get_mut(v) {
+                    Some(list) => list.push(pod),
+                    None => {
+                        domains.insert(v.clone(), vec![pod]);
+                    }
+                }
             }
         }
         self.all_residents.push(pod);
@@ -222,7 +225,7 @@ impl<'a> ClusterState<'a> {
         let in_domain = |key: &str| -> &[usize] {
             labels
                 .get(key)
-                .and_then(|v| self.residents.get(&(key.to_string(), v.clone())))
+                .and_then(|v| self.residents.get(key).and_then(|d| d.get(v)))
                 .map(Vec::as_slice)
                 .unwrap_or(&[])
         };

@@ -1,0 +1,301 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'kubectl-karpenter_capi'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'kubectl-karpenter_capi' {
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check a setup and every stuck NodeClaim; name the cause and the fix')
+            [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Show which flavors each strategy would provision for the pending pods, and the cost')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run the controller loop in the foreground (one-shot with --once)')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the git commit it was built from')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-karpenter_capi;init' {
+            [CompletionResult]::new('--cluster-name', '--cluster-name', [CompletionResultType]::ParameterName, 'Name of the Cluster API Cluster')
+            [CompletionResult]::new('--kubernetes-version', '--kubernetes-version', [CompletionResultType]::ParameterName, 'Kubernetes version of the worker nodes, e.g. v1.36.1')
+            [CompletionResult]::new('--capi-version', '--capi-version', [CompletionResultType]::ParameterName, 'Cluster API version of the generated objects [default: v1beta2, or the Cluster''s with --from-cluster]')
+            [CompletionResult]::new('--infrastructure-kind', '--infrastructure-kind', [CompletionResultType]::ParameterName, 'Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the machine-template kind, e.g. OpenStackMachineTemplate)')
+            [CompletionResult]::new('--infrastructure-template', '--infrastructure-template', [CompletionResultType]::ParameterName, 'Clone this existing infrastructure machine template (read with --from-cluster), changing only the flavor')
+            [CompletionResult]::new('--machine-image', '--machine-image', [CompletionResultType]::ParameterName, 'OS image of the new machines, for providers whose template needs one (OpenStack image name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image)')
+            [CompletionResult]::new('--flavor', '--flavor', [CompletionResultType]::ParameterName, 'A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=.., maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable')
+            [CompletionResult]::new('--flavors', '--flavors', [CompletionResultType]::ParameterName, 'A YAML list of flavors with `name` and the same keys as --flavor')
+            [CompletionResult]::new('--node-taint', '--node-taint', [CompletionResultType]::ParameterName, 'An extra taint every node registers with (key=value:Effect). Repeatable')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller on the workload cluster')
+            [CompletionResult]::new('--consolidation-policy', '--consolidation-policy', [CompletionResultType]::ParameterName, 'NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized')
+            [CompletionResult]::new('--consolidate-after', '--consolidate-after', [CompletionResultType]::ParameterName, 'NodePool consolidateAfter (a duration such as 30s, or Never)')
+            [CompletionResult]::new('--expire-after', '--expire-after', [CompletionResultType]::ParameterName, 'NodePool expireAfter (a duration such as 720h, or Never)')
+            [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back')
+            [CompletionResult]::new('--output-dir', '--output-dir', [CompletionResultType]::ParameterName, 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Container image of the controller Deployment')
+            [CompletionResult]::new('--controller-kubeconfig', '--controller-kubeconfig', [CompletionResultType]::ParameterName, 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'With --apply: `server` sends a server-side dry run, `none` applies')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--apply', '--apply', [CompletionResultType]::ParameterName, 'Apply both bundles with server-side apply (field manager karpenter-capi): the management bundle to --management-kubeconfig/--management-context, the workload bundle to --kubeconfig/--context')
+            [CompletionResult]::new('--from-cluster', '--from-cluster', [CompletionResultType]::ParameterName, 'Read the Cluster, its version, API version and an existing machine template from the management cluster as defaults')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Never prompt; a missing required input is an error')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Never prompt; a missing required input is an error')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-karpenter_capi;init;kubeconfig' {
+            [CompletionResult]::new('--cluster-name', '--cluster-name', [CompletionResultType]::ParameterName, 'Name of the Cluster API Cluster (names the ServiceAccount)')
+            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'The API server URL as the workload cluster reaches it [default: the management kubeconfig''s]')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of that Secret (the controller''s namespace)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--secret', '--secret', [CompletionResultType]::ParameterName, 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;init;help' {
+            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-karpenter_capi;init;help;kubeconfig' {
+            break
+        }
+        'kubectl-karpenter_capi;init;help;help' {
+            break
+        }
+        'kubectl-karpenter_capi;doctor' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken')
+            [CompletionResult]::new('--launch-timeout', '--launch-timeout', [CompletionResultType]::ParameterName, 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)')
+            [CompletionResult]::new('--registration-timeout', '--registration-timeout', [CompletionResultType]::ParameterName, 'Judge NodeClaims not registered as stuck after this long (as `run` does)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;explain' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;simulate' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Run only this strategy (default: all three, compared)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--consolidate', '--consolidate', [CompletionResultType]::ParameterName, 'Show what consolidation would do to the running nodes instead of provisioning')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;run' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are')
+            [CompletionResult]::new('--now', '--now', [CompletionResultType]::ParameterName, 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken')
+            [CompletionResult]::new('--batch-idle-duration', '--batch-idle-duration', [CompletionResultType]::ParameterName, 'Close a batch of pending pods after this long without a new one')
+            [CompletionResult]::new('--batch-max-duration', '--batch-max-duration', [CompletionResultType]::ParameterName, 'Close a batch of pending pods after this long at most')
+            [CompletionResult]::new('--launch-timeout', '--launch-timeout', [CompletionResultType]::ParameterName, 'Delete a NodeClaim whose Machine has no providerID after this long')
+            [CompletionResult]::new('--registration-timeout', '--registration-timeout', [CompletionResultType]::ParameterName, 'Delete a NodeClaim whose Node has not registered after this long')
+            [CompletionResult]::new('--leader-election-namespace', '--leader-election-namespace', [CompletionResultType]::ParameterName, 'Namespace of the leader-election Lease')
+            [CompletionResult]::new('--metrics-bind-address', '--metrics-bind-address', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics and /healthz, /readyz here')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Log format')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--once', '--once', [CompletionResultType]::ParameterName, 'Do one observe -> plan -> act pass, print the plan and exit')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the plan without writing anything')
+            [CompletionResult]::new('--leader-elect', '--leader-elect', [CompletionResultType]::ParameterName, 'Hold a Lease so only one replica acts at a time')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;completion' {
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;version' {
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-karpenter_capi;help' {
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check a setup and every stuck NodeClaim; name the cause and the fix')
+            [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Show which flavors each strategy would provision for the pending pods, and the cost')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run the controller loop in the foreground (one-shot with --once)')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the git commit it was built from')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-karpenter_capi;help;init' {
+            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)')
+            break
+        }
+        'kubectl-karpenter_capi;help;init;kubeconfig' {
+            break
+        }
+        'kubectl-karpenter_capi;help;doctor' {
+            break
+        }
+        'kubectl-karpenter_capi;help;explain' {
+            break
+        }
+        'kubectl-karpenter_capi;help;simulate' {
+            break
+        }
+        'kubectl-karpenter_capi;help;run' {
+            break
+        }
+        'kubectl-karpenter_capi;help;completion' {
+            break
+        }
+        'kubectl-karpenter_capi;help;version' {
+            break
+        }
+        'kubectl-karpenter_capi;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,274 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'kubectl-karpenter_capi'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'kubectl-karpenter_capi'= {
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand init 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
+            cand doctor 'Check a setup and every stuck NodeClaim; name the cause and the fix'
+            cand explain 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
+            cand simulate 'Show which flavors each strategy would provision for the pending pods, and the cost'
+            cand run 'Run the controller loop in the foreground (one-shot with --once)'
+            cand completion 'Print a shell completion script'
+            cand version 'Print the version and the git commit it was built from'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-karpenter_capi;init'= {
+            cand --cluster-name 'Name of the Cluster API Cluster'
+            cand --kubernetes-version 'Kubernetes version of the worker nodes, e.g. v1.36.1'
+            cand --capi-version 'Cluster API version of the generated objects [default: v1beta2, or the Cluster''s with --from-cluster]'
+            cand --infrastructure-kind 'Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the machine-template kind, e.g. OpenStackMachineTemplate)'
+            cand --infrastructure-template 'Clone this existing infrastructure machine template (read with --from-cluster), changing only the flavor'
+            cand --machine-image 'OS image of the new machines, for providers whose template needs one (OpenStack image name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image)'
+            cand --flavor 'A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=.., maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable'
+            cand --flavors 'A YAML list of flavors with `name` and the same keys as --flavor'
+            cand --node-taint 'An extra taint every node registers with (key=value:Effect). Repeatable'
+            cand --controller-namespace 'Namespace of the controller on the workload cluster'
+            cand --consolidation-policy 'NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized'
+            cand --consolidate-after 'NodePool consolidateAfter (a duration such as 30s, or Never)'
+            cand --expire-after 'NodePool expireAfter (a duration such as 720h, or Never)'
+            cand --templates 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back'
+            cand --output-dir 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing'
+            cand --image 'Container image of the controller Deployment'
+            cand --controller-kubeconfig 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster'
+            cand --dry-run 'With --apply: `server` sends a server-side dry run, `none` applies'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --apply 'Apply both bundles with server-side apply (field manager karpenter-capi): the management bundle to --management-kubeconfig/--management-context, the workload bundle to --kubeconfig/--context'
+            cand --from-cluster 'Read the Cluster, its version, API version and an existing machine template from the management cluster as defaults'
+            cand -y 'Never prompt; a missing required input is an error'
+            cand --yes 'Never prompt; a missing required input is an error'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-karpenter_capi;init;kubeconfig'= {
+            cand --cluster-name 'Name of the Cluster API Cluster (names the ServiceAccount)'
+            cand --server 'The API server URL as the workload cluster reaches it [default: the management kubeconfig''s]'
+            cand --controller-namespace 'Namespace of that Secret (the controller''s namespace)'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --secret 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;init;help'= {
+            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-karpenter_capi;init;help;kubeconfig'= {
+        }
+        &'kubectl-karpenter_capi;init;help;help'= {
+        }
+        &'kubectl-karpenter_capi;doctor'= {
+            cand -f 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --filename 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --now 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken'
+            cand --launch-timeout 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)'
+            cand --registration-timeout 'Judge NodeClaims not registered as stuck after this long (as `run` does)'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;explain'= {
+            cand -f 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --filename 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --now 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;simulate'= {
+            cand -f 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --filename 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --now 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken'
+            cand --strategy 'Run only this strategy (default: all three, compared)'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --consolidate 'Show what consolidation would do to the running nodes instead of provisioning'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;run'= {
+            cand -f 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --filename 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are'
+            cand --now 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken'
+            cand --batch-idle-duration 'Close a batch of pending pods after this long without a new one'
+            cand --batch-max-duration 'Close a batch of pending pods after this long at most'
+            cand --launch-timeout 'Delete a NodeClaim whose Machine has no providerID after this long'
+            cand --registration-timeout 'Delete a NodeClaim whose Node has not registered after this long'
+            cand --leader-election-namespace 'Namespace of the leader-election Lease'
+            cand --metrics-bind-address 'Serve Prometheus metrics and /healthz, /readyz here'
+            cand --log-format 'Log format'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --once 'Do one observe -> plan -> act pass, print the plan and exit'
+            cand --dry-run 'Print the plan without writing anything'
+            cand --leader-elect 'Hold a Lease so only one replica acts at a time'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;completion'= {
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;version'= {
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kubectl-karpenter_capi;help'= {
+            cand init 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
+            cand doctor 'Check a setup and every stuck NodeClaim; name the cause and the fix'
+            cand explain 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
+            cand simulate 'Show which flavors each strategy would provision for the pending pods, and the cost'
+            cand run 'Run the controller loop in the foreground (one-shot with --once)'
+            cand completion 'Print a shell completion script'
+            cand version 'Print the version and the git commit it was built from'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kubectl-karpenter_capi;help;init'= {
+            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+        }
+        &'kubectl-karpenter_capi;help;init;kubeconfig'= {
+        }
+        &'kubectl-karpenter_capi;help;doctor'= {
+        }
+        &'kubectl-karpenter_capi;help;explain'= {
+        }
+        &'kubectl-karpenter_capi;help;simulate'= {
+        }
+        &'kubectl-karpenter_capi;help;run'= {
+        }
+        &'kubectl-karpenter_capi;help;completion'= {
+        }
+        &'kubectl-karpenter_capi;help;version'= {
+        }
+        &'kubectl-karpenter_capi;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,234 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_karpenter_capi_global_optspecs
+    string join \n kubeconfig= context= n/namespace= management-kubeconfig= management-context= o/output= color= v/v= h/help V/version
+end
+
+function __fish_kubectl_karpenter_capi_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_karpenter_capi_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_karpenter_capi_using_subcommand
+    set -l cmd (__fish_kubectl_karpenter_capi_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "version" -d 'Print the version and the git commit it was built from'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l cluster-name -d 'Name of the Cluster API Cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l kubernetes-version -d 'Kubernetes version of the worker nodes, e.g. v1.36.1' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l capi-version -d 'Cluster API version of the generated objects [default: v1beta2, or the Cluster\'s with --from-cluster]' -r -f -a "v1beta2\t'cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11)'
+v1beta1\t'cluster.x-k8s.io/v1beta1 (deprecated, still served)'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l infrastructure-kind -d 'Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the machine-template kind, e.g. OpenStackMachineTemplate)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l infrastructure-template -d 'Clone this existing infrastructure machine template (read with --from-cluster), changing only the flavor' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l machine-image -d 'OS image of the new machines, for providers whose template needs one (OpenStack image name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l flavor -d 'A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=.., maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l flavors -d 'A YAML list of flavors with `name` and the same keys as --flavor' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l node-taint -d 'An extra taint every node registers with (key=value:Effect). Repeatable' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l controller-namespace -d 'Namespace of the controller on the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l consolidation-policy -d 'NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l consolidate-after -d 'NodePool consolidateAfter (a duration such as 30s, or Never)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l expire-after -d 'NodePool expireAfter (a duration such as 720h, or Never)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l templates -d 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l output-dir -d 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l image -d 'Container image of the controller Deployment' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l controller-kubeconfig -d 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l dry-run -d 'With --apply: `server` sends a server-side dry run, `none` applies' -r -f -a "none\t'Write for real'
+server\t'Ask the API server to validate without persisting'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l apply -d 'Apply both bundles with server-side apply (field manager karpenter-capi): the management bundle to --management-kubeconfig/--management-context, the workload bundle to --kubeconfig/--context'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l from-cluster -d 'Read the Cluster, its version, API version and an existing machine template from the management cluster as defaults'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s y -l yes -d 'Never prompt; a missing required input is an error'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -f -a "kubeconfig" -d 'Print a kubeconfig for the controller\'s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l cluster-name -d 'Name of the Cluster API Cluster (names the ServiceAccount)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l server -d 'The API server URL as the workload cluster reaches it [default: the management kubeconfig\'s]' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l controller-namespace -d 'Namespace of that Secret (the controller\'s namespace)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l secret -d 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from help" -f -a "kubeconfig" -d 'Print a kubeconfig for the controller\'s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l launch-timeout -d 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l registration-timeout -d 'Judge NodeClaims not registered as stuck after this long (as `run` does)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l strategy -d 'Run only this strategy (default: all three, compared)' -r -f -a "cost\t'Ours: the cheapest set of nodes per hour for all placeable pods'
+karpenter-capi\t'The upstream Karpenter Cluster API provider: price 0 everywhere, first name wins'
+least-waste\t'Cluster Autoscaler\'s default least-waste expander'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l consolidate -d 'Show what consolidation would do to the running nodes instead of provisioning'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l batch-idle-duration -d 'Close a batch of pending pods after this long without a new one' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l batch-max-duration -d 'Close a batch of pending pods after this long at most' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l launch-timeout -d 'Delete a NodeClaim whose Machine has no providerID after this long' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l registration-timeout -d 'Delete a NodeClaim whose Node has not registered after this long' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-election-namespace -d 'Namespace of the leader-election Lease' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l metrics-bind-address -d 'Serve Prometheus metrics and /healthz, /readyz here' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l log-format -d 'Log format' -r -f -a "text\t'Human-readable lines'
+json\t'One JSON object per line'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l once -d 'Do one observe -> plan -> act pass, print the plan and exit'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l dry-run -d 'Print the plan without writing anything'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-elect -d 'Hold a Lease so only one replica acts at a time'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "version" -d 'Print the version and the git commit it was built from'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and __fish_seen_subcommand_from init" -f -a "kubeconfig" -d 'Print a kubeconfig for the controller\'s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'

@@ -1,0 +1,232 @@
+//! `cost`, our strategy: the cheapest total price per hour for all placeable pods, ties broken
+//! by least waste (smaller total capacity), then fewer nodes.
+//!
+//! Small batches (up to [`exact::EXACT_LIMIT`] pods, constraints within a node only) are solved
+//! exactly by dynamic programming over subsets ([`exact`]). Larger ones are packed greedily by
+//! pod class ([`greedy`]). Both work on the *distinct* offerings: flavors that differ only in
+//! labels no pod asks about (e.g. the same size in three zones) are one choice.
+
+pub mod exact;
+pub mod greedy;
+
+use std::collections::HashMap;
+
+use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
+use crate::cli::StrategyName;
+use crate::model::labels::{Labels, keys};
+use crate::model::pod::PodDemand;
+use crate::model::snapshot::Snapshot;
+use crate::sched::catalog::{self, Offering};
+use crate::sched::fit::static_fit;
+use crate::sched::state::{ClusterState, NodeOrigin};
+
+/// The `cost` strategy.
+pub struct Cost;
+
+/// Which offerings each pending pod may use, computed once per distinct demand.
+pub struct Allowed {
+    /// Per pod (snapshot index): its demand's index.
+    pub demand_of: HashMap<usize, usize>,
+    /// Per distinct demand: a mask over the offerings.
+    pub masks: Vec<Vec<bool>>,
+}
+
+impl Allowed {
+    /// Whether `pod` may use offering `o`.
+    pub fn permits(&self, pod: usize, o: usize) -> bool {
+        self.demand_of.get(&pod).is_some_and(|&d| self.masks[d][o])
+    }
+
+    /// The offerings `pod` may use.
+    pub fn list(&self, pod: usize) -> Vec<usize> {
+        match self.demand_of.get(&pod) {
+            Some(&d) => (0..self.masks[d].len())
+                .filter(|&o| self.masks[d][o])
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether `pod` may use any offering.
+    pub fn any(&self, pod: usize) -> bool {
+        self.demand_of
+            .get(&pod)
+            .is_some_and(|&d| self.masks[d].iter().any(|&b| b))
+    }
+}
+
+impl Strategy for Cost {
+    fn name(&self) -> StrategyName {
+        StrategyName::Cost
+    }
+
+    fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        let (all_offerings, _) = catalog::offerings(snapshot, true);
+        let offerings = distinct(snapshot, &all_offerings);
+        let mut state = ClusterState::new(snapshot, &all_offerings);
+        let budget = Budget::new(snapshot);
+        let queue = queue_order(snapshot, pending);
+        let rest = place_on_existing(&mut state, &queue);
+        let allowed = allowed_offerings(snapshot, &offerings, &budget, &rest);
+        let (placeable, mut unplaced): (Vec<usize>, Vec<usize>) =
+            rest.iter().partition(|&&p| allowed.any(p));
+
+        let cross_node = state.has_cross_node_constraints();
+        let mut budget_after = budget.clone();
+        let exact = if placeable.len() <= exact::EXACT_LIMIT && !cross_node {
+            exact::solve(snapshot, &offerings, &allowed, &placeable)
+                .filter(|nodes| exact::within_budget(&budget, &offerings, nodes))
+        } else {
+            None
+        };
+        match exact {
+            Some(nodes) => {
+                for (o, pods) in nodes {
+                    let n = state.open(&offerings[o], NodeOrigin::New(o), None);
+                    budget_after.take(&offerings[o]);
+                    for p in pods {
+                        state.place(p, n);
+                    }
+                }
+            }
+            None => {
+                unplaced.extend(greedy::pack(
+                    &mut state,
+                    &mut budget_after,
+                    &offerings,
+                    &allowed,
+                    &placeable,
+                ));
+                if !cross_node {
+                    greedy::downsize(&mut state, &mut budget_after, &offerings, &allowed);
+                }
+            }
+        }
+        let position: HashMap<usize, usize> =
+            queue.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+        unplaced.sort_by_key(|p| position.get(p).copied());
+        finish(
+            StrategyName::Cost,
+            &state,
+            &budget_after,
+            &offerings,
+            unplaced,
+        )
+    }
+}
+
+/// Label keys some pod's scheduling depends on (selectors, affinity, non-hostname topology).
+fn relevant_keys(snapshot: &Snapshot) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for p in &snapshot.pods {
+        let d = &p.demand;
+        out.extend(d.node_selector.iter().map(|r| r.key.clone()));
+        out.extend(d.node_affinity.iter().flatten().map(|r| r.key.clone()));
+        out.extend(
+            d.anti_affinity
+                .iter()
+                .chain(d.affinity.iter())
+                .map(|t| t.topology_key.clone()),
+        );
+    }
+    for ds in &snapshot.daemonsets {
+        out.extend(ds.pod.node_selector.iter().map(|r| r.key.clone()));
+        out.extend(ds.pod.node_affinity.iter().flatten().map(|r| r.key.clone()));
+    }
+    out.remove(keys::HOSTNAME);
+    out
+}
+
+/// One offering per group of interchangeable ones: same pool, allocatable, capacity, price,
+/// taints and relevant labels (and not size-bounded, whose budgets are per MachineDeployment).
+fn distinct(snapshot: &Snapshot, offerings: &[Offering]) -> Vec<Offering> {
+    let relevant = relevant_keys(snapshot);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for o in offerings {
+        let labels: Labels = o
+            .labels
+            .iter()
+            .filter(|(k, _)| relevant.contains(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let bounded = o
+            .flavor
+            .max_size
+            .map(|_| o.flavor.machine_deployment.clone());
+        let key = format!(
+            "{}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
+            o.pool_index,
+            o.allocatable,
+            o.flavor.capacity,
+            o.taints,
+            o.flavor.price.0,
+            labels,
+            bounded,
+            o.flavor.instance_type
+        );
+        // Same instance type in several zones collapses; different types never do (their names
+        // are what a NodeClaim asks for).
+        if seen.insert(key) {
+            out.push(o.clone());
+        }
+    }
+    out
+}
+
+/// For each pending pod, the offerings it may use: those of the highest-weight NodePool in which
+/// it fits an empty node within the budget (Karpenter's weight semantics).
+fn allowed_offerings(
+    snapshot: &Snapshot,
+    offerings: &[Offering],
+    budget: &Budget,
+    pods: &[usize],
+) -> Allowed {
+    let mut index: HashMap<greedy::DemandKey, usize> = HashMap::new();
+    let mut allowed = Allowed {
+        demand_of: HashMap::new(),
+        masks: Vec::new(),
+    };
+    let in_budget: Vec<bool> = offerings.iter().map(|o| budget.check(o).is_ok()).collect();
+    for &p in pods {
+        let demand = &snapshot.pods[p].demand;
+        let key = greedy::DemandKey::of(demand, true);
+        let d = match index.get(&key) {
+            Some(&d) => d,
+            None => {
+                let fitting: Vec<usize> = (0..offerings.len())
+                    .filter(|&o| in_budget[o] && fits_empty(demand, &offerings[o]))
+                    .collect();
+                let top = fitting.iter().map(|&o| offerings[o].weight).max();
+                let mut mask = vec![false; offerings.len()];
+                for o in fitting
+                    .into_iter()
+                    .filter(|&o| Some(offerings[o].weight) == top)
+                {
+                    mask[o] = true;
+                }
+                allowed.masks.push(mask);
+                index.insert(key, allowed.masks.len() - 1);
+                allowed.masks.len() - 1
+            }
+        };
+        allowed.demand_of.insert(p, d);
+    }
+    allowed
+}
+
+/// Whether a pod fits an empty node of the offering (a new node has no hostname a pod could
+/// select, so the offering's labels are used as they are).
+fn fits_empty(demand: &PodDemand, o: &Offering) -> bool {
+    static_fit(demand, &o.labels, &o.taints, &o.allocatable).is_ok()
+}
+
+/// Whether two pods may not share a node (hostname anti-affinity either way, or a host port).
+pub fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
+    let anti = |x: &PodDemand, y: &PodDemand| {
+        x.anti_affinity
+            .iter()
+            .any(|t| t.topology_key == keys::HOSTNAME && t.selects(&y.namespace, &y.labels))
+    };
+    anti(a, b) || anti(b, a) || a.host_ports.iter().any(|p| b.host_ports.contains(p))
+}

@@ -1,0 +1,203 @@
+//! Every dump under tests/fixtures/doctor/ yields exactly the findings its header announces: each
+//! `# expect: Cause severity Subject` line is one non-ok finding, in order, and nothing else is
+//! a warning or an error. `# now:` sets the time the dump is judged at.
+
+use std::path::{Path, PathBuf};
+
+use karpenter_capi::controller::Config;
+use karpenter_capi::diagnose::{self, AccessSource, Report, Severity};
+use karpenter_capi::model::load::{Source, snapshot_from_sources};
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn header(text: &str, key: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(&format!("# {key}: ")))
+        .map(str::to_string)
+        .collect()
+}
+
+fn doctor(path: &Path) -> (Report, Vec<String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let now = header(&text, "now")
+        .first()
+        .map(|t| t.parse().unwrap())
+        .unwrap_or_else(|| "2026-11-30T10:30:00Z".parse().unwrap());
+    let expected = header(&text, "expect");
+    let snapshot = snapshot_from_sources(&[Source {
+        name: path.display().to_string(),
+        text,
+    }])
+    .unwrap();
+    (
+        diagnose::run(
+            &snapshot,
+            now,
+            &Config::default(),
+            AccessSource::RbacObjects,
+        ),
+        expected,
+    )
+}
+
+fn problems(report: &Report) -> Vec<String> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity != Severity::Ok)
+        .map(|f| format!("{} {} {}", f.cause, f.severity, f.subject))
+        .collect()
+}
+
+#[test]
+fn each_fixture_yields_exactly_its_cause_on_its_subject() {
+    let mut failures = Vec::new();
+    for path in fixtures() {
+        let (report, expected) = doctor(&path);
+        let got = problems(&report);
+        if got != expected {
+            failures.push(format!(
+                "{}:\n  expected {expected:?}\n  got      {got:?}",
+                path.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_cause_of_the_issue_has_a_fixture() {
+    let required = [
+        "UnregisteredTaintMissing",
+        "MemberLabelOnTemplate",
+        "MissingCapacityAnnotations",
+        "InvalidCapacityAnnotation",
+        "MissingPrice",
+        "ReplicasUnsetOnMember",
+        "NodeClassNotReady",
+        "NodePoolNotReady",
+        "NoMemberMachineDeployments",
+        "RequirementsUnsatisfiable",
+        "LimitsExhausted",
+        "MachineNotFound",
+        "MachineFailed",
+        "MachineWithoutProviderID",
+        "NodeNotFound",
+        "NodeWithoutProviderID",
+        "MultipleNodesFound",
+        "NodeNotReady",
+        "StartupTaintsRemain",
+        "RegistrationTimeout",
+        "OverPrivilegedManagementAccess",
+        "InsufficientManagementAccess",
+        "ControllerImagePullFailed",
+        "ControllerNotRunning",
+    ];
+    let announced: Vec<String> = fixtures()
+        .iter()
+        .flat_map(|p| header(&std::fs::read_to_string(p).unwrap(), "expect"))
+        .collect();
+    for cause in required {
+        assert!(
+            announced
+                .iter()
+                .any(|e| e.starts_with(&format!("{cause} "))),
+            "no fixture for {cause}"
+        );
+    }
+    // The unregistered taint is caught both on the template and on a joined node.
+    assert!(
+        announced.contains(
+            &"UnregisteredTaintMissing error KubeadmConfigTemplate/capi-ovh/capi-ovh-karpenter"
+                .to_string()
+        )
+    );
+    assert!(
+        announced.contains(&"UnregisteredTaintMissing error NodeClaim/default-mrnnj".to_string())
+    );
+}
+
+#[test]
+fn healthy_dump_is_all_ok() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor/healthy.yaml");
+    let (report, _) = doctor(&path);
+    let all: Vec<String> = report
+        .findings
+        .iter()
+        .map(|f| format!("{} {} {}", f.cause, f.severity, f.subject))
+        .collect();
+    assert_eq!(
+        all,
+        vec![
+            "NodeClassReady ok ClusterAPINodeClass/default",
+            "NodePoolOk ok NodePool/default",
+            "MachineDeploymentOk ok MachineDeployment/capi-ovh/capi-ovh-karpenter-c3-8",
+            "BootstrapTemplateOk ok KubeadmConfigTemplate/capi-ovh/capi-ovh-karpenter",
+            "NodeClaimInitialized ok NodeClaim/default-mrnnj",
+            "ManagementAccessOk ok User/karpenter-mgmt",
+            "ControllerRunning ok Pod/karpenter/karpenter-6d9f8b7c5d-q7w2r",
+        ]
+    );
+    assert!(!report.has_errors());
+}
+
+#[test]
+fn ages_decide_between_in_progress_and_stuck() {
+    // The same stuck Machine: a warning inside the launch window, an error past it, and
+    // RegistrationTimeout past the registration window.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/doctor/machine-without-provider-id.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let snapshot = snapshot_from_sources(&[Source {
+        name: "t".into(),
+        text,
+    }])
+    .unwrap();
+    let at = |now: &str| {
+        let r = diagnose::run(
+            &snapshot,
+            now.parse().unwrap(),
+            &Config::default(),
+            AccessSource::RbacObjects,
+        );
+        let f = r
+            .findings
+            .into_iter()
+            .find(|f| f.subject == "NodeClaim/default-mrnnj")
+            .unwrap();
+        (f.cause.to_string(), f.severity, f.message)
+    };
+    let (cause, severity, message) = at("2026-11-30T10:04:59Z");
+    assert_eq!(
+        (cause.as_str(), severity),
+        ("MachineWithoutProviderID", Severity::Warning)
+    );
+    assert_eq!(
+        message,
+        "Machine capi-ovh/capi-ovh-karpenter-c3-8-7b9c4-x2k8p has no spec.providerID after 4m54s (InfrastructureReady False (InstanceNotReady: server is BUILD)); in progress: 4m59s old, within the 5m window"
+    );
+    let (cause, severity, _) = at("2026-11-30T10:05:01Z");
+    assert_eq!(
+        (cause.as_str(), severity),
+        ("MachineWithoutProviderID", Severity::Error)
+    );
+    let (cause, severity, message) = at("2026-11-30T10:15:01Z");
+    assert_eq!(
+        (cause.as_str(), severity),
+        ("RegistrationTimeout", Severity::Error)
+    );
+    assert!(
+        message
+            .starts_with("not registered 15m1s after creation, past the 15m registration timeout"),
+        "{message}"
+    );
+}

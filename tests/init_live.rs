@@ -1,0 +1,481 @@
+//! `init`'s live parts against kube-fake-client's in-memory API server: server-side apply of the
+//! bundles, `--from-cluster` defaults and cloning, and minting the controller's kubeconfig.
+//! The fake does not honour `dryRun` nor evaluate RBAC or admission; see the report for what is
+//! therefore untested.
+
+mod support;
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::{ByteString, NamespaceResourceScope};
+use karpenter_capi::cli::CapiVersion;
+use karpenter_capi::cmd::init::live;
+use karpenter_capi::error::ClusterRole as Target;
+use karpenter_capi::setup::render::{Templates, render};
+use karpenter_capi::setup::{infra, kubeconfig};
+use kube::api::Api;
+use kube_fake_client::{ClientBuilder, interceptor};
+use serde_json::{Value, json};
+
+/// A namespaced custom resource the fake API server should serve, as a plain JSON object.
+macro_rules! custom_resource {
+    ($name:ident, $group:literal, $version:literal, $kind:literal, $plural:literal) => {
+        #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+        struct $name {
+            metadata: ObjectMeta,
+            #[serde(flatten)]
+            rest: serde_json::Map<String, Value>,
+        }
+        impl kube::Resource for $name {
+            type DynamicType = ();
+            type Scope = NamespaceResourceScope;
+            fn kind(_: &()) -> Cow<'_, str> {
+                $kind.into()
+            }
+            fn group(_: &()) -> Cow<'_, str> {
+                $group.into()
+            }
+            fn version(_: &()) -> Cow<'_, str> {
+                $version.into()
+            }
+            fn plural(_: &()) -> Cow<'_, str> {
+                $plural.into()
+            }
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
+custom_resource!(
+    CapiCluster,
+    "cluster.x-k8s.io",
+    "v1beta2",
+    "Cluster",
+    "clusters"
+);
+custom_resource!(
+    MachineDeployment,
+    "cluster.x-k8s.io",
+    "v1beta2",
+    "MachineDeployment",
+    "machinedeployments"
+);
+custom_resource!(
+    KubeadmControlPlane,
+    "controlplane.cluster.x-k8s.io",
+    "v1beta2",
+    "KubeadmControlPlane",
+    "kubeadmcontrolplanes"
+);
+custom_resource!(
+    KubeadmConfigTemplate,
+    "bootstrap.cluster.x-k8s.io",
+    "v1beta2",
+    "KubeadmConfigTemplate",
+    "kubeadmconfigtemplates"
+);
+custom_resource!(
+    OpenStackMachineTemplate,
+    "infrastructure.cluster.x-k8s.io",
+    "v1beta1",
+    "OpenStackMachineTemplate",
+    "openstackmachinetemplates"
+);
+
+fn builder() -> ClientBuilder {
+    ClientBuilder::new()
+        .with_resource::<CapiCluster>()
+        .with_resource::<MachineDeployment>()
+        .with_resource::<KubeadmControlPlane>()
+        .with_resource::<KubeadmConfigTemplate>()
+        .with_resource::<OpenStackMachineTemplate>()
+}
+
+/// The seed's management cluster: the Cluster, its control plane and worker MachineDeployment
+/// with the OpenStackMachineTemplate it uses.
+fn seed_objects() -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "capi-ovh", "namespace": "capi-ovh"},
+            "spec": {"controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "capi-ovh-cp"},
+                     "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackCluster", "name": "capi-ovh"}}}),
+        json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane", "metadata": {"name": "capi-ovh-cp", "namespace": "capi-ovh"},
+            "spec": {"version": "v1.36.1", "replicas": 3}}),
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "capi-ovh-md-0", "namespace": "capi-ovh", "labels": {"cluster.x-k8s.io/cluster-name": "capi-ovh"}},
+            "spec": {"clusterName": "capi-ovh", "template": {"spec": {"clusterName": "capi-ovh",
+                "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachineTemplate", "name": "capi-ovh-md-0"}}}}}),
+        json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "OpenStackMachineTemplate",
+            "metadata": {"name": "capi-ovh-md-0", "namespace": "capi-ovh"},
+            "spec": {"template": {"spec": {"flavor": "b3-8", "image": {"filter": {"name": "ubuntu-2404-noble"}},
+                "identityRef": {"cloudName": "ovh", "name": "capi-ovh-cloud-config", "type": "Secret"}, "configDrive": true}}}}),
+    ]
+}
+
+#[tokio::test]
+async fn from_cluster_reads_version_provider_and_template_to_clone() {
+    let client = builder()
+        .with_runtime_objects(seed_objects())
+        .build()
+        .await
+        .unwrap();
+    let d = live::read_defaults(&client, "capi-ovh", None, None, None)
+        .await
+        .unwrap();
+    assert_eq!(d.cluster_name.as_deref(), Some("capi-ovh"));
+    assert_eq!(d.kubernetes_version.as_deref(), Some("v1.36.1"));
+    assert_eq!(d.capi_version, Some(CapiVersion::V1beta2));
+    assert_eq!(d.infra.map(|k| k.kind), Some("OpenStackMachineTemplate"));
+    let (name, spec) = d.template.clone().unwrap();
+    assert_eq!(name, "capi-ovh-md-0");
+    assert_eq!(spec["flavor"], "b3-8");
+
+    // Cloned per flavor: only the flavor changes, identityRef and configDrive are kept.
+    let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
+    inp.machine_image = None;
+    inp.clone_from = d.template;
+    let bundle = render(&inp, &Templates::default()).unwrap();
+    let c38 = bundle
+        .management
+        .iter()
+        .find(|d| d.name == "capi-ovh-karpenter-c3-8" && d.kind == "OpenStackMachineTemplate")
+        .unwrap();
+    assert_eq!(
+        c38.value["spec"]["template"]["spec"],
+        json!({"flavor": "c3-8", "image": {"filter": {"name": "ubuntu-2404-noble"}},
+               "identityRef": {"cloudName": "ovh", "name": "capi-ovh-cloud-config", "type": "Secret"}, "configDrive": true})
+    );
+    assert_eq!(
+        c38.value["metadata"]["annotations"]["karpenter-capi/cloned-from"],
+        "capi-ovh-md-0"
+    );
+    // And the clone still validates against the CAPO CRD.
+    let schema = support::crd_schema(&support::crds(), &c38.api_version, &c38.kind).unwrap();
+    assert_eq!(support::validate_crd(&schema, c38), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn from_cluster_errors_name_what_is_missing() {
+    let client = builder()
+        .with_runtime_objects(seed_objects())
+        .build()
+        .await
+        .unwrap();
+    let err = live::read_defaults(&client, "capi-ovh", Some("other"), None, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "management cluster: get clusters.cluster.x-k8s.io/other in namespace capi-ovh: not found\n  hint: clusters in capi-ovh: capi-ovh"
+    );
+    let kind = infra::find("openstack").unwrap();
+    let err = live::read_defaults(
+        &client,
+        "capi-ovh",
+        Some("capi-ovh"),
+        Some("missing-template"),
+        Some(kind),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("management cluster: get openstackmachinetemplates.infrastructure.cluster.x-k8s.io/missing-template in namespace capi-ovh: "),
+        "{err}"
+    );
+    let empty = builder().build().await.unwrap();
+    let err = live::read_defaults(&empty, "capi-ovh", None, None, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "--cluster-name is required: namespace capi-ovh has 0 clusters ()"
+    );
+}
+
+#[tokio::test]
+async fn apply_uses_server_side_apply_with_our_field_manager() {
+    let seen: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let record = seen.clone();
+    let funcs = interceptor::Funcs::new().patch(move |ctx| {
+        record.lock().unwrap().push((
+            ctx.name.to_string(),
+            format!("{:?}", ctx.patch_type),
+            ctx.params.field_manager.clone().unwrap_or_default(),
+        ));
+        Ok(None)
+    });
+    let client = builder()
+        .with_interceptor_funcs(funcs)
+        .build()
+        .await
+        .unwrap();
+    let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
+    inp.separate_management = true;
+    inp.management_kubeconfig = Some("apiVersion: v1\nkind: Config\n".to_string());
+    let bundle = render(&inp, &Templates::default()).unwrap();
+
+    let lines = live::apply(&client, Target::Management, &bundle.management, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        lines[0],
+        "management: serviceaccount/capi-ovh-karpenter-capi serverside-applied"
+    );
+    assert_eq!(lines.len(), bundle.management.len());
+    // The fake serves neither cluster-scoped custom resources (NodePool, ClusterAPINodeClass) nor
+    // apply on a Namespace's own path ("Invalid path"); the rest of the workload bundle is applied.
+    let workload: Vec<_> = bundle
+        .workload
+        .iter()
+        .filter(|d| !d.api_version.contains("karpenter") && d.kind != "Namespace")
+        .cloned()
+        .collect();
+    live::apply(&client, Target::Workload, &workload, false)
+        .await
+        .unwrap();
+
+    {
+        // Scoped: the interceptor takes this lock again on the re-apply below.
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), bundle.management.len() + workload.len());
+        assert!(
+            seen.iter()
+                .all(|(_, t, m)| t == "ApplyPatch" && m == "karpenter-capi"),
+            "{seen:?}"
+        );
+    }
+
+    let mds: Api<MachineDeployment> = Api::namespaced(client.clone(), "capi-ovh");
+    let md = mds.get("capi-ovh-karpenter-c3-8").await.unwrap();
+    assert_eq!(md.rest["spec"]["replicas"], 0);
+    assert_eq!(
+        md.metadata.labels.unwrap()["node.cluster.x-k8s.io/karpenter-member"],
+        ""
+    );
+    let templates: Api<OpenStackMachineTemplate> = Api::namespaced(client.clone(), "capi-ovh");
+    assert_eq!(
+        templates
+            .get("capi-ovh-karpenter-c3-16")
+            .await
+            .unwrap()
+            .rest["spec"]["template"]["spec"]["flavor"],
+        "c3-16"
+    );
+    let roles: Api<Role> = Api::namespaced(client.clone(), "capi-ovh");
+    assert_eq!(
+        roles
+            .get("capi-ovh-karpenter-capi")
+            .await
+            .unwrap()
+            .rules
+            .unwrap()
+            .len(),
+        5
+    );
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "capi-ovh");
+    sas.get("capi-ovh-karpenter-capi").await.unwrap();
+    let crs: Api<ClusterRole> = Api::all(client.clone());
+    assert_eq!(
+        crs.get("karpenter-capi")
+            .await
+            .unwrap()
+            .rules
+            .unwrap()
+            .len(),
+        12
+    );
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "karpenter-capi");
+    let d = deployments.get("karpenter-capi").await.unwrap();
+    assert_eq!(
+        d.spec.unwrap().template.spec.unwrap().containers[0]
+            .image
+            .as_deref(),
+        Some("ghcr.io/example/kubectl-karpenter-capi:v0.1.0")
+    );
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "karpenter-capi");
+    secrets
+        .get("karpenter-capi-management-kubeconfig")
+        .await
+        .unwrap();
+
+    // Applying again is idempotent.
+    live::apply(&client, Target::Management, &bundle.management, false)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn apply_failures_name_cluster_verb_and_object() {
+    let funcs = interceptor::Funcs::new().patch(|ctx| {
+        if ctx.name == "capi-ovh-karpenter-capi" {
+            return Err(kube_fake_client::Error::Internal(
+                "forbidden by test".to_string(),
+            ));
+        }
+        Ok(None)
+    });
+    let client = builder()
+        .with_interceptor_funcs(funcs)
+        .build()
+        .await
+        .unwrap();
+    let bundle = render(
+        &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
+        &Templates::default(),
+    )
+    .unwrap();
+    let err = live::apply(&client, Target::Management, &bundle.management, false)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("management cluster: apply serviceaccounts/capi-ovh-karpenter-capi in namespace capi-ovh: "), "{err}");
+}
+
+fn token_secret(data: Option<(&str, &str)>) -> Secret {
+    let mut s = Secret::default();
+    s.metadata.name = Some("capi-ovh-karpenter-capi-token".to_string());
+    s.metadata.namespace = Some("capi-ovh".to_string());
+    s.type_ = Some("kubernetes.io/service-account-token".to_string());
+    if let Some((token, ca)) = data {
+        s.data = Some(
+            [
+                ("token".to_string(), ByteString(token.as_bytes().to_vec())),
+                ("ca.crt".to_string(), ByteString(ca.as_bytes().to_vec())),
+            ]
+            .into_iter()
+            .collect(),
+        );
+    }
+    s
+}
+
+#[tokio::test]
+async fn mints_a_kubeconfig_from_the_token_secret() {
+    let client = ClientBuilder::new()
+        .with_object(token_secret(Some(("sa-token", "CA PEM"))))
+        .build()
+        .await
+        .unwrap();
+    let (token, ca) = live::read_token(
+        &client,
+        "capi-ovh",
+        "capi-ovh-karpenter-capi-token",
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    assert_eq!(token, "sa-token");
+    assert_eq!(ca.as_deref(), Some("Q0EgUEVN"));
+    let text = kubeconfig::render(&kubeconfig::TokenKubeconfig {
+        server: "https://mgmt.example:6443".to_string(),
+        ca_base64: ca,
+        token,
+        namespace: "capi-ovh".to_string(),
+        user: "capi-ovh-karpenter-capi".to_string(),
+    })
+    .unwrap();
+    // kube itself can load it.
+    let parsed = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+    let options = kube::config::KubeConfigOptions::default();
+    let config = kube::Config::from_custom_kubeconfig(parsed, &options)
+        .await
+        .unwrap();
+    assert_eq!(live::server_url(&config), "https://mgmt.example:6443");
+    assert_eq!(config.default_namespace, "capi-ovh");
+}
+
+#[tokio::test]
+async fn token_errors_say_what_to_do() {
+    let client = ClientBuilder::new().build().await.unwrap();
+    let err = live::read_token(
+        &client,
+        "capi-ovh",
+        "capi-ovh-karpenter-capi-token",
+        Duration::ZERO,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(
+            "management cluster: get secrets/capi-ovh-karpenter-capi-token in namespace capi-ovh: "
+        ),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("hint: apply the management bundle of `kubectl karpenter-capi init` first"),
+        "{err}"
+    );
+    let client = ClientBuilder::new()
+        .with_object(token_secret(None))
+        .build()
+        .await
+        .unwrap();
+    let err = live::read_token(
+        &client,
+        "capi-ovh",
+        "capi-ovh-karpenter-capi-token",
+        Duration::ZERO,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "management cluster: read the token of secrets/capi-ovh-karpenter-capi-token in namespace capi-ovh: the Secret has no token yet\n  hint: the ServiceAccount must exist before its token Secret; re-apply the management bundle"
+    );
+}
+
+#[tokio::test]
+async fn reapplying_keeps_the_replicas_the_controller_set() {
+    let client = builder().build().await.unwrap();
+    let bundle = render(
+        &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
+        &Templates::default(),
+    )
+    .unwrap();
+    live::apply(&client, Target::Management, &bundle.management, false)
+        .await
+        .unwrap();
+    let mds: Api<MachineDeployment> = Api::namespaced(client.clone(), "capi-ovh");
+    assert_eq!(
+        mds.get("capi-ovh-karpenter-c3-8").await.unwrap().rest["spec"]["replicas"],
+        0
+    );
+    // The controller scales c3-8 to 2 (as `run` does, through another field manager).
+    let scale = json!({"spec": {"replicas": 2}});
+    mds.patch(
+        "capi-ovh-karpenter-c3-8",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&scale),
+    )
+    .await
+    .unwrap();
+    live::apply(&client, Target::Management, &bundle.management, false)
+        .await
+        .unwrap();
+    let md = mds.get("capi-ovh-karpenter-c3-8").await.unwrap();
+    assert_eq!(
+        md.rest["spec"]["replicas"], 2,
+        "re-running init must not scale nodes away"
+    );
+    assert_eq!(md.rest["spec"]["clusterName"], "capi-ovh");
+    // A MachineDeployment created by this apply still starts at zero.
+    assert_eq!(
+        mds.get("capi-ovh-karpenter-c3-16").await.unwrap().rest["spec"]["replicas"],
+        0
+    );
+}

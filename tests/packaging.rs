@@ -1,0 +1,214 @@
+//! The krew plugin manifest template (`plugins/karpenter-capi.yaml`): krew's v1alpha2 `Plugin`
+//! format with every field krew requires, one platform per released archive, and placeholders
+//! that the release pipeline can fill in to get a valid manifest.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+const TEMPLATE: &str = include_str!("../plugins/karpenter-capi.yaml");
+
+/// The fields of krew's Plugin manifest; unknown fields are errors, so a typo is caught.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Plugin {
+    api_version: String,
+    kind: String,
+    metadata: Metadata,
+    spec: Spec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Metadata {
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Spec {
+    version: String,
+    homepage: String,
+    short_description: String,
+    description: String,
+    caveats: String,
+    platforms: Vec<Platform>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Platform {
+    selector: Selector,
+    uri: String,
+    sha256: String,
+    bin: String,
+    files: Vec<FileOperation>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Selector {
+    match_labels: Labels,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Labels {
+    os: String,
+    arch: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileOperation {
+    from: String,
+    to: String,
+}
+
+fn parse(text: &str) -> Plugin {
+    serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("plugins/karpenter-capi.yaml: {e}"))
+}
+
+/// The template as the release pipeline fills it in.
+fn filled() -> String {
+    let mut text = TEMPLATE
+        .replace("@VERSION@", env!("CARGO_PKG_VERSION"))
+        .replace("@REPOSITORY@", "example/kubectl-karpenter-capi");
+    for (index, platform) in ["LINUX_AMD64", "LINUX_ARM64", "DARWIN_AMD64", "DARWIN_ARM64"]
+        .iter()
+        .enumerate()
+    {
+        text = text.replace(
+            &format!("@SHA256_{platform}@"),
+            &format!("{index}").repeat(64),
+        );
+    }
+    text
+}
+
+#[test]
+fn the_template_is_a_krew_v1alpha2_plugin() {
+    let plugin = parse(TEMPLATE);
+    assert_eq!(
+        plugin.api_version,
+        "krew.googlecontainertools.github.com/v1alpha2"
+    );
+    assert_eq!(plugin.kind, "Plugin");
+    // krew requires the manifest's file name to be the plugin's name.
+    assert_eq!(plugin.metadata.name, "karpenter-capi");
+    assert!(!plugin.spec.short_description.is_empty() && plugin.spec.short_description.len() <= 50);
+    assert!(!plugin.spec.description.trim().is_empty());
+    assert!(
+        plugin
+            .spec
+            .caveats
+            .contains("kubectl_complete-karpenter_capi")
+    );
+}
+
+#[test]
+fn one_platform_per_released_archive() {
+    let plugin = parse(TEMPLATE);
+    let platforms: BTreeSet<(String, String)> = plugin
+        .spec
+        .platforms
+        .iter()
+        .map(|p| {
+            (
+                p.selector.match_labels.os.clone(),
+                p.selector.match_labels.arch.clone(),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<(String, String)> = [
+        ("darwin", "amd64"),
+        ("darwin", "arm64"),
+        ("linux", "amd64"),
+        ("linux", "arm64"),
+    ]
+    .iter()
+    .map(|(o, a)| (o.to_string(), a.to_string()))
+    .collect();
+    assert_eq!(platforms, expected);
+    assert_eq!(plugin.spec.platforms.len(), 4, "a platform is listed twice");
+    for p in &plugin.spec.platforms {
+        let (os, arch) = (&p.selector.match_labels.os, &p.selector.match_labels.arch);
+        // krew links `kubectl-<name with - as _>` to `bin`, so this is what kubectl runs.
+        assert_eq!(p.bin, "kubectl-karpenter_capi");
+        assert_eq!(
+            p.sha256,
+            format!("@SHA256_{}_{}@", os.to_uppercase(), arch.to_uppercase())
+        );
+        let triple = match (os.as_str(), arch.as_str()) {
+            ("linux", "amd64") => "x86_64-unknown-linux-musl",
+            ("linux", "arm64") => "aarch64-unknown-linux-musl",
+            ("darwin", "amd64") => "x86_64-apple-darwin",
+            _ => "aarch64-apple-darwin",
+        };
+        assert_eq!(
+            p.uri,
+            format!(
+                "https://github.com/@REPOSITORY@/releases/download/v@VERSION@/kubectl-karpenter_capi-v@VERSION@-{triple}.tar.gz"
+            )
+        );
+        assert!(p.files.iter().any(|f| f.from == "*" && f.to == "."));
+    }
+}
+
+/// Whether a line holds an `@NAME@` placeholder (`"$@"` in the caveats' shell line is not one).
+fn has_placeholder(line: &str) -> bool {
+    line.split('@')
+        .skip(1)
+        .step_by(2)
+        .zip(line.split('@').skip(2))
+        .any(|(name, _)| {
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
+}
+
+#[test]
+fn placeholders_are_told_from_shell_text() {
+    assert!(has_placeholder("uri: x/@VERSION@/y"));
+    assert!(has_placeholder("sha256: \"@SHA256_LINUX_AMD64@\""));
+    assert!(!has_placeholder(
+        "exec kubectl karpenter-capi __complete \"$@\""
+    ));
+    assert!(!has_placeholder("uri: x/0.1.0/y"));
+}
+
+#[test]
+fn filled_in_it_is_a_complete_manifest() {
+    let text = filled();
+    let leftover: Vec<&str> = text.lines().filter(|l| has_placeholder(l)).collect();
+    assert!(
+        leftover.is_empty(),
+        "placeholders left after filling in: {leftover:?}"
+    );
+    let plugin = parse(&text);
+    assert_eq!(
+        plugin.spec.version,
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+    let semver: Vec<&str> = plugin.spec.version[1..].split('.').collect();
+    assert!(
+        semver.len() == 3 && semver.iter().all(|n| n.parse::<u64>().is_ok()),
+        "{}",
+        plugin.spec.version
+    );
+    assert!(plugin.spec.homepage.starts_with("https://github.com/"));
+    for p in &plugin.spec.platforms {
+        assert!(
+            p.uri.starts_with("https://") && p.uri.ends_with(".tar.gz"),
+            "{}",
+            p.uri
+        );
+        assert!(
+            p.sha256.len() == 64 && p.sha256.chars().all(|c| c.is_ascii_hexdigit()),
+            "{}",
+            p.sha256
+        );
+    }
+}
