@@ -329,6 +329,40 @@ mod tests {
     }
 
     #[test]
+    fn trimming_keeps_every_field_the_pod_model_reads() {
+        let full = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns", "creationTimestamp": "2026-11-30T09:00:00Z", "labels": {"app": "a"},
+                "annotations": {"karpenter.sh/do-not-disrupt": "true"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": true}]},
+            "spec": {
+                "priorityClassName": "high", "nodeSelector": {"disk": "ssd"}, "schedulingGates": [],
+                "overhead": {"cpu": "50m"},
+                "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}},
+                    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "a"}}}]}},
+                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "a"}}}],
+                "initContainers": [{"name": "side", "image": "s", "restartPolicy": "Always", "env": [{"name": "X", "value": "1"}],
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+                "containers": [{"name": "c", "image": "i", "command": ["run"], "env": [{"name": "Y", "value": "2"}],
+                    "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}],
+                    "resources": {"requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}},
+                    "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
+                "volumes": [{"name": "v", "emptyDir": {}}]},
+            "status": {"phase": "Pending", "nominatedNodeName": "",
+                "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}], "containerStatuses": []}
+        });
+        let mut obj: DynamicObject = serde_json::from_value(full.clone()).unwrap();
+        compact(&mut obj, "Pod");
+        let trimmed = expand(&obj, &crate::controller::write::POD);
+        let a = snapshot_from_values(vec![(full, "workload cluster")], Vec::new()).unwrap();
+        let b = snapshot_from_values(vec![(trimmed, "workload cluster")], Vec::new()).unwrap();
+        assert_eq!(a.pods, b.pods);
+    }
+
+    #[test]
     fn stores_plan_like_a_full_listing() {
         let seed = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
