@@ -317,3 +317,57 @@ async fn metrics_endpoint_serves_metrics_health_and_readiness() {
         "--metrics-bind-address \"nonsense\" is not an address:port (invalid socket address syntax), e.g. 0.0.0.0:8080"
     );
 }
+
+#[tokio::test]
+async fn continuous_mode_watches_two_clusters() {
+    let workload = FakeApi::new();
+    let management = FakeApi::new();
+    for doc in WORLD.split("\n---\n") {
+        let v: Value = serde_saphyr::from_str(doc).unwrap();
+        if v["apiVersion"]
+            .as_str()
+            .unwrap()
+            .starts_with("cluster.x-k8s.io")
+        {
+            management.seed(v)
+        } else {
+            workload.seed(v)
+        }
+    }
+    let clients = Clients {
+        workload: workload.client(),
+        management: management.client(),
+    };
+    let ctx = Arc::new(Context::new(
+        clients,
+        Config::default(),
+        Some("capi".to_string()),
+        false,
+    ));
+    let (_lead, lead_rx) = watch::channel(true);
+    let (stop, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(run_continuous(ctx.clone(), window(), lead_rx, stop_rx));
+    eventually("ready", || ctx.metrics.is_ready()).await;
+    workload.seed(pending_pod("big-0"));
+    eventually("a NodeClaim on the workload cluster", || {
+        workload.all("karpenter.sh", "nodeclaims").len() == 1
+    })
+    .await;
+    eventually("replicas 1 on the management cluster", || {
+        replicas(&management) == 1
+    })
+    .await;
+    assert!(
+        workload
+            .requests()
+            .iter()
+            .all(|r| !r.path.contains("/apis/cluster.x-k8s.io/"))
+    );
+    assert!(
+        management.requests().iter().any(
+            |r| r.query.contains("watch=true") && r.path.ends_with("/namespaces/capi/machines")
+        )
+    );
+    stop.send_replace(true);
+    task.await.unwrap().unwrap();
+}
