@@ -329,7 +329,7 @@ mod tests {
     }
 
     #[test]
-    fn trimming_keeps_every_field_the_pod_model_reads() {
+    fn trimming_keeps_every_field_the_pod_and_node_models_read() {
         let full = json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "p", "namespace": "ns", "creationTimestamp": "2026-11-30T09:00:00Z", "labels": {"app": "a"},
@@ -360,6 +360,21 @@ mod tests {
         let a = snapshot_from_values(vec![(full, "workload cluster")], Vec::new()).unwrap();
         let b = snapshot_from_values(vec![(trimmed, "workload cluster")], Vec::new()).unwrap();
         assert_eq!(a.pods, b.pods);
+
+        let node = json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n", "labels": {"zone": "a"}, "annotations": {"x": "y"}, "creationTimestamp": "2026-11-30T09:00:00Z"},
+            "spec": {"providerID": "openstack:///1", "unschedulable": true, "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
+            "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "allocatable": {"cpu": "3900m", "memory": "7Gi", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}], "images": [{"names": ["i"], "sizeBytes": 1}], "volumesInUse": ["v"]}
+        });
+        let mut obj: DynamicObject = serde_json::from_value(node.clone()).unwrap();
+        compact(&mut obj, "Node");
+        let trimmed = expand(&obj, &crate::controller::write::NODE);
+        assert!(trimmed["status"].get("images").is_none());
+        let a = snapshot_from_values(vec![(node, "workload cluster")], Vec::new()).unwrap();
+        let b = snapshot_from_values(vec![(trimmed, "workload cluster")], Vec::new()).unwrap();
+        assert_eq!(a.nodes, b.nodes);
     }
 
     #[test]
