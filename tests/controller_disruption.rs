@@ -79,8 +79,35 @@ status: {{phase: Running}}
 }
 
 fn app_pod(name: &str, node: usize, annotations: &str) -> String {
+    sized_pod(name, node, annotations, "500m")
+}
+
+fn sized_pod(name: &str, node: usize, annotations: &str, cpu: &str) -> String {
     format!(
-        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, labels: {{app: web}}, annotations: {{{annotations}}}}}\nspec: {{nodeName: node-{node}, containers: [{{name: c, resources: {{requests: {{cpu: 500m}}}}}}]}}\nstatus: {{phase: Running}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, labels: {{app: web}}, annotations: {{{annotations}}}}}\nspec: {{nodeName: node-{node}, containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\nstatus: {{phase: Running}}\n"
+    )
+}
+
+/// A c3-8 node instead of a c3-4 one.
+fn c3_8_node(i: usize, pods: &str) -> String {
+    node(i, 600, pods, "").replace("c3-4", "c3-8").replace(
+        "capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}",
+        "capacity: {cpu: '4', memory: 8G, pods: '110'}, allocatable: {cpu: '4', memory: 8G, pods: '110'}",
+    )
+}
+
+/// Two c3-8 nodes with one pod of `cpu` each, consolidation of underutilized nodes on.
+fn two_c3_8(cpu: &str) -> String {
+    let pool = "    budgets: [{nodes: '100%'}]\n";
+    let base = base(0, pool).replace("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").replacen(
+        "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        "  replicas: 2\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        1,
+    );
+    format!(
+        "{base}{}{}",
+        c3_8_node(1, &sized_pod("a", 1, "", cpu)),
+        c3_8_node(2, &sized_pod("b", 2, "", cpu))
     )
 }
 
@@ -273,4 +300,50 @@ fn a_drained_disrupted_node_finishes_its_sequence() {
             "scaleMachineDeployment"
         ]
     );
+}
+
+#[test]
+fn two_half_empty_c3_8_are_replaced_by_one_c3_8() {
+    let p = run(&two_c3_8("1500m"));
+    assert_eq!(names(&p)[0], "createNodeClaim", "{:?}", names(&p));
+    assert!(
+        matches!(&p.actions[0], Action::CreateNodeClaim { instance_type, reason, pods, .. }
+        if instance_type == "c3-8" && reason == "Underutilized" && pods.len() == 2)
+    );
+    let tainted: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::TaintNode {
+                node,
+                saving_per_hour,
+                reason,
+                ..
+            } => {
+                assert_eq!(
+                    (saving_per_hour.0, reason.as_str()),
+                    (100_000_000, "Underutilized")
+                );
+                Some(node.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tainted, vec!["node-1", "node-2"]);
+    assert!(
+        p.actions
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a"))
+    );
+    assert!(
+        p.actions
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/b"))
+    );
+}
+
+#[test]
+fn well_used_nodes_are_left_alone() {
+    let p = run(&two_c3_8("3"));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
 }

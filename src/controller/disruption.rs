@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 
 use super::action::{Action, DISRUPTED_TAINT_KEY};
+use super::consolidation::{Candidate, consolidate};
 use super::lifecycle::{bound_machine, mark};
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::labels::{LabelSelector, Labels};
@@ -161,6 +162,7 @@ pub fn disrupt(
             })
             .collect();
         candidates.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+        let mut underutilized: Vec<Candidate> = Vec::new();
         for claim in candidates {
             let Some(node) = node_of(snapshot, claim) else {
                 continue;
@@ -177,7 +179,33 @@ pub fn disrupt(
             let movable = pods.iter().filter(|p| !p.daemon).count();
             let reason = match decide(pool, claim, movable, now, consolidate_after) {
                 Ok(Some(r)) => r,
-                Ok(None) => continue,
+                Ok(None) => {
+                    let quiet = consolidate_after
+                        .is_some_and(|after| quiet_for(claim, now) >= after.as_secs_i64());
+                    if pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+                        && movable > 0
+                        && quiet
+                        && !is_blocked(node, &pods, &pdbs)
+                    {
+                        underutilized.push(Candidate {
+                            claim: claim.name.clone(),
+                            node: node.name.clone(),
+                            price: claim_price(snapshot, claim),
+                            pods: snapshot
+                                .pods
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, p)| {
+                                    !p.terminal
+                                        && !p.daemon
+                                        && p.node_name.as_deref() == Some(node.name.as_str())
+                                })
+                                .map(|(i, _)| i)
+                                .collect(),
+                        });
+                    }
+                    continue;
+                }
                 Err(e) => {
                     out.notes
                         .push(format!("NodePool {}: {e}; disruption skipped", pool.name));
@@ -186,21 +214,8 @@ pub fn disrupt(
             };
             // Expiration is forceful; every other reason yields to do-not-disrupt annotations
             // and to PodDisruptionBudgets that allow no disruption.
-            if reason != "Expired" {
-                let annotated =
-                    |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
-                if annotated(&node.annotations) || pods.iter().any(|p| annotated(&p.annotations)) {
-                    continue;
-                }
-                let protected = pods.iter().any(|p| {
-                    !p.daemon
-                        && pdbs.iter().any(|(ns, sel, _)| {
-                            *ns == p.demand.namespace && sel.matches(&p.demand.labels)
-                        })
-                });
-                if protected {
-                    continue;
-                }
+            if reason != "Expired" && is_blocked(node, &pods, &pdbs) {
+                continue;
             }
             // Expiration is forceful; the other reasons respect the budgets.
             if reason != "Expired" {
@@ -217,12 +232,7 @@ pub fn disrupt(
                 }
             }
             in_progress += 1;
-            let saving = snapshot
-                .claim_machine_deployment(claim)
-                .and_then(|md| snapshot.machine_deployments.iter().find(|r| r.key() == md))
-                .and_then(|r| r.flavor.as_ref().ok())
-                .map(|f| f.price)
-                .unwrap_or_default();
+            let saving = claim_price(snapshot, claim);
             out.actions.push(Action::TaintNode {
                 target: format!("Node/{}", node.name),
                 node: node.name.clone(),
@@ -244,8 +254,103 @@ pub fn disrupt(
                 finish(snapshot, &mut out, claim, node, reason);
             }
         }
+        if underutilized.is_empty() {
+            continue;
+        }
+        let room = match allowed_disruptions(pool, "Underutilized", total) {
+            Ok(allowed) => allowed.saturating_sub(in_progress),
+            Err(e) => {
+                out.notes.push(format!(
+                    "NodePool {}: spec.disruption.budgets: {e}; disruption skipped",
+                    pool.name
+                ));
+                continue;
+            }
+        };
+        // Cheapest to disrupt first: fewest pods, then the most expensive node.
+        underutilized.sort_by(|a, b| {
+            a.pods
+                .len()
+                .cmp(&b.pods.len())
+                .then(b.price.cmp(&a.price))
+                .then(a.node.cmp(&b.node))
+        });
+        if let Some(decision) = consolidate(snapshot, &underutilized, room) {
+            for n in &decision.replacements {
+                out.actions.push(super::provision::create_node_claim(
+                    snapshot,
+                    pool,
+                    n,
+                    "Underutilized",
+                ));
+            }
+            for c in &decision.remove {
+                out.actions.push(Action::TaintNode {
+                    target: format!("Node/{}", c.node),
+                    node: c.node.clone(),
+                    taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+                    reason: "Underutilized".to_string(),
+                    saving_per_hour: decision.saving,
+                });
+                let mut pods: Vec<&PodRecord> = pods_on(snapshot, &c.node);
+                pods.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
+                for p in pods {
+                    out.actions.push(Action::EvictPod {
+                        target: format!("Pod/{}", p.demand.key()),
+                        pod: p.demand.key(),
+                        node: c.node.clone(),
+                        reason: "Underutilized".to_string(),
+                    });
+                }
+            }
+        }
     }
     out
+}
+
+/// How long a claim's node has been without pod changes: since it initialized or since its
+/// last pod event, whichever is later.
+fn quiet_for(claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+    let initialized = claim
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Initialized")
+        .and_then(|c| c.last_transition_time);
+    let since = [initialized, claim.last_pod_event, claim.created]
+        .into_iter()
+        .flatten()
+        .max();
+    since
+        .map(|s| now.as_second() - s.as_second())
+        .unwrap_or(i64::MAX)
+}
+
+/// The price per hour of a claim's flavor.
+fn claim_price(snapshot: &Snapshot, claim: &NodeClaimRecord) -> crate::model::flavor::Price {
+    snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|md| snapshot.machine_deployments.iter().find(|r| r.key() == md))
+        .and_then(|r| r.flavor.as_ref().ok())
+        .map(|f| f.price)
+        .unwrap_or_default()
+}
+
+/// Disruption blockers: `karpenter.sh/do-not-disrupt` on the node or a pod, or a pod covered by
+/// a PodDisruptionBudget that allows no disruption.
+fn is_blocked(
+    node: &NodeRecord,
+    pods: &[&PodRecord],
+    pdbs: &[(String, LabelSelector, String)],
+) -> bool {
+    let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
+    annotated(&node.annotations)
+        || pods.iter().any(|p| annotated(&p.annotations))
+        || pods.iter().any(|p| {
+            !p.daemon
+                && pdbs
+                    .iter()
+                    .any(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
+        })
 }
 
 fn decide(
@@ -279,22 +384,9 @@ fn decide(
     }
     if movable == 0
         && let Some(after) = consolidate_after
+        && quiet_for(claim, now) >= after.as_secs_i64()
     {
-        let initialized = claim
-            .conditions
-            .iter()
-            .find(|c| c.type_ == "Initialized")
-            .and_then(|c| c.last_transition_time);
-        let since = [initialized, claim.last_pod_event, claim.created]
-            .into_iter()
-            .flatten()
-            .max();
-        let empty_for = since
-            .map(|s| now.as_second() - s.as_second())
-            .unwrap_or(i64::MAX);
-        if empty_for >= after.as_secs_i64() {
-            return Ok(Some("Empty"));
-        }
+        return Ok(Some("Empty"));
     }
     Ok(None)
 }
