@@ -29,6 +29,8 @@ pub struct Decision {
     pub replacements: Vec<NewNode>,
     /// Price per hour saved.
     pub saving: Price,
+    /// Pods that move onto remaining nodes: (snapshot index, node).
+    pub onto_existing: Vec<(usize, String)>,
 }
 
 /// At most this many single-node trials per pass: each is a full scheduling simulation.
@@ -75,6 +77,7 @@ pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
         remove: remove.to_vec(),
         replacements: placement.new_nodes,
         saving: Price(removed - added),
+        onto_existing: placement.on_existing,
     })
 }
 
@@ -111,4 +114,210 @@ pub fn consolidate(
         .iter()
         .take(SINGLE_NODE_TRIALS)
         .find_map(|c| trial(snapshot, std::slice::from_ref(c)))
+}
+
+/// What consolidation of the running nodes would achieve under one strategy's rules.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsolidationOutcome {
+    /// `cost`, `karpenter-capi` or `least-waste`.
+    pub strategy: String,
+    /// Nodes removed.
+    pub remove: Vec<String>,
+    /// Replacement nodes: instance type and the pods moved onto each.
+    pub replacements: Vec<Replacement>,
+    /// Price per hour of the running nodes before.
+    pub price_per_hour_before: Price,
+    /// After.
+    pub price_per_hour_after: Price,
+    /// Saving per hour.
+    pub saving_per_hour: Price,
+}
+
+/// A replacement node.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Replacement {
+    /// MachineDeployment.
+    pub machine_deployment: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// Price per hour.
+    pub price_per_hour: Price,
+    /// Pods moved onto it.
+    pub pods: Vec<String>,
+}
+
+/// The running nodes as candidates: priced by their instance-type label, not blocked.
+fn node_candidates(snapshot: &Snapshot) -> Vec<Candidate> {
+    let flavors: Vec<&crate::model::flavor::Flavor> = snapshot
+        .machine_deployments
+        .iter()
+        .filter_map(|m| m.flavor.as_ref().ok())
+        .collect();
+    let blocked = |a: &crate::model::labels::Labels| {
+        a.get(super::disruption::DO_NOT_DISRUPT).map(String::as_str) == Some("true")
+    };
+    let mut out: Vec<Candidate> = snapshot
+        .nodes
+        .iter()
+        .filter(|n| !blocked(&n.annotations))
+        .filter_map(|n| {
+            let it = n.labels.get(crate::model::labels::keys::INSTANCE_TYPE)?;
+            let price = flavors.iter().find(|f| &f.instance_type == it)?.price;
+            let pods: Vec<usize> = (0..snapshot.pods.len())
+                .filter(|&i| {
+                    let p = &snapshot.pods[i];
+                    !p.terminal && !p.daemon && p.node_name.as_deref() == Some(n.name.as_str())
+                })
+                .collect();
+            if pods.iter().any(|&i| blocked(&snapshot.pods[i].annotations)) {
+                return None;
+            }
+            Some(Candidate {
+                claim: n.name.clone(),
+                node: n.name.clone(),
+                price,
+                pods,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.pods
+            .len()
+            .cmp(&b.pods.len())
+            .then(b.price.cmp(&a.price))
+            .then(a.node.cmp(&b.node))
+    });
+    out
+}
+
+fn outcome(
+    strategy: &str,
+    snapshot: &Snapshot,
+    remove: Vec<String>,
+    replacements: Vec<Replacement>,
+) -> ConsolidationOutcome {
+    let before = Price(node_candidates(snapshot).iter().map(|c| c.price.0).sum());
+    let removed: i64 = node_candidates(snapshot)
+        .iter()
+        .filter(|c| remove.contains(&c.node))
+        .map(|c| c.price.0)
+        .sum();
+    let added: i64 = replacements.iter().map(|r| r.price_per_hour.0).sum();
+    let after = Price(before.0 - removed + added);
+    ConsolidationOutcome {
+        strategy: strategy.to_string(),
+        remove,
+        replacements,
+        price_per_hour_before: before,
+        price_per_hour_after: after,
+        saving_per_hour: Price(before.0 - after.0),
+    }
+}
+
+/// Ours: repeated consolidation decisions (multi-node, then single-node) until none saves money.
+pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
+    let mut removed: Vec<String> = Vec::new();
+    let mut replacements: Vec<Replacement> = Vec::new();
+    let mut current = snapshot.clone();
+    for _ in 0..20 {
+        let candidates: Vec<Candidate> = node_candidates(&current)
+            .into_iter()
+            .filter(|c| !c.node.starts_with("replacement-"))
+            .collect();
+        let Some(d) = consolidate(&current, &candidates, usize::MAX) else {
+            break;
+        };
+        let (mut view, _) = without(&current, &d.remove);
+        for (i, n) in d.replacements.iter().enumerate() {
+            let name = format!("replacement-{}-{i}", replacements.len());
+            let mut labels = n.offering.labels.clone();
+            labels.insert(crate::model::labels::keys::HOSTNAME.into(), name.clone());
+            view.nodes.push(crate::model::snapshot::NodeRecord {
+                name: name.clone(),
+                labels,
+                annotations: Default::default(),
+                taints: n.offering.taints.clone(),
+                allocatable: n.offering.allocatable.clone(),
+                capacity: n.offering.flavor.capacity.clone(),
+                provider_id: None,
+                ready: Some(true),
+                unschedulable: false,
+                created: None,
+            });
+            for &p in &n.pods {
+                view.pods[p].node_name = Some(name.clone());
+            }
+            replacements.push(Replacement {
+                machine_deployment: n.offering.flavor.machine_deployment.clone(),
+                instance_type: n.offering.flavor.instance_type.clone(),
+                price_per_hour: n.offering.flavor.price,
+                pods: n
+                    .pods
+                    .iter()
+                    .map(|&p| snapshot.pods[p].demand.key())
+                    .collect(),
+            });
+        }
+        // Pods moved onto remaining nodes are bound there for the next round.
+        for (p, node) in &d.onto_existing {
+            view.pods[*p].node_name = Some(node.clone());
+        }
+        removed.extend(d.remove.iter().map(|c| c.node.clone()));
+        current = view;
+    }
+    outcome("cost", snapshot, removed, replacements)
+}
+
+/// Upstream: every price is 0, so no replacement is ever cheaper; only empty nodes go.
+pub fn simulate_upstream(snapshot: &Snapshot) -> ConsolidationOutcome {
+    let remove = node_candidates(snapshot)
+        .into_iter()
+        .filter(|c| c.pods.is_empty())
+        .map(|c| c.node)
+        .collect();
+    outcome("karpenter-capi", snapshot, remove, Vec::new())
+}
+
+/// Cluster Autoscaler: nodes under 50% utilization (the max of CPU and memory requests over
+/// allocatable) whose pods all fit on the other remaining nodes are removed, one at a time.
+pub fn simulate_least_waste(snapshot: &Snapshot) -> ConsolidationOutcome {
+    let mut removed: Vec<Candidate> = Vec::new();
+    let utilization = |c: &Candidate| -> f64 {
+        let Some(n) = snapshot.nodes.iter().find(|n| n.name == c.node) else {
+            return 1.0;
+        };
+        let mut req = crate::model::resources::Resources::default();
+        for p in snapshot
+            .pods
+            .iter()
+            .filter(|p| !p.terminal && p.node_name.as_deref() == Some(n.name.as_str()))
+        {
+            req.add(&p.demand.requests);
+        }
+        let frac = |a: i64, b: i64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
+        frac(req.cpu_millis, n.allocatable.cpu_millis)
+            .max(frac(req.memory_bytes, n.allocatable.memory_bytes))
+    };
+    let mut candidates = node_candidates(snapshot);
+    candidates.sort_by(|a, b| utilization(a).total_cmp(&utilization(b)));
+    for c in candidates {
+        if utilization(&c) >= 0.5 {
+            continue;
+        }
+        let mut trial_set = removed.clone();
+        trial_set.push(c.clone());
+        let (view, moved) = without(snapshot, &trial_set);
+        let placement = Cost.plan(&view, &moved);
+        if placement.unschedulable.is_empty() && placement.new_nodes.is_empty() {
+            removed.push(c);
+        }
+    }
+    outcome(
+        "least-waste",
+        snapshot,
+        removed.into_iter().map(|c| c.node).collect(),
+        Vec::new(),
+    )
 }
