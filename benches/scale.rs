@@ -116,6 +116,24 @@ fn scheduling(pod_count: usize, strategies: &[StrategyName]) {
             p.unschedulable.len(),
             peak_rss_mib()
         );
+        if std::env::var_os("BENCH_DETAIL").is_some() {
+            let mut req = 0i64;
+            let mut alloc = 0i64;
+            for n in &p.new_nodes {
+                req += n.requested.memory_bytes;
+                alloc += n.offering.allocatable.memory_bytes;
+            }
+            let counts: Vec<String> = p
+                .node_counts()
+                .iter()
+                .map(|(t, c)| format!("{c}x{t}"))
+                .collect();
+            println!(
+                "   memory used {:.1}%  {}",
+                100.0 * req as f64 / alloc as f64,
+                counts.join(" ")
+            );
+        }
     }
 }
 

@@ -3,11 +3,13 @@
 
 use crate::cli::{GlobalArgs, SimulateArgs, StrategyName};
 use crate::cmd::source::read_sources;
+use crate::controller::consolidation::{self, ConsolidationOutcome};
 use crate::error::{Outcome, Result};
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
 use crate::render::Printer;
 use crate::render::simulate::print_report;
+use crate::render::table::Table;
 use crate::sched::catalog;
 use crate::sched::report::SimulationReport;
 use crate::sched::strategy;
@@ -26,12 +28,15 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
         read_sources(&args.source.files)?
     };
     let snapshot = snapshot_from_sources(&sources)?;
-    if args.consolidate {
-        return Err(crate::error::Error::NotImplemented(
-            "simulate --consolidate",
-        ));
-    }
     let _ = global;
+    if args.consolidate {
+        let report = consolidate(&snapshot, args.strategy)?;
+        for w in notes(&snapshot) {
+            printer.note(&w)?;
+        }
+        print_consolidation(printer, &report)?;
+        return Ok(Outcome::Success);
+    }
     let report = simulate(&snapshot, args.strategy)?;
     for w in notes(&snapshot) {
         printer.note(&w)?;
@@ -55,6 +60,71 @@ pub fn simulate(snapshot: &Snapshot, only: Option<StrategyName>) -> Result<Simul
         .map(|&n| strategy::by_name(n).plan(snapshot, &pending))
         .collect();
     Ok(SimulationReport::new(snapshot, &placements))
+}
+
+/// What consolidation of the running nodes would do, per strategy.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConsolidationReport {
+    /// One outcome per strategy.
+    pub consolidation: Vec<ConsolidationOutcome>,
+}
+
+/// Runs the consolidation view for one strategy or all three.
+pub fn consolidate(snapshot: &Snapshot, only: Option<StrategyName>) -> Result<ConsolidationReport> {
+    catalog::validate(snapshot)?;
+    let names: Vec<StrategyName> = match only {
+        Some(s) => vec![s],
+        None => StrategyName::ALL.to_vec(),
+    };
+    let consolidation = names
+        .iter()
+        .map(|n| match n {
+            StrategyName::Cost => consolidation::simulate_cost(snapshot),
+            StrategyName::KarpenterCapi => consolidation::simulate_upstream(snapshot),
+            StrategyName::LeastWaste => consolidation::simulate_least_waste(snapshot),
+        })
+        .collect();
+    Ok(ConsolidationReport { consolidation })
+}
+
+fn print_consolidation(printer: &Printer, report: &ConsolidationReport) -> Result<()> {
+    if matches!(
+        printer.format,
+        crate::cli::OutputFormat::Json | crate::cli::OutputFormat::Yaml
+    ) {
+        return printer.structured(report);
+    }
+    let mut t = Table::new(&[
+        "STRATEGY",
+        "REMOVE",
+        "REPLACE WITH",
+        "PRICE/H BEFORE",
+        "AFTER",
+        "SAVING/H",
+    ]);
+    for o in &report.consolidation {
+        t.row(vec![
+            o.strategy.clone(),
+            if o.remove.is_empty() {
+                "-".to_string()
+            } else {
+                o.remove.join(",")
+            },
+            if o.replacements.is_empty() {
+                "-".to_string()
+            } else {
+                o.replacements
+                    .iter()
+                    .map(|r| r.instance_type.clone())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+            o.price_per_hour_before.to_string(),
+            o.price_per_hour_after.to_string(),
+            o.saving_per_hour.to_string(),
+        ]);
+    }
+    printer.write(&t.render())
 }
 
 /// What the user should know about the input.

@@ -8,6 +8,8 @@
 //! - Replicas are never lowered without first marking the exact Machines to remove.
 
 pub mod action;
+pub mod consolidation;
+pub mod disruption;
 pub mod lifecycle;
 pub mod provision;
 pub mod scale;
@@ -56,16 +58,21 @@ pub struct Plan {
 }
 
 /// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
-/// exact Machine); binding and launch; registration and initialization; provisioning of new
-/// NodeClaims for provisionable pods; then MachineDeployment replicas.
+/// exact Machine); disruption (empty, expired, drifted nodes); binding and launch; registration
+/// and initialization; provisioning of new NodeClaims for provisionable pods; then
+/// MachineDeployment replicas.
 pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     let mut actions = lifecycle::node_classes(snapshot);
     let live = lifecycle::liveness(snapshot, now, config);
-    let removals = scale::Removals {
+    let mut removals = scale::Removals {
         claims: live.deleted_claims.clone(),
         machines: live.marked_machines.clone(),
     };
     actions.extend(live.actions);
+    let disrupted = disruption::disrupt(snapshot, now, &removals.claims);
+    removals.claims.extend(disrupted.deleted_claims);
+    removals.machines.extend(disrupted.marked_machines);
+    actions.extend(disrupted.actions);
     actions.extend(lifecycle::bind_and_launch(snapshot, &removals.claims));
     actions.extend(lifecycle::register_and_initialize(
         snapshot,
@@ -88,7 +95,8 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
         view = v;
         &view
     };
-    let (created, notes) = provision::provision(provision_view, now, config);
+    let (created, mut notes) = provision::provision(provision_view, now, config);
+    notes.extend(disrupted.notes);
     let scaling = scale::scale(snapshot, &removals, &created);
     actions.extend(created);
     actions.extend(scaling);

@@ -52,6 +52,10 @@ pub struct NodeClaimRecord {
     pub startup_taints: Vec<super::taints::Taint>,
     /// `spec.taints`.
     pub taints: Vec<super::taints::Taint>,
+    /// `status.lastPodEventTime`: when a pod last arrived on or left its node.
+    pub last_pod_event: Option<Timestamp>,
+    /// `spec.expireAfter` as written.
+    pub expire_after: Option<String>,
 }
 
 impl NodeClaimRecord {
@@ -109,6 +113,10 @@ impl NodeClaimRecord {
             conditions: conditions_at(&obj.value, "/status/conditions"),
             startup_taints: taints_at("/spec/startupTaints"),
             taints: taints_at("/spec/taints"),
+            last_pod_event: obj
+                .str_at("/status/lastPodEventTime")
+                .and_then(|t| t.parse().ok()),
+            expire_after: s("/spec/expireAfter"),
         }
     }
 

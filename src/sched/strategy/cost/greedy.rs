@@ -193,12 +193,14 @@ fn fill(
     offering: &Offering,
     allowed: &Allowed,
     values: &HashMap<usize, f64>,
+    order: &[usize],
 ) -> Pattern {
     let pods = &state.snapshot().pods;
     let mut free = offering.allocatable.clone();
     let mut blocked = vec![false; classes.len()];
     let mut pattern = Pattern::new();
-    for (c, class) in classes.iter().enumerate() {
+    for &c in order {
+        let class = &classes[c];
         if class.pods.is_empty() || blocked[c] {
             continue;
         }
@@ -275,15 +277,75 @@ pub fn pack(
         });
         values.insert(p, v);
     }
+    // Pods that constrain each other (one per node, or repelling other classes) are packed
+    // first: they decide how many nodes are needed at least. The unconstrained pods then fill
+    // the room left on those nodes before any node is opened for them alone, so they are not
+    // used up early, leaving constrained pods alone on their own nodes.
+    let constrained: Vec<bool> = classes
+        .iter()
+        .map(|c| c.one_per_node || !c.conflicts.is_empty())
+        .collect();
+    if constrained.iter().any(|&c| c) {
+        greedy_loop(
+            state,
+            budget,
+            offerings,
+            allowed,
+            &mut classes,
+            &values,
+            &constrained,
+        );
+        fill_open_nodes(state, allowed, &mut classes);
+    }
+    let all = vec![true; classes.len()];
+    greedy_loop(
+        state,
+        budget,
+        offerings,
+        allowed,
+        &mut classes,
+        &values,
+        &all,
+    );
+    classes.into_iter().flat_map(|c| c.pods).collect()
+}
+
+/// Repeatedly opens the node with the best fill of the `active` classes, as long as one exists.
+fn greedy_loop(
+    state: &mut ClusterState,
+    budget: &mut Budget,
+    offerings: &[Offering],
+    allowed: &Allowed,
+    classes: &mut [Class],
+    values: &HashMap<usize, f64>,
+    active: &[bool],
+) {
     let mut banned = vec![false; offerings.len()];
     loop {
+        // Classes limited to one pod per node go first, those with the most pods left first:
+        // each needs at least that many more nodes, so they are spread evenly instead of being
+        // left for a tail of nodes of their own. Then the rest, largest first.
+        let mut order: Vec<usize> = (0..classes.len())
+            .filter(|&c| active[c] && !classes[c].pods.is_empty())
+            .collect();
+        order.sort_by_key(|&c| {
+            (
+                !classes[c].one_per_node,
+                std::cmp::Reverse(if classes[c].one_per_node {
+                    classes[c].pods.len()
+                } else {
+                    0
+                }),
+                c,
+            )
+        });
         // The fill with the most value per unit of price; ties: more value, then cheaper.
         let mut best: Option<(f64, f64, usize, Pattern)> = None;
         for (o, offering) in offerings.iter().enumerate() {
             if banned[o] || budget.room(offering) == 0 {
                 continue;
             }
-            let pattern = fill(state, &classes, o, offering, allowed, &values);
+            let pattern = fill(state, classes, o, offering, allowed, values, &order);
             if pattern.is_empty() {
                 continue;
             }
@@ -339,7 +401,35 @@ pub fn pack(
             budget.take(&offerings[o]);
         }
     }
-    classes.into_iter().flat_map(|c| c.pods).collect()
+}
+
+/// First fit, largest pods first, of the remaining pods onto the new nodes already planned.
+fn fill_open_nodes(state: &mut ClusterState, allowed: &Allowed, classes: &mut [Class]) {
+    let new_nodes: Vec<(usize, usize)> = state
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| match n.origin {
+            NodeOrigin::New(o) => Some((i, o)),
+            _ => None,
+        })
+        .collect();
+    for class in classes.iter_mut() {
+        let mut i = 0;
+        while i < class.pods.len() {
+            let p = class.pods[i];
+            match new_nodes
+                .iter()
+                .find(|&&(n, o)| allowed.permits(p, o) && state.fits(p, n).is_ok())
+            {
+                Some(&(n, _)) => {
+                    state.place(p, n);
+                    class.pods.remove(i);
+                }
+                None => i += 1,
+            }
+        }
+    }
 }
 
 /// Moves each new node to the cheapest offering that still holds its pods, if that is cheaper.

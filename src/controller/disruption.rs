@@ -1,0 +1,433 @@
+//! Disruption: which nodes to remove, and the exact termination sequence for each. Covered here:
+//! emptiness (per `consolidationPolicy`, after `consolidateAfter`), expiration (`expireAfter`,
+//! forceful) and NodePool drift (hash), with disruption budgets, `karpenter.sh/do-not-disrupt`
+//! on nodes and pods, and PodDisruptionBudgets that allow no disruption. Replacing underutilized
+//! nodes by cheaper ones is not planned yet.
+//!
+//! The sequence for a node: taint `karpenter.sh/disrupted:NoSchedule`, evict its pods in
+//! Karpenter's order; once no pod needs moving, mark its exact Machine with
+//! `cluster.x-k8s.io/delete-machine`, lower the replicas (by [`super::scale`], which never lowers
+//! without that mark) and delete the NodeClaim.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::action::{Action, DISRUPTED_TAINT_KEY};
+use super::consolidation::{Candidate, consolidate};
+use super::lifecycle::{bound_machine, mark};
+use crate::model::duration::{GoDuration, NillableDuration};
+use crate::model::labels::{LabelSelector, Labels};
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::nodepool::NodePool;
+use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
+
+/// Annotation that blocks disruption on a node or a pod.
+pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+
+/// What disruption decided in one pass.
+#[derive(Debug, Default)]
+pub struct Disruption {
+    /// Actions, in order per node.
+    pub actions: Vec<Action>,
+    /// NodeClaims deleted.
+    pub deleted_claims: BTreeSet<String>,
+    /// Machines marked.
+    pub marked_machines: BTreeSet<String>,
+    /// Why some NodePools or nodes were skipped.
+    pub notes: Vec<String>,
+}
+
+/// How many nodes a budget allows: a count, or a percentage of the pool's nodes rounded up.
+pub fn budget_nodes(spec: &str, total: usize) -> Result<usize, String> {
+    let t = spec.trim();
+    let bad = || {
+        format!(
+            "invalid budget nodes {t:?}: expected a count such as 3 or a percentage such as 10%"
+        )
+    };
+    match t.strip_suffix('%') {
+        Some(p) => {
+            let pct: usize = p.parse().map_err(|_| bad())?;
+            if pct > 100 {
+                return Err(bad());
+            }
+            Ok((pct * total).div_ceil(100))
+        }
+        None => t.parse().map_err(|_| bad()),
+    }
+}
+
+/// The number of nodes of a pool that may be disrupted now for `reason`: the most restrictive
+/// budget that applies (schedules are treated as always active: the safe side).
+pub fn allowed_disruptions(pool: &NodePool, reason: &str, total: usize) -> Result<usize, String> {
+    let mut allowed = usize::MAX;
+    for b in &pool.budgets {
+        if !b.reasons.is_empty() && !b.reasons.iter().any(|r| r == reason) {
+            continue;
+        }
+        if let Some(d) = &b.duration {
+            d.parse::<GoDuration>()
+                .map_err(|e| format!("budget duration: {e}"))?;
+        }
+        allowed = allowed.min(budget_nodes(&b.nodes, total)?);
+    }
+    Ok(allowed)
+}
+
+fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
+    snapshot
+        .pods
+        .iter()
+        .filter(|p| !p.terminal && p.node_name.as_deref() == Some(node))
+        .collect()
+}
+
+fn is_critical(p: &PodRecord) -> bool {
+    matches!(
+        p.priority_class.as_deref(),
+        Some("system-cluster-critical" | "system-node-critical")
+    )
+}
+
+/// PodDisruptionBudgets (from the snapshot's objects) that allow no disruption, as selectors.
+fn blocking_pdbs(snapshot: &Snapshot) -> Vec<(String, LabelSelector, String)> {
+    snapshot
+        .objects_of("PodDisruptionBudget")
+        .filter(|o| {
+            o.value
+                .pointer("/status/disruptionsAllowed")
+                .and_then(|v| v.as_i64())
+                == Some(0)
+        })
+        .filter_map(|o| {
+            let sel: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+                o.typed("/spec/selector", "spec.selector").ok().flatten()?;
+            let sel = LabelSelector::from_k8s(&sel).ok()?;
+            Some((o.namespace().to_string(), sel, o.name().to_string()))
+        })
+        .collect()
+}
+
+fn node_of<'a>(snapshot: &'a Snapshot, claim: &NodeClaimRecord) -> Option<&'a NodeRecord> {
+    snapshot.nodes.iter().find(|n| {
+        claim.node_name.as_ref() == Some(&n.name)
+            || (claim.provider_id.is_some() && n.provider_id == claim.provider_id)
+    })
+}
+
+/// Plans disruption for every NodePool.
+pub fn disrupt(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    already_deleted: &BTreeSet<String>,
+) -> Disruption {
+    let mut out = Disruption::default();
+    let pdbs = blocking_pdbs(snapshot);
+    for pool in &snapshot.nodepools {
+        let claims: Vec<&NodeClaimRecord> = snapshot
+            .nodeclaims
+            .iter()
+            .filter(|c| c.node_pool.as_deref() == Some(pool.name.as_str()))
+            .collect();
+        let total = claims.iter().filter(|c| !c.deleting).count();
+        let mut in_progress = claims
+            .iter()
+            .filter(|c| {
+                c.deleting
+                    || node_of(snapshot, c)
+                        .is_some_and(|n| n.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
+            })
+            .count();
+        let consolidate_after = match pool
+            .consolidate_after
+            .as_deref()
+            .map(str::parse::<NillableDuration>)
+        {
+            None => Some(GoDuration(0)),
+            Some(Ok(NillableDuration::Never)) => None,
+            Some(Ok(NillableDuration::After(d))) => Some(d),
+            Some(Err(e)) => {
+                out.notes.push(format!(
+                    "NodePool {}: spec.disruption.consolidateAfter: {e}; disruption skipped",
+                    pool.name
+                ));
+                continue;
+            }
+        };
+        let mut candidates: Vec<&&NodeClaimRecord> = claims
+            .iter()
+            .filter(|c| {
+                !c.deleting && !already_deleted.contains(&c.name) && c.condition_true("Initialized")
+            })
+            .collect();
+        candidates.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+        let mut underutilized: Vec<Candidate> = Vec::new();
+        for claim in candidates {
+            let Some(node) = node_of(snapshot, claim) else {
+                continue;
+            };
+            if node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
+                // Already being disrupted: finish the sequence when drained.
+                let pods = pods_on(snapshot, &node.name);
+                if pods.iter().all(|p| p.daemon) {
+                    finish(snapshot, &mut out, claim, node, "Disrupted");
+                }
+                continue;
+            }
+            let pods = pods_on(snapshot, &node.name);
+            let movable = pods.iter().filter(|p| !p.daemon).count();
+            let reason = match decide(pool, claim, movable, now, consolidate_after) {
+                Ok(Some(r)) => r,
+                Ok(None) => {
+                    let quiet = consolidate_after
+                        .is_some_and(|after| quiet_for(claim, now) >= after.as_secs_i64());
+                    if pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+                        && movable > 0
+                        && quiet
+                        && !is_blocked(node, &pods, &pdbs)
+                    {
+                        underutilized.push(Candidate {
+                            claim: claim.name.clone(),
+                            node: node.name.clone(),
+                            price: claim_price(snapshot, claim),
+                            pods: snapshot
+                                .pods
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, p)| {
+                                    !p.terminal
+                                        && !p.daemon
+                                        && p.node_name.as_deref() == Some(node.name.as_str())
+                                })
+                                .map(|(i, _)| i)
+                                .collect(),
+                        });
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    out.notes
+                        .push(format!("NodePool {}: {e}; disruption skipped", pool.name));
+                    break;
+                }
+            };
+            // Expiration is forceful; every other reason yields to do-not-disrupt annotations
+            // and to PodDisruptionBudgets that allow no disruption.
+            if reason != "Expired" && is_blocked(node, &pods, &pdbs) {
+                continue;
+            }
+            // Expiration is forceful; the other reasons respect the budgets.
+            if reason != "Expired" {
+                match allowed_disruptions(pool, reason, total) {
+                    Ok(allowed) if in_progress < allowed => {}
+                    Ok(_) => continue,
+                    Err(e) => {
+                        out.notes.push(format!(
+                            "NodePool {}: spec.disruption.budgets: {e}; disruption skipped",
+                            pool.name
+                        ));
+                        break;
+                    }
+                }
+            }
+            in_progress += 1;
+            let saving = claim_price(snapshot, claim);
+            out.actions.push(Action::TaintNode {
+                target: format!("Node/{}", node.name),
+                node: node.name.clone(),
+                taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+                reason: reason.to_string(),
+                saving_per_hour: saving,
+            });
+            let mut order: Vec<&&PodRecord> = pods.iter().collect();
+            order.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
+            for p in order {
+                out.actions.push(Action::EvictPod {
+                    target: format!("Pod/{}", p.demand.key()),
+                    pod: p.demand.key(),
+                    node: node.name.clone(),
+                    reason: reason.to_string(),
+                });
+            }
+            if movable == 0 {
+                finish(snapshot, &mut out, claim, node, reason);
+            }
+        }
+        if underutilized.is_empty() {
+            continue;
+        }
+        let room = match allowed_disruptions(pool, "Underutilized", total) {
+            Ok(allowed) => allowed.saturating_sub(in_progress),
+            Err(e) => {
+                out.notes.push(format!(
+                    "NodePool {}: spec.disruption.budgets: {e}; disruption skipped",
+                    pool.name
+                ));
+                continue;
+            }
+        };
+        // Cheapest to disrupt first: fewest pods, then the most expensive node.
+        underutilized.sort_by(|a, b| {
+            a.pods
+                .len()
+                .cmp(&b.pods.len())
+                .then(b.price.cmp(&a.price))
+                .then(a.node.cmp(&b.node))
+        });
+        if let Some(decision) = consolidate(snapshot, &underutilized, room) {
+            for n in &decision.replacements {
+                out.actions.push(super::provision::create_node_claim(
+                    snapshot,
+                    pool,
+                    n,
+                    "Underutilized",
+                ));
+            }
+            for c in &decision.remove {
+                out.actions.push(Action::TaintNode {
+                    target: format!("Node/{}", c.node),
+                    node: c.node.clone(),
+                    taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+                    reason: "Underutilized".to_string(),
+                    saving_per_hour: decision.saving,
+                });
+                let mut pods: Vec<&PodRecord> = pods_on(snapshot, &c.node);
+                pods.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
+                for p in pods {
+                    out.actions.push(Action::EvictPod {
+                        target: format!("Pod/{}", p.demand.key()),
+                        pod: p.demand.key(),
+                        node: c.node.clone(),
+                        reason: "Underutilized".to_string(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How long a claim's node has been without pod changes: since it initialized or since its
+/// last pod event, whichever is later.
+fn quiet_for(claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+    let initialized = claim
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Initialized")
+        .and_then(|c| c.last_transition_time);
+    let since = [initialized, claim.last_pod_event, claim.created]
+        .into_iter()
+        .flatten()
+        .max();
+    since
+        .map(|s| now.as_second() - s.as_second())
+        .unwrap_or(i64::MAX)
+}
+
+/// The price per hour of a claim's flavor.
+fn claim_price(snapshot: &Snapshot, claim: &NodeClaimRecord) -> crate::model::flavor::Price {
+    snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|md| snapshot.machine_deployments.iter().find(|r| r.key() == md))
+        .and_then(|r| r.flavor.as_ref().ok())
+        .map(|f| f.price)
+        .unwrap_or_default()
+}
+
+/// Disruption blockers: `karpenter.sh/do-not-disrupt` on the node or a pod, or a pod covered by
+/// a PodDisruptionBudget that allows no disruption.
+fn is_blocked(
+    node: &NodeRecord,
+    pods: &[&PodRecord],
+    pdbs: &[(String, LabelSelector, String)],
+) -> bool {
+    let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
+    annotated(&node.annotations)
+        || pods.iter().any(|p| annotated(&p.annotations))
+        || pods.iter().any(|p| {
+            !p.daemon
+                && pdbs
+                    .iter()
+                    .any(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
+        })
+}
+
+fn decide(
+    pool: &NodePool,
+    claim: &NodeClaimRecord,
+    movable: usize,
+    now: Timestamp,
+    consolidate_after: Option<GoDuration>,
+) -> Result<Option<&'static str>, String> {
+    let age = claim
+        .created
+        .map(|c| now.as_second() - c.as_second())
+        .unwrap_or(0);
+    let expire = claim
+        .expire_after
+        .as_deref()
+        .or(pool.expire_after.as_deref())
+        .unwrap_or("720h");
+    match expire
+        .parse::<NillableDuration>()
+        .map_err(|e| format!("expireAfter: {e}"))?
+    {
+        NillableDuration::After(d) if age > d.as_secs_i64() => return Ok(Some("Expired")),
+        _ => {}
+    }
+    let hash = claim
+        .annotations
+        .get(crate::model::nodeclaim::NODEPOOL_HASH_ANNOTATION);
+    if hash.is_some_and(|h| *h != super::provision::nodepool_hash(pool)) {
+        return Ok(Some("Drifted"));
+    }
+    if movable == 0
+        && let Some(after) = consolidate_after
+        && quiet_for(claim, now) >= after.as_secs_i64()
+    {
+        return Ok(Some("Empty"));
+    }
+    Ok(None)
+}
+
+/// The end of the sequence: mark the exact Machine, delete the NodeClaim (the replicas follow
+/// in [`super::scale`]).
+fn finish(
+    snapshot: &Snapshot,
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+) {
+    if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
+        out.actions.push(mark(m, Some(&claim.name), reason));
+        out.marked_machines.insert(m.key());
+    }
+    out.actions.push(Action::DeleteNodeClaim {
+        target: format!("NodeClaim/{}", claim.name),
+        node_claim: claim.name.clone(),
+        reason: reason.to_string(),
+        message: format!("node {} disrupted: {reason}", node.name),
+    });
+    out.deleted_claims.insert(claim.name.clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_round_percentages_up() {
+        assert_eq!(budget_nodes("10%", 5), Ok(1));
+        assert_eq!(budget_nodes("50%", 3), Ok(2));
+        assert_eq!(budget_nodes("0", 3), Ok(0));
+        assert_eq!(budget_nodes("3", 10), Ok(3));
+        assert!(
+            budget_nodes("ten", 3)
+                .unwrap_err()
+                .contains("invalid budget nodes \"ten\"")
+        );
+        assert!(budget_nodes("120%", 3).is_err());
+    }
+}

@@ -1,0 +1,349 @@
+//! Disruption in the reconcile core: the seed's scale-to-zero, budgets, do-not-disrupt, blocking
+//! PodDisruptionBudgets, drift, and that the Machine marked is always the claim's own.
+
+use jiff::Timestamp;
+use karpenter_capi::controller::{Action, Config, Plan, plan};
+use karpenter_capi::model::load::{Source, snapshot_from_sources};
+
+const NOW: &str = "2026-11-30T10:00:00Z";
+
+fn ago(secs: i64) -> String {
+    let now: Timestamp = NOW.parse().unwrap();
+    Timestamp::from_second(now.as_second() - secs)
+        .unwrap()
+        .to_string()
+}
+
+/// The seed scenario without pending pods, node class Ready, c3-4 at `replicas`.
+fn base(replicas: usize, pool_patch: &str) -> String {
+    let text = std::fs::read_to_string(format!(
+        "{}/../shared/fixtures/scenarios/inflate-antiaffinity.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let text = text
+        .replace("  replicas: 2\n  selector:\n    matchLabels:\n      app: inflate", "  replicas: 0\n  selector:\n    matchLabels:\n      app: inflate")
+        .replacen("  name: default\nspec: {}\n", "  name: default\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n", 1)
+        .replacen(
+            "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4",
+            &format!("  replicas: {replicas}\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4"),
+            1,
+        );
+    text.replace(
+        "    consolidateAfter: 30s\n",
+        &format!("    consolidateAfter: 30s\n{pool_patch}"),
+    )
+}
+
+/// A registered, initialized c3-4 node `i` with its claim, Machine and a cilium pod; plus `pods`.
+fn node(i: usize, initialized_ago: i64, pods: &str, node_annotations: &str) -> String {
+    let pid = format!("openstack:///n{i}");
+    format!(
+        "---
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: default-{i}
+  creationTimestamp: '{created}'
+  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}
+  annotations: {{cluster.x-k8s.io/machine: capi-ovh/m-{i}, karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}
+spec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}
+status:
+  providerID: '{pid}'
+  nodeName: node-{i}
+  conditions:
+  - {{type: Launched, status: 'True'}}
+  - {{type: Registered, status: 'True'}}
+  - {{type: Initialized, status: 'True', lastTransitionTime: '{init}'}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {{name: m-{i}, namespace: capi-ovh, creationTimestamp: '{created}', labels: {{cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4, node.cluster.x-k8s.io/karpenter-member: ''}}}}
+spec: {{clusterName: capi-ovh, providerID: '{pid}'}}
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: node-{i}, labels: {{karpenter.sh/nodepool: default, kubernetes.io/hostname: node-{i}}}, annotations: {{{node_annotations}}}}}
+spec: {{providerID: '{pid}'}}
+status: {{capacity: {{cpu: '2', memory: 4G, pods: '110'}}, allocatable: {{cpu: '2', memory: 4G, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: cilium-{i}, namespace: kube-system, ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: cilium, uid: u, controller: true}}]}}
+spec: {{nodeName: node-{i}, containers: [{{name: c, resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]}}
+status: {{phase: Running}}
+{pods}",
+        created = ago(3600),
+        init = ago(initialized_ago),
+    )
+}
+
+fn app_pod(name: &str, node: usize, annotations: &str) -> String {
+    sized_pod(name, node, annotations, "500m")
+}
+
+fn sized_pod(name: &str, node: usize, annotations: &str, cpu: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, labels: {{app: web}}, annotations: {{{annotations}}}}}\nspec: {{nodeName: node-{node}, containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\nstatus: {{phase: Running}}\n"
+    )
+}
+
+/// A c3-8 node instead of a c3-4 one.
+fn c3_8_node(i: usize, pods: &str) -> String {
+    node(i, 600, pods, "").replace("c3-4", "c3-8").replace(
+        "capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}",
+        "capacity: {cpu: '4', memory: 8G, pods: '110'}, allocatable: {cpu: '4', memory: 8G, pods: '110'}",
+    )
+}
+
+/// Two c3-8 nodes with one pod of `cpu` each, consolidation of underutilized nodes on.
+fn two_c3_8(cpu: &str) -> String {
+    let pool = "    budgets: [{nodes: '100%'}]\n";
+    let base = base(0, pool).replace("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").replacen(
+        "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        "  replicas: 2\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        1,
+    );
+    format!(
+        "{base}{}{}",
+        c3_8_node(1, &sized_pod("a", 1, "", cpu)),
+        c3_8_node(2, &sized_pod("b", 2, "", cpu))
+    )
+}
+
+fn run(text: &str) -> Plan {
+    let s = snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: text.to_string(),
+    }])
+    .unwrap();
+    plan(&s, NOW.parse().unwrap(), &Config::default())
+}
+
+fn names(p: &Plan) -> Vec<&str> {
+    p.actions.iter().map(|a| a.name()).collect()
+}
+
+#[test]
+fn seed_scale_to_zero_after_consolidate_after() {
+    let p = run(&format!("{}{}", base(1, ""), node(1, 600, "", "")));
+    assert_eq!(
+        names(&p),
+        vec![
+            "taintNode",
+            "evictPod",
+            "markMachineForDeletion",
+            "deleteNodeClaim",
+            "scaleMachineDeployment"
+        ]
+    );
+    assert!(
+        matches!(&p.actions[0], Action::TaintNode { node, taint, reason, saving_per_hour, .. }
+        if node == "node-1" && taint == "karpenter.sh/disrupted:NoSchedule" && reason == "Empty" && saving_per_hour.0 == 50_000_000)
+    );
+    assert!(matches!(&p.actions[1], Action::EvictPod { pod, .. } if pod == "kube-system/cilium-1"));
+    assert!(
+        matches!(&p.actions[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+    );
+    assert!(
+        matches!(&p.actions[3], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
+    );
+    match &p.actions[4] {
+        Action::ScaleMachineDeployment {
+            from,
+            replicas,
+            rollback_machines,
+            ..
+        } => {
+            assert_eq!((*from, *replicas), (1, 0));
+            assert_eq!(rollback_machines, &vec!["capi-ovh/m-1".to_string()]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["actions"][0]["action"], "taintNode");
+    assert_eq!(json["actions"][0]["reason"], "Empty");
+    assert_eq!(json["actions"][0]["savingPerHour"], 0.05);
+}
+
+#[test]
+fn not_before_consolidate_after() {
+    let p = run(&format!("{}{}", base(1, ""), node(1, 10, "", "")));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
+}
+
+#[test]
+fn a_node_with_pods_is_not_empty() {
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        node(1, 600, &app_pod("web-1", 1, ""), "")
+    ));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
+}
+
+#[test]
+fn a_budget_of_one_node_disrupts_one_at_a_time() {
+    let budget = "    budgets: [{nodes: '1'}]\n";
+    let p = run(&format!(
+        "{}{}{}",
+        base(2, budget),
+        node(1, 600, "", ""),
+        node(2, 600, "", "")
+    ));
+    let deleted: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeleteNodeClaim { node_claim, .. } => Some(node_claim.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deleted, vec!["default-1"]);
+    assert!(p.actions.iter().any(|a| matches!(
+        a,
+        Action::ScaleMachineDeployment {
+            from: 2,
+            replicas: 1,
+            ..
+        }
+    )));
+    // The marked Machine is the disrupted claim's own, never the other one.
+    let marked: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::MarkMachineForDeletion { machine, .. } => Some(machine.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(marked, vec!["capi-ovh/m-1"]);
+}
+
+#[test]
+fn a_zero_budget_blocks_and_an_invalid_one_is_reported() {
+    let p = run(&format!(
+        "{}{}",
+        base(1, "    budgets: [{nodes: '0'}]\n"),
+        node(1, 600, "", "")
+    ));
+    assert!(p.actions.is_empty());
+    let p = run(&format!(
+        "{}{}",
+        base(1, "    budgets: [{nodes: 'lots'}]\n"),
+        node(1, 600, "", "")
+    ));
+    assert!(p.actions.is_empty());
+    assert!(
+        p.notes.iter().any(|n| n
+            .contains("NodePool default: spec.disruption.budgets: invalid budget nodes \"lots\"")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn drift_is_blocked_by_do_not_disrupt_and_pdbs() {
+    let drifted = |pods: &str, node_ann: &str| {
+        node(1, 600, pods, node_ann).replace(
+            "annotations: {cluster.x-k8s.io/machine",
+            "annotations: {karpenter.sh/nodepool-hash: 'stale', cluster.x-k8s.io/machine",
+        )
+    };
+    // Drifted with a pod: tainted and drained first; the Machine is only marked once drained.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        drifted(&app_pod("web-1", 1, ""), "")
+    ));
+    assert_eq!(names(&p), vec!["taintNode", "evictPod", "evictPod"]);
+    assert!(
+        matches!(&p.actions[1], Action::EvictPod { pod, .. } if pod == "default/web-1"),
+        "non-daemon pods first"
+    );
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        drifted(
+            &app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'true'"),
+            ""
+        )
+    ));
+    assert!(p.actions.is_empty());
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        drifted("", "karpenter.sh/do-not-disrupt: 'true'")
+    ));
+    assert!(p.actions.is_empty());
+    let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
+    let p = run(&format!(
+        "{}{}{pdb}",
+        base(1, ""),
+        drifted(&app_pod("web-1", 1, ""), "")
+    ));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
+}
+
+#[test]
+fn a_drained_disrupted_node_finishes_its_sequence() {
+    let tainted = node(1, 600, "", "").replace(
+        "spec: {providerID: 'openstack:///n1'}",
+        "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
+    );
+    let p = run(&format!("{}{}", base(1, ""), tainted));
+    assert_eq!(
+        names(&p),
+        vec![
+            "markMachineForDeletion",
+            "deleteNodeClaim",
+            "scaleMachineDeployment"
+        ]
+    );
+}
+
+#[test]
+fn two_half_empty_c3_8_are_replaced_by_one_c3_8() {
+    let p = run(&two_c3_8("1500m"));
+    assert_eq!(names(&p)[0], "createNodeClaim", "{:?}", names(&p));
+    assert!(
+        matches!(&p.actions[0], Action::CreateNodeClaim { instance_type, reason, pods, .. }
+        if instance_type == "c3-8" && reason == "Underutilized" && pods.len() == 2)
+    );
+    let tainted: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::TaintNode {
+                node,
+                saving_per_hour,
+                reason,
+                ..
+            } => {
+                assert_eq!(
+                    (saving_per_hour.0, reason.as_str()),
+                    (100_000_000, "Underutilized")
+                );
+                Some(node.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tainted, vec!["node-1", "node-2"]);
+    assert!(
+        p.actions
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a"))
+    );
+    assert!(
+        p.actions
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/b"))
+    );
+}
+
+#[test]
+fn well_used_nodes_are_left_alone() {
+    let p = run(&two_c3_8("3"));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
+}
