@@ -445,25 +445,6 @@ fn finish(
     out.deleted_claims.insert(claim.name.clone());
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn budgets_round_percentages_up() {
-        assert_eq!(budget_nodes("10%", 5), Ok(1));
-        assert_eq!(budget_nodes("50%", 3), Ok(2));
-        assert_eq!(budget_nodes("0", 3), Ok(0));
-        assert_eq!(budget_nodes("3", 10), Ok(3));
-        assert!(
-            budget_nodes("ten", 3)
-                .unwrap_err()
-                .contains("invalid budget nodes \"ten\"")
-        );
-        assert!(budget_nodes("120%", 3).is_err());
-    }
-}
-
 /// Nodes whose NodeClaim is gone or going and whose Machine is gone or being deleted: Karpenter's
 /// termination finalizer comes off so the Node object can go.
 pub fn release_finalizers(snapshot: &Snapshot) -> Vec<Action> {
@@ -493,4 +474,23 @@ pub fn release_finalizers(snapshot: &Snapshot) -> Vec<Action> {
             node: n.name.clone(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_round_percentages_up() {
+        assert_eq!(budget_nodes("10%", 5), Ok(1));
+        assert_eq!(budget_nodes("50%", 3), Ok(2));
+        assert_eq!(budget_nodes("0", 3), Ok(0));
+        assert_eq!(budget_nodes("3", 10), Ok(3));
+        assert!(
+            budget_nodes("ten", 3)
+                .unwrap_err()
+                .contains("invalid budget nodes \"ten\"")
+        );
+        assert!(budget_nodes("120%", 3).is_err());
+    }
 }
