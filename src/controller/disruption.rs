@@ -476,6 +476,58 @@ pub fn release_finalizers(snapshot: &Snapshot) -> Vec<Action> {
         .collect()
 }
 
+/// What is wrong with a NodePool's disruption settings, as (field, problem) pairs: durations
+/// (`consolidateAfter`, `expireAfter`, `terminationGracePeriod`), budget counts, schedules and
+/// durations. `run` skips disruption for such a pool; `doctor` reports them.
+pub fn settings_problems(pool: &NodePool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let durations = [
+        ("spec.disruption.consolidateAfter", &pool.consolidate_after),
+        ("spec.template.spec.expireAfter", &pool.expire_after),
+        (
+            "spec.template.spec.terminationGracePeriod",
+            &pool.termination_grace_period,
+        ),
+    ];
+    for (field, value) in durations {
+        if let Some(v) = value
+            && let Err(e) = v.parse::<NillableDuration>()
+        {
+            out.push((field.to_string(), e));
+        }
+    }
+    for (i, b) in pool.budgets.iter().enumerate() {
+        let field = format!("spec.disruption.budgets[{i}]");
+        if let Err(e) = budget_nodes(&b.nodes, 1) {
+            out.push((format!("{field}.nodes"), e));
+        }
+        match (&b.schedule, &b.duration) {
+            (None, None) => {}
+            (Some(s), Some(d)) => {
+                if let Err(e) = crate::model::cron::Cron::parse(s) {
+                    out.push((format!("{field}.schedule"), e));
+                }
+                if let Err(e) = d.parse::<GoDuration>() {
+                    out.push((format!("{field}.duration"), e));
+                }
+            }
+            _ => out.push((
+                field.clone(),
+                "schedule and duration go together: set both or neither".to_string(),
+            )),
+        }
+        for r in &b.reasons {
+            if !matches!(r.as_str(), "Underutilized" | "Empty" | "Drifted") {
+                out.push((
+                    format!("{field}.reasons"),
+                    format!("unknown reason {r:?} (valid: Underutilized, Empty, Drifted)"),
+                ));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,5 +544,17 @@ mod tests {
                 .contains("invalid budget nodes \"ten\"")
         );
         assert!(budget_nodes("120%", 3).is_err());
+    }
+
+    #[test]
+    fn settings_problems_name_the_field() {
+        let mut pool = NodePool::implicit();
+        pool.consolidate_after = Some("soon".into());
+        pool.budgets[0].schedule = Some("@daily".into());
+        let problems = settings_problems(&pool);
+        assert_eq!(problems[0].0, "spec.disruption.consolidateAfter");
+        assert!(problems[0].1.starts_with("invalid duration \"soon\""));
+        assert_eq!(problems[1].0, "spec.disruption.budgets[0]");
+        assert!(settings_problems(&NodePool::implicit()).is_empty());
     }
 }
