@@ -139,21 +139,22 @@ fn scheduling(pod_count: usize, strategies: &[StrategyName]) {
 
 /// A running cluster: 50 member MachineDeployments, 500 nodes, 5,000 pods (4,900 bound, 100
 /// pending), with a NodeClaim and Machine per node.
-fn controller_plan() {
+fn controller_plan(cpu_factor: i64, label: &str, consolidate: bool) {
     let mut rng = Lcg(7);
     let mut y = catalog(0);
+    if !consolidate {
+        y = y.replace("consolidateAfter: 0s", "consolidateAfter: Never");
+    }
     y.push_str("---\napiVersion: karpenter.cluster.x-k8s.io/v1alpha1\nkind: ClusterAPINodeClass\nmetadata: {name: default}\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n");
     let mut per_md = vec![0usize; 50];
     for n in 0..500 {
         per_md[n % 50] += 1;
     }
+    // Every flavor matches the nodes (16 vCPU, 64 GiB) at one price, spread over 3 zones.
     for (md, count) in per_md.iter().enumerate() {
-        let cpu = 2 + 2 * (md % 8);
         let _ = write!(
             y,
-            "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata:\n  name: md-{md}\n  namespace: capi\n  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}\n  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/cpu: '{cpu}'\n    capacity.cluster-autoscaler.kubernetes.io/memory: {}Gi\n    capacity.cluster-autoscaler.kubernetes.io/price: '0.{:02}'\n    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=t{md},topology.kubernetes.io/zone=z{}\nspec: {{clusterName: c, replicas: {count}, template: {{spec: {{clusterName: c}}}}}}\n",
-            cpu * 4,
-            10 + md,
+            "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata:\n  name: md-{md}\n  namespace: capi\n  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}\n  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/cpu: '16'\n    capacity.cluster-autoscaler.kubernetes.io/memory: 64Gi\n    capacity.cluster-autoscaler.kubernetes.io/price: '0.50'\n    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=t{md},topology.kubernetes.io/zone=z{}\nspec: {{clusterName: c, replicas: {count}, template: {{spec: {{clusterName: c}}}}}}\n",
             md % 3
         );
     }
@@ -165,15 +166,26 @@ fn controller_plan() {
             "---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-{n}, labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: t{md}}}}}\nspec: {{providerID: '{pid}'}}\nstatus: {{capacity: {{cpu: '16', memory: 64Gi, pods: '110'}}, allocatable: {{cpu: '16', memory: 64Gi, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}\n---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {{name: default-{n}, labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: t{md}}}, annotations: {{cluster.x-k8s.io/machine: capi/m-{n}, karpenter-capi/machine-deployment: capi/md-{md}}}}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {{providerID: '{pid}', nodeName: node-{n}, conditions: [{{type: Launched, status: 'True'}}, {{type: Registered, status: 'True'}}, {{type: Initialized, status: 'True'}}]}}\n---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {{name: m-{n}, namespace: capi, labels: {{cluster.x-k8s.io/deployment-name: md-{md}, node.cluster.x-k8s.io/karpenter-member: ''}}}}\nspec: {{clusterName: c, providerID: '{pid}'}}\n"
         );
     }
+    // Pods are bound round-robin to a node with room (as a scheduler would: never overcommitted);
+    // the last 100, or those that find no room, are pending.
+    let mut used = vec![0i64; 500];
     for i in 0..5000 {
         let cpu = rng.pick(&[100, 250, 500, 1000]);
         let mem = rng.pick(&[128, 256, 512, 1024]);
-        let bind = if i < 4900 {
-            format!(", nodeName: node-{}", i % 500)
-        } else {
-            String::new()
-        };
-        let status = if i < 4900 {
+        let node = (i < 4900)
+            .then(|| {
+                (0..500)
+                    .map(|k| (i + k) % 500)
+                    .find(|&n| used[n] + cpu * cpu_factor <= 15_800)
+            })
+            .flatten();
+        if let Some(n) = node {
+            used[n] += cpu * cpu_factor;
+        }
+        let bind = node
+            .map(|n| format!(", nodeName: node-{n}"))
+            .unwrap_or_default();
+        let status = if node.is_some() {
             "status: {phase: Running}".to_string()
         } else {
             "status: {phase: Pending, conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}".to_string()
@@ -181,7 +193,7 @@ fn controller_plan() {
         let _ = write!(
             y,
             "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default}}\nspec: {{containers: [{{name: c, resources: {{requests: {{cpu: {}m, memory: {mem}Mi}}}}}}]{bind}}}\n{status}\n",
-            cpu * 4
+            cpu * cpu_factor
         );
     }
     let t = Instant::now();
@@ -199,8 +211,14 @@ fn controller_plan() {
         actions = plan(&snap, now, &Config::default()).actions.len();
     }
     let per = t.elapsed().as_secs_f64() / f64::from(runs);
+    if std::env::var_os("BENCH_DETAIL").is_some() {
+        let p = plan(&snap, now, &Config::default());
+        for a in p.actions.iter().filter(|a| a.name() != "evictPod").take(40) {
+            println!("   {}", serde_json::to_string(a).unwrap_or_default());
+        }
+    }
     println!(
-        "controller plan 5000 pods / 500 nodes / 50 MDs   load {:>7.3}s  plan {:>7.1} ms  actions {actions}  peak RSS {:>6.1} MiB",
+        "controller plan 5000 pods / 500 nodes / 50 MDs, {label:<13} load {:>7.3}s  plan {:>7.1} ms  actions {actions}  peak RSS {:>6.1} MiB",
         load.as_secs_f64(),
         per * 1000.0,
         peak_rss_mib()
@@ -210,7 +228,10 @@ fn controller_plan() {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    controller_plan();
+    controller_plan(3, "no disruption", false);
+    controller_plan(3, "busy", true);
+    // A third of the load: consolidation finds room and simulates removals.
+    controller_plan(1, "underutilized", true);
     let sizes: &[usize] = if quick {
         &[1_000]
     } else {

@@ -347,3 +347,60 @@ fn well_used_nodes_are_left_alone() {
     let p = run(&two_c3_8("3"));
     assert!(p.actions.is_empty(), "{:?}", names(&p));
 }
+
+#[test]
+fn a_scheduled_zero_budget_blocks_only_inside_its_window() {
+    // 2026-11-30 is a Monday; NOW is 10:00 UTC.
+    let inside = "    budgets: [{nodes: '0', schedule: '0 9 * * mon-fri', duration: 8h}]\n";
+    let p = run(&format!("{}{}", base(1, inside), node(1, 600, "", "")));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
+    let outside = "    budgets: [{nodes: '0', schedule: '0 20 * * mon-fri', duration: 8h}]\n";
+    let p = run(&format!("{}{}", base(1, outside), node(1, 600, "", "")));
+    assert_eq!(names(&p)[0], "taintNode");
+    let broken = "    budgets: [{nodes: '0', schedule: '0 9 * *', duration: 8h}]\n";
+    let p = run(&format!("{}{}", base(1, broken), node(1, 600, "", "")));
+    assert!(p.actions.is_empty());
+    assert!(
+        p.notes.iter().any(|n| n.contains("expected five fields")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn nodepool_requirement_change_drifts_nodes_one_at_a_time() {
+    // The pool now requires zone `gra`; both nodes are labelled `nova` on their claims.
+    let pool = base(2, "").replace(
+        "      - key: kubernetes.io/arch\n",
+        "      - key: topology.kubernetes.io/zone\n        operator: In\n        values: [gra]\n      - key: kubernetes.io/arch\n",
+    );
+    let zoned = |i: usize| {
+        node(i, 600, &app_pod(&format!("web-{i}"), i, ""), "")
+            .replace("labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}", "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4, topology.kubernetes.io/zone: nova}")
+    };
+    let p = run(&format!("{pool}{}{}", zoned(1), zoned(2)));
+    let tainted: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::TaintNode { node, reason, .. } => {
+                assert_eq!(reason, "Drifted");
+                Some(node.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tainted,
+        vec!["node-1"],
+        "the default budget (10% of 2, rounded up) allows one"
+    );
+}
+
+#[test]
+fn the_node_finalizer_goes_once_claim_and_machine_are_gone() {
+    let orphan = "---\napiVersion: v1\nkind: Node\nmetadata: {name: gone, finalizers: [karpenter.sh/termination]}\nspec: {providerID: 'openstack:///gone'}\n";
+    let p = run(&format!("{}{orphan}", base(0, "")));
+    assert_eq!(names(&p), vec!["removeNodeFinalizer"]);
+    assert!(matches!(&p.actions[0], Action::RemoveNodeFinalizer { node, .. } if node == "gone"));
+}

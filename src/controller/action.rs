@@ -460,15 +460,34 @@ impl Action {
                 name: node_class.clone(),
                 conditions: vec![condition("Ready", "True", "Ready", "")],
             }),
-            Action::TaintNode { node, taint, .. } => one(Write::EditNode {
-                name: node.clone(),
-                add_labels: BTreeMap::new(),
-                add_taints: Taint::parse(taint).into_iter().collect(),
-                remove_taint_keys: Vec::new(),
-                add_finalizers: Vec::new(),
-                remove_finalizers: Vec::new(),
-                add_owner_references: Vec::new(),
-            }),
+            Action::TaintNode {
+                node,
+                taint,
+                reason,
+                saving_per_hour,
+                ..
+            } => Steps {
+                writes: vec![
+                    Write::EditNode {
+                        name: node.clone(),
+                        add_labels: BTreeMap::new(),
+                        add_taints: Taint::parse(taint).into_iter().collect(),
+                        remove_taint_keys: Vec::new(),
+                        add_finalizers: Vec::new(),
+                        remove_finalizers: Vec::new(),
+                        add_owner_references: Vec::new(),
+                    },
+                    Write::Event {
+                        resource: write::NODE,
+                        namespace: String::new(),
+                        name: node.clone(),
+                        event_type: "Normal".to_string(),
+                        reason: "DisruptionTerminating".to_string(),
+                        message: format!("Disrupting node: {reason}, saving {saving_per_hour}/h"),
+                    },
+                ],
+                rollback: Vec::new(),
+            },
             Action::EvictPod { pod, .. } => {
                 let (namespace, name) = split(pod);
                 one(Write::Evict { namespace, name })

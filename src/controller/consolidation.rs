@@ -235,6 +235,7 @@ pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
             let mut labels = n.offering.labels.clone();
             labels.insert(crate::model::labels::keys::HOSTNAME.into(), name.clone());
             view.nodes.push(crate::model::snapshot::NodeRecord {
+                finalizers: Vec::new(),
                 name: name.clone(),
                 labels,
                 annotations: Default::default(),

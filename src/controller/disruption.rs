@@ -58,19 +58,34 @@ pub fn budget_nodes(spec: &str, total: usize) -> Result<usize, String> {
     }
 }
 
-/// The number of nodes of a pool that may be disrupted now for `reason`: the most restrictive
-/// budget that applies (schedules are treated as always active: the safe side).
-pub fn allowed_disruptions(pool: &NodePool, reason: &str, total: usize) -> Result<usize, String> {
+/// The number of nodes of a pool that may be disrupted at `now` for `reason`: the most
+/// restrictive budget that applies and is active (a budget with a schedule is active for
+/// `duration` after each time its cron schedule fires, in UTC).
+pub fn allowed_disruptions(
+    pool: &NodePool,
+    reason: &str,
+    total: usize,
+    now: Timestamp,
+) -> Result<usize, String> {
     let mut allowed = usize::MAX;
     for b in &pool.budgets {
         if !b.reasons.is_empty() && !b.reasons.iter().any(|r| r == reason) {
             continue;
         }
-        if let Some(d) = &b.duration {
-            d.parse::<GoDuration>()
-                .map_err(|e| format!("budget duration: {e}"))?;
+        let nodes = budget_nodes(&b.nodes, total)?;
+        match (&b.schedule, &b.duration) {
+            (None, None) => {}
+            (Some(schedule), Some(duration)) => {
+                let d = duration
+                    .parse::<GoDuration>()
+                    .map_err(|e| format!("budget duration: {e}"))?;
+                if !crate::model::cron::Cron::parse(schedule)?.active(now, d.as_secs_i64()) {
+                    continue;
+                }
+            }
+            _ => return Err("a budget needs both schedule and duration, or neither".to_string()),
         }
-        allowed = allowed.min(budget_nodes(&b.nodes, total)?);
+        allowed = allowed.min(nodes);
     }
     Ok(allowed)
 }
@@ -177,7 +192,7 @@ pub fn disrupt(
             }
             let pods = pods_on(snapshot, &node.name);
             let movable = pods.iter().filter(|p| !p.daemon).count();
-            let reason = match decide(pool, claim, movable, now, consolidate_after) {
+            let reason = match decide(snapshot, pool, claim, movable, now, consolidate_after) {
                 Ok(Some(r)) => r,
                 Ok(None) => {
                     let quiet = consolidate_after
@@ -219,7 +234,7 @@ pub fn disrupt(
             }
             // Expiration is forceful; the other reasons respect the budgets.
             if reason != "Expired" {
-                match allowed_disruptions(pool, reason, total) {
+                match allowed_disruptions(pool, reason, total, now) {
                     Ok(allowed) if in_progress < allowed => {}
                     Ok(_) => continue,
                     Err(e) => {
@@ -257,7 +272,7 @@ pub fn disrupt(
         if underutilized.is_empty() {
             continue;
         }
-        let room = match allowed_disruptions(pool, "Underutilized", total) {
+        let room = match allowed_disruptions(pool, "Underutilized", total, now) {
             Ok(allowed) => allowed.saturating_sub(in_progress),
             Err(e) => {
                 out.notes.push(format!(
@@ -354,6 +369,7 @@ fn is_blocked(
 }
 
 fn decide(
+    snapshot: &Snapshot,
     pool: &NodePool,
     claim: &NodeClaimRecord,
     movable: usize,
@@ -380,6 +396,22 @@ fn decide(
         .annotations
         .get(crate::model::nodeclaim::NODEPOOL_HASH_ANNOTATION);
     if hash.is_some_and(|h| *h != super::provision::nodepool_hash(pool)) {
+        return Ok(Some("Drifted"));
+    }
+    // A pool requirement the claim's labels no longer satisfy, or a flavor the pool no longer
+    // offers, is drift too.
+    if pool
+        .requirements
+        .iter()
+        .any(|r| claim.labels.contains_key(&r.key) && !r.matches(&claim.labels))
+    {
+        return Ok(Some("Drifted"));
+    }
+    if let Some(md) = snapshot.claim_machine_deployment(claim)
+        && !snapshot
+            .members_of(pool)
+            .any(|m| m.key() == md && m.flavor.is_ok())
+    {
         return Ok(Some("Drifted"));
     }
     if movable == 0
@@ -413,6 +445,89 @@ fn finish(
     out.deleted_claims.insert(claim.name.clone());
 }
 
+/// Nodes whose NodeClaim is gone or going and whose Machine is gone or being deleted: Karpenter's
+/// termination finalizer comes off so the Node object can go.
+pub fn release_finalizers(snapshot: &Snapshot) -> Vec<Action> {
+    snapshot
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.finalizers
+                .iter()
+                .any(|f| f == super::action::TERMINATION_FINALIZER)
+        })
+        .filter(|n| {
+            let claim_alive = snapshot.nodeclaims.iter().any(|c| {
+                !c.deleting
+                    && (c.node_name.as_ref() == Some(&n.name)
+                        || (c.provider_id.is_some() && c.provider_id == n.provider_id))
+            });
+            let machine_alive = snapshot.machines.iter().any(|m| {
+                !m.deleting
+                    && (m.node_name.as_ref() == Some(&n.name)
+                        || (m.provider_id.is_some() && m.provider_id == n.provider_id))
+            });
+            !claim_alive && !machine_alive
+        })
+        .map(|n| Action::RemoveNodeFinalizer {
+            target: format!("Node/{}", n.name),
+            node: n.name.clone(),
+        })
+        .collect()
+}
+
+/// What is wrong with a NodePool's disruption settings, as (field, problem) pairs: durations
+/// (`consolidateAfter`, `expireAfter`, `terminationGracePeriod`), budget counts, schedules and
+/// durations. `run` skips disruption for such a pool; `doctor` reports them.
+pub fn settings_problems(pool: &NodePool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let durations = [
+        ("spec.disruption.consolidateAfter", &pool.consolidate_after),
+        ("spec.template.spec.expireAfter", &pool.expire_after),
+        (
+            "spec.template.spec.terminationGracePeriod",
+            &pool.termination_grace_period,
+        ),
+    ];
+    for (field, value) in durations {
+        if let Some(v) = value
+            && let Err(e) = v.parse::<NillableDuration>()
+        {
+            out.push((field.to_string(), e));
+        }
+    }
+    for (i, b) in pool.budgets.iter().enumerate() {
+        let field = format!("spec.disruption.budgets[{i}]");
+        if let Err(e) = budget_nodes(&b.nodes, 1) {
+            out.push((format!("{field}.nodes"), e));
+        }
+        match (&b.schedule, &b.duration) {
+            (None, None) => {}
+            (Some(s), Some(d)) => {
+                if let Err(e) = crate::model::cron::Cron::parse(s) {
+                    out.push((format!("{field}.schedule"), e));
+                }
+                if let Err(e) = d.parse::<GoDuration>() {
+                    out.push((format!("{field}.duration"), e));
+                }
+            }
+            _ => out.push((
+                field.clone(),
+                "schedule and duration go together: set both or neither".to_string(),
+            )),
+        }
+        for r in &b.reasons {
+            if !matches!(r.as_str(), "Underutilized" | "Empty" | "Drifted") {
+                out.push((
+                    format!("{field}.reasons"),
+                    format!("unknown reason {r:?} (valid: Underutilized, Empty, Drifted)"),
+                ));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,5 +544,17 @@ mod tests {
                 .contains("invalid budget nodes \"ten\"")
         );
         assert!(budget_nodes("120%", 3).is_err());
+    }
+
+    #[test]
+    fn settings_problems_name_the_field() {
+        let mut pool = NodePool::implicit();
+        pool.consolidate_after = Some("soon".into());
+        pool.budgets[0].schedule = Some("@daily".into());
+        let problems = settings_problems(&pool);
+        assert_eq!(problems[0].0, "spec.disruption.consolidateAfter");
+        assert!(problems[0].1.starts_with("invalid duration \"soon\""));
+        assert_eq!(problems[1].0, "spec.disruption.budgets[0]");
+        assert!(settings_problems(&NodePool::implicit()).is_empty());
     }
 }

@@ -73,6 +73,7 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     removals.claims.extend(disrupted.deleted_claims);
     removals.machines.extend(disrupted.marked_machines);
     actions.extend(disrupted.actions);
+    actions.extend(disruption::release_finalizers(snapshot));
     actions.extend(lifecycle::bind_and_launch(snapshot, &removals.claims));
     actions.extend(lifecycle::register_and_initialize(
         snapshot,

@@ -114,6 +114,8 @@ pub enum Cause {
     RequirementsUnsatisfiable,
     /// The NodePool's limits leave room for no flavor.
     LimitsExhausted,
+    /// A disruption duration, budget or schedule cannot be parsed: disruption is skipped.
+    InvalidDisruptionSettings,
     /// A member MachineDeployment passed every check.
     MachineDeploymentOk,
     /// A NodePool passed every check.

@@ -80,6 +80,16 @@ fn check_pools(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 }
             }
         }
+        for (field, problem) in crate::controller::disruption::settings_problems(pool) {
+            out.push(Finding::new(
+                AREA,
+                Cause::InvalidDisruptionSettings,
+                Severity::Error,
+                &pool_subject,
+                format!("{field}: {problem}; the controller skips disruption for this NodePool"),
+                format!("fix {field} (`kubectl edit nodepool {}`)", pool.name),
+            ));
+        }
         if pool.ready == Some(false) {
             blocked = true;
             out.push(Finding::new(

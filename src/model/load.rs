@@ -372,6 +372,7 @@ fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         .entry(super::labels::keys::HOSTNAME.to_string())
         .or_insert_with(|| obj.name().to_string());
     Ok(NodeRecord {
+        finalizers: obj.meta.finalizers.clone().unwrap_or_default(),
         name: obj.name().to_string(),
         labels,
         annotations: obj.meta.annotations.clone().unwrap_or_default(),

@@ -2,6 +2,7 @@
 //! taints, pod demand, flavors, NodePools, and the [`Snapshot`] that holds them all.
 
 pub mod condition;
+pub mod cron;
 pub mod duration;
 pub mod flavor;
 pub mod labels;

@@ -220,15 +220,7 @@ impl NodePool {
                 reasons: Vec::new(),
             }],
         };
-        let ready = v
-            .pointer("/status/conditions")
-            .and_then(|c| c.as_array())
-            .and_then(|conds| {
-                conds
-                    .iter()
-                    .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready"))
-                    .map(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"))
-            });
+        let ready = ready_condition(v);
         let weight = v
             .pointer("/spec/weight")
             .and_then(|w| w.as_i64())
@@ -286,6 +278,12 @@ impl NodePool {
     }
 }
 
+/// `status.conditions[Ready].status == "True"`, or None when there is no Ready condition.
+fn ready_condition(object: &serde_json::Value) -> Option<bool> {
+    let conditions = super::condition::conditions_at(object, "/status/conditions");
+    super::condition::find(&conditions, "Ready").map(super::condition::Condition::is_true)
+}
+
 /// A ClusterAPINodeClass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -311,16 +309,7 @@ impl NodeClass {
                     .map_err(|e| obj.error("spec.scalableResourceSelector", e))
             })
             .transpose()?;
-        let ready = obj
-            .value
-            .pointer("/status/conditions")
-            .and_then(|c| c.as_array())
-            .and_then(|conds| {
-                conds
-                    .iter()
-                    .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Ready"))
-                    .map(|c| c.get("status").and_then(|s| s.as_str()) == Some("True"))
-            });
+        let ready = ready_condition(&obj.value);
         Ok(NodeClass {
             name: obj.name().to_string(),
             selector,

@@ -86,6 +86,8 @@ impl PodRecord {
 pub struct NodeRecord {
     /// Name.
     pub name: String,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
     /// Labels.
     pub labels: Labels,
     /// Annotations.
