@@ -182,6 +182,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
             [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
             [CompletionResult]::new('--consolidate', '--consolidate', [CompletionResultType]::ParameterName, 'Show what consolidation would do to the running nodes instead of provisioning')
+            [CompletionResult]::new('--live', '--live', [CompletionResultType]::ParameterName, 'Read the live workload and management clusters instead of files or the built-in scenario')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

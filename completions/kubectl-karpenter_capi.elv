@@ -171,6 +171,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
             cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
             cand --consolidate 'Show what consolidation would do to the running nodes instead of provisioning'
+            cand --live 'Read the live workload and management clusters instead of files or the built-in scenario'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

@@ -163,6 +163,7 @@ always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l consolidate -d 'Show what consolidation would do to the running nodes instead of provisioning'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l live -d 'Read the live workload and management clusters instead of files or the built-in scenario'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r

@@ -177,7 +177,11 @@ pub struct SourceArgs {
   kubectl get machinedeployments,nodepools,pods,daemonsets -A -o yaml | kubectl karpenter-capi simulate -f -
 
   # One strategy, as JSON
-  kubectl karpenter-capi simulate -f scenario.yaml --strategy cost -o json")]
+  kubectl karpenter-capi simulate -f scenario.yaml --strategy cost -o json
+
+  # The live clusters, and what consolidation of the running nodes would save
+  kubectl karpenter-capi simulate --live --management-kubeconfig mgmt.kubeconfig
+  kubectl karpenter-capi simulate --live --consolidate")]
 pub struct SimulateArgs {
     /// Objects to simulate over (see -f); without any, the built-in scenario is used.
     #[command(flatten)]
@@ -188,6 +192,9 @@ pub struct SimulateArgs {
     /// Show what consolidation would do to the running nodes instead of provisioning.
     #[arg(long)]
     pub consolidate: bool,
+    /// Read the live workload and management clusters instead of files or the built-in scenario.
+    #[arg(long, conflicts_with = "files")]
+    pub live: bool,
 }
 
 /// The provisioning strategies `simulate` and `explain` compare.

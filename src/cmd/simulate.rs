@@ -19,16 +19,16 @@ pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.yaml");
 
 /// Runs `simulate`.
 pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result<Outcome> {
-    let sources = if args.source.files.is_empty() {
-        vec![Source {
+    let snapshot = if args.live {
+        super::doctor::load(global, &args.source, false)?.snapshot
+    } else if args.source.files.is_empty() {
+        snapshot_from_sources(&[Source {
             name: "built-in scenario (seed-8x1cpu)".to_string(),
             text: DEFAULT_SCENARIO.to_string(),
-        }]
+        }])?
     } else {
-        read_sources(&args.source.files)?
+        snapshot_from_sources(&read_sources(&args.source.files)?)?
     };
-    let snapshot = snapshot_from_sources(&sources)?;
-    let _ = global;
     if args.consolidate {
         let report = consolidate(&snapshot, args.strategy)?;
         for w in notes(&snapshot) {
