@@ -250,16 +250,17 @@ fn drift_is_blocked_by_do_not_disrupt_and_pdbs() {
             "annotations: {karpenter.sh/nodepool-hash: 'stale', cluster.x-k8s.io/machine",
         )
     };
-    // Drifted with a pod: tainted and drained first; the Machine is only marked once drained.
+    // Drifted with a pod that has nowhere else to go: its replacement first, then the taint; the
+    // drain waits for the replacement (next passes).
     let p = run(&format!(
         "{}{}",
         base(1, ""),
         drifted(&app_pod("web-1", 1, ""), "")
     ));
-    assert_eq!(names(&p), vec!["taintNode", "evictPod", "evictPod"]);
+    assert_eq!(names(&p), vec!["createNodeClaim", "taintNode"]);
     assert!(
-        matches!(&p.actions[1], Action::EvictPod { pod, .. } if pod == "default/web-1"),
-        "non-daemon pods first"
+        matches!(&p.actions[0], Action::CreateNodeClaim { reason, pods, manifest, .. }
+        if reason == "Drifted" && pods == &vec!["default/web-1".to_string()] && manifest["metadata"]["annotations"]["karpenter-capi/replaces"] == "node-1")
     );
     let p = run(&format!(
         "{}{}",
@@ -331,14 +332,8 @@ fn two_half_empty_c3_8_are_replaced_by_one_c3_8() {
         .collect();
     assert_eq!(tainted, vec!["node-1", "node-2"]);
     assert!(
-        p.actions
-            .iter()
-            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a"))
-    );
-    assert!(
-        p.actions
-            .iter()
-            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/b"))
+        !names(&p).contains(&"evictPod"),
+        "the drain waits for the replacement"
     );
 }
 
@@ -403,4 +398,46 @@ fn the_node_finalizer_goes_once_claim_and_machine_are_gone() {
     let p = run(&format!("{}{orphan}", base(0, "")));
     assert_eq!(names(&p), vec!["removeNodeFinalizer"]);
     assert!(matches!(&p.actions[0], Action::RemoveNodeFinalizer { node, .. } if node == "gone"));
+}
+
+/// node-1 drifted and tainted, with a pod; a replacement claim in some state.
+fn draining(replacement_status: &str) -> String {
+    let tainted = node(1, 600, &app_pod("web-1", 1, ""), "").replace(
+        "spec: {providerID: 'openstack:///n1'}",
+        "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
+    );
+    let replacement = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-r\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/replaces: node-1, karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {replacement_status}\n",
+        ago(60)
+    );
+    format!("{}{tainted}{replacement}", base(2, ""))
+}
+
+#[test]
+fn the_drain_waits_for_the_replacement_then_evicts() {
+    let p = run(&draining("{}"));
+    assert!(!names(&p).contains(&"evictPod"), "{:?}", names(&p));
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n == "node node-1: waiting for its replacement to initialize before draining"),
+        "{:?}",
+        p.notes
+    );
+    let p = run(&draining(
+        "{conditions: [{type: Initialized, status: 'True'}]}",
+    ));
+    let evicted: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::EvictPod { pod, .. } => Some(pod.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        evicted,
+        vec!["default/web-1", "kube-system/cilium-1"],
+        "non-DaemonSet pods first"
+    );
 }

@@ -607,14 +607,10 @@ async fn eviction_goes_through_the_eviction_api() {
         reason: "Empty".into(),
     };
     fake.fail("POST", "/pods/web-0/eviction", 429, 1);
+    // A PodDisruptionBudget refusing (429) is not a failure that stops the pass: the pod stays,
+    // the node stays tainted, and the next pass evicts again.
     let results = exec.execute(&plan(vec![evict.clone()]), now()).await;
-    match &results[0].outcome {
-        ActionOutcome::Failed { error, .. } => assert_eq!(
-            error,
-            "workload cluster: create pods/eviction default/web-0: Cannot evict pod as it would violate the pod's disruption budget. (429)"
-        ),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert!(fake.get("", "pods", "default", "web-0").is_some());
     let results = exec.execute(&plan(vec![evict]), now()).await;
     assert_eq!(results[0].outcome, ActionOutcome::Applied);

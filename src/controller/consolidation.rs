@@ -64,6 +64,13 @@ fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) 
     (view, moved)
 }
 
+/// The cheapest new nodes the pods of `remove` need once those nodes are gone (empty when they
+/// fit on the others), whatever the price.
+pub fn replacements(snapshot: &Snapshot, remove: &[Candidate]) -> Vec<NewNode> {
+    let (view, moved) = without(snapshot, remove);
+    Cost.plan(&view, &moved).new_nodes
+}
+
 /// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
 pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     let (view, moved) = without(snapshot, remove);

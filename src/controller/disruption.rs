@@ -183,10 +183,18 @@ pub fn disrupt(
                 continue;
             };
             if node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
-                // Already being disrupted: finish the sequence when drained.
+                // Already being disrupted: once its replacements are initialized, evict what is
+                // left (evictions refused by a PDB come back here); when drained, finish.
                 let pods = pods_on(snapshot, &node.name);
                 if pods.iter().all(|p| p.daemon) {
                     finish(snapshot, &mut out, claim, node, "Disrupted");
+                } else if replacements_pending(snapshot, &node.name) {
+                    out.notes.push(format!(
+                        "node {}: waiting for its replacement to initialize before draining",
+                        node.name
+                    ));
+                } else {
+                    evict(&mut out, &pods, &node.name, "Disrupted");
                 }
                 continue;
             }
@@ -248,25 +256,40 @@ pub fn disrupt(
             }
             in_progress += 1;
             let saving = claim_price(snapshot, claim);
-            out.actions.push(Action::TaintNode {
+            let taint = Action::TaintNode {
                 target: format!("Node/{}", node.name),
                 node: node.name.clone(),
                 taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
                 reason: reason.to_string(),
                 saving_per_hour: saving,
-            });
-            let mut order: Vec<&&PodRecord> = pods.iter().collect();
-            order.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
-            for p in order {
-                out.actions.push(Action::EvictPod {
-                    target: format!("Pod/{}", p.demand.key()),
-                    pod: p.demand.key(),
-                    node: node.name.clone(),
-                    reason: reason.to_string(),
-                });
-            }
+            };
             if movable == 0 {
+                out.actions.push(taint);
+                evict(&mut out, &pods, &node.name, reason);
                 finish(snapshot, &mut out, claim, node, reason);
+                continue;
+            }
+            // Replace before removing: when the pods need room the other nodes lack, the
+            // replacements are created first and the drain waits for them to initialize.
+            let candidate = Candidate {
+                claim: claim.name.clone(),
+                node: node.name.clone(),
+                price: saving,
+                pods: Vec::new(),
+            };
+            let replacements = replacements_for(snapshot, &candidate);
+            for n in &replacements {
+                out.actions.push(replacement_claim(
+                    snapshot,
+                    pool,
+                    n,
+                    reason,
+                    std::slice::from_ref(&node.name),
+                ));
+            }
+            out.actions.push(taint);
+            if replacements.is_empty() {
+                evict(&mut out, &pods, &node.name, reason);
             }
         }
         if underutilized.is_empty() {
@@ -291,12 +314,14 @@ pub fn disrupt(
                 .then(a.node.cmp(&b.node))
         });
         if let Some(decision) = consolidate(snapshot, &underutilized, room) {
+            let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
             for n in &decision.replacements {
-                out.actions.push(super::provision::create_node_claim(
+                out.actions.push(replacement_claim(
                     snapshot,
                     pool,
                     n,
                     "Underutilized",
+                    &removed,
                 ));
             }
             for c in &decision.remove {
@@ -307,20 +332,74 @@ pub fn disrupt(
                     reason: "Underutilized".to_string(),
                     saving_per_hour: decision.saving,
                 });
-                let mut pods: Vec<&PodRecord> = pods_on(snapshot, &c.node);
-                pods.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
-                for p in pods {
-                    out.actions.push(Action::EvictPod {
-                        target: format!("Pod/{}", p.demand.key()),
-                        pod: p.demand.key(),
-                        node: c.node.clone(),
-                        reason: "Underutilized".to_string(),
-                    });
+                // With replacements, the drain waits for them (next passes); without, the
+                // pods fit on the remaining nodes and go now.
+                if decision.replacements.is_empty() {
+                    evict(
+                        &mut out,
+                        &pods_on(snapshot, &c.node),
+                        &c.node,
+                        "Underutilized",
+                    );
                 }
             }
         }
     }
     out
+}
+
+/// Evictions of a node's pods in Karpenter's order: non-critical, non-critical DaemonSet,
+/// critical, critical DaemonSet.
+fn evict(out: &mut Disruption, pods: &[&PodRecord], node: &str, reason: &str) {
+    let mut order: Vec<&&PodRecord> = pods.iter().collect();
+    order.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
+    for p in order {
+        out.actions.push(Action::EvictPod {
+            target: format!("Pod/{}", p.demand.key()),
+            pod: p.demand.key(),
+            node: node.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+}
+
+/// The annotation on a replacement NodeClaim naming the nodes it replaces (comma-separated).
+pub const REPLACES_ANNOTATION: &str = "karpenter-capi/replaces";
+
+/// A `createNodeClaim` for a replacement, annotated with the nodes it replaces so later passes
+/// can wait for it before draining them.
+fn replacement_claim(
+    snapshot: &Snapshot,
+    pool: &NodePool,
+    node: &crate::sched::strategy::NewNode,
+    reason: &str,
+    replaces: &[String],
+) -> Action {
+    let mut action = super::provision::create_node_claim(snapshot, pool, node, reason);
+    if let Action::CreateNodeClaim { manifest, .. } = &mut action {
+        manifest["metadata"]["annotations"][REPLACES_ANNOTATION] =
+            serde_json::json!(replaces.join(","));
+    }
+    action
+}
+
+/// Whether a NodeClaim replacing this node exists and is not initialized yet.
+fn replacements_pending(snapshot: &Snapshot, node: &str) -> bool {
+    snapshot.nodeclaims.iter().any(|c| {
+        !c.deleting
+            && !c.condition_true("Initialized")
+            && c.annotations
+                .get(REPLACES_ANNOTATION)
+                .is_some_and(|list| list.split(',').any(|n| n == node))
+    })
+}
+
+/// The new nodes a node's pods would need if it went away (none when they fit elsewhere).
+fn replacements_for(
+    snapshot: &Snapshot,
+    candidate: &Candidate,
+) -> Vec<crate::sched::strategy::NewNode> {
+    super::consolidation::replacements(snapshot, std::slice::from_ref(candidate))
 }
 
 /// How long a claim's node has been without pod changes: since it initialized or since its

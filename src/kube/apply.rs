@@ -11,7 +11,8 @@
 //!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
 //!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
-//! - `Delete` and `Evict`: a 404 counts as done (the object is already gone).
+//! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
+//!   refused with 429 (a PodDisruptionBudget) is retried by the next pass, not an error.
 //! - `Event`: a core/v1 Event; failing to record one is logged and never fails the action.
 //!
 //! # Guarantees
@@ -306,6 +307,12 @@ impl Executor {
                 match pods.evict(name, &EvictParams::default()).await {
                     Ok(_) => Ok(None),
                     Err(e) if status_code(&e) == Some(404) => Ok(None),
+                    // A PodDisruptionBudget refuses for now: the node stays tainted and the next
+                    // pass evicts again, as Karpenter's terminator retries.
+                    Err(e) if status_code(&e) == Some(429) => {
+                        tracing::info!(pod = %format!("{namespace}/{name}"), "eviction refused for now (429): retried next pass");
+                        Ok(None)
+                    }
                     Err(e) => Err(object_error(
                         ClusterRole::Workload,
                         "create",
