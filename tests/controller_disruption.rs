@@ -233,7 +233,7 @@ fn a_zero_budget_blocks_and_an_invalid_one_is_reported() {
         base(1, "    budgets: [{nodes: 'lots'}]\n"),
         node(1, 600, "", "")
     ));
-    assert!(p.actions.is_empty());
+    assert_eq!(names(&p), vec!["warnNodePool"], "an Event on the NodePool");
     assert!(
         p.notes.iter().any(|n| n
             .contains("NodePool default: spec.disruption.budgets: invalid budget nodes \"lots\"")),
@@ -354,7 +354,7 @@ fn a_scheduled_zero_budget_blocks_only_inside_its_window() {
     assert_eq!(names(&p)[0], "taintNode");
     let broken = "    budgets: [{nodes: '0', schedule: '0 9 * *', duration: 8h}]\n";
     let p = run(&format!("{}{}", base(1, broken), node(1, 600, "", "")));
-    assert!(p.actions.is_empty());
+    assert_eq!(names(&p), vec!["warnNodePool"]);
     assert!(
         p.notes.iter().any(|n| n.contains("expected five fields")),
         "{:?}",
@@ -439,5 +439,72 @@ fn the_drain_waits_for_the_replacement_then_evicts() {
         evicted,
         vec!["default/web-1", "kube-system/cilium-1"],
         "non-DaemonSet pods first"
+    );
+}
+
+#[test]
+fn after_the_termination_grace_period_pods_are_deleted_despite_pdbs() {
+    let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
+    let with_grace = |started_ago: i64| {
+        let tainted = node(1, 600, &app_pod("web-1", 1, ""), "")
+            .replace(
+                "spec: {providerID: 'openstack:///n1'}",
+                "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
+            )
+            .replace("annotations: {cluster.x-k8s.io/machine", &format!("annotations: {{karpenter-capi/drain-started: '{}', cluster.x-k8s.io/machine", ago(started_ago)));
+        let pool = base(1, "").replace(
+            "      expireAfter: Never\n",
+            "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
+        );
+        run(&format!("{pool}{tainted}{pdb}"))
+    };
+    let p = with_grace(2 * 3600);
+    let forced: Vec<(&str, bool)> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::EvictPod { pod, force, .. } => Some((pod.as_str(), *force)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        forced,
+        vec![("default/web-1", true), ("kube-system/cilium-1", true)]
+    );
+    let steps = p
+        .actions
+        .iter()
+        .find(|a| a.name() == "evictPod")
+        .unwrap()
+        .steps();
+    assert!(
+        matches!(&steps.writes[0], karpenter_capi::controller::write::Write::Delete { name, .. } if name == "web-1")
+    );
+    // Inside the grace period: ordinary evictions, which the PDB may refuse.
+    let p = with_grace(600);
+    assert!(
+        p.actions
+            .iter()
+            .all(|a| !matches!(a, Action::EvictPod { force: true, .. })),
+        "{:?}",
+        names(&p)
+    );
+}
+
+#[test]
+fn tainting_records_when_the_drain_started() {
+    let p = run(&format!("{}{}", base(1, ""), node(1, 600, "", "")));
+    let steps = p.actions[0].steps();
+    let patch = steps.writes.iter().find_map(|w| match w {
+        karpenter_capi::controller::write::Write::MergePatch { name, patch, .. }
+            if name == "default-1" =>
+        {
+            Some(patch.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(
+        patch.unwrap()["metadata"]["annotations"]["karpenter-capi/drain-started"],
+        NOW
     );
 }

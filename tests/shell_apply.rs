@@ -605,6 +605,7 @@ async fn eviction_goes_through_the_eviction_api() {
         pod: "default/web-0".into(),
         node: "node-1".into(),
         reason: "Empty".into(),
+        force: false,
     };
     fake.fail("POST", "/pods/web-0/eviction", 429, 1);
     // A PodDisruptionBudget refusing (429) is not a failure that stops the pass: the pod stays,

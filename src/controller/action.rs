@@ -17,6 +17,8 @@ use crate::model::taints::Taint;
 pub const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
 /// Karpenter's taint on a node being disrupted.
 pub const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
+/// Our NodeClaim annotation recording when the drain of its node started (RFC 3339).
+pub const DRAIN_STARTED_ANNOTATION: &str = "karpenter-capi/drain-started";
 /// Karpenter's Node finalizer.
 pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
 
@@ -160,6 +162,12 @@ pub enum Action {
         reason: String,
         /// Saving per hour of the disruption decision.
         saving_per_hour: Price,
+        /// The node's NodeClaim, which records when the drain started.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node_claim: Option<String>,
+        /// When the drain starts (RFC 3339), for `terminationGracePeriod`.
+        #[serde(skip)]
+        since: String,
     },
     /// Evict a pod from a node being disrupted.
     EvictPod {
@@ -171,6 +179,21 @@ pub enum Action {
         node: String,
         /// Disruption reason.
         reason: String,
+        /// Delete the pod instead of evicting it: the NodePool's `terminationGracePeriod` has
+        /// elapsed, so PodDisruptionBudgets no longer hold it.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        force: bool,
+    },
+    /// Report a NodePool the controller skips (an Event on it).
+    WarnNodePool {
+        /// `NodePool/name`.
+        target: String,
+        /// The NodePool.
+        node_pool: String,
+        /// CamelCase reason.
+        reason: String,
+        /// What is wrong and what was skipped.
+        message: String,
     },
     /// Remove Karpenter's finalizer from a Node whose Machine is gone.
     RemoveNodeFinalizer {
@@ -233,6 +256,7 @@ impl Action {
             | Action::SetNodeClassReady { target, .. }
             | Action::TaintNode { target, .. }
             | Action::EvictPod { target, .. }
+            | Action::WarnNodePool { target, .. }
             | Action::RemoveNodeFinalizer { target, .. } => target,
         }
     }
@@ -251,6 +275,7 @@ impl Action {
             Action::SetNodeClassReady { .. } => "setNodeClassReady",
             Action::TaintNode { .. } => "taintNode",
             Action::EvictPod { .. } => "evictPod",
+            Action::WarnNodePool { .. } => "warnNodePool",
             Action::RemoveNodeFinalizer { .. } => "removeNodeFinalizer",
         }
     }
@@ -465,9 +490,12 @@ impl Action {
                 taint,
                 reason,
                 saving_per_hour,
+                node_claim,
+                since,
                 ..
             } => Steps {
-                writes: vec![
+                writes: [
+
                     Write::EditNode {
                         name: node.clone(),
                         add_labels: BTreeMap::new(),
@@ -485,13 +513,47 @@ impl Action {
                         reason: "DisruptionTerminating".to_string(),
                         message: format!("Disrupting node: {reason}, saving {saving_per_hour}/h"),
                     },
-                ],
+                ]
+                .into_iter()
+                .chain(node_claim.iter().flat_map(|claim| {
+                    [
+                        // When the drain started, on the claim (no state outside the cluster).
+                        Write::MergePatch {
+                            cluster: ClusterRole::Workload,
+                            resource: write::NODE_CLAIM,
+                            namespace: String::new(),
+                            name: claim.clone(),
+                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: since}}}),
+                        },
+                        Write::Event {
+                            resource: write::NODE_CLAIM,
+                            namespace: String::new(),
+                            name: claim.clone(),
+                            event_type: "Normal".to_string(),
+                            reason: "DisruptionTerminating".to_string(),
+                            message: format!("Disrupting node {node}: {reason}, saving {saving_per_hour}/h"),
+                        },
+                    ]
+                }))
+                .collect(),
                 rollback: Vec::new(),
             },
-            Action::EvictPod { pod, .. } => {
+            Action::EvictPod { pod, force, .. } => {
                 let (namespace, name) = split(pod);
-                one(Write::Evict { namespace, name })
+                if *force {
+                    one(Write::Delete { cluster: ClusterRole::Workload, resource: write::POD, namespace, name })
+                } else {
+                    one(Write::Evict { namespace, name })
+                }
             }
+            Action::WarnNodePool { node_pool, reason, message, .. } => one(Write::Event {
+                resource: write::NODE_POOL,
+                namespace: String::new(),
+                name: node_pool.clone(),
+                event_type: "Warning".to_string(),
+                reason: reason.clone(),
+                message: message.clone(),
+            }),
             Action::RemoveNodeFinalizer { node, .. } => one(Write::EditNode {
                 name: node.clone(),
                 add_labels: BTreeMap::new(),

@@ -163,10 +163,11 @@ pub fn disrupt(
             Some(Ok(NillableDuration::Never)) => None,
             Some(Ok(NillableDuration::After(d))) => Some(d),
             Some(Err(e)) => {
-                out.notes.push(format!(
-                    "NodePool {}: spec.disruption.consolidateAfter: {e}; disruption skipped",
-                    pool.name
-                ));
+                skip_pool(
+                    &mut out,
+                    pool,
+                    format!("spec.disruption.consolidateAfter: {e}"),
+                );
                 continue;
             }
         };
@@ -186,15 +187,19 @@ pub fn disrupt(
                 // Already being disrupted: once its replacements are initialized, evict what is
                 // left (evictions refused by a PDB come back here); when drained, finish.
                 let pods = pods_on(snapshot, &node.name);
+                let grace_over = grace_elapsed(pool, claim, now);
                 if pods.iter().all(|p| p.daemon) {
                     finish(snapshot, &mut out, claim, node, "Disrupted");
+                } else if grace_over {
+                    // terminationGracePeriod is over: pods go regardless of PDBs.
+                    evict(&mut out, &pods, &node.name, "Disrupted", true);
                 } else if replacements_pending(snapshot, &node.name) {
                     out.notes.push(format!(
                         "node {}: waiting for its replacement to initialize before draining",
                         node.name
                     ));
                 } else {
-                    evict(&mut out, &pods, &node.name, "Disrupted");
+                    evict(&mut out, &pods, &node.name, "Disrupted", false);
                 }
                 continue;
             }
@@ -230,8 +235,7 @@ pub fn disrupt(
                     continue;
                 }
                 Err(e) => {
-                    out.notes
-                        .push(format!("NodePool {}: {e}; disruption skipped", pool.name));
+                    skip_pool(&mut out, pool, e.to_string());
                     break;
                 }
             };
@@ -246,10 +250,7 @@ pub fn disrupt(
                     Ok(allowed) if in_progress < allowed => {}
                     Ok(_) => continue,
                     Err(e) => {
-                        out.notes.push(format!(
-                            "NodePool {}: spec.disruption.budgets: {e}; disruption skipped",
-                            pool.name
-                        ));
+                        skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
                         break;
                     }
                 }
@@ -262,10 +263,12 @@ pub fn disrupt(
                 taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
                 reason: reason.to_string(),
                 saving_per_hour: saving,
+                node_claim: Some(claim.name.clone()),
+                since: now.to_string(),
             };
             if movable == 0 {
                 out.actions.push(taint);
-                evict(&mut out, &pods, &node.name, reason);
+                evict(&mut out, &pods, &node.name, reason, false);
                 finish(snapshot, &mut out, claim, node, reason);
                 continue;
             }
@@ -289,7 +292,7 @@ pub fn disrupt(
             }
             out.actions.push(taint);
             if replacements.is_empty() {
-                evict(&mut out, &pods, &node.name, reason);
+                evict(&mut out, &pods, &node.name, reason, false);
             }
         }
         if underutilized.is_empty() {
@@ -298,10 +301,7 @@ pub fn disrupt(
         let room = match allowed_disruptions(pool, "Underutilized", total, now) {
             Ok(allowed) => allowed.saturating_sub(in_progress),
             Err(e) => {
-                out.notes.push(format!(
-                    "NodePool {}: spec.disruption.budgets: {e}; disruption skipped",
-                    pool.name
-                ));
+                skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
                 continue;
             }
         };
@@ -331,6 +331,8 @@ pub fn disrupt(
                     taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
                     reason: "Underutilized".to_string(),
                     saving_per_hour: decision.saving,
+                    node_claim: Some(c.claim.clone()),
+                    since: now.to_string(),
                 });
                 // With replacements, the drain waits for them (next passes); without, the
                 // pods fit on the remaining nodes and go now.
@@ -340,6 +342,7 @@ pub fn disrupt(
                         &pods_on(snapshot, &c.node),
                         &c.node,
                         "Underutilized",
+                        false,
                     );
                 }
             }
@@ -348,9 +351,22 @@ pub fn disrupt(
     out
 }
 
+/// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
+/// Warning Event on the NodePool.
+fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
+    let message = format!("{problem}; disruption skipped");
+    out.notes.push(format!("NodePool {}: {message}", pool.name));
+    out.actions.push(Action::WarnNodePool {
+        target: format!("NodePool/{}", pool.name),
+        node_pool: pool.name.clone(),
+        reason: "InvalidDisruptionSettings".to_string(),
+        message,
+    });
+}
+
 /// Evictions of a node's pods in Karpenter's order: non-critical, non-critical DaemonSet,
 /// critical, critical DaemonSet.
-fn evict(out: &mut Disruption, pods: &[&PodRecord], node: &str, reason: &str) {
+fn evict(out: &mut Disruption, pods: &[&PodRecord], node: &str, reason: &str, force: bool) {
     let mut order: Vec<&&PodRecord> = pods.iter().collect();
     order.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
     for p in order {
@@ -359,8 +375,27 @@ fn evict(out: &mut Disruption, pods: &[&PodRecord], node: &str, reason: &str) {
             pod: p.demand.key(),
             node: node.to_string(),
             reason: reason.to_string(),
+            force,
         });
     }
+}
+
+/// Whether the drain of a claim's node started longer ago than its `terminationGracePeriod`
+/// (the claim's, else its NodePool's; none: never).
+fn grace_elapsed(pool: &NodePool, claim: &NodeClaimRecord, now: Timestamp) -> bool {
+    let Some(Ok(NillableDuration::After(grace))) = claim
+        .termination_grace_period
+        .as_deref()
+        .or(pool.termination_grace_period.as_deref())
+        .map(str::parse::<NillableDuration>)
+    else {
+        return false;
+    };
+    claim
+        .annotations
+        .get(super::action::DRAIN_STARTED_ANNOTATION)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .is_some_and(|started| now.as_second() - started.as_second() >= grace.as_secs_i64())
 }
 
 /// The annotation on a replacement NodeClaim naming the nodes it replaces (comma-separated).

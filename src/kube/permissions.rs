@@ -80,10 +80,11 @@ pub const WORKLOAD: &[Permission] = &[
         resource: "nodes",
         verbs: &["get", "list", "watch", "patch"],
     },
+    // delete: pods still on a disrupted node once its terminationGracePeriod has elapsed.
     Permission {
         group: "",
         resource: "pods",
-        verbs: &["get", "list", "watch"],
+        verbs: &["get", "list", "watch", "delete"],
     },
     Permission {
         group: "",

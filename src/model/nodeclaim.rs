@@ -56,6 +56,8 @@ pub struct NodeClaimRecord {
     pub last_pod_event: Option<Timestamp>,
     /// `spec.expireAfter` as written.
     pub expire_after: Option<String>,
+    /// `spec.terminationGracePeriod` as written.
+    pub termination_grace_period: Option<String>,
 }
 
 impl NodeClaimRecord {
@@ -117,6 +119,7 @@ impl NodeClaimRecord {
                 .str_at("/status/lastPodEventTime")
                 .and_then(|t| t.parse().ok()),
             expire_after: s("/spec/expireAfter"),
+            termination_grace_period: s("/spec/terminationGracePeriod"),
         }
     }
 

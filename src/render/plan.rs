@@ -72,7 +72,24 @@ fn details(a: &Action) -> String {
             saving_per_hour,
             ..
         } => format!("{taint} ({reason}, saves ${saving_per_hour}/h)"),
-        Action::EvictPod { node, reason, .. } => format!("from {node} ({reason})"),
+        Action::EvictPod {
+            node,
+            reason,
+            force,
+            ..
+        } => {
+            format!(
+                "from {node} ({reason}{})",
+                if *force {
+                    ", terminationGracePeriod elapsed: deleted"
+                } else {
+                    ""
+                }
+            )
+        }
+        Action::WarnNodePool {
+            reason, message, ..
+        } => format!("{reason}: {message}"),
         Action::RemoveNodeFinalizer { .. } => "remove karpenter.sh/termination".to_string(),
     }
 }
