@@ -14,6 +14,7 @@ pub mod access;
 pub mod api;
 pub mod apply;
 pub mod client;
+pub mod edit;
 pub mod errors;
 pub mod leader;
 pub mod list;
