@@ -508,3 +508,42 @@ fn tainting_records_when_the_drain_started() {
         NOW
     );
 }
+
+#[test]
+fn a_decision_under_way_reads_complete_with_its_pending_steps() {
+    let drifted = node(1, 600, &app_pod("web-1", 1, ""), "").replace(
+        "annotations: {cluster.x-k8s.io/machine",
+        "annotations: {karpenter-capi/machine-template-hash: 'stale', cluster.x-k8s.io/machine",
+    );
+    let p = run(&format!("{}{}", base(1, ""), drifted));
+    // A changed MachineDeployment template is drift too.
+    assert!(
+        matches!(&p.actions[1], Action::TaintNode { reason, .. } if reason == "Drifted"),
+        "{:?}",
+        names(&p)
+    );
+    let pending: Vec<&str> = p.pending.iter().map(|a| a.name()).collect();
+    assert_eq!(
+        pending,
+        vec![
+            "evictPod",
+            "evictPod",
+            "markMachineForDeletion",
+            "deleteNodeClaim",
+            "scaleMachineDeployment"
+        ]
+    );
+    assert!(
+        matches!(&p.pending[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+    );
+    assert!(matches!(
+        &p.pending[4],
+        Action::ScaleMachineDeployment {
+            from: 1,
+            replicas: 0,
+            ..
+        }
+    ));
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["pending"][3]["action"], "deleteNodeClaim");
+}

@@ -82,7 +82,7 @@ fn now() -> jiff::Timestamp {
 fn plan(actions: Vec<Action>) -> Plan {
     Plan {
         actions,
-        notes: Vec::new(),
+        ..Plan::default()
     }
 }
 

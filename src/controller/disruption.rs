@@ -36,6 +36,8 @@ pub struct Disruption {
     pub marked_machines: BTreeSet<String>,
     /// Why some NodePools or nodes were skipped.
     pub notes: Vec<String>,
+    /// The rest of each decision under way, for later passes (drains finish first).
+    pub pending: Vec<Action>,
 }
 
 /// How many nodes a budget allows: a count, or a percentage of the pool's nodes rounded up.
@@ -198,8 +200,10 @@ pub fn disrupt(
                         "node {}: waiting for its replacement to initialize before draining",
                         node.name
                     ));
+                    defer_rest(snapshot, &mut out, claim, node, "Disrupted", true);
                 } else {
                     evict(&mut out, &pods, &node.name, "Disrupted", false);
+                    defer_rest(snapshot, &mut out, claim, node, "Disrupted", false);
                 }
                 continue;
             }
@@ -294,6 +298,14 @@ pub fn disrupt(
             if replacements.is_empty() {
                 evict(&mut out, &pods, &node.name, reason, false);
             }
+            defer_rest(
+                snapshot,
+                &mut out,
+                claim,
+                node,
+                reason,
+                !replacements.is_empty(),
+            );
         }
         if underutilized.is_empty() {
             continue;
@@ -343,6 +355,18 @@ pub fn disrupt(
                         &c.node,
                         "Underutilized",
                         false,
+                    );
+                }
+                let claim = snapshot.nodeclaims.iter().find(|k| k.name == c.claim);
+                let node = snapshot.nodes.iter().find(|n| n.name == c.node);
+                if let (Some(claim), Some(node)) = (claim, node) {
+                    defer_rest(
+                        snapshot,
+                        &mut out,
+                        claim,
+                        node,
+                        "Underutilized",
+                        !decision.replacements.is_empty(),
                     );
                 }
             }
@@ -528,6 +552,18 @@ fn decide(
     {
         return Ok(Some("Drifted"));
     }
+    // The MachineDeployment's template changed since the claim was made (image, bootstrap, ...).
+    if let (Some(recorded), Some(md)) = (
+        claim
+            .annotations
+            .get(super::provision::TEMPLATE_HASH_ANNOTATION),
+        snapshot
+            .claim_machine_deployment(claim)
+            .and_then(|md| snapshot.machine_deployments.iter().find(|m| m.key() == md)),
+    ) && *recorded != super::provision::template_hash(md)
+    {
+        return Ok(Some("Drifted"));
+    }
     if movable == 0
         && let Some(after) = consolidate_after
         && quiet_for(claim, now) >= after.as_secs_i64()
@@ -535,6 +571,49 @@ fn decide(
         return Ok(Some("Empty"));
     }
     Ok(None)
+}
+
+/// Records the steps a decision still has to take once its node is drained (and, when
+/// `with_evictions`, the evictions themselves), so a plan shows each decision complete.
+fn defer_rest(
+    snapshot: &Snapshot,
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+    with_evictions: bool,
+) {
+    if with_evictions {
+        let pods = pods_on(snapshot, &node.name);
+        let mut later = Disruption::default();
+        evict(&mut later, &pods, &node.name, reason, false);
+        out.pending.extend(later.actions);
+    }
+    if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
+        out.pending.push(mark(m, Some(&claim.name), reason));
+    }
+    out.pending.push(Action::DeleteNodeClaim {
+        target: format!("NodeClaim/{}", claim.name),
+        node_claim: claim.name.clone(),
+        reason: reason.to_string(),
+        message: format!("node {} disrupted: {reason}", node.name),
+    });
+    if let Some(md) = snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|md| snapshot.machine_deployments.iter().find(|m| m.key() == md))
+    {
+        let current = super::scale::current_replicas(md);
+        out.pending.push(Action::ScaleMachineDeployment {
+            target: format!("MachineDeployment/{}", md.key()),
+            machine_deployment: md.key(),
+            from: current,
+            replicas: (current - 1).max(0),
+            rollback_machines: bound_machine(snapshot, claim)
+                .map(|m| vec![m.key()])
+                .unwrap_or_default(),
+            api_version: md.object.api_version.clone(),
+        });
+    }
 }
 
 /// The end of the sequence: mark the exact Machine, delete the NodeClaim (the replicas follow

@@ -55,6 +55,10 @@ pub struct Plan {
     /// Things worth telling the operator that are not changes (pods that fit nowhere, batching).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The rest of each disruption under way, in order: what later passes do once drains
+    /// finish (shown so a decision reads complete; never executed from this plan).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Action>,
 }
 
 /// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
@@ -72,6 +76,7 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     let disrupted = disruption::disrupt(snapshot, now, &removals.claims);
     removals.claims.extend(disrupted.deleted_claims);
     removals.machines.extend(disrupted.marked_machines);
+    let pending = disrupted.pending;
     actions.extend(disrupted.actions);
     actions.extend(disruption::release_finalizers(snapshot));
     actions.extend(lifecycle::bind_and_launch(snapshot, &removals.claims));
@@ -101,5 +106,9 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     let scaling = scale::scale(snapshot, &removals, &created);
     actions.extend(created);
     actions.extend(scaling);
-    Plan { actions, notes }
+    Plan {
+        actions,
+        notes,
+        pending,
+    }
 }

@@ -106,8 +106,42 @@ pub fn create_node_claim(
         pods,
         price_per_hour: flavor.price,
         reason: reason.to_string(),
-        manifest: node_claim_manifest(pool, node),
+        manifest: {
+            let mut m = node_claim_manifest(pool, node);
+            // The MachineDeployment's template as it is now: a later change to it is drift.
+            if let Some(md) = snapshot
+                .machine_deployments
+                .iter()
+                .find(|m| m.key() == flavor.machine_deployment)
+            {
+                m["metadata"]["annotations"][TEMPLATE_HASH_ANNOTATION] = json!(template_hash(md));
+            }
+            m
+        },
     }
+}
+
+/// Our NodeClaim annotation: a hash of its MachineDeployment's `spec.template` at creation.
+pub const TEMPLATE_HASH_ANNOTATION: &str = "karpenter-capi/machine-template-hash";
+
+/// A stable hash (FNV-1a) of a MachineDeployment's `spec.template`.
+pub fn template_hash(md: &crate::model::snapshot::MachineDeploymentRecord) -> String {
+    let template = md
+        .object
+        .value
+        .pointer("/spec/template")
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    fnv(&template)
+}
+
+fn fnv(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// Karpenter's hash of a NodePool's template: the NodePool's annotation when Karpenter set
@@ -127,12 +161,7 @@ pub fn nodepool_hash(pool: &NodePool) -> String {
         pool.expire_after,
         pool.node_class
     );
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in canonical.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h.to_string()
+    fnv(&canonical)
 }
 
 fn resource_list(r: &Resources) -> Value {

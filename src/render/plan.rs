@@ -32,6 +32,19 @@ pub fn plan_table(plan: &Plan) -> String {
         }
         out.push_str(&t.render());
     }
+    if !plan.pending.is_empty() {
+        out.push_str("\nLater, once drains finish:\n");
+        let mut t = Table::new(&["#", "ACTION", "TARGET", "DETAILS"]);
+        for (i, a) in plan.pending.iter().enumerate() {
+            t.row(vec![
+                (i + 1).to_string(),
+                a.name().to_string(),
+                a.target().to_string(),
+                details(a),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
     for note in &plan.notes {
         out.push_str(&format!("note: {note}\n"));
     }
