@@ -21,34 +21,30 @@ pub fn plan_table(plan: &Plan) -> String {
     if plan.actions.is_empty() {
         out.push_str("No changes: the cluster is converged.\n");
     } else {
-        let mut t = Table::new(&["#", "ACTION", "TARGET", "DETAILS"]);
-        for (i, a) in plan.actions.iter().enumerate() {
-            t.row(vec![
-                (i + 1).to_string(),
-                a.name().to_string(),
-                a.target().to_string(),
-                details(a),
-            ]);
-        }
-        out.push_str(&t.render());
+        out.push_str(&actions_table(&plan.actions));
     }
     if !plan.pending.is_empty() {
         out.push_str("\nLater, once drains finish:\n");
-        let mut t = Table::new(&["#", "ACTION", "TARGET", "DETAILS"]);
-        for (i, a) in plan.pending.iter().enumerate() {
-            t.row(vec![
-                (i + 1).to_string(),
-                a.name().to_string(),
-                a.target().to_string(),
-                details(a),
-            ]);
-        }
-        out.push_str(&t.render());
+        out.push_str(&actions_table(&plan.pending));
     }
     for note in &plan.notes {
         out.push_str(&format!("note: {note}\n"));
     }
     out
+}
+
+/// Numbered actions with their target and details.
+fn actions_table(actions: &[Action]) -> String {
+    let mut t = Table::new(&["#", "ACTION", "TARGET", "DETAILS"]);
+    for (i, a) in actions.iter().enumerate() {
+        t.row(vec![
+            (i + 1).to_string(),
+            a.name().to_string(),
+            a.target().to_string(),
+            details(a),
+        ]);
+    }
+    t.render()
 }
 
 fn details(a: &Action) -> String {
