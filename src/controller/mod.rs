@@ -8,6 +8,7 @@
 //! - Replicas are never lowered without first marking the exact Machines to remove.
 
 pub mod action;
+pub mod budget;
 pub mod consolidation;
 pub mod disruption;
 pub mod lifecycle;

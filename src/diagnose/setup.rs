@@ -80,7 +80,7 @@ fn check_pools(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 }
             }
         }
-        for (field, problem) in crate::controller::disruption::settings_problems(pool) {
+        for (field, problem) in crate::controller::budget::settings_problems(pool) {
             out.push(Finding::new(
                 AREA,
                 Cause::InvalidDisruptionSettings,
