@@ -322,6 +322,10 @@ pub struct RunArgs {
     /// Log format.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Only the MachineDeployments and Machines of this Cluster (label
+    /// cluster.x-k8s.io/cluster-name): two clusters in one namespace never touch each other's.
+    #[arg(long, value_name = "NAME")]
+    pub cluster_name: Option<String>,
 }
 
 /// Log line formats.

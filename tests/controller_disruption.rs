@@ -247,7 +247,7 @@ fn drift_is_blocked_by_do_not_disrupt_and_pdbs() {
     let drifted = |pods: &str, node_ann: &str| {
         node(1, 600, pods, node_ann).replace(
             "annotations: {cluster.x-k8s.io/machine",
-            "annotations: {karpenter.sh/nodepool-hash: 'stale', cluster.x-k8s.io/machine",
+            "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
         )
     };
     // Drifted with a pod that has nowhere else to go: its replacement first, then the taint; the
@@ -546,4 +546,214 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
     ));
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["pending"][3]["action"], "deleteNodeClaim");
+}
+
+/// Plans with pod events the watches saw (node name, seconds ago).
+fn run_with_events(text: &str, events: &[(&str, i64)]) -> Plan {
+    let mut s = snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: text.to_string(),
+    }])
+    .unwrap();
+    for (node, secs) in events {
+        s.pod_events
+            .insert(node.to_string(), ago(*secs).parse().unwrap());
+    }
+    plan(&s, NOW.parse().unwrap(), &Config::default())
+}
+
+fn tainted_nodes(p: &Plan) -> Vec<(&str, &str)> {
+    p.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::TaintNode { node, reason, .. } => Some((node.as_str(), reason.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Node `i` whose claim carries these extra annotations.
+fn annotated_node(i: usize, pods: &str, claim_annotations: &str) -> String {
+    node(i, 600, pods, "").replace(
+        "annotations: {cluster.x-k8s.io/machine",
+        &format!("annotations: {{{claim_annotations}, cluster.x-k8s.io/machine"),
+    )
+}
+
+fn pool_hash(text: &str) -> String {
+    let s = snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: text.to_string(),
+    }])
+    .unwrap();
+    karpenter_capi::controller::drift::nodepool_hash(&s.nodepools[0])
+}
+
+#[test]
+fn drift_compares_only_our_own_hash_version_and_restamps_others() {
+    let pool = base(1, "");
+    // Stamped by Karpenter (v3) with a hash that is not ours: re-stamped, not drifted.
+    let foreign = annotated_node(
+        1,
+        &app_pod("web-1", 1, ""),
+        "karpenter.sh/nodepool-hash: '12345', karpenter.sh/nodepool-hash-version: v3",
+    );
+    let p = run(&format!("{pool}{foreign}"));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    let stamps: Vec<_> = p
+        .status
+        .iter()
+        .filter_map(|a| match a {
+            Action::StampNodeClaimHash {
+                node_claim,
+                hash,
+                hash_version,
+                previous_version,
+                ..
+            } => Some((
+                node_claim.as_str(),
+                hash.clone(),
+                hash_version.as_str(),
+                previous_version.as_deref(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stamps,
+        vec![(
+            "default-1",
+            Some(pool_hash(&pool)),
+            "karpenter-capi-v1",
+            Some("v3")
+        )]
+    );
+    // Stamped with our version and a hash the pool no longer has: drifted.
+    let ours = annotated_node(
+        1,
+        &app_pod("web-1", 1, ""),
+        "karpenter.sh/nodepool-hash: '12345', karpenter.sh/nodepool-hash-version: karpenter-capi-v1",
+    );
+    let p = run(&format!("{pool}{ours}"));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+    assert!(p.status.iter().any(|a| matches!(a,
+        Action::SetNodeClaimConditions { node_claim, set, .. }
+            if node_claim == "default-1" && set.iter().any(|c| c.type_ == "Drifted" && c.reason == "NodePoolDrifted"))));
+    // A NodePool hash annotation written by another controller is never read.
+    let annotated_pool = pool.replacen(
+        "  name: default\nspec:\n  template:",
+        "  name: default\n  annotations: {karpenter.sh/nodepool-hash: '12345', karpenter.sh/nodepool-hash-version: karpenter-capi-v1}\nspec:\n  template:",
+        1,
+    );
+    assert_ne!(annotated_pool, pool);
+    let p = run(&format!("{annotated_pool}{ours}"));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+}
+
+#[test]
+fn widening_a_requirement_is_no_drift() {
+    let pool = base(1, "");
+    let current = pool_hash(&pool);
+    let stamped = annotated_node(
+        1,
+        &app_pod("web-1", 1, ""),
+        &format!("karpenter.sh/nodepool-hash: '{current}', karpenter.sh/nodepool-hash-version: karpenter-capi-v1"),
+    );
+    let widened = pool.replace(
+        "      - key: kubernetes.io/arch\n",
+        "      - key: topology.kubernetes.io/region\n        operator: In\n        values: [eu, us]\n      - key: kubernetes.io/arch\n",
+    );
+    assert_ne!(widened, pool);
+    assert_eq!(pool_hash(&widened), current, "requirements are not hashed");
+    let p = run(&format!("{widened}{stamped}"));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    // A template label is hashed: drift.
+    let labelled = pool.replacen(
+        "  template:\n    spec:",
+        "  template:\n    metadata:\n      labels: {team: a}\n    spec:",
+        1,
+    );
+    assert_ne!(labelled, pool);
+    let p = run(&format!("{labelled}{stamped}"));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+}
+
+#[test]
+fn budgets_count_initialized_nodes_and_not_ready_ones_as_disrupting() {
+    // Two empty initialized nodes, a budget of one: the NotReady one already uses it.
+    let budget = "    budgets: [{nodes: '1'}]\n";
+    let not_ready = node(2, 600, "", "").replace(
+        "conditions: [{type: Ready, status: 'True'}]",
+        "conditions: [{type: Ready, status: 'False'}]",
+    );
+    let p = run(&format!("{}{}{not_ready}", base(2, budget), node(1, 600, "", "")));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    // 50% of the initialized nodes (2) is one, whatever the claims still launching.
+    let budget = "    budgets: [{nodes: '50%'}]\n";
+    let launching = |i: usize| {
+        format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-{i}\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\n",
+            ago(30)
+        )
+    };
+    let p = run(&format!(
+        "{}{}{}{}{}",
+        base(4, budget),
+        node(1, 600, "", ""),
+        node(2, 600, "", ""),
+        launching(3),
+        launching(4)
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+}
+
+#[test]
+fn do_not_disrupt_on_the_claim_and_with_a_duration_on_pods() {
+    let drifted = "karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1";
+    // On the NodeClaim (from the NodePool's template annotations).
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        annotated_node(1, "", &format!("{drifted}, karpenter.sh/do-not-disrupt: 'true'"))
+    ));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    // A pod protected for 5 minutes, started 1 minute ago: blocked; 10 minutes ago: not.
+    let pod = |started: i64| {
+        app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 5m").replace(
+            "status: {phase: Running}",
+            &format!("status: {{phase: Running, startTime: '{}'}}", ago(started)),
+        )
+    };
+    let p = run(&format!("{}{}", base(1, ""), annotated_node(1, &pod(60), drifted)));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    let p = run(&format!("{}{}", base(1, ""), annotated_node(1, &pod(600), drifted)));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+}
+
+#[test]
+fn consolidate_after_counts_from_the_last_pod_event() {
+    let text = format!("{}{}", base(1, ""), node(1, 600, "", ""));
+    // A pod left node-1 10 s ago: consolidateAfter (30 s) has not elapsed.
+    let p = run_with_events(&text, &[("node-1", 10)]);
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    let recorded: Vec<_> = p
+        .status
+        .iter()
+        .filter_map(|a| match a {
+            Action::RecordPodEvent { node_claim, time, .. } => Some((node_claim.as_str(), time.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, vec![("default-1", ago(10))]);
+    // Written on the claim, the same event is not written again; 40 s later it is Empty.
+    let written = text.replace(
+        "  nodeName: node-1\n",
+        &format!("  nodeName: node-1\n  lastPodEventTime: '{}'\n", ago(40)),
+    );
+    let p = run_with_events(&written, &[("node-1", 40)]);
+    assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    // Within core's 10 s de-duplication window, a newer event is not written.
+    let p = run_with_events(&written.replace(&ago(40), &ago(5)), &[("node-1", 1)]);
+    assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
 }

@@ -105,7 +105,8 @@ fn seed_pod_creates_one_c3_8_claim_and_scales_0_to_1() {
             );
             assert_eq!(
                 manifest["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"],
-                "v3"
+                "karpenter-capi-v1",
+                "our hash is not Karpenter's: never its v3"
             );
             // Pod requests plus the cilium DaemonSet.
             assert_eq!(manifest["spec"]["resources"]["requests"]["cpu"], "3100m");
@@ -451,4 +452,170 @@ fn batch_window_waits_for_idle_pods() {
         names(&plan(&s, later, &Config::default())),
         vec!["createNodeClaim", "scaleMachineDeployment"]
     );
+}
+
+/// The seed with extra labels on the c3-8 flavor and the NodePool's template.
+fn labelled_seed() -> Snapshot {
+    let text = seed_3cpu()
+        .replace(
+            "node.kubernetes.io/instance-type=c3-8,karpenter.sh/capacity-type=on-demand",
+            "node.kubernetes.io/instance-type=c3-8,example.com/disk=ssd,karpenter.sh/secret=x",
+        )
+        .replacen(
+            "spec:\n  template:\n    spec:\n      requirements:",
+            "spec:\n  template:\n    metadata:\n      labels: {team: web}\n      annotations: {karpenter.sh/do-not-disrupt: 'true'}\n    spec:\n      requirements:\n      - key: example.com/tier\n        operator: In\n        values: [gold]",
+            1,
+        );
+    snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text,
+    }])
+    .unwrap()
+}
+
+#[test]
+fn a_new_claim_carries_every_label_of_its_offering() {
+    let p = plan(&labelled_seed(), now(), &Config::default());
+    let manifest = p
+        .actions
+        .iter()
+        .find_map(|a| match a {
+            Action::CreateNodeClaim { manifest, .. } => Some(manifest.clone()),
+            _ => None,
+        })
+        .expect("a claim");
+    let labels = &manifest["metadata"]["labels"];
+    // The flavor's labels (capacity annotation), the pool's template label and single-valued
+    // requirements, the pool and node class.
+    assert_eq!(labels["example.com/disk"], "ssd");
+    assert_eq!(labels["kubernetes.io/arch"], "amd64");
+    assert_eq!(labels["topology.kubernetes.io/zone"], "nova");
+    assert_eq!(labels["node.kubernetes.io/instance-type"], "c3-8");
+    assert_eq!(labels["team"], "web");
+    assert_eq!(labels["example.com/tier"], "gold");
+    assert_eq!(labels["karpenter.sh/nodepool"], "default");
+    // The pool's capacity-type requirement (the provider's single offering is on-demand).
+    assert_eq!(labels["karpenter.sh/capacity-type"], "on-demand");
+    // Karpenter's restricted domain never lands on a claim.
+    assert!(labels.get("karpenter.sh/secret").is_none(), "{labels}");
+    assert!(labels.get("kubernetes.io/hostname").is_none());
+    // Template labels are requirements too, as core's NodeClaimTemplate makes them.
+    let reqs = manifest["spec"]["requirements"].as_array().unwrap();
+    assert!(
+        reqs.iter()
+            .any(|r| r["key"] == "team" && r["values"] == serde_json::json!(["web"]))
+    );
+    // Our hash, with our version, never Karpenter's v3.
+    let ann = &manifest["metadata"]["annotations"];
+    assert_eq!(ann["karpenter.sh/nodepool-hash-version"], "karpenter-capi-v1");
+    assert_eq!(ann["karpenter.sh/do-not-disrupt"], "true");
+    // What `kubectl get nodeclaims` shows right after the create: Unknown conditions, capacity.
+    let status = &manifest["status"];
+    assert_eq!(status["capacity"]["cpu"], "4000m");
+    assert_eq!(status["allocatable"]["memory"], "8000000000");
+    let conditions: Vec<(String, String)> = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        conditions,
+        ["Launched", "Registered", "Initialized", "Ready"]
+            .iter()
+            .map(|t| (t.to_string(), "Unknown".to_string()))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_pod_needing_a_flavor_label_gets_a_claim_with_it_and_registration_copies_it() {
+    // A claim with the offering's labels registers a Node with all of them, and its
+    // annotations (do-not-disrupt) but not Cluster API's.
+    let m = machine(
+        "c3-8-x1",
+        ", node.cluster.x-k8s.io/karpenter-member: ''",
+        ", providerID: 'openstack:///abc'",
+    );
+    let claim = claim(
+        "default-abc",
+        120,
+        ", cluster.x-k8s.io/machine: capi-ovh/c3-8-x1, karpenter.sh/do-not-disrupt: 'true'",
+        LAUNCHED,
+    )
+    .replace(
+        "topology.kubernetes.io/zone: nova}",
+        "topology.kubernetes.io/zone: nova, example.com/disk: ssd}",
+    );
+    let s = with_c3_8_replicas(
+        &format!(
+            "{claim}---\n{m}---\n{}---\n{}",
+            node(
+                "{key: karpenter.sh/unregistered, effect: NoExecute}",
+                "False"
+            ),
+            ready_class()
+        ),
+        1,
+    );
+    let p = plan(&s, now(), &Config::default());
+    assert_eq!(names(&p), vec!["registerNode"]);
+    let Action::RegisterNode {
+        labels,
+        annotations,
+        ..
+    } = &p.actions[0]
+    else {
+        panic!()
+    };
+    assert_eq!(labels.get("example.com/disk").map(String::as_str), Some("ssd"));
+    assert_eq!(
+        annotations.keys().collect::<Vec<_>>(),
+        vec!["karpenter.sh/do-not-disrupt"],
+        "cluster.x-k8s.io/* and our bookkeeping stay off the Node"
+    );
+    let steps = p.actions[0].steps();
+    assert!(matches!(
+        &steps.writes[0],
+        karpenter_capi::controller::write::Write::MergePatch { name, patch, .. }
+            if name == "worker-1" && patch["metadata"]["annotations"]["karpenter.sh/do-not-disrupt"] == "true"
+    ));
+}
+
+#[test]
+fn dry_run_json_shows_the_full_objects_and_patches() {
+    let p = plan(&labelled_seed(), now(), &Config::default());
+    let v = karpenter_capi::render::plan::plan_value(&p);
+    let create = v["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "createNodeClaim")
+        .unwrap();
+    let writes = create["writes"].as_array().unwrap();
+    assert_eq!(writes[0]["op"], "create");
+    assert_eq!(writes[0]["object"]["metadata"]["labels"]["example.com/disk"], "ssd");
+    assert_eq!(
+        writes[0]["object"]["spec"]["resources"]["requests"]["cpu"],
+        "3100m"
+    );
+    assert!(writes[0]["object"].get("status").is_none(), "status goes in its own write");
+    assert_eq!(writes[1]["op"], "statusOfCreated");
+    assert_eq!(writes[1]["conditions"][0]["status"], "Unknown");
+    let scale = v["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "scaleMachineDeployment")
+        .unwrap();
+    assert_eq!(scale["writes"][0]["op"], "scale");
+    assert_eq!(scale["writes"][0]["replicas"], 1);
+    // The table stays short.
+    let table = karpenter_capi::render::plan::plan_table(&p);
+    assert!(!table.contains("example.com/disk"), "{table}");
 }

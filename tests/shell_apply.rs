@@ -135,6 +135,7 @@ fn register() -> Action {
         node: "node-1".into(),
         node_claim: "default-x7k2p".into(),
         labels: [("karpenter.sh/nodepool".to_string(), "default".to_string())].into(),
+        annotations: BTreeMap::new(),
         taints: vec!["dedicated=ml:NoSchedule".into()],
         node_claim_uid: Some("uid-4".into()),
         status: serde_json::from_value(

@@ -77,6 +77,7 @@ async fn pass(
     let r = once(
         &clients,
         Some("capi-ovh"),
+        None,
         &Config::default(),
         dry_run,
         &printer,
@@ -672,6 +673,7 @@ async fn with_two_clusters_each_write_goes_to_its_own_cluster() {
     once(
         &clients,
         Some("capi-ovh"),
+        None,
         &Config::default(),
         false,
         &printer,

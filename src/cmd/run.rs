@@ -20,7 +20,7 @@ use crate::controller::{self, Config};
 use crate::error::{Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, connect};
 use crate::kube::leader::LeaseLock;
-use crate::kube::list::{Clients, live_snapshot};
+use crate::kube::list::{Clients, live_snapshot_in};
 use crate::kube::metrics;
 use crate::kube::reconciler::{Context, Window, lead, pass, run_continuous};
 use crate::model::load::snapshot_from_sources;
@@ -76,6 +76,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
             once(
                 &clients,
                 namespace.as_deref(),
+                args.cluster_name.as_deref(),
                 &config(&args),
                 args.dry_run,
                 printer,
@@ -131,11 +132,13 @@ fn replay(args: &RunArgs, printer: &Printer) -> Result<Outcome> {
 pub async fn once(
     clients: &Clients,
     namespace: Option<&str>,
+    cluster: Option<&str>,
     config: &Config,
     dry_run: bool,
     printer: &Printer,
 ) -> Result<Outcome> {
-    let snapshot = live_snapshot(&clients.workload, &clients.management, namespace).await?;
+    let snapshot =
+        live_snapshot_in(&clients.workload, &clients.management, namespace, cluster).await?;
     for w in &snapshot.warnings {
         warn!("{w}");
     }
@@ -172,12 +175,9 @@ async fn continuous(
     args: &RunArgs,
 ) -> Result<Outcome> {
     let listener = metrics::bind(&args.metrics_bind_address).await?;
-    let ctx = Arc::new(Context::new(
-        clients.clone(),
-        config(args),
-        namespace,
-        args.dry_run,
-    ));
+    let mut ctx = Context::new(clients.clone(), config(args), namespace, args.dry_run);
+    ctx.cluster_name = args.cluster_name.clone();
+    let ctx = Arc::new(ctx);
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {
         shutdown_signal().await;

@@ -100,6 +100,10 @@ pub enum Action {
         node_claim: String,
         /// Labels copied to the Node.
         labels: BTreeMap<String, String>,
+        /// Annotations copied to the Node (the claim's, but none in the `cluster.x-k8s.io`
+        /// domain: Cluster API owns those on Nodes).
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        annotations: BTreeMap<String, String>,
         /// Taints copied to the Node.
         taints: Vec<String>,
         /// The NodeClaim's UID (for the Node's owner reference).
@@ -202,6 +206,62 @@ pub enum Action {
         /// The Node.
         node: String,
     },
+    /// Write our NodePool hash and its version on a NodeClaim stamped with another version (or
+    /// none), so static drift compares like with like.
+    StampNodeClaimHash {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// The hash computed now (None: the claim is already Drifted and keeps its hash).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hash: Option<String>,
+        /// Our hash version.
+        hash_version: String,
+        /// The version it carried.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        previous_version: Option<String>,
+    },
+    /// Set or clear the NodeClaim conditions disruption reads (`Drifted`, `Consolidatable`).
+    SetNodeClaimConditions {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// Conditions to set.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        set: Vec<ConditionUpdate>,
+        /// Condition types to remove.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        clear: Vec<String>,
+    },
+    /// A pod arrived on or left the claim's node: `status.lastPodEventTime`.
+    RecordPodEvent {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// Its node.
+        node: String,
+        /// When (RFC 3339).
+        time: String,
+    },
+    /// A NodePool's `status.resources`, `status.nodes` and `Ready` condition.
+    UpdateNodePoolStatus {
+        /// `NodePool/name`.
+        target: String,
+        /// The NodePool.
+        node_pool: String,
+        /// Nodes of the pool.
+        nodes: i64,
+        /// Their summed capacity (quantities).
+        resources: BTreeMap<String, String>,
+        /// `Ready` as Karpenter computes it: the node class is Ready.
+        ready: bool,
+        /// Why not Ready.
+        #[serde(skip_serializing_if = "String::is_empty")]
+        message: String,
+    },
 }
 
 /// The writes of one action, and what to undo if one of them fails.
@@ -241,6 +301,23 @@ fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Conditio
     }
 }
 
+/// A new NodeClaim's conditions: Karpenter's ready set (`Launched`, `Registered`,
+/// `Initialized`, and `Ready` over them) all Unknown until each step happens (operatorpkg's
+/// `AwaitingReconciliation`), so `kubectl get nodeclaims` reads as under Karpenter.
+pub fn initial_conditions() -> Vec<ConditionUpdate> {
+    ["Launched", "Registered", "Initialized", "Ready"]
+        .iter()
+        .map(|t| {
+            condition(
+                t,
+                "Unknown",
+                "AwaitingReconciliation",
+                "object is awaiting reconciliation",
+            )
+        })
+        .collect()
+}
+
 impl Action {
     /// The object this action changes, `Kind/ns/name` or `Kind/name`.
     pub fn target(&self) -> &str {
@@ -257,7 +334,11 @@ impl Action {
             | Action::TaintNode { target, .. }
             | Action::EvictPod { target, .. }
             | Action::WarnNodePool { target, .. }
-            | Action::RemoveNodeFinalizer { target, .. } => target,
+            | Action::RemoveNodeFinalizer { target, .. }
+            | Action::StampNodeClaimHash { target, .. }
+            | Action::SetNodeClaimConditions { target, .. }
+            | Action::RecordPodEvent { target, .. }
+            | Action::UpdateNodePoolStatus { target, .. } => target,
         }
     }
 
@@ -277,6 +358,10 @@ impl Action {
             Action::EvictPod { .. } => "evictPod",
             Action::WarnNodePool { .. } => "warnNodePool",
             Action::RemoveNodeFinalizer { .. } => "removeNodeFinalizer",
+            Action::StampNodeClaimHash { .. } => "stampNodeClaimHash",
+            Action::SetNodeClaimConditions { .. } => "setNodeClaimConditions",
+            Action::RecordPodEvent { .. } => "recordPodEvent",
+            Action::UpdateNodePoolStatus { .. } => "updateNodePoolStatus",
         }
     }
 
@@ -287,11 +372,42 @@ impl Action {
             rollback: Vec::new(),
         };
         match self {
-            Action::CreateNodeClaim { manifest, .. } => one(Write::Create {
-                cluster: ClusterRole::Workload,
-                resource: write::NODE_CLAIM,
-                object: manifest.clone(),
-            }),
+            Action::CreateNodeClaim { manifest, .. } => {
+                // A create drops `status`: the claim's initial status (Karpenter's conditions,
+                // Unknown until each step happens, and the capacity known at launch) follows on
+                // the status subresource.
+                let mut object = manifest.clone();
+                let status = object
+                    .as_object_mut()
+                    .and_then(|m| m.remove("status"))
+                    .unwrap_or_else(|| json!({}));
+                let mut fields = serde_json::Map::new();
+                let mut conditions = Vec::new();
+                if let Value::Object(s) = status {
+                    for (k, v) in s {
+                        if k == "conditions" {
+                            conditions = initial_conditions();
+                        } else {
+                            fields.insert(k, v);
+                        }
+                    }
+                }
+                Steps {
+                    writes: vec![
+                        Write::Create {
+                            cluster: ClusterRole::Workload,
+                            resource: write::NODE_CLAIM,
+                            object,
+                        },
+                        Write::StatusOfCreated {
+                            resource: write::NODE_CLAIM,
+                            fields,
+                            conditions,
+                        },
+                    ],
+                    rollback: Vec::new(),
+                }
+            }
             Action::ScaleMachineDeployment {
                 machine_deployment,
                 replicas,
@@ -376,6 +492,7 @@ impl Action {
                 node,
                 node_claim,
                 labels,
+                annotations,
                 taints,
                 node_claim_uid,
                 status,
@@ -388,8 +505,15 @@ impl Action {
                 });
                 let mut fields = status.clone();
                 fields.insert("nodeName".to_string(), json!(node));
+                let annotate = (!annotations.is_empty()).then(|| Write::MergePatch {
+                    cluster: ClusterRole::Workload,
+                    resource: write::NODE,
+                    namespace: String::new(),
+                    name: node.clone(),
+                    patch: json!({"metadata": {"annotations": annotations}}),
+                });
                 Steps {
-                    writes: vec![
+                    writes: annotate.into_iter().chain([
                         Write::EditNode {
                             name: node.clone(),
                             add_labels,
@@ -407,7 +531,7 @@ impl Action {
                             fields,
                             conditions: vec![condition("Registered", "True", "Registered", "")],
                         },
-                    ],
+                    ]).collect(),
                     rollback: Vec::new(),
                 }
             }
@@ -511,7 +635,8 @@ impl Action {
                         name: node.clone(),
                         event_type: "Normal".to_string(),
                         reason: "DisruptionTerminating".to_string(),
-                        message: format!("Disrupting node: {reason}, saving {saving_per_hour}/h"),
+                        // Karpenter's message (core disruption/events), then the saving.
+                        message: format!("Disrupting Node: {reason} (saving {saving_per_hour}/h)"),
                     },
                 ]
                 .into_iter()
@@ -525,13 +650,20 @@ impl Action {
                             name: claim.clone(),
                             patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: since}}}),
                         },
+                        // Karpenter's DisruptionReason condition: what `kubectl get
+                        // nodeclaims -o yaml` shows for a claim being disrupted.
+                        Write::SetNodeClaimStatus {
+                            name: claim.clone(),
+                            fields: serde_json::Map::new(),
+                            conditions: vec![condition("DisruptionReason", "True", reason, "")],
+                        },
                         Write::Event {
                             resource: write::NODE_CLAIM,
                             namespace: String::new(),
                             name: claim.clone(),
                             event_type: "Normal".to_string(),
                             reason: "DisruptionTerminating".to_string(),
-                            message: format!("Disrupting node {node}: {reason}, saving {saving_per_hour}/h"),
+                            message: format!("Disrupting NodeClaim: {reason} (node {node}, saving {saving_per_hour}/h)"),
                         },
                     ]
                 }))
@@ -554,6 +686,91 @@ impl Action {
                 reason: reason.clone(),
                 message: message.clone(),
             }),
+            Action::StampNodeClaimHash {
+                node_claim,
+                hash,
+                hash_version,
+                ..
+            } => {
+                let mut annotations = serde_json::Map::new();
+                if let Some(h) = hash {
+                    annotations.insert(
+                        crate::model::nodeclaim::NODEPOOL_HASH_ANNOTATION.to_string(),
+                        json!(h),
+                    );
+                }
+                annotations.insert(
+                    super::drift::HASH_VERSION_ANNOTATION.to_string(),
+                    json!(hash_version),
+                );
+                one(Write::MergePatch {
+                    cluster: ClusterRole::Workload,
+                    resource: write::NODE_CLAIM,
+                    namespace: String::new(),
+                    name: node_claim.clone(),
+                    patch: json!({"metadata": {"annotations": annotations}}),
+                })
+            }
+            Action::SetNodeClaimConditions {
+                node_claim,
+                set,
+                clear,
+                ..
+            } => {
+                let mut writes = Vec::new();
+                if !set.is_empty() {
+                    writes.push(Write::SetNodeClaimStatus {
+                        name: node_claim.clone(),
+                        fields: serde_json::Map::new(),
+                        conditions: set.clone(),
+                    });
+                }
+                if !clear.is_empty() {
+                    writes.push(Write::ClearConditions {
+                        resource: write::NODE_CLAIM,
+                        name: node_claim.clone(),
+                        types: clear.clone(),
+                    });
+                }
+                Steps {
+                    writes,
+                    rollback: Vec::new(),
+                }
+            }
+            Action::RecordPodEvent {
+                node_claim, time, ..
+            } => {
+                let mut fields = serde_json::Map::new();
+                fields.insert("lastPodEventTime".to_string(), json!(time));
+                one(Write::SetNodeClaimStatus {
+                    name: node_claim.clone(),
+                    fields,
+                    conditions: Vec::new(),
+                })
+            }
+            Action::UpdateNodePoolStatus {
+                node_pool,
+                nodes,
+                resources,
+                ready,
+                message,
+                ..
+            } => {
+                let mut fields = serde_json::Map::new();
+                fields.insert("nodes".to_string(), json!(nodes));
+                fields.insert("resources".to_string(), json!(resources));
+                let (status, reason) = if *ready {
+                    ("True", "Ready")
+                } else {
+                    ("False", "NodeClassNotReady")
+                };
+                one(Write::SetStatus {
+                    resource: write::NODE_POOL,
+                    name: node_pool.clone(),
+                    fields,
+                    conditions: vec![condition("Ready", status, reason, message)],
+                })
+            }
             Action::RemoveNodeFinalizer { node, .. } => one(Write::EditNode {
                 name: node.clone(),
                 add_labels: BTreeMap::new(),

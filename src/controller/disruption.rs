@@ -96,15 +96,7 @@ pub fn disrupt(
             .iter()
             .filter(|c| c.node_pool.as_deref() == Some(pool.name.as_str()))
             .collect();
-        let total = claims.iter().filter(|c| !c.deleting).count();
-        let mut in_progress = claims
-            .iter()
-            .filter(|c| {
-                c.deleting
-                    || node_of(snapshot, c)
-                        .is_some_and(|n| n.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
-            })
-            .count();
+        let (total, mut in_progress) = budget_counts(snapshot, &claims);
         let consolidate_after = match pool
             .consolidate_after
             .as_deref()
@@ -162,11 +154,11 @@ pub fn disrupt(
                 Ok(Some(r)) => r,
                 Ok(None) => {
                     let quiet = consolidate_after
-                        .is_some_and(|after| quiet_for(claim, now) >= after.as_secs_i64());
+                        .is_some_and(|after| quiet_for(snapshot, claim, now) >= after.as_secs_i64());
                     if pool.consolidation_policy == "WhenEmptyOrUnderutilized"
                         && movable > 0
                         && quiet
-                        && !is_blocked(node, &pods, &pdbs)
+                        && blocked_by(node, claim, &pods, &pdbs, now).is_none()
                     {
                         underutilized.push(Candidate {
                             claim: claim.name.clone(),
@@ -194,7 +186,7 @@ pub fn disrupt(
             };
             // Expiration is forceful; every other reason yields to do-not-disrupt annotations
             // and to PodDisruptionBudgets that allow no disruption.
-            if reason != "Expired" && is_blocked(node, &pods, &pdbs) {
+            if reason != "Expired" && blocked_by(node, claim, &pods, &pdbs, now).is_some() {
                 continue;
             }
             // Expiration is forceful; the other reasons respect the budgets.
@@ -324,6 +316,31 @@ pub fn disrupt(
     out
 }
 
+/// The node counts a pool's budgets work with, as core's `BuildDisruptionBudgetMapping`
+/// (`disruption/helpers.go`): only initialized nodes count toward the total (a replacement
+/// that is not up yet must not raise a percentage), and of those, nodes that are NotReady,
+/// deleting or already being disrupted count as disrupting.
+pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize, usize) {
+    let mut total = 0;
+    let mut disrupting = 0;
+    for c in claims {
+        let Some(node) = node_of(snapshot, c) else {
+            continue;
+        };
+        if !c.condition_true("Initialized") {
+            continue;
+        }
+        total += 1;
+        if c.deleting
+            || node.ready != Some(true)
+            || node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
+        {
+            disrupting += 1;
+        }
+    }
+    (total, disrupting)
+}
+
 /// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
 /// Warning Event on the NodePool.
 fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
@@ -410,18 +427,26 @@ fn replacements_for(
     super::consolidation::replacements(snapshot, std::slice::from_ref(candidate))
 }
 
-/// How long a claim's node has been without pod changes: since it initialized or since its
-/// last pod event, whichever is later.
-fn quiet_for(claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+/// How long a claim's node has been without pod changes, counted as core's consolidation
+/// (`nodeclaim/disruption/consolidation.go`) does: from `status.lastPodEventTime`, else from
+/// when it initialized. An event the watches saw that the claim's status does not show yet
+/// counts too (it is being written this pass).
+pub fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Timestamp) -> i64 {
     let initialized = claim
         .conditions
         .iter()
         .find(|c| c.type_ == "Initialized")
         .and_then(|c| c.last_transition_time);
-    let since = [initialized, claim.last_pod_event, claim.created]
-        .into_iter()
-        .flatten()
-        .max();
+    let seen = claim
+        .node_name
+        .as_ref()
+        .and_then(|n| snapshot.pod_events.get(n))
+        .copied();
+    let last_event = [claim.last_pod_event, seen].into_iter().flatten().max();
+    let since = match last_event {
+        Some(t) => Some(t),
+        None => initialized.or(claim.created),
+    };
     since
         .map(|s| now.as_second() - s.as_second())
         .unwrap_or(i64::MAX)
@@ -437,22 +462,57 @@ fn claim_price(snapshot: &Snapshot, claim: &NodeClaimRecord) -> crate::model::fl
         .unwrap_or_default()
 }
 
-/// Disruption blockers: `karpenter.sh/do-not-disrupt` on the node or a pod, or a pod covered by
-/// a PodDisruptionBudget that allows no disruption.
-fn is_blocked(
+/// Disruption blockers, as Karpenter reads them (core `state/statenode.go`,
+/// `utils/pod/scheduling.go` `IsDoNotDisruptActive`): `karpenter.sh/do-not-disrupt: "true"` on
+/// the node or its NodeClaim; on a pod, `"true"` or a duration (`"5m"`) that has not elapsed
+/// since the pod started (no start time yet: still protected; a value that does not parse:
+/// no protection); or a pod covered by a PodDisruptionBudget that allows no disruption. The
+/// reason, for notes and Events.
+pub fn blocked_by(
     node: &NodeRecord,
+    claim: &NodeClaimRecord,
     pods: &[&PodRecord],
     pdbs: &[(String, LabelSelector, String)],
-) -> bool {
+    now: Timestamp,
+) -> Option<String> {
     let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
-    annotated(&node.annotations)
-        || pods.iter().any(|p| annotated(&p.annotations))
-        || pods.iter().any(|p| {
-            !p.daemon
-                && pdbs
-                    .iter()
-                    .any(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
-        })
+    if annotated(&node.annotations) || annotated(&claim.annotations) {
+        return Some(format!(
+            "disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"
+        ));
+    }
+    if let Some(p) = pods.iter().find(|p| pod_do_not_disrupt(p, now)) {
+        return Some(format!(
+            "pod {} has \"{DO_NOT_DISRUPT}\" annotation",
+            p.demand.key()
+        ));
+    }
+    pods.iter().find_map(|p| {
+        (!p.daemon)
+            .then(|| {
+                pdbs.iter()
+                    .find(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
+            })
+            .flatten()
+            .map(|(ns, _, name)| format!("pdb {ns}/{name} prevents pod evictions"))
+    })
+}
+
+/// Whether a pod's `karpenter.sh/do-not-disrupt` protection is active at `now`.
+pub fn pod_do_not_disrupt(p: &PodRecord, now: Timestamp) -> bool {
+    let Some(value) = p.annotations.get(DO_NOT_DISRUPT) else {
+        return false;
+    };
+    if value == "true" {
+        return true;
+    }
+    match value.parse::<GoDuration>() {
+        Ok(d) if d.as_secs_i64() > 0 => match p.started {
+            Some(started) => now.as_second() - started.as_second() < d.as_secs_i64(),
+            None => true,
+        },
+        _ => false,
+    }
 }
 
 fn decide(
@@ -479,43 +539,12 @@ fn decide(
         NillableDuration::After(d) if age > d.as_secs_i64() => return Ok(Some("Expired")),
         _ => {}
     }
-    let hash = claim
-        .annotations
-        .get(crate::model::nodeclaim::NODEPOOL_HASH_ANNOTATION);
-    if hash.is_some_and(|h| *h != super::provision::nodepool_hash(pool)) {
-        return Ok(Some("Drifted"));
-    }
-    // A pool requirement the claim's labels no longer satisfy, or a flavor the pool no longer
-    // offers, is drift too.
-    if pool
-        .requirements
-        .iter()
-        .any(|r| claim.labels.contains_key(&r.key) && !r.matches(&claim.labels))
-    {
-        return Ok(Some("Drifted"));
-    }
-    if let Some(md) = snapshot.claim_machine_deployment(claim)
-        && !snapshot
-            .members_of(pool)
-            .any(|m| m.key() == md && m.flavor.is_ok())
-    {
-        return Ok(Some("Drifted"));
-    }
-    // The MachineDeployment's template changed since the claim was made (image, bootstrap, ...).
-    if let (Some(recorded), Some(md)) = (
-        claim
-            .annotations
-            .get(super::provision::TEMPLATE_HASH_ANNOTATION),
-        snapshot
-            .claim_machine_deployment(claim)
-            .and_then(|md| snapshot.machine_deployments.iter().find(|m| m.key() == md)),
-    ) && *recorded != super::provision::template_hash(md)
-    {
+    if super::drift::drift_reason(snapshot, pool, claim).is_some() {
         return Ok(Some("Drifted"));
     }
     if movable == 0
         && let Some(after) = consolidate_after
-        && quiet_for(claim, now) >= after.as_secs_i64()
+        && quiet_for(snapshot, claim, now) >= after.as_secs_i64()
     {
         return Ok(Some("Empty"));
     }

@@ -209,11 +209,24 @@ pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> 
             let mut status = serde_json::Map::new();
             status.insert("capacity".into(), resource_json(&node.capacity));
             status.insert("allocatable".into(), resource_json(&node.allocatable));
+            // Core's registration copies the claim's annotations to the Node
+            // (`nodeclaim/lifecycle/registration.go` syncNode), do-not-disrupt included; the
+            // `cluster.x-k8s.io` domain is Cluster API's on Nodes (its Machine annotation there
+            // names the Node's own Machine), so those stay as Cluster API wrote them. Our own
+            // `karpenter-capi/` bookkeeping describes the claim, not the node, and stays too.
+            let annotations: BTreeMap<String, String> = claim
+                .annotations
+                .iter()
+                .filter(|(k, _)| !is_capi_owned(k) && !k.starts_with("karpenter-capi/"))
+                .filter(|(k, v)| node.annotations.get(*k) != Some(*v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             actions.push(Action::RegisterNode {
                 target: format!("Node/{}", node.name),
                 node: node.name.clone(),
                 node_claim: claim.name.clone(),
                 labels,
+                annotations,
                 taints,
                 node_claim_uid: claim.uid.clone(),
                 status,
@@ -245,6 +258,12 @@ pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> 
         }
     }
     actions
+}
+
+/// Whether an annotation key is in Cluster API's domain (`cluster.x-k8s.io` or a subdomain).
+pub fn is_capi_owned(key: &str) -> bool {
+    let domain = key.split_once('/').map(|(d, _)| d).unwrap_or("");
+    domain == "cluster.x-k8s.io" || domain.ends_with(".cluster.x-k8s.io")
 }
 
 fn resource_json(r: &crate::model::resources::Resources) -> serde_json::Value {

@@ -11,9 +11,11 @@ pub mod action;
 pub mod budget;
 pub mod consolidation;
 pub mod disruption;
+pub mod drift;
 pub mod lifecycle;
 pub mod provision;
 pub mod scale;
+pub mod status;
 pub mod write;
 
 use jiff::Timestamp;
@@ -60,6 +62,11 @@ pub struct Plan {
     /// finish (shown so a decision reads complete; never executed from this plan).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<Action>,
+    /// Status the controller reports (claim conditions, hash stamps, pod event times, NodePool
+    /// status), applied after the actions. Never capacity: a cluster whose only plan is status
+    /// is converged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub status: Vec<Action>,
 }
 
 /// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
@@ -107,9 +114,11 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     let scaling = scale::scale(snapshot, &removals, &created);
     actions.extend(created);
     actions.extend(scaling);
+    let status = status::status(snapshot, now, &removals.claims);
     Plan {
         actions,
         notes,
         pending,
+        status,
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::Config;
 use super::action::Action;
-use crate::model::labels::keys;
+use crate::model::labels::{Labels, is_restricted_label, keys};
 use crate::model::nodeclaim::{MACHINE_DEPLOYMENT_ANNOTATION, NODEPOOL_HASH_ANNOTATION};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
@@ -144,26 +144,6 @@ fn fnv(text: &str) -> String {
     format!("{h:016x}")
 }
 
-/// Karpenter's hash of a NodePool's template: the NodePool's annotation when Karpenter set
-/// one, else a stable hash of the template as written.
-pub fn nodepool_hash(pool: &NodePool) -> String {
-    if let Some(h) = &pool.hash {
-        return h.clone();
-    }
-    // FNV-1a over a canonical rendering: stable across runs and platforms.
-    let canonical = format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        pool.requirements,
-        pool.labels,
-        pool.annotations,
-        pool.taints,
-        pool.startup_taints,
-        pool.expire_after,
-        pool.node_class
-    );
-    fnv(&canonical)
-}
-
 fn resource_list(r: &Resources) -> Value {
     let mut m = serde_json::Map::new();
     m.insert("cpu".into(), json!(format!("{}m", r.cpu_millis)));
@@ -181,29 +161,52 @@ fn resource_list(r: &Resources) -> Value {
     Value::Object(m)
 }
 
+/// The labels of a NodeClaim: every label the planner counted on for its offering (the
+/// flavor's — the MachineDeployment's propagated template labels and its
+/// `capacity.cluster-autoscaler.kubernetes.io/labels`, as upstream's
+/// `nodeLabelsFromMachineDeployment` in the provider's `cloudprovider.go` — then the NodePool's
+/// template labels and single-valued requirements, which win as in core's
+/// `nodeclaimtemplate.go`/`PopulateNodeClaimDetails`), the pool and node-class labels, and the
+/// capacity type the provider's single offering has (`on-demand`) when nothing set one; minus
+/// Karpenter's restricted labels (`karpenter.sh` domain other than its well-known keys,
+/// `kubernetes.io/hostname`). Registration copies them to the Node.
+pub fn claim_labels(pool: &NodePool, offering: &crate::sched::catalog::Offering) -> Labels {
+    let mut labels: Labels = offering.flavor.labels.clone();
+    labels.extend(pool.node_labels());
+    for (k, v) in &offering.labels {
+        labels.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    labels.insert(keys::NODEPOOL.into(), pool.name.clone());
+    labels.insert(
+        keys::INSTANCE_TYPE.into(),
+        offering.flavor.instance_type.clone(),
+    );
+    labels
+        .entry(keys::CAPACITY_TYPE.into())
+        .or_insert_with(|| "on-demand".to_string());
+    if let Some(class) = &pool.node_class {
+        labels.insert(NODE_CLASS_LABEL.into(), class.clone());
+    }
+    labels.retain(|k, _| !is_restricted_label(k));
+    labels
+}
+
 fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
     let o = &node.offering;
     let f = &o.flavor;
-    let mut labels = serde_json::Map::new();
-    for (k, v) in &pool.labels {
-        labels.insert(k.clone(), json!(v));
-    }
-    labels.insert(keys::NODEPOOL.into(), json!(pool.name));
-    labels.insert(keys::INSTANCE_TYPE.into(), json!(f.instance_type));
-    for key in [keys::ZONE, keys::ARCH, keys::OS, keys::CAPACITY_TYPE] {
-        if let Some(v) = o.labels.get(key) {
-            labels.insert(key.into(), json!(v));
-        }
-    }
-    if let Some(class) = &pool.node_class {
-        labels.insert(NODE_CLASS_LABEL.into(), json!(class));
-    }
+    let labels = claim_labels(pool, o);
     let mut annotations = serde_json::Map::new();
     for (k, v) in &pool.annotations {
         annotations.insert(k.clone(), json!(v));
     }
-    annotations.insert(NODEPOOL_HASH_ANNOTATION.into(), json!(nodepool_hash(pool)));
-    annotations.insert("karpenter.sh/nodepool-hash-version".into(), json!("v3"));
+    annotations.insert(
+        NODEPOOL_HASH_ANNOTATION.into(),
+        json!(super::drift::nodepool_hash(pool)),
+    );
+    annotations.insert(
+        super::drift::HASH_VERSION_ANNOTATION.into(),
+        json!(super::drift::HASH_VERSION),
+    );
     annotations.insert(
         MACHINE_DEPLOYMENT_ANNOTATION.into(),
         json!(f.machine_deployment),
@@ -217,6 +220,18 @@ fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
     requirements
         .push(json!({"key": keys::INSTANCE_TYPE, "operator": "In", "values": [f.instance_type]}));
     requirements.push(json!({"key": keys::NODEPOOL, "operator": "In", "values": [pool.name]}));
+    // Template labels, the node class and the capacity type are requirements too (core's
+    // NodeClaimTemplate adds its labels as requirements; the offering adds the capacity type).
+    for (k, v) in &labels {
+        let constrained = pool.requirements.iter().any(|r| &r.key == k)
+            || k == keys::INSTANCE_TYPE
+            || k == keys::NODEPOOL;
+        if !constrained
+            && (pool.labels.contains_key(k) || k == NODE_CLASS_LABEL || k == keys::CAPACITY_TYPE)
+        {
+            requirements.push(json!({"key": k, "operator": "In", "values": [v]}));
+        }
+    }
     let mut spec = json!({
         "nodeClassRef": pool.node_class_ref.clone().unwrap_or_else(|| json!({
             "group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": pool.node_class.clone().unwrap_or_else(|| "default".into())
@@ -248,7 +263,15 @@ fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
             "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": pool.name, "uid": uid, "blockOwnerDeletion": true
         }]);
     }
-    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": metadata, "spec": spec})
+    // What Karpenter knows at launch (status is dropped on create; the executor writes it
+    // right after): Unknown conditions and the flavor's capacity. Allocatable is the flavor's
+    // capacity too, as upstream's provider and Cluster Autoscaler assume.
+    let status = json!({
+        "conditions": serde_json::to_value(super::action::initial_conditions()).unwrap_or_default(),
+        "capacity": resource_list(&f.capacity),
+        "allocatable": resource_list(&f.capacity),
+    });
+    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": metadata, "spec": spec, "status": status})
 }
 
 fn taint_json(t: &crate::model::taints::Taint) -> Value {

@@ -172,6 +172,39 @@ pub enum Write {
         /// Conditions to set.
         conditions: Vec<ConditionUpdate>,
     },
+    /// Merge-patch the status of the object the previous `Create` of the same action made (its
+    /// name is generated; a create drops `status`, so Karpenter's initial conditions and the
+    /// launch-time capacity go in a second write to the `status` subresource).
+    StatusOfCreated {
+        /// Type.
+        resource: ResourceType,
+        /// Top-level status fields (`capacity`, `allocatable`).
+        fields: serde_json::Map<String, Value>,
+        /// Conditions to set (lastTransitionTime is the time of the write).
+        conditions: Vec<ConditionUpdate>,
+    },
+    /// Remove status conditions of these types from a cluster-scoped object (Karpenter clears
+    /// `Drifted` and `Consolidatable` when they no longer hold); read-modify-write.
+    ClearConditions {
+        /// Type.
+        resource: ResourceType,
+        /// Name.
+        name: String,
+        /// Condition types to remove.
+        types: Vec<String>,
+    },
+    /// Set top-level status fields and conditions of a cluster-scoped object (NodePool
+    /// `status.resources`, `status.nodes`); read-modify-write.
+    SetStatus {
+        /// Type.
+        resource: ResourceType,
+        /// Name.
+        name: String,
+        /// Top-level status fields.
+        fields: serde_json::Map<String, Value>,
+        /// Conditions to set.
+        conditions: Vec<ConditionUpdate>,
+    },
     /// Set the status conditions of a cluster-scoped object (node class Ready).
     SetConditions {
         /// Type.

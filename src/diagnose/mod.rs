@@ -15,6 +15,7 @@ pub mod controller;
 pub mod explain;
 pub mod nodeclaims;
 pub mod setup;
+pub mod shapes;
 
 use std::fmt;
 
@@ -116,6 +117,12 @@ pub enum Cause {
     LimitsExhausted,
     /// A disruption duration, budget or schedule cannot be parsed: disruption is skipped.
     InvalidDisruptionSettings,
+    /// The membership label has a value: upstream lists only the empty value as a member.
+    MemberLabelWithValue,
+    /// A member's flavor has no instance-type label: named after its MachineDeployment.
+    InstanceTypeLabelMissing,
+    /// A management list or watch is not scoped to the one Cluster.
+    UnscopedSetup,
     /// A member MachineDeployment passed every check.
     MachineDeploymentOk,
     /// A NodePool passed every check.
@@ -147,6 +154,10 @@ pub enum Cause {
     RegistrationTimeout,
     /// The claim is registered and initialized.
     NodeClaimInitialized,
+    /// The claim lacks labels its offering has (made by an older version).
+    NodeClaimMissingOfferingLabels,
+    /// The claim's hash is stamped with another hash version (Karpenter's `v3`, ...).
+    ForeignHashVersion,
     // Access.
     /// The management identity can do more than `run` needs.
     OverPrivilegedManagementAccess,
@@ -253,6 +264,7 @@ pub fn run(
 ) -> Report {
     let mut findings = Vec::new();
     setup::check(snapshot, &mut findings);
+    shapes::check(snapshot, &mut findings);
     nodeclaims::check(snapshot, now, config, &mut findings);
     access::check(snapshot, access_source, &mut findings);
     controller::check(snapshot, &mut findings);

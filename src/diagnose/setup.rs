@@ -613,6 +613,7 @@ fn probe_pod() -> PodRecord {
         gated: false,
         owner: None,
         created: None,
+        started: None,
         annotations: Labels::new(),
         priority_class: None,
         phase: None,

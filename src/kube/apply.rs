@@ -131,6 +131,20 @@ impl Executor {
             stopped = result.failed();
             results.push(result);
         }
+        // Status is reported once the actions went through; each update stands alone (one that
+        // fails does not stop the others).
+        for action in &plan.status {
+            if stopped {
+                results.push(ActionResult {
+                    action: action.name(),
+                    target: action.target().to_string(),
+                    outcome: ActionOutcome::Skipped,
+                    created: Vec::new(),
+                });
+                continue;
+            }
+            results.push(self.execute_action(action, now).await);
+        }
         results
     }
 
@@ -139,6 +153,25 @@ impl Executor {
         let steps = action.steps();
         let mut created = Vec::new();
         for (index, w) in steps.writes.iter().enumerate() {
+            if let Write::StatusOfCreated {
+                resource,
+                fields,
+                conditions,
+            } = w
+            {
+                // The object exists either way: a status it could not get is reported and
+                // left to the lifecycle steps, which set each condition as it happens.
+                if let Some(name) = created.last().and_then(|c: &String| c.split('/').next_back())
+                    && let Err(e) = self
+                        .read_modify_patch(ClusterRole::Workload, resource, name, true, |obj| {
+                            status_patch(obj, fields, conditions, now)
+                        })
+                        .await
+                {
+                    warn!(action = action.name(), object = name, error = %e, "created, but its initial status was not written");
+                }
+                continue;
+            }
             match self.execute_write(w, now).await {
                 Ok(Some(name)) => created.push(name),
                 Ok(None) => {}
@@ -276,6 +309,31 @@ impl Executor {
                 let none = Map::new();
                 self.read_modify_patch(ClusterRole::Workload, resource, name, true, |obj| {
                     status_patch(obj, &none, conditions, now)
+                })
+                .await?;
+                Ok(None)
+            }
+            // Only meaningful right after its create (see `execute_action`).
+            Write::StatusOfCreated { .. } => Ok(None),
+            Write::ClearConditions {
+                resource,
+                name,
+                types,
+            } => {
+                self.read_modify_patch(ClusterRole::Workload, resource, name, true, |obj| {
+                    clear_conditions_patch(obj, types)
+                })
+                .await?;
+                Ok(None)
+            }
+            Write::SetStatus {
+                resource,
+                name,
+                fields,
+                conditions,
+            } => {
+                self.read_modify_patch(ClusterRole::Workload, resource, name, true, |obj| {
+                    status_patch(obj, fields, conditions, now)
                 })
                 .await?;
                 Ok(None)
@@ -529,6 +587,21 @@ impl Executor {
             .map(|_| ())
             .map_err(|e| object_error(ClusterRole::Workload, "create", "events", event_ns, name, e))
     }
+}
+
+/// The status patch removing conditions of these types (None: none present).
+fn clear_conditions_patch(obj: &Value, types: &[String]) -> Option<Value> {
+    let list = obj.pointer("/status/conditions")?.as_array()?;
+    let kept: Vec<Value> = list
+        .iter()
+        .filter(|c| {
+            !c.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| types.iter().any(|x| x == t))
+        })
+        .cloned()
+        .collect();
+    (kept.len() != list.len()).then(|| json!({"status": {"conditions": kept}}))
 }
 
 fn patch_params() -> PatchParams {

@@ -132,6 +132,21 @@ pub struct Listing {
     pub warning: Option<String>,
 }
 
+/// Cluster API's label naming a Machine's or MachineDeployment's Cluster.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+
+impl Listed {
+    /// The label selector scoping this type to one Cluster: MachineDeployments and Machines
+    /// carry Cluster API's cluster-name label (its webhooks set it from `spec.clusterName`).
+    pub fn cluster_selector(&self, cluster: Option<&str>) -> Option<String> {
+        let scoped = self.cluster == ClusterRole::Management
+            && matches!(self.resource.kind, "MachineDeployment" | "Machine");
+        cluster
+            .filter(|_| scoped)
+            .map(|c| format!("{CLUSTER_NAME_LABEL}={c}"))
+    }
+}
+
 /// Lists one type with paging, falling back to older versions when the preferred one is not
 /// served. With `probe`, one item only: enough to learn which version is served.
 pub async fn list_one(
@@ -140,6 +155,18 @@ pub async fn list_one(
     capi_namespace: Option<&str>,
     probe: bool,
 ) -> Result<Listing> {
+    list_one_in(clients, listed, capi_namespace, None, probe).await
+}
+
+/// [`list_one`] scoped to one Cluster (see [`Listed::cluster_selector`]).
+pub async fn list_one_in(
+    clients: &Clients,
+    listed: &Listed,
+    capi_namespace: Option<&str>,
+    cluster: Option<&str>,
+    probe: bool,
+) -> Result<Listing> {
+    let selector = listed.cluster_selector(cluster);
     let namespace = listed.namespace(capi_namespace);
     let versions = listed.versions();
     for rt in &versions {
@@ -148,6 +175,7 @@ pub async fn list_one(
             listed.cluster,
             rt,
             namespace,
+            selector.as_deref(),
             probe,
         )
         .await
@@ -189,6 +217,7 @@ async fn list_pages(
     cluster: ClusterRole,
     rt: &ResourceType,
     namespace: &str,
+    selector: Option<&str>,
     probe: bool,
 ) -> Result<Vec<Value>, ListError> {
     let api = api::dynamic_api(client, rt, namespace);
@@ -196,6 +225,9 @@ async fn list_pages(
     let mut token: Option<String> = None;
     loop {
         let mut params = ListParams::default().limit(if probe { 1 } else { PAGE_SIZE });
+        if let Some(s) = selector {
+            params = params.labels(s);
+        }
         if let Some(t) = &token {
             params = params.continue_token(t);
         }
@@ -243,6 +275,16 @@ pub async fn live_snapshot(
     management: &kube::Client,
     namespace: Option<&str>,
 ) -> Result<Snapshot> {
+    live_snapshot_in(workload, management, namespace, None).await
+}
+
+/// [`live_snapshot`] with the Cluster API objects scoped to one Cluster.
+pub async fn live_snapshot_in(
+    workload: &kube::Client,
+    management: &kube::Client,
+    namespace: Option<&str>,
+    cluster: Option<&str>,
+) -> Result<Snapshot> {
     let clients = Clients {
         workload: workload.clone(),
         management: management.clone(),
@@ -250,7 +292,7 @@ pub async fn live_snapshot(
     let listings = futures::future::try_join_all(
         OBSERVED
             .iter()
-            .map(|l| list_one(&clients, l, namespace, false)),
+            .map(|l| list_one_in(&clients, l, namespace, cluster, false)),
     )
     .await?;
     let mut values = Vec::new();

@@ -50,6 +50,9 @@ pub struct Context {
     pub config: Config,
     /// The Cluster API namespace (`-n`).
     pub namespace: Option<String>,
+    /// The one Cluster whose MachineDeployments and Machines are listed and watched
+    /// (`--cluster-name`); None: every Cluster in the namespace.
+    pub cluster_name: Option<String>,
     /// Metrics.
     pub metrics: Arc<Metrics>,
     /// Plan and log, never write.
@@ -69,6 +72,7 @@ impl Context {
             clients,
             config,
             namespace,
+            cluster_name: None,
             metrics: Arc::new(Metrics::new()),
             dry_run,
         }
@@ -240,6 +244,7 @@ pub async fn run_continuous(
         match start_watches(
             &ctx.clients,
             ctx.namespace.as_deref(),
+            ctx.cluster_name.as_deref(),
             notify.clone(),
             ctx.metrics.clone(),
         )

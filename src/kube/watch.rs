@@ -13,11 +13,14 @@
 //! [`start`] fails when a type cannot be listed at all (CRD missing, forbidden, cluster
 //! unreachable) with the same messages as `run --once`; the caller retries with backoff.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
+use jiff::Timestamp;
+
+use futures::{StreamExt, TryStreamExt};
 use kube::api::DynamicObject;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::runtime::{WatchStreamExt, reflector::store::Writer};
 use tokio::sync::Notify;
@@ -25,7 +28,7 @@ use tokio::task::JoinHandle;
 use tracing::warn;
 
 use super::api::{self, api_resource, dynamic_api};
-use super::list::{Clients, Listed, OBSERVED, list_one, snapshot_from_values};
+use super::list::{Clients, Listed, OBSERVED, list_one_in, snapshot_from_values};
 use super::metrics::Metrics;
 use crate::controller::write::ResourceType;
 use crate::error::Result;
@@ -40,6 +43,65 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 pub struct Stores {
     entries: Vec<(Listed, ResourceType, Store<DynamicObject>)>,
     warnings: Vec<String>,
+    pod_events: PodEvents,
+}
+
+/// The latest pod event seen per node name (see [`pod_event`]).
+pub type PodEvents = Arc<Mutex<BTreeMap<String, Timestamp>>>;
+
+/// What a pod event needs from a pod: its node, whether it is terminal or terminating, and
+/// whether a DaemonSet owns it.
+fn pod_facts(v: &serde_json::Value) -> (Option<String>, bool, bool, bool) {
+    let node = v
+        .pointer("/spec/nodeName")
+        .and_then(serde_json::Value::as_str)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
+    let terminal = matches!(
+        v.pointer("/status/phase").and_then(serde_json::Value::as_str),
+        Some("Succeeded" | "Failed")
+    );
+    let terminating = v.pointer("/metadata/deletionTimestamp").is_some();
+    let daemon = v
+        .pointer("/metadata/ownerReferences")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|refs| {
+            refs.iter()
+                .any(|r| r.get("kind").and_then(serde_json::Value::as_str) == Some("DaemonSet"))
+        });
+    (node, terminal, terminating, daemon)
+}
+
+/// The node a pod watch event is a pod event for, as core's podevents controller counts them
+/// (`nodeclaim/podevents/controller.go`): a pod newly bound to a node, or one on a node newly
+/// terminal or terminating; and a pod deleted from a node. DaemonSet pods do not count, and
+/// neither does a (re-)list: an object seen for the first time in a list is no event.
+/// `old` is the stored object before the event, expanded.
+pub fn pod_event(
+    event: &watcher::Event<DynamicObject>,
+    old: Option<&serde_json::Value>,
+) -> Option<String> {
+    let (new, listed) = match event {
+        watcher::Event::Apply(o) => (o, false),
+        watcher::Event::InitApply(o) => (o, true),
+        watcher::Event::Delete(o) => {
+            let (node, _, _, daemon) = pod_facts(&serde_json::to_value(o).ok()?);
+            return node.filter(|_| !daemon);
+        }
+        _ => return None,
+    };
+    let new = serde_json::to_value(new).ok()?;
+    let (node, terminal, terminating, daemon) = pod_facts(&new);
+    let node = node.filter(|_| !daemon)?;
+    match old.map(pod_facts) {
+        None if listed => None,
+        None => Some(node),
+        Some((old_node, was_terminal, was_terminating, _)) => {
+            let bound = old_node.is_none();
+            (bound || (terminal && !was_terminal) || (terminating && !was_terminating))
+                .then_some(node)
+        }
+    }
 }
 
 /// Container fields that do not bear on scheduling.
@@ -146,7 +208,19 @@ impl Stores {
         entries: Vec<(Listed, ResourceType, Store<DynamicObject>)>,
         warnings: Vec<String>,
     ) -> Stores {
-        Stores { entries, warnings }
+        Stores {
+            entries,
+            warnings,
+            pod_events: PodEvents::default(),
+        }
+    }
+
+    /// Records a pod event on `node` at `at` (what the pod watch does; tests feed it too).
+    pub fn record_pod_event(&self, node: &str, at: Timestamp) {
+        if let Ok(mut map) = self.pod_events.lock() {
+            let e = map.entry(node.to_string()).or_insert(at);
+            *e = (*e).max(at);
+        }
     }
 
     /// Waits until every store has listed its objects once.
@@ -179,6 +253,11 @@ impl Stores {
             }
         }
         let mut snapshot = snapshot_from_values(others, self.warnings.clone())?;
+        if let Ok(mut map) = self.pod_events.lock() {
+            // Nodes that are gone need no more events.
+            map.retain(|node, _| snapshot.nodes.iter().any(|n| &n.name == node));
+            snapshot.pod_events = map.clone();
+        }
         for (origin, rt, objects) in pods {
             for chunk in objects.chunks(POD_CHUNK) {
                 let part = snapshot_from_values(
@@ -223,18 +302,20 @@ impl Stores {
 pub async fn start(
     clients: &Clients,
     namespace: Option<&str>,
+    cluster: Option<&str>,
     notify: Arc<Notify>,
     metrics: Arc<Metrics>,
 ) -> Result<(Stores, Vec<JoinHandle<()>>)> {
     let probes = futures::future::try_join_all(
         OBSERVED
             .iter()
-            .map(|l| list_one(clients, l, namespace, true)),
+            .map(|l| list_one_in(clients, l, namespace, cluster, true)),
     )
     .await?;
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
     let mut tasks = Vec::new();
+    let pod_events = PodEvents::default();
     for (listed, probe) in OBSERVED.iter().zip(probes) {
         if let Some(w) = probe.warning {
             warn!("{w}");
@@ -245,8 +326,32 @@ pub async fn start(
         let writer: Writer<DynamicObject> = Writer::new(api_resource(&rt));
         let store = writer.as_reader();
         let api = dynamic_api(clients.of(listed.cluster), &rt, listed.namespace(namespace));
-        let stream = watcher(api, watcher::Config::default().page_size(500))
+        let is_pod = rt.group.is_empty() && rt.kind == "Pod";
+        let (before, events) = (store.clone(), pod_events.clone());
+        let mut config = watcher::Config::default().page_size(500);
+        if let Some(selector) = listed.cluster_selector(cluster) {
+            config = config.labels(&selector);
+        }
+        let stream = watcher(api, config)
             .default_backoff()
+            // Pod events are read off the stream before the store takes the new object, so
+            // the stored one is the object before the event.
+            .inspect_ok(move |event| {
+                if !is_pod {
+                    return;
+                }
+                let old = match event {
+                    watcher::Event::Apply(o) | watcher::Event::InitApply(o) => before
+                        .get(&ObjectRef::from_obj_with(o, api_resource(&rt)))
+                        .map(|o| expand(&o, &rt)),
+                    _ => None,
+                };
+                if let Some(node) = pod_event(event, old.as_ref())
+                    && let Ok(mut map) = events.lock()
+                {
+                    map.insert(node, Timestamp::now());
+                }
+            })
             .modify(move |o| compact(o, rt.kind))
             .reflect(writer);
         let (notify, metrics) = (notify.clone(), metrics.clone());
@@ -265,7 +370,14 @@ pub async fn start(
         }));
         entries.push((*listed, rt, store));
     }
-    Ok((Stores { entries, warnings }, tasks))
+    Ok((
+        Stores {
+            entries,
+            warnings,
+            pod_events,
+        },
+        tasks,
+    ))
 }
 
 /// A store and its writer for a type (tests, benchmarks).

@@ -322,9 +322,20 @@ impl Flavor {
     }
 }
 
-/// Whether a MachineDeployment carries the membership label on its own metadata.
+/// Whether a MachineDeployment is a member: the membership label on its own metadata with the
+/// empty value, exactly as upstream lists them (`MatchingLabels{member: ""}` in the provider's
+/// `providers/machinedeployment/machinedeployment.go`). A value (`"true"`) makes it no member
+/// upstream, so not here either; `doctor` reports it (`MemberLabelWithValue`).
 pub fn is_member(md: &RawObject) -> bool {
-    labels_of(&md.meta).contains_key(MEMBER_LABEL)
+    labels_of(&md.meta).get(MEMBER_LABEL).map(String::as_str) == Some("")
+}
+
+/// The value of a membership label that has one (not a member; see [`is_member`]).
+pub fn member_label_value(md: &RawObject) -> Option<String> {
+    labels_of(&md.meta)
+        .get(MEMBER_LABEL)
+        .filter(|v| !v.is_empty())
+        .cloned()
 }
 
 #[cfg(test)]

@@ -217,6 +217,30 @@ pub fn parse_label_list(text: &str) -> Result<Labels, String> {
     Ok(labels)
 }
 
+/// Karpenter's well-known labels (core `pkg/apis/v1/labels.go` `WellKnownLabels`): allowed on
+/// NodeClaims even inside a restricted domain.
+pub const WELL_KNOWN: &[&str] = &[
+    keys::NODEPOOL,
+    keys::ZONE,
+    "topology.kubernetes.io/region",
+    keys::INSTANCE_TYPE,
+    keys::ARCH,
+    keys::OS,
+    keys::CAPACITY_TYPE,
+    "node.kubernetes.io/windows-build",
+];
+
+/// Whether Karpenter refuses this label on a NodeClaim (core `pkg/apis/v1/labels.go`
+/// `IsRestrictedLabel`): a key in the `karpenter.sh` domain (or a subdomain) that is not
+/// well-known, or `kubernetes.io/hostname`.
+pub fn is_restricted_label(key: &str) -> bool {
+    if WELL_KNOWN.contains(&key) {
+        return false;
+    }
+    let domain = key.split_once('/').map(|(d, _)| d).unwrap_or("");
+    domain == "karpenter.sh" || domain.ends_with(".karpenter.sh") || key == keys::HOSTNAME
+}
+
 /// Whether a key is in a label domain that Cluster API copies from Machines to Nodes.
 pub fn is_capi_propagated(key: &str) -> bool {
     let prefix = key.split_once('/').map(|(p, _)| p).unwrap_or("");
@@ -271,6 +295,13 @@ mod tests {
         assert_eq!(l, labels(&[("a", "1"), ("b", "2"), ("c", "")]));
         assert!(parse_label_list("novalue").is_err());
         assert!(is_capi_propagated("node-role.kubernetes.io/worker"));
+        assert!(is_restricted_label("karpenter.sh/registered"));
+        assert!(is_restricted_label("x.karpenter.sh/y"));
+        assert!(is_restricted_label("kubernetes.io/hostname"));
+        assert!(!is_restricted_label("karpenter.sh/capacity-type"));
+        assert!(!is_restricted_label("karpenter.sh/nodepool"));
+        assert!(!is_restricted_label("node.kubernetes.io/instance-type"));
+        assert!(!is_restricted_label("karpenter.cluster.x-k8s.io/clusterapinodeclass"));
         assert!(is_capi_propagated("foo.node.cluster.x-k8s.io/bar"));
         assert!(!is_capi_propagated("app"));
         assert!(!is_capi_propagated("evilnode.cluster.x-k8s.io/x"));

@@ -68,8 +68,10 @@ pub struct NodePool {
     pub expire_after: Option<String>,
     /// As written.
     pub termination_grace_period: Option<String>,
-    /// `karpenter.sh/nodepool-hash` annotation.
-    pub hash: Option<String>,
+    /// `status.nodes` as reported (None: no object, or not reported yet).
+    pub status_nodes: Option<i64>,
+    /// `status.resources` as reported.
+    pub status_resources: Option<std::collections::BTreeMap<String, String>>,
     /// `status.conditions[Ready].status == "True"`, when reported.
     pub ready: Option<bool>,
 }
@@ -99,7 +101,8 @@ impl NodePool {
             }],
             expire_after: Some("720h".to_string()),
             termination_grace_period: None,
-            hash: None,
+            status_nodes: None,
+            status_resources: None,
             ready: None,
         }
     }
@@ -244,12 +247,12 @@ impl NodePool {
             budgets,
             expire_after: string_at("/spec/template/spec/expireAfter"),
             termination_grace_period: string_at("/spec/template/spec/terminationGracePeriod"),
-            hash: obj
-                .meta
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get("karpenter.sh/nodepool-hash"))
-                .cloned(),
+            // `karpenter.sh/nodepool-hash` on the NodePool is deliberately not read: it is
+            // another controller's hash (see `controller::drift`).
+            status_nodes: v.pointer("/status/nodes").and_then(|n| n.as_i64()),
+            status_resources: v
+                .pointer("/status/resources")
+                .and_then(|r| serde_json::from_value(r.clone()).ok()),
             ready,
         })
     }

@@ -37,6 +37,9 @@ pub struct PodRecord {
     pub owner: Option<String>,
     /// Creation time.
     pub created: Option<Timestamp>,
+    /// `status.startTime` (when the kubelet started it), when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started: Option<Timestamp>,
     /// Annotations.
     pub annotations: Labels,
     /// Priority class name.
@@ -164,11 +167,16 @@ pub struct Snapshot {
     pub skipped: BTreeMap<String, usize>,
     /// True when the NodePool list was empty and `default` was implied.
     pub implicit_nodepool: bool,
+    /// The latest pod event the watches saw per node (a pod bound to it, or one on it going
+    /// terminal, terminating or deleted), for `status.lastPodEventTime`. Empty for a listing
+    /// or files: only a watch sees events.
+    pub pod_events: BTreeMap<String, Timestamp>,
 }
 
 impl Snapshot {
-    /// The member MachineDeployments of a NodePool: selected by its node class's
-    /// `scalableResourceSelector` when set, else by the membership label.
+    /// The member MachineDeployments of a NodePool: those with the membership label (empty
+    /// value), narrowed by its node class's `scalableResourceSelector` when set — both, as
+    /// upstream's `machinedeployment.go` List combines them.
     pub fn members_of<'a>(
         &'a self,
         pool: &NodePool,
@@ -180,9 +188,11 @@ impl Snapshot {
             .and_then(|c| c.selector.clone());
         self.machine_deployments
             .iter()
-            .filter(move |md| match &selector {
-                Some(sel) => sel.matches(&super::object::labels_of(&md.object.meta)),
-                None => md.member,
+            .filter(move |md| {
+                md.member
+                    && selector
+                        .as_ref()
+                        .is_none_or(|sel| sel.matches(&super::object::labels_of(&md.object.meta)))
             })
     }
 

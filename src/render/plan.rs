@@ -10,9 +10,29 @@ use crate::render::table::Table;
 /// Prints the plan per the printer's format.
 pub fn print_plan(printer: &Printer, plan: &Plan) -> Result<()> {
     match printer.format {
-        OutputFormat::Json | OutputFormat::Yaml => printer.structured(plan),
+        OutputFormat::Json | OutputFormat::Yaml => printer.structured(&plan_value(plan)),
         OutputFormat::Table | OutputFormat::Wide => printer.write(&plan_table(plan)),
     }
+}
+
+/// The plan as JSON, each action with the exact API writes it makes (`writes`): the full
+/// objects it creates (a NodeClaim with its labels, requirements, resources and the status
+/// written after it) and the patches it sends, so an operator can review them before a run.
+pub fn plan_value(plan: &Plan) -> serde_json::Value {
+    let mut value = serde_json::to_value(plan).unwrap_or_default();
+    for (key, list) in [
+        ("actions", &plan.actions),
+        ("pending", &plan.pending),
+        ("status", &plan.status),
+    ] {
+        if let Some(items) = value.get_mut(key).and_then(|v| v.as_array_mut()) {
+            for (item, action) in items.iter_mut().zip(list) {
+                item["writes"] =
+                    serde_json::to_value(action.steps().writes).unwrap_or_default();
+            }
+        }
+    }
+    value
 }
 
 /// The plan as a table (or a one-line "nothing to do").
@@ -26,6 +46,15 @@ pub fn plan_table(plan: &Plan) -> String {
     if !plan.pending.is_empty() {
         out.push_str("\nLater, once drains finish:\n");
         out.push_str(&actions_table(&plan.pending));
+    }
+    if !plan.status.is_empty() {
+        // Kept to one line: `-o yaml` lists them with their writes.
+        let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+        for a in &plan.status {
+            *kinds.entry(a.name()).or_default() += 1;
+        }
+        let parts: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        out.push_str(&format!("Status updates: {}\n", parts.join(", ")));
     }
     for note in &plan.notes {
         out.push_str(&format!("note: {note}\n"));
@@ -100,5 +129,27 @@ fn details(a: &Action) -> String {
             reason, message, ..
         } => format!("{reason}: {message}"),
         Action::RemoveNodeFinalizer { .. } => "remove karpenter.sh/termination".to_string(),
+        Action::StampNodeClaimHash {
+            hash_version,
+            previous_version,
+            ..
+        } => format!(
+            "hash version {} -> {hash_version}",
+            previous_version.as_deref().unwrap_or("none")
+        ),
+        Action::SetNodeClaimConditions { set, clear, .. } => {
+            let mut parts: Vec<String> = set
+                .iter()
+                .map(|c| format!("{}=True ({})", c.type_, c.reason))
+                .collect();
+            parts.extend(clear.iter().map(|c| format!("{c} cleared")));
+            parts.join(", ")
+        }
+        Action::RecordPodEvent { node, time, .. } => {
+            format!("lastPodEventTime {time} (pod event on {node})")
+        }
+        Action::UpdateNodePoolStatus {
+            nodes, ready, ..
+        } => format!("nodes {nodes}, Ready={}", if *ready { "True" } else { "False" }),
     }
 }

@@ -175,7 +175,7 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), crate::error::Error> {
         let total = snapshot.machine_deployments.len();
         return Err(crate::error::Error::usage(format!(
             "no flavors: {} MachineDeployment(s) read, none is a member. Label member MachineDeployments with \
-             `{}: \"\"` on metadata.labels (or match the ClusterAPINodeClass scalableResourceSelector) and give them \
+             `{}: \"\"` on metadata.labels (matching the ClusterAPINodeClass scalableResourceSelector, if set) and give them \
              capacity annotations ({}, {})",
             total,
             crate::model::flavor::MEMBER_LABEL,
