@@ -90,10 +90,17 @@ pub fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         };
         let mut expected = flavor.labels.clone();
         expected.extend(pool.node_labels());
+        // What the loop needs is a node without the label; a Node that has it (Cluster API or
+        // the cloud set it) is not at risk.
+        let node = snapshot.nodes.iter().find(|n| {
+            claim.node_name.as_ref() == Some(&n.name)
+                || (claim.provider_id.is_some() && n.provider_id == claim.provider_id)
+        });
         let missing: Vec<String> = expected
             .iter()
             .filter(|(k, _)| !is_restricted_label(k))
             .filter(|(k, v)| claim.labels.get(*k) != Some(*v))
+            .filter(|(k, v)| node.is_none_or(|n| n.labels.get(*k) != Some(*v)))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if !missing.is_empty() {

@@ -48,6 +48,23 @@ pub struct MachineRecord {
     pub failure: Option<String>,
 }
 
+/// A failure reported only through conditions (Cluster API v1beta2, where `failureReason` and
+/// `failureMessage` are gone): `InfrastructureReady` or `BootstrapConfigReady` False with a
+/// reason that names a failure (`InstanceCreateFailed`, `...Error`), as `Type=False (reason):
+/// message`. A reason like `InstanceNotReady` or `WaitingForBootstrapData` is progress, not a
+/// failure.
+fn condition_failure(conditions: &[Condition]) -> Option<String> {
+    conditions
+        .iter()
+        .filter(|c| matches!(c.type_.as_str(), "InfrastructureReady" | "BootstrapConfigReady"))
+        .filter(|c| c.status == "False")
+        .find(|c| {
+            let r = c.reason.to_ascii_lowercase();
+            r.ends_with("failed") || r.ends_with("error") || r.ends_with("failure")
+        })
+        .map(|c| format!("{}=False ({}): {}", c.type_, c.reason, c.message))
+}
+
 impl MachineRecord {
     /// Reads a Machine.
     pub fn from_object(obj: &RawObject) -> MachineRecord {
@@ -65,6 +82,16 @@ impl MachineRecord {
                 m.unwrap_or_default()
             )),
         };
+        // A v1beta1 Machine carries its v1beta2 conditions under `status.v1beta2`; those win
+        // by type (they are where providers report failures since Cluster API v1.9).
+        let mut conditions = conditions_at(&obj.value, "/status/conditions");
+        for c in conditions_at(&obj.value, "/status/v1beta2/conditions") {
+            match conditions.iter_mut().find(|x| x.type_ == c.type_) {
+                Some(x) => *x = c,
+                None => conditions.push(c),
+            }
+        }
+        let failure = failure.or_else(|| condition_failure(&conditions));
         MachineRecord {
             namespace: obj.namespace().to_string(),
             name: obj.name().to_string(),
@@ -78,7 +105,7 @@ impl MachineRecord {
             provider_id: s("/spec/providerID"),
             node_name: s("/status/nodeRef/name"),
             phase: s("/status/phase"),
-            conditions: conditions_at(&obj.value, "/status/conditions"),
+            conditions,
             failure,
         }
     }
