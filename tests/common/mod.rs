@@ -714,10 +714,10 @@ impl FakeApi {
                 }
                 // The last finalizer of an object being deleted came off: it goes.
                 let finalized = obj.pointer("/metadata/deletionTimestamp").is_some()
-                    && !obj
+                    && obj
                         .pointer("/metadata/finalizers")
                         .and_then(Value::as_array)
-                        .is_some_and(|f| !f.is_empty());
+                        .is_none_or(|f| f.is_empty());
                 if finalized {
                     st.objects.remove(&key(n));
                     self.emit(group, ty.plural, "DELETED", &obj);
