@@ -596,12 +596,22 @@ fn template_drift_is_suspended_while_cluster_api_rolls_out() {
         "{:?}",
         lines(&p)
     );
-    let p = drifted(base.with("MachineDeployment", "md-4", |md| {
+    let rolling = base.with("MachineDeployment", "md-4", |md| {
         md["metadata"]["generation"] = json!(3)
-    }))
-    .plan();
+    });
+    let p = drifted(rolling.clone()).plan();
     assert!(
         !lines(&p).iter().any(|l| l.starts_with("taintNode")),
+        "{:?}",
+        lines(&p)
+    );
+    // OnDelete (what `init` generates): Cluster API leaves the replacement to our drift.
+    let on_delete = rolling.with("MachineDeployment", "md-4", |md| {
+        md["spec"]["rollout"] = json!({"strategy": {"type": "OnDelete"}})
+    });
+    let p = drifted(on_delete).plan();
+    assert!(
+        lines(&p).contains(&"taintNode Node/node-2".to_string()),
         "{:?}",
         lines(&p)
     );

@@ -19,9 +19,7 @@ use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
-use super::action::{
-    Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, TERMINATION_FINALIZER,
-};
+use super::action::{Action, DISRUPTED_TAINT_KEY, TERMINATION_FINALIZER};
 use super::disruption::{Disruption, defer_rest, drained, evict, grace_elapsed, node_of, pods_on};
 use super::lifecycle::{bound_machine, mark};
 use super::rollout::scale_down_hold;
@@ -149,11 +147,8 @@ fn drain_then_remove(
     claim: &NodeClaimRecord,
     m: &MachineRecord,
 ) {
-    let reason = claim
-        .annotations
-        .get(DISRUPTION_REASON_ANNOTATION)
-        .cloned()
-        .unwrap_or_else(|| "Deleted".to_string());
+    // Whatever disruption may have started, a deleted claim drains at once (forceful).
+    let reason = "Deleted".to_string();
     if let Some(node) = node_of(snapshot, claim) {
         let pods = pods_on(snapshot, &node.name);
         if !drained(&pods) {
