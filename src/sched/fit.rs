@@ -87,20 +87,19 @@ pub enum Unfit {
         /// The domain (the node's value for the key).
         domain: String,
         /// Matching pods in that domain with this one.
-        count: i64,
-        /// The smallest count of any eligible domain (0 below minDomains).
-        min: i64,
+        count: i32,
+        /// The smallest count of any eligible domain (0 below minDomains); the skew is
         /// `count - min`.
-        skew: i64,
+        min: i32,
         /// The constraint's maxSkew.
-        max_skew: i64,
+        max_skew: i32,
         /// The selector of counted pods.
         selector: String,
         /// `DoNotSchedule` (true) or `ScheduleAnyway` (false).
         hard: bool,
         /// When fewer eligible domains than minDomains: (eligible, minDomains).
         #[serde(skip_serializing_if = "Option::is_none")]
-        min_domains: Option<(i64, i64)>,
+        min_domains: Option<(i32, i32)>,
     },
     /// A topology spread constraint's key is not a label of the node.
     SpreadKeyMissing {
@@ -213,16 +212,16 @@ impl Unfit {
                 domain,
                 count,
                 min,
-                skew,
                 max_skew,
                 selector,
                 hard,
                 min_domains,
             } => {
                 let mut text = format!(
-                    "{} {domain} would have skew {skew} > maxSkew {max_skew} for {selector} \
+                    "{} {domain} would have skew {} > maxSkew {max_skew} for {selector} \
                      ({count} matching pods there with this one, fewest in a domain {min})",
-                    domain_word(topology_key)
+                    domain_word(topology_key),
+                    count - min
                 );
                 if let Some((eligible, wanted)) = min_domains {
                     text.push_str(&format!(

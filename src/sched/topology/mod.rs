@@ -66,7 +66,7 @@ struct Group {
     selector: LabelSelector,
     filter: NodeFilter,
     /// Every eligible domain and its count.
-    counts: HashMap<String, i64>,
+    counts: HashMap<String, i32>,
 }
 
 impl Group {
@@ -75,13 +75,13 @@ impl Group {
     }
 
     /// The smallest count, and (eligible, minDomains) when there are too few domains.
-    fn min(&self, c: &SpreadConstraint) -> (i64, Option<(i64, i64)>) {
+    fn min(&self, c: &SpreadConstraint) -> (i32, Option<(i32, i32)>) {
         if self.key == keys::HOSTNAME {
             return (0, None);
         }
-        let eligible = self.counts.len() as i64;
+        let eligible = i32::try_from(self.counts.len()).unwrap_or(i32::MAX);
         match c.min_domains {
-            Some(m) if eligible < i64::from(m) => (0, Some((eligible, i64::from(m)))),
+            Some(m) if eligible < m => (0, Some((eligible, m))),
             _ => (self.counts.values().copied().min().unwrap_or(0), None),
         }
     }
@@ -184,16 +184,15 @@ impl Spread {
                 });
             };
             let count =
-                group.counts.get(domain).copied().unwrap_or(0) + i64::from(group.selects(demand));
+                group.counts.get(domain).copied().unwrap_or(0) + i32::from(group.selects(demand));
             let (min, short) = group.min(c);
-            if count - min > i64::from(c.max_skew) {
+            if count - min > c.max_skew {
                 return Err(Unfit::SpreadSkew {
                     topology_key: c.topology_key.clone(),
                     domain: domain.clone(),
                     count,
                     min,
-                    skew: count - min,
-                    max_skew: i64::from(c.max_skew),
+                    max_skew: c.max_skew,
                     selector: group.selector.to_string(),
                     hard: c.hard,
                     min_domains: short,
