@@ -507,7 +507,10 @@ fn a_new_claim_carries_every_label_of_its_offering() {
     );
     // Our hash, with our version, never Karpenter's v3.
     let ann = &manifest["metadata"]["annotations"];
-    assert_eq!(ann["karpenter.sh/nodepool-hash-version"], "karpenter-capi-v1");
+    assert_eq!(
+        ann["karpenter.sh/nodepool-hash-version"],
+        "karpenter-capi-v1"
+    );
     assert_eq!(ann["karpenter.sh/do-not-disrupt"], "true");
     // What `kubectl get nodeclaims` shows right after the create: Unknown conditions, capacity.
     let status = &manifest["status"];
@@ -573,7 +576,10 @@ fn a_pod_needing_a_flavor_label_gets_a_claim_with_it_and_registration_copies_it(
     else {
         panic!()
     };
-    assert_eq!(labels.get("example.com/disk").map(String::as_str), Some("ssd"));
+    assert_eq!(
+        labels.get("example.com/disk").map(String::as_str),
+        Some("ssd")
+    );
     assert_eq!(
         annotations.keys().collect::<Vec<_>>(),
         vec!["karpenter.sh/do-not-disrupt"],
@@ -599,12 +605,18 @@ fn dry_run_json_shows_the_full_objects_and_patches() {
         .unwrap();
     let writes = create["writes"].as_array().unwrap();
     assert_eq!(writes[0]["op"], "create");
-    assert_eq!(writes[0]["object"]["metadata"]["labels"]["example.com/disk"], "ssd");
+    assert_eq!(
+        writes[0]["object"]["metadata"]["labels"]["example.com/disk"],
+        "ssd"
+    );
     assert_eq!(
         writes[0]["object"]["spec"]["resources"]["requests"]["cpu"],
         "3100m"
     );
-    assert!(writes[0]["object"].get("status").is_none(), "status goes in its own write");
+    assert!(
+        writes[0]["object"].get("status").is_none(),
+        "status goes in its own write"
+    );
     assert_eq!(writes[1]["op"], "statusOfCreated");
     assert_eq!(writes[1]["conditions"][0]["status"], "Unknown");
     let scale = v["actions"]

@@ -12,7 +12,7 @@ use crate::model::nodeclaim::{MACHINE_DEPLOYMENT_ANNOTATION, NODEPOOL_HASH_ANNOT
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
-use crate::sched::strategy::{NewNode, Strategy, cost::Cost};
+use crate::sched::strategy::{NewNode, Relaxing, Strategy, cost::Cost};
 
 /// The node-class label Karpenter puts on nodes: `<group>/<lowercase kind>`.
 pub const NODE_CLASS_LABEL: &str = "karpenter.cluster.x-k8s.io/clusterapinodeclass";
@@ -58,7 +58,7 @@ pub fn provision(
             )],
         );
     }
-    let placement = Cost.plan(snapshot, &pods);
+    let placement = Relaxing(Cost).plan(snapshot, &pods);
     let actions = placement
         .new_nodes
         .iter()
@@ -191,7 +191,9 @@ pub fn claim_labels(pool: &NodePool, offering: &crate::sched::catalog::Offering)
     labels
 }
 
-fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
+/// The NodeClaim Karpenter would create for a planned node (`generateName`, labels, hashes,
+/// requirements, requests) with our `karpenter.sh/termination` finalizer.
+pub(super) fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
     let o = &node.offering;
     let f = &o.flavor;
     let labels = claim_labels(pool, o);
@@ -257,6 +259,8 @@ fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
         "generateName": format!("{}-", pool.name),
         "labels": labels,
         "annotations": annotations,
+        // Held until its Machine is being deleted (see `termination`).
+        "finalizers": [super::action::TERMINATION_FINALIZER],
     });
     if let Some(uid) = &pool.uid {
         metadata["ownerReferences"] = json!([{

@@ -11,7 +11,10 @@
 use kube::api::ListParams;
 use serde_json::Value;
 
-use super::api::{self, DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, POD_DISRUPTION_BUDGET};
+use super::api::{
+    self, DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM,
+    POD_DISRUPTION_BUDGET, STORAGE_CLASS,
+};
 use super::errors::{cluster_error, missing_crd, status_code};
 use crate::controller::write::{self, ResourceType};
 use crate::error::{ClusterRole, Error, Result};
@@ -63,11 +66,18 @@ pub const OBSERVED: &[Listed] = &[
     workload(write::NODE),
     workload(DAEMON_SET),
     workload(POD_DISRUPTION_BUDGET),
+    workload(PERSISTENT_VOLUME_CLAIM),
+    workload(PERSISTENT_VOLUME),
+    workload(STORAGE_CLASS),
     workload(write::NODE_POOL),
     workload(write::NODE_CLAIM),
     workload(write::NODE_CLASS),
     management(write::MACHINE_DEPLOYMENT, false),
     management(write::MACHINE, false),
+    // Read to hold scale-downs back during rollouts and pauses. Optional only in that a missing
+    // CRD is a warning; a forbidden list fails the pass like any other (safety needs them).
+    management(write::MACHINE_SET, true),
+    management(write::CLUSTER, true),
     management(KUBEADM_CONFIG_TEMPLATE, true),
 ];
 
@@ -264,6 +274,9 @@ pub fn snapshot_from_values(
     }
     let mut snapshot = build_snapshot(objects)?;
     snapshot.warnings.extend(warnings);
+    // Machines are a mandatory listing: a failed list fails the snapshot, so an absent Machine
+    // here is really gone.
+    snapshot.machines_observed = true;
     snapshot.now = Some(jiff::Timestamp::now());
     Ok(snapshot)
 }

@@ -32,6 +32,18 @@ pub const MANAGEMENT: &[Permission] = &[
         resource: "machines",
         verbs: &["get", "list", "watch", "patch"],
     },
+    // Read only: a MachineDeployment rolling out (several MachineSets with replicas) or a paused
+    // Cluster holds scale-downs back, so Cluster API deletes the exact Machine marked.
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "machinesets",
+        verbs: &["get", "list", "watch"],
+    },
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "clusters",
+        verbs: &["get", "list", "watch"],
+    },
     Permission {
         group: "bootstrap.cluster.x-k8s.io",
         resource: "kubeadmconfigtemplates",
@@ -99,6 +111,22 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "policy",
         resource: "poddisruptionbudgets",
+        verbs: &["list", "watch"],
+    },
+    // Volume topology: where a pending pod's volumes let it run.
+    Permission {
+        group: "",
+        resource: "persistentvolumeclaims",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "",
+        resource: "persistentvolumes",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "storage.k8s.io",
+        resource: "storageclasses",
         verbs: &["list", "watch"],
     },
     Permission {

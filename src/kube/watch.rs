@@ -58,7 +58,8 @@ fn pod_facts(v: &serde_json::Value) -> (Option<String>, bool, bool, bool) {
         .filter(|n| !n.is_empty())
         .map(str::to_string);
     let terminal = matches!(
-        v.pointer("/status/phase").and_then(serde_json::Value::as_str),
+        v.pointer("/status/phase")
+            .and_then(serde_json::Value::as_str),
         Some("Succeeded" | "Failed")
     );
     let terminating = v.pointer("/metadata/deletionTimestamp").is_some();

@@ -301,7 +301,9 @@ mod tests {
         assert!(!is_restricted_label("karpenter.sh/capacity-type"));
         assert!(!is_restricted_label("karpenter.sh/nodepool"));
         assert!(!is_restricted_label("node.kubernetes.io/instance-type"));
-        assert!(!is_restricted_label("karpenter.cluster.x-k8s.io/clusterapinodeclass"));
+        assert!(!is_restricted_label(
+            "karpenter.cluster.x-k8s.io/clusterapinodeclass"
+        ));
         assert!(is_capi_propagated("foo.node.cluster.x-k8s.io/bar"));
         assert!(!is_capi_propagated("app"));
         assert!(!is_capi_propagated("evilnode.cluster.x-k8s.io/x"));

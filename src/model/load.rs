@@ -132,6 +132,9 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
                     "spec.template.spec",
                 )
                 .map_err(|(f, e)| obj.error(f, e))?;
+                // The DaemonSet controller places its pods by required constraints only.
+                let mut pod = pod;
+                pod.preferred_node_affinity.clear();
                 snap.daemonsets.push(DaemonSetRecord {
                     name: format!("{}/{}", obj.namespace(), obj.name()),
                     pod,
@@ -152,9 +155,18 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
             ("karpenter.sh", "NodeClaim") => snap
                 .nodeclaims
                 .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
-            ("cluster.x-k8s.io", "Machine") => snap
-                .machines
-                .push(super::machine::MachineRecord::from_object(&obj)),
+            ("cluster.x-k8s.io", "Machine") => {
+                snap.machines_observed = true;
+                snap.machines
+                    .push(super::machine::MachineRecord::from_object(&obj))
+            }
+            ("", "PersistentVolumeClaim") => {
+                snap.volume_claims.push(super::volume::claim_record(&obj)?)
+            }
+            ("", "PersistentVolume") => snap.volumes.push(super::volume::volume_record(&obj)?),
+            ("storage.k8s.io", "StorageClass") => snap
+                .storage_classes
+                .push(super::volume::storage_class_record(&obj)?),
             ("cluster.x-k8s.io", "MachineDeployment") => {
                 let member = is_member(&obj);
                 let flavor = Flavor::from_machine_deployment(&obj);
@@ -176,6 +188,7 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
         snap.nodepools.push(NodePool::implicit());
         snap.implicit_nodepool = true;
     }
+    super::volume::resolve(&mut snap);
     // Karpenter's order: weight descending, then name.
     snap.nodepools
         .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
@@ -240,6 +253,25 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             "spec.template.spec",
         )
         .map_err(|(f, e)| obj.error(f, e))?;
+        let mut demand = demand;
+        // A StatefulSet's pods use the claims `<template>-<pod>` of its volumeClaimTemplates.
+        for tpl in obj
+            .value
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = tpl.pointer("/metadata/name").and_then(Value::as_str) {
+                demand.claims.push(super::constraints::ClaimRef {
+                    name: format!("{t}-{name}"),
+                    storage_class: tpl
+                        .pointer("/spec/storageClassName")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                });
+            }
+        }
         pods.push(PodRecord {
             demand,
             node_name: None,
@@ -247,6 +279,9 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             nominated: false,
             daemon: false,
             terminal: false,
+            terminating: false,
+            mirror: false,
+            uid: None,
             gated: false,
             owner: Some(format!("{}/{}", obj.kind, obj.name())),
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -295,6 +330,14 @@ fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         nominated: status.nominated_node_name.is_some_and(|n| !n.is_empty()),
         daemon: controller.is_some_and(|r| r.kind == "DaemonSet" || r.kind == "Node"),
         terminal: matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")),
+        terminating: obj.meta.deletion_timestamp.is_some(),
+        mirror: controller.is_some_and(|r| r.kind == "Node")
+            || obj
+                .meta
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+        uid: obj.meta.uid.clone(),
         gated: spec.scheduling_gates.is_some_and(|g| !g.is_empty()),
         owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -385,6 +428,7 @@ fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         ready,
         unschedulable: spec.unschedulable.unwrap_or(false),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+        deleting: obj.meta.deletion_timestamp.is_some(),
     })
 }
 

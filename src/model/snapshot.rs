@@ -31,6 +31,12 @@ pub struct PodRecord {
     pub daemon: bool,
     /// Succeeded or Failed.
     pub terminal: bool,
+    /// Being deleted (`metadata.deletionTimestamp`): never evicted again.
+    pub terminating: bool,
+    /// A static pod's mirror (`kubernetes.io/config.mirror` or owned by its Node): never evicted.
+    pub mirror: bool,
+    /// `metadata.uid`: the precondition of its eviction or forced delete.
+    pub uid: Option<String>,
     /// Has scheduling gates.
     pub gated: bool,
     /// `kind/name` of its controller owner, if any.
@@ -109,6 +115,8 @@ pub struct NodeRecord {
     pub unschedulable: bool,
     /// Creation time.
     pub created: Option<Timestamp>,
+    /// Being deleted (`metadata.deletionTimestamp`), held by a finalizer.
+    pub deleting: bool,
 }
 
 /// A DaemonSet's pod, as overhead on every node it would run on.
@@ -157,6 +165,12 @@ pub struct Snapshot {
     pub nodeclaims: Vec<super::nodeclaim::NodeClaimRecord>,
     /// Machines.
     pub machines: Vec<super::machine::MachineRecord>,
+    /// PersistentVolumeClaims.
+    pub volume_claims: Vec<super::volume::ClaimRecord>,
+    /// PersistentVolumes (their node affinity).
+    pub volumes: Vec<super::volume::TopologyRecord>,
+    /// StorageClasses (their allowed topologies).
+    pub storage_classes: Vec<super::volume::TopologyRecord>,
     /// Every other object, kept for the checks that need them (templates, RBAC, PDBs ...).
     pub objects: Vec<RawObject>,
     /// The time the snapshot is evaluated at.
@@ -171,6 +185,9 @@ pub struct Snapshot {
     /// terminal, terminating or deleted), for `status.lastPodEventTime`. Empty for a listing
     /// or files: only a watch sees events.
     pub pod_events: BTreeMap<String, Timestamp>,
+    /// The Machines were listed (a live listing, or an input holding at least one Machine): only
+    /// then may a Machine's absence mean it is gone.
+    pub machines_observed: bool,
 }
 
 impl Snapshot {
@@ -186,14 +203,12 @@ impl Snapshot {
             .as_ref()
             .and_then(|name| self.nodeclasses.iter().find(|c| &c.name == name))
             .and_then(|c| c.selector.clone());
-        self.machine_deployments
-            .iter()
-            .filter(move |md| {
-                md.member
-                    && selector
-                        .as_ref()
-                        .is_none_or(|sel| sel.matches(&super::object::labels_of(&md.object.meta)))
-            })
+        self.machine_deployments.iter().filter(move |md| {
+            md.member
+                && selector
+                    .as_ref()
+                    .is_none_or(|sel| sel.matches(&super::object::labels_of(&md.object.meta)))
+        })
     }
 
     /// Every member MachineDeployment of any pool (deduplicated, in input order).

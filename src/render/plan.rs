@@ -27,8 +27,7 @@ pub fn plan_value(plan: &Plan) -> serde_json::Value {
     ] {
         if let Some(items) = value.get_mut(key).and_then(|v| v.as_array_mut()) {
             for (item, action) in items.iter_mut().zip(list) {
-                item["writes"] =
-                    serde_json::to_value(action.steps().writes).unwrap_or_default();
+                item["writes"] = serde_json::to_value(action.steps().writes).unwrap_or_default();
             }
         }
     }
@@ -128,7 +127,6 @@ fn details(a: &Action) -> String {
         Action::WarnNodePool {
             reason, message, ..
         } => format!("{reason}: {message}"),
-        Action::RemoveNodeFinalizer { .. } => "remove karpenter.sh/termination".to_string(),
         Action::StampNodeClaimHash {
             hash_version,
             previous_version,
@@ -148,8 +146,19 @@ fn details(a: &Action) -> String {
         Action::RecordPodEvent { node, time, .. } => {
             format!("lastPodEventTime {time} (pod event on {node})")
         }
-        Action::UpdateNodePoolStatus {
-            nodes, ready, ..
-        } => format!("nodes {nodes}, Ready={}", if *ready { "True" } else { "False" }),
+        Action::UpdateNodePoolStatus { nodes, ready, .. } => format!(
+            "nodes {nodes}, Ready={}",
+            if *ready { "True" } else { "False" }
+        ),
+        Action::RemoveNodeFinalizer { .. } | Action::RemoveNodeClaimFinalizer { .. } => {
+            "remove karpenter.sh/termination".to_string()
+        }
+        Action::AbortDisruption { message, .. } => format!("untaint: {message}"),
+        Action::AdoptMachine {
+            node,
+            node_claim,
+            node_pool,
+            ..
+        } => format!("node {node} as NodeClaim {node_claim} (NodePool {node_pool})"),
     }
 }
