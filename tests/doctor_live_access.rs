@@ -93,6 +93,7 @@ async fn exact_rules_are_ok_and_missing_ones_are_named() {
     let exact = json!([
         {"verbs": ["get", "list", "watch", "patch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines"]},
         {"verbs": ["get", "patch", "update"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments/scale"]},
+        {"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinesets", "clusters"]},
         {"verbs": ["get", "list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]},
         {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectrulesreviews"]}
     ]);
@@ -107,7 +108,7 @@ async fn exact_rules_are_ok_and_missing_ones_are_named() {
         )
     );
 
-    let read_only = json!([{"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines"]},
+    let read_only = json!([{"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines", "machinesets", "clusters"]},
         {"verbs": ["get", "list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]}]);
     let found = access_findings("karpenter-mgmt", read_only).await;
     assert_eq!(

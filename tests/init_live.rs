@@ -283,7 +283,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        5
+        7
     );
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "capi-ovh");
     sas.get("capi-ovh-karpenter-capi").await.unwrap();
