@@ -1,5 +1,10 @@
 //! The single list of API permissions `run` uses on each cluster. `init` renders the RBAC from
 //! it, `doctor` compares an identity's rights against it, and the shell only calls what it names.
+//!
+//! Exactly what `run` calls, no more: `tests/shell_run.rs` records every request the controller
+//! makes against the in-memory API over a whole lifecycle (watch, provision, bind, launch,
+//! register, initialize, drain, scale down, leader election) and compares the set with these
+//! lists both ways.
 
 use serde::Serialize;
 
@@ -20,12 +25,13 @@ pub const MANAGEMENT: &[Permission] = &[
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machinedeployments",
-        verbs: &["get", "list", "watch", "patch"],
+        verbs: &["get", "list", "watch"],
     },
+    // Replicas are set with a merge patch of the scale subresource (never a read-modify-update).
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machinedeployments/scale",
-        verbs: &["get", "patch", "update"],
+        verbs: &["patch"],
     },
     Permission {
         group: "cluster.x-k8s.io",

@@ -10,6 +10,7 @@ use super::flavor::{Flavor, is_member};
 use super::labels::Labels;
 use super::nodepool::{NodeClass, NodePool};
 use super::object::{RawObject, labels_of};
+use super::odd::{self, Oddity, Treatment};
 use super::pod::PodDemand;
 use super::resources::Resources;
 use super::snapshot::{
@@ -28,9 +29,22 @@ pub struct Source {
 }
 
 /// Splits a multi-document YAML (or a JSON object) into Kubernetes objects, flattening `List`s.
-/// Errors name the file, the document and its first line.
+/// Errors name the file, the document and its first line. An empty input (nothing but blanks,
+/// comments or NUL bytes) is an error, not an empty success.
 pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
+    if source.text.contains('\0') {
+        let problem = if source.text.trim_matches(|c: char| c == '\0' || c.is_whitespace()).is_empty() {
+            "holds only NUL bytes: not YAML or JSON (a truncated or zeroed file?)"
+        } else {
+            "contains NUL bytes: not YAML or JSON text"
+        };
+        return Err(Error::Input {
+            path: source.name.clone(),
+            problem: problem.to_string(),
+        });
+    }
     let mut out = Vec::new();
+    let mut documents = 0;
     for (index, (line, text)) in split_documents(&source.text).into_iter().enumerate() {
         let doc = index + 1;
         if text
@@ -39,14 +53,50 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
         {
             continue;
         }
-        let value: Value = serde_saphyr::from_str(text).map_err(|e| Error::Input {
+        documents += 1;
+        let value = parse_document(text).map_err(|e| Error::Input {
             path: source.name.clone(),
             problem: format!("document {doc} (from line {line}) is not valid YAML: {e}"),
         })?;
         let origin = format!("{}#{doc}", source.name);
         flatten(value, &origin, &mut out)?;
     }
+    if documents == 0 {
+        return Err(Error::Input {
+            path: source.name.clone(),
+            problem: "is empty: expected Kubernetes objects in YAML or JSON \
+                      (e.g. kubectl get pods,nodes -A -o yaml)"
+                .to_string(),
+        });
+    }
     Ok(out)
+}
+
+/// One document: JSON (`kubectl get -o json`) through the JSON parser, which is several times
+/// faster on large dumps, else YAML. The YAML parser's budget grows with the document (a
+/// `kubectl get pods -A -o yaml` of 20,000 pods is one `List` of millions of nodes); the
+/// alias limits stay at their defaults, so an alias bomb is still refused.
+fn parse_document(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{')
+        && let Ok(value) = serde_json::from_str::<Value>(text)
+    {
+        return Ok(value);
+    }
+    serde_saphyr::from_str_with_options(text, yaml_options(text.len())).map_err(|e| e.to_string())
+}
+
+/// Parser options for a document of `len` bytes: every budget that counts what the input itself
+/// holds (nodes, events, scalar bytes) is at least the input's length, since each costs at
+/// least one byte of it; expansion by aliases, which does not, keeps the default limits.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: len.max(250_000),
+            max_events: len.saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: len.max(64 << 20),
+        },
+    }
 }
 
 fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), Error> {
@@ -100,78 +150,79 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
     docs
 }
 
+/// The most pods workload templates (`replicas`, `parallelism`) are expanded to, in all: far
+/// beyond any real cluster's pending pods, and small enough that a typo (`replicas: 1000000000`)
+/// is an error naming the field instead of an out-of-memory abort.
+pub const MAX_EXPANDED_PODS: i64 = 100_000;
+
 /// Builds a snapshot from objects. Invalid pods and NodePools are errors (a real API server
 /// would have rejected them); problems with MachineDeployment annotations are recorded on the
-/// MachineDeployment for the caller to report.
+/// MachineDeployment for the caller to report. Values the API accepts but the core cannot hold
+/// exactly are clamped and listed in [`Snapshot::oddities`] (and as warnings).
 pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
+    build(objects, false)
+}
+
+/// [`build_snapshot`] for objects an API server has already accepted (a live listing): an
+/// object that cannot be read is left out of the snapshot, with an [`Oddity`] naming it and the
+/// field, instead of failing the whole pass.
+pub fn build_snapshot_tolerant(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
+    build(objects, true)
+}
+
+/// Owners whose pods (or, for Deployments, ReplicaSets) are in the input, so their templates are
+/// not expanded too; and the pods expanded so far.
+#[derive(Default)]
+struct Expansion {
+    owners_with_pods: BTreeSet<String>,
+    deployments_with_replicasets: BTreeSet<String>,
+    expanded: i64,
+}
+
+fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
     let mut snap = Snapshot::default();
-    // Owners that already have their pods in the input, so their templates are not expanded too.
-    let mut owners_with_pods = BTreeSet::new();
-    let mut deployments_with_replicasets = BTreeSet::new();
+    let mut expansion = Expansion::default();
     for o in &objects {
         for r in o.meta.owner_references.iter().flatten() {
             let owner = format!("{}/{}/{}", r.kind, o.namespace(), r.name);
             if o.kind == "Pod" {
-                owners_with_pods.insert(owner);
+                expansion.owners_with_pods.insert(owner);
             } else if o.kind == "ReplicaSet" && r.kind == "Deployment" {
-                deployments_with_replicasets.insert(owner);
+                expansion.deployments_with_replicasets.insert(owner);
             }
         }
     }
-    for obj in objects {
-        match (obj.group(), obj.kind.as_str()) {
-            ("", "Pod") => snap.pods.push(pod_record(&obj)?),
-            ("", "Node") => snap.nodes.push(node_record(&obj)?),
-            ("apps", "DaemonSet") => {
-                let spec = template_spec(&obj)?;
-                let pod = PodDemand::from_spec(
-                    obj.namespace(),
-                    obj.name(),
-                    template_labels(&obj),
-                    &spec,
-                    "spec.template.spec",
-                )
-                .map_err(|(f, e)| obj.error(f, e))?;
-                snap.daemonsets.push(DaemonSetRecord {
-                    name: format!("{}/{}", obj.namespace(), obj.name()),
-                    pod,
+    let mut oddities = Vec::new();
+    for mut obj in objects {
+        let mut odd = std::mem::take(&mut obj.oddities);
+        odd.extend(
+            odd::clamped_quantities(&obj.kind, &obj.value)
+                .into_iter()
+                .map(|(field, text, used)| obj.oddity(field, text, used.to_string())),
+        );
+        let (origin, kind, name) = (obj.origin.clone(), obj.kind.clone(), obj.key());
+        match add_object(&mut snap, obj, &mut expansion) {
+            Ok(()) => oddities.extend(odd),
+            Err(e) if tolerant => {
+                let (field, value) = match e {
+                    Error::Object { field, problem, .. } => (field, problem),
+                    other => (String::new(), other.to_string()),
+                };
+                oddities.push(Oddity {
+                    origin,
+                    kind,
+                    name,
+                    field,
+                    value,
+                    treatment: Treatment::Skipped,
+                    used: String::new(),
                 });
             }
-            ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
-                let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
-                let covered = owners_with_pods.contains(&key)
-                    || (obj.kind == "Deployment" && deployments_with_replicasets.contains(&key));
-                if !covered {
-                    expand_workload(&obj, &mut snap.pods)?;
-                }
-            }
-            ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
-            ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
-                snap.nodeclasses.push(NodeClass::from_object(&obj)?)
-            }
-            ("karpenter.sh", "NodeClaim") => snap
-                .nodeclaims
-                .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
-            ("cluster.x-k8s.io", "Machine") => snap
-                .machines
-                .push(super::machine::MachineRecord::from_object(&obj)),
-            ("cluster.x-k8s.io", "MachineDeployment") => {
-                let member = is_member(&obj);
-                let flavor = Flavor::from_machine_deployment(&obj);
-                snap.machine_deployments.push(MachineDeploymentRecord {
-                    object: obj,
-                    member,
-                    flavor,
-                });
-            }
-            _ => {
-                if !is_known_auxiliary(&obj) {
-                    *snap.skipped.entry(obj.kind.clone()).or_insert(0) += 1;
-                }
-                snap.objects.push(obj);
-            }
+            Err(e) => return Err(e),
         }
     }
+    snap.warnings.extend(oddities.iter().map(Oddity::to_string));
+    snap.oddities = oddities;
     if snap.nodepools.is_empty() {
         snap.nodepools.push(NodePool::implicit());
         snap.implicit_nodepool = true;
@@ -180,6 +231,64 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
     snap.nodepools
         .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
     Ok(snap)
+}
+
+/// Classifies one object into the snapshot.
+fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) -> Result<(), Error> {
+    match (obj.group(), obj.kind.as_str()) {
+        ("", "Pod") => snap.pods.push(pod_record(&obj)?),
+        ("", "Node") => snap.nodes.push(node_record(&obj)?),
+        ("apps", "DaemonSet") => {
+            let spec = template_spec(&obj)?;
+            let pod = PodDemand::from_spec(
+                obj.namespace(),
+                obj.name(),
+                template_labels(&obj),
+                &spec,
+                "spec.template.spec",
+            )
+            .map_err(|(f, e)| obj.error(f, e))?;
+            snap.daemonsets.push(DaemonSetRecord {
+                name: format!("{}/{}", obj.namespace(), obj.name()),
+                pod,
+            });
+        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
+            let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
+            let covered = expansion.owners_with_pods.contains(&key)
+                || (obj.kind == "Deployment"
+                    && expansion.deployments_with_replicasets.contains(&key));
+            if !covered {
+                expand_workload(&obj, &mut snap.pods, &mut expansion.expanded)?;
+            }
+        }
+        ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
+        ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
+            snap.nodeclasses.push(NodeClass::from_object(&obj)?)
+        }
+        ("karpenter.sh", "NodeClaim") => snap
+            .nodeclaims
+            .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
+        ("cluster.x-k8s.io", "Machine") => snap
+            .machines
+            .push(super::machine::MachineRecord::from_object(&obj)),
+        ("cluster.x-k8s.io", "MachineDeployment") => {
+            let member = is_member(&obj);
+            let flavor = Flavor::from_machine_deployment(&obj);
+            snap.machine_deployments.push(MachineDeploymentRecord {
+                object: obj,
+                member,
+                flavor,
+            });
+        }
+        _ => {
+            if !is_known_auxiliary(&obj) {
+                *snap.skipped.entry(obj.kind.clone()).or_insert(0) += 1;
+            }
+            snap.objects.push(obj);
+        }
+    }
+    Ok(())
 }
 
 /// Kinds the core keeps for later checks (not "skipped").
@@ -215,7 +324,11 @@ fn template_labels(obj: &RawObject) -> Labels {
         .unwrap_or_default()
 }
 
-fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Error> {
+fn expand_workload(
+    obj: &RawObject,
+    pods: &mut Vec<PodRecord>,
+    expanded: &mut i64,
+) -> Result<(), Error> {
     let (pointer, field) = if obj.kind == "Job" {
         ("/spec/parallelism", "spec.parallelism")
     } else {
@@ -228,6 +341,17 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             .filter(|n| *n >= 0)
             .ok_or_else(|| obj.error(field, format!("expected a non-negative integer, got {v}")))?,
     };
+    if replicas > MAX_EXPANDED_PODS.saturating_sub(*expanded) {
+        return Err(obj.error(
+            field,
+            format!(
+                "{replicas} would expand the input to more than {MAX_EXPANDED_PODS} pods in all \
+                 ({} already); give the pods themselves (kubectl get pods -o yaml) or fewer replicas",
+                *expanded
+            ),
+        ));
+    }
+    *expanded += replicas;
     let spec = template_spec(obj)?;
     let labels = template_labels(obj);
     for i in 0..replicas {
