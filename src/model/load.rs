@@ -598,4 +598,110 @@ mod tests {
         let err = snapshot_from_sources(&[src(pod)]).unwrap_err().to_string();
         assert!(err.starts_with("t.yaml#1: Pod default/p: spec.containers[0].resources.requests[cpu]: invalid quantity \"4x\""), "{err}");
     }
+
+    #[test]
+    fn empty_and_nul_inputs_are_errors() {
+        for (text, want) in [
+            ("", "t.yaml: is empty: expected Kubernetes objects"),
+            ("\n# only a comment\n---\n", "t.yaml: is empty"),
+            ("\0\0\0\0", "t.yaml: holds only NUL bytes"),
+            ("kind: Pod\0", "t.yaml: contains NUL bytes"),
+        ] {
+            let err = parse_source(&src(text)).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn workload_expansion_is_bounded_and_names_the_field() {
+        let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 1000000000\n  template:\n    spec: {containers: [{name: c}]}\n";
+        let err = snapshot_from_sources(&[src(deploy)]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.yaml#1: Deployment default/web: spec.replicas: 1000000000 would expand the input to more than 100000 pods"),
+            "{err}"
+        );
+        // The bound is over all workloads together.
+        let half = |name: &str| format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parallelism: 60000\n  template:\n    spec: {{containers: [{{name: c}}]}}\n");
+        let two = format!("{}---\n{}", half("a"), half("b"));
+        let err = snapshot_from_sources(&[src(&two)]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.yaml#2: Job default/b: spec.parallelism: 60000 would expand the input to more than 100000 pods in all (60000 already)"),
+            "{err}"
+        );
+    }
+
+    /// A `kubectl get pods -A -o yaml` of this many pods is one document of about 40 nodes per
+    /// pod, beyond the YAML parser's default budget of 250,000 nodes.
+    #[test]
+    fn a_large_list_document_loads_in_yaml_and_json() {
+        let pods = 6_000;
+        let mut yaml = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..pods {
+            yaml.push_str(&format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p-{i}\n    namespace: ns-{}\n    labels: {{app: a{}, tier: web, track: stable}}\n    ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: rs-{}, uid: u{i}, controller: true}}]\n  spec:\n    nodeName: node-{}\n    containers:\n    - name: c\n      image: registry.k8s.io/pause:3.10\n      ports: [{{containerPort: 8080, protocol: TCP}}]\n      resources: {{requests: {{cpu: 100m, memory: 128Mi}}, limits: {{cpu: 200m, memory: 256Mi}}}}\n  status:\n    phase: Running\n    conditions: [{{type: PodScheduled, status: 'True'}}, {{type: Ready, status: 'True'}}]\n",
+                i % 7,
+                i % 13,
+                i % 50,
+                i % 100
+            ));
+        }
+        assert!(
+            serde_saphyr::from_str::<Value>(&yaml).is_err(),
+            "the parser's default budget refuses this document"
+        );
+        let objects = parse_source(&src(&yaml)).unwrap();
+        assert_eq!(objects.len(), pods);
+        let json = serde_json::json!({"apiVersion": "v1", "kind": "List",
+            "items": objects.iter().map(|o| o.value.clone()).collect::<Vec<_>>()});
+        let from_json = parse_source(&src(&json.to_string())).unwrap();
+        assert_eq!(from_json.len(), pods);
+        let snap = build_snapshot(from_json).unwrap();
+        assert_eq!(snap.pods.len(), pods);
+        assert_eq!(snap.pods[pods - 1].demand.requests.cpu_millis, 100);
+    }
+
+    #[test]
+    fn alias_bombs_are_still_refused() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = i - 1;
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        let err = parse_source(&src(&bomb)).unwrap_err().to_string();
+        assert!(err.starts_with("t.yaml: document 1 (from line 1) is not valid YAML"), "{err}");
+    }
+
+    #[test]
+    fn odd_values_are_clamped_and_listed_and_unreadable_live_objects_skipped() {
+        let text = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: odd}\nspec:\n  limits: {cpu: '-1', memory: 1e50}\n  template: {spec: {requirements: []}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: default, creationTimestamp: '9999-12-31T23:59:59Z'}\nspec: {containers: [{name: c, resources: {requests: {memory: 9Ei}}}]}\n";
+        let snap = snapshot_from_sources(&[src(text)]).unwrap();
+        assert_eq!(snap.nodepools[0].limit("cpu"), Some(0));
+        assert_eq!(snap.nodepools[0].limit("memory"), Some(i64::MAX));
+        assert_eq!(snap.pods[0].demand.requests.memory_bytes, i64::MAX);
+        assert_eq!(snap.pods[0].created, Some(jiff::Timestamp::MAX));
+        let listed: Vec<String> = snap.oddities.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            listed,
+            vec![
+                "t.yaml#1: NodePool odd: spec.limits.cpu \"-1\" cannot be held exactly; using 0",
+                "t.yaml#1: NodePool odd: spec.limits.memory \"1e+50\" cannot be held exactly; using 9223372036854775807",
+                "t.yaml#2: Pod default/huge: metadata.creationTimestamp \"9999-12-31T23:59:59Z\" cannot be held exactly; using 9999-12-30T22:00:00.999999999Z",
+                "t.yaml#2: Pod default/huge: spec.containers[0].resources.requests[memory] \"9Ei\" cannot be held exactly; using 9223372036854775807",
+            ]
+        );
+        assert!(listed.iter().all(|l| snap.warnings.contains(l)));
+        // Strict (files): an object that cannot be read is an error; tolerant (live): skipped.
+        let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad, namespace: default}\nspec: {containers: [{name: c, resources: {requests: {cpu: 4x}}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: good, namespace: default}\nspec: {containers: [{name: c}]}\n";
+        let objects = parse_source(&src(bad)).unwrap();
+        assert!(build_snapshot(objects.clone()).is_err());
+        let snap = build_snapshot_tolerant(objects).unwrap();
+        assert_eq!(snap.pods.len(), 1);
+        assert_eq!(snap.pods[0].demand.name, "good");
+        assert_eq!(
+            snap.oddities[0].to_string(),
+            "t.yaml#1: Pod default/bad: skipped, spec.containers[0].resources.requests[cpu]: invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)"
+        );
+    }
 }
