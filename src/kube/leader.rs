@@ -77,6 +77,11 @@ impl Gate {
         }
     }
 
+    /// Until when the gate stays open, if it is granted.
+    pub fn valid_until(&self) -> Option<tokio::time::Instant> {
+        self.inner.lock().ok().and_then(|g| *g)
+    }
+
     /// Whether a write may go out now.
     pub fn is_open(&self) -> bool {
         if !self.electing {

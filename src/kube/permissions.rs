@@ -20,12 +20,11 @@ pub struct Permission {
 }
 
 /// What `run` does on the management cluster, in the cluster's namespace only (a Role).
-/// Infrastructure machine templates are added per provider kind by `init` (read only).
 pub const MANAGEMENT: &[Permission] = &[
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machinedeployments",
-        verbs: &["get", "list", "watch"],
+        verbs: &["list", "watch"],
     },
     // Replicas are set with a merge patch of the scale subresource (never a read-modify-update).
     Permission {
@@ -36,17 +35,14 @@ pub const MANAGEMENT: &[Permission] = &[
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machines",
-        verbs: &["get", "list", "watch", "patch"],
+        verbs: &["list", "watch", "patch"],
     },
     Permission {
         group: "bootstrap.cluster.x-k8s.io",
         resource: "kubeadmconfigtemplates",
-        verbs: &["get", "list", "watch"],
+        verbs: &["list", "watch"],
     },
 ];
-
-/// Verbs on the infrastructure machine templates of the cluster's provider (read only).
-pub const INFRASTRUCTURE_TEMPLATE_VERBS: &[&str] = &["get", "list", "watch"];
 
 /// What `run` does on the workload cluster (a ClusterRole: these objects are cluster-scoped or
 /// span namespaces).
@@ -54,12 +50,7 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "karpenter.sh",
         resource: "nodepools",
-        verbs: &["get", "list", "watch"],
-    },
-    Permission {
-        group: "karpenter.sh",
-        resource: "nodepools/status",
-        verbs: &["patch"],
+        verbs: &["list", "watch"],
     },
     Permission {
         group: "karpenter.sh",
@@ -90,7 +81,7 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "",
         resource: "pods",
-        verbs: &["get", "list", "watch", "delete"],
+        verbs: &["list", "watch", "delete"],
     },
     Permission {
         group: "",
@@ -110,7 +101,7 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "",
         resource: "events",
-        verbs: &["create", "patch"],
+        verbs: &["create"],
     },
 ];
 
