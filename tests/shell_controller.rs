@@ -488,7 +488,9 @@ async fn healthz_fails_when_the_reconcile_loop_is_wedged() {
     eventually("ready", || ctx.metrics.is_ready()).await;
     assert_eq!(metrics::respond(&ctx.metrics, "/healthz").0, 200);
     eventually("the POST to hang", || {
-        fake.requests().iter().any(|r| r.method == "POST" && r.code == 0)
+        fake.requests()
+            .iter()
+            .any(|r| r.method == "POST" && r.code == 0)
     })
     .await;
     eventually("/healthz to fail", || {

@@ -805,7 +805,8 @@ async fn the_generated_rbac_is_exactly_what_the_controller_calls() {
     }));
     fake.mutate("", "pods", "default", "big-0", |p| {
         p["spec"]["nodeName"] = json!("spare");
-        p["status"] = json!({"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]});
+        p["status"] =
+            json!({"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]});
     });
     fake.seed(json!({
         "apiVersion": "v1", "kind": "Pod",
@@ -932,10 +933,16 @@ async fn odd_objects_leave_the_rest_of_the_plan_unchanged_and_are_reported() {
 
     let (r, out) = pass(&fake, OutputFormat::Json, true).await;
     r.unwrap();
-    assert_eq!(json_plan(&out), baseline, "the odd objects change nothing else");
+    assert_eq!(
+        json_plan(&out),
+        baseline,
+        "the odd objects change nothing else"
+    );
 
     let client = fake.client();
-    let snapshot = live_snapshot(&client, &client, Some("capi-ovh")).await.unwrap();
+    let snapshot = live_snapshot(&client, &client, Some("capi-ovh"))
+        .await
+        .unwrap();
     let mut odd: Vec<String> = snapshot.oddities.iter().map(ToString::to_string).collect();
     odd.sort();
     assert_eq!(

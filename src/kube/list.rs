@@ -16,8 +16,8 @@ use super::errors::{cluster_error, missing_crd, status_code};
 use crate::controller::write::{self, ResourceType};
 use crate::error::{ClusterRole, Error, Result};
 use crate::model::load::build_snapshot_tolerant;
-use crate::model::odd::{Oddity, Treatment};
 use crate::model::object::RawObject;
+use crate::model::odd::{Oddity, Treatment};
 use crate::model::snapshot::Snapshot;
 
 /// Page size of list calls: bounded responses on large clusters.

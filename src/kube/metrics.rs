@@ -234,7 +234,10 @@ impl Metrics {
     /// Publishes the clamped values and skipped objects of a pass.
     pub fn oddities(&self, oddities: &[crate::model::odd::Oddity]) {
         use crate::model::odd::Treatment;
-        for (treatment, label) in [(Treatment::Clamped, "clamped"), (Treatment::Skipped, "skipped")] {
+        for (treatment, label) in [
+            (Treatment::Clamped, "clamped"),
+            (Treatment::Skipped, "skipped"),
+        ] {
             let n = oddities.iter().filter(|o| o.treatment == treatment).count();
             self.odd_values
                 .get_or_create(&vec![("treatment".to_string(), label.to_string())])

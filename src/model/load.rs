@@ -33,7 +33,11 @@ pub struct Source {
 /// comments or NUL bytes) is an error, not an empty success.
 pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
     if source.text.contains('\0') {
-        let problem = if source.text.trim_matches(|c: char| c == '\0' || c.is_whitespace()).is_empty() {
+        let problem = if source
+            .text
+            .trim_matches(|c: char| c == '\0' || c.is_whitespace())
+            .is_empty()
+        {
             "holds only NUL bytes: not YAML or JSON (a truncated or zeroed file?)"
         } else {
             "contains NUL bytes: not YAML or JSON text"
@@ -615,13 +619,19 @@ mod tests {
     #[test]
     fn workload_expansion_is_bounded_and_names_the_field() {
         let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 1000000000\n  template:\n    spec: {containers: [{name: c}]}\n";
-        let err = snapshot_from_sources(&[src(deploy)]).unwrap_err().to_string();
+        let err = snapshot_from_sources(&[src(deploy)])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("t.yaml#1: Deployment default/web: spec.replicas: 1000000000 would expand the input to more than 100000 pods"),
             "{err}"
         );
         // The bound is over all workloads together.
-        let half = |name: &str| format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parallelism: 60000\n  template:\n    spec: {{containers: [{{name: c}}]}}\n");
+        let half = |name: &str| {
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parallelism: 60000\n  template:\n    spec: {{containers: [{{name: c}}]}}\n"
+            )
+        };
         let two = format!("{}---\n{}", half("a"), half("b"));
         let err = snapshot_from_sources(&[src(&two)]).unwrap_err().to_string();
         assert!(
@@ -670,7 +680,10 @@ mod tests {
             ));
         }
         let err = parse_source(&src(&bomb)).unwrap_err().to_string();
-        assert!(err.starts_with("t.yaml: document 1 (from line 1) is not valid YAML"), "{err}");
+        assert!(
+            err.starts_with("t.yaml: document 1 (from line 1) is not valid YAML"),
+            "{err}"
+        );
     }
 
     #[test]

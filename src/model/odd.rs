@@ -83,15 +83,16 @@ pub fn clamp_times(value: &mut Value) -> Vec<(String, String)> {
 
 fn clamp_times_at(value: &mut Value, path: &mut String, out: &mut Vec<(String, String)>) {
     match value {
-        Value::String(s) => {
-            // RFC 3339 with a 4-digit year: only year 9999 can exceed the range.
-            if s.starts_with("9999-") && s.len() >= 20 && s.as_bytes().get(10) == Some(&b'T') {
-                let parses = s.parse::<jiff::Timestamp>().is_ok();
-                if !parses && looks_like_time(s) {
-                    out.push((path.trim_start_matches('.').to_string(), s.clone()));
-                    *s = latest_time().to_string();
-                }
-            }
+        // RFC 3339 with a 4-digit year: only year 9999 can exceed the range.
+        Value::String(s)
+            if s.starts_with("9999-")
+                && s.len() >= 20
+                && s.as_bytes().get(10) == Some(&b'T')
+                && looks_like_time(s)
+                && s.parse::<jiff::Timestamp>().is_err() =>
+        {
+            out.push((path.trim_start_matches('.').to_string(), s.clone()));
+            *s = latest_time().to_string();
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
@@ -148,9 +149,11 @@ pub fn clamped_quantities(kind: &str, value: &Value) -> Vec<(String, String, i64
     }
     let mut check_list = |field: String, list: Option<&Value>, cpu_in_millis: bool| {
         for (name, q) in list.and_then(Value::as_object).into_iter().flatten() {
-            let Some(text) = q.as_str().map(str::to_string).or_else(|| {
-                q.is_number().then(|| q.to_string())
-            }) else {
+            let Some(text) = q
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| q.is_number().then(|| q.to_string()))
+            else {
                 continue;
             };
             let read = if cpu_in_millis && name == "cpu" {
@@ -242,12 +245,7 @@ mod tests {
             json!("9999-01-01T00:00:00Z")
         );
         assert_eq!(v["note"], json!("9999-not-a-time"));
-        assert!(
-            latest_time()
-                .to_string()
-                .parse::<jiff::Timestamp>()
-                .is_ok()
-        );
+        assert!(latest_time().to_string().parse::<jiff::Timestamp>().is_ok());
     }
 
     #[test]
@@ -263,10 +261,15 @@ mod tests {
                     "9Ei".to_string(),
                     i64::MAX
                 ),
-                ("spec.overhead[cpu]".to_string(), "1e30".to_string(), i64::MAX),
+                (
+                    "spec.overhead[cpu]".to_string(),
+                    "1e30".to_string(),
+                    i64::MAX
+                ),
             ]
         );
-        let node = json!({"status": {"capacity": {"memory": "7Ei"}, "allocatable": {"memory": "16Ei"}}});
+        let node =
+            json!({"status": {"capacity": {"memory": "7Ei"}, "allocatable": {"memory": "16Ei"}}});
         assert_eq!(
             clamped_quantities("Node", &node),
             vec![(
@@ -280,7 +283,11 @@ mod tests {
             clamped_quantities("NodePool", &pool),
             vec![
                 ("spec.limits.cpu".to_string(), "-1".to_string(), 0),
-                ("spec.limits.memory".to_string(), "1e50".to_string(), i64::MAX),
+                (
+                    "spec.limits.memory".to_string(),
+                    "1e50".to_string(),
+                    i64::MAX
+                ),
             ]
         );
     }

@@ -285,7 +285,11 @@ mod tests {
         assert_eq!(read_millis("9223372036854775807"), Ok((i64::MAX, true)));
         assert_eq!(read_units("9223372036854775807"), Ok((i64::MAX, false)));
         assert_eq!(read_units("0e50"), Ok((0, false)));
-        assert_eq!(read_units("1e-50"), Ok((1, false)), "a positive sliver rounds up");
+        assert_eq!(
+            read_units("1e-50"),
+            Ok((1, false)),
+            "a positive sliver rounds up"
+        );
         assert_eq!(read_limit("-1", true), Ok((0, true)));
         assert_eq!(read_limit("-0", false), Ok((0, false)));
         assert_eq!(read_limit("1e50", false), Ok((i64::MAX, true)));
