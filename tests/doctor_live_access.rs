@@ -91,7 +91,7 @@ async fn cluster_admin_credentials_are_over_privileged() {
 #[tokio::test]
 async fn exact_rules_are_ok_and_missing_ones_are_named() {
     let exact = json!([
-        {"verbs": ["list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments"]},
+        {"verbs": ["list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machinesets", "clusters"]},
         {"verbs": ["list", "watch", "patch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machines"]},
         {"verbs": ["patch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments/scale"]},
         {"verbs": ["list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]},
@@ -108,7 +108,7 @@ async fn exact_rules_are_ok_and_missing_ones_are_named() {
         )
     );
 
-    let read_only = json!([{"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines"]},
+    let read_only = json!([{"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines", "machinesets", "clusters"]},
         {"verbs": ["get", "list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]}]);
     let found = access_findings("karpenter-mgmt", read_only).await;
     assert_eq!(

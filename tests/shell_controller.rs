@@ -446,6 +446,7 @@ async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
                 resource: NODE,
                 namespace: String::new(),
                 name: "n".to_string(),
+                uid: None,
             },
             jiff::Timestamp::now(),
         )

@@ -172,7 +172,8 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
         == format!(
             "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale"
         )
-        && r.body == json!({"spec": {"replicas": 1}})));
+        && r.body["spec"] == json!({"replicas": 1})
+        && r.body["metadata"]["resourceVersion"].is_string()));
 
     // Pass 2 on the same state: idempotent, nothing new.
     fake.clear_log();
@@ -449,6 +450,8 @@ async fn registration_timeout_marks_the_exact_machine_and_a_failed_scale_unmarks
         writes,
         vec![
             "POST /api/v1/namespaces/default/events 201".to_string(),
+            // A claim made before the finalizer existed gets it before its deletion.
+            "PATCH /apis/karpenter.sh/v1/nodeclaims/default-old01 200".to_string(),
             "DELETE /apis/karpenter.sh/v1/nodeclaims/default-old01 200".to_string(),
             format!("PATCH {machine_path} 200"),
             format!(
@@ -476,7 +479,8 @@ async fn registration_timeout_marks_the_exact_machine_and_a_failed_scale_unmarks
     assert_eq!(event["reason"], "RegistrationTimeout");
     assert_eq!(event["type"], "Warning");
 
-    // Next pass: the claim is gone; the Machine is marked again and replicas lowered.
+    // Next pass: the claim is held by its finalizer while its Machine lives; the Machine is
+    // marked again and replicas lowered.
     fake.clear_log();
     let (r, out) = pass(&fake, OutputFormat::Json, false).await;
     r.unwrap();

@@ -75,6 +75,10 @@ pub const OBSERVED: &[Listed] = &[
     workload(write::NODE_CLASS),
     management(write::MACHINE_DEPLOYMENT, false),
     management(write::MACHINE, false),
+    // Read to hold scale-downs back during rollouts and pauses. Optional only in that a missing
+    // CRD is a warning; a forbidden list fails the pass like any other (safety needs them).
+    management(write::MACHINE_SET, true),
+    management(write::CLUSTER, true),
     management(KUBEADM_CONFIG_TEMPLATE, true),
 ];
 
@@ -258,6 +262,9 @@ pub fn snapshot_from_values(
         .extend(unreadable.iter().map(Oddity::to_string));
     snapshot.oddities.extend(unreadable);
     snapshot.warnings.extend(warnings);
+    // Machines are a mandatory listing: a failed list fails the snapshot, so an absent Machine
+    // here is really gone.
+    snapshot.machines_observed = true;
     snapshot.now = Some(jiff::Timestamp::now());
     Ok(snapshot)
 }

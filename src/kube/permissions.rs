@@ -37,6 +37,18 @@ pub const MANAGEMENT: &[Permission] = &[
         resource: "machines",
         verbs: &["list", "watch", "patch"],
     },
+    // Read only: a MachineDeployment rolling out (several MachineSets with replicas) or a paused
+    // Cluster holds scale-downs back, so Cluster API deletes the exact Machine marked.
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "machinesets",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "clusters",
+        verbs: &["list", "watch"],
+    },
     Permission {
         group: "bootstrap.cluster.x-k8s.io",
         resource: "kubeadmconfigtemplates",

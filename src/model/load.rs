@@ -277,9 +277,11 @@ fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) ->
         ("karpenter.sh", "NodeClaim") => snap
             .nodeclaims
             .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
-        ("cluster.x-k8s.io", "Machine") => snap
-            .machines
-            .push(super::machine::MachineRecord::from_object(&obj)),
+        ("cluster.x-k8s.io", "Machine") => {
+            snap.machines_observed = true;
+            snap.machines
+                .push(super::machine::MachineRecord::from_object(&obj))
+        }
         ("", "PersistentVolumeClaim") => {
             snap.volume_claims.push(super::volume::claim_record(&obj)?)
         }
@@ -405,6 +407,9 @@ fn expand_workload(
             nominated: false,
             daemon: false,
             terminal: false,
+            terminating: false,
+            mirror: false,
+            uid: None,
             gated: false,
             owner: Some(format!("{}/{}", obj.kind, obj.name())),
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -452,6 +457,14 @@ fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         nominated: status.nominated_node_name.is_some_and(|n| !n.is_empty()),
         daemon: controller.is_some_and(|r| r.kind == "DaemonSet" || r.kind == "Node"),
         terminal: matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")),
+        terminating: obj.meta.deletion_timestamp.is_some(),
+        mirror: controller.is_some_and(|r| r.kind == "Node")
+            || obj
+                .meta
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+        uid: obj.meta.uid.clone(),
         gated: spec.scheduling_gates.is_some_and(|g| !g.is_empty()),
         owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -541,6 +554,7 @@ fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         ready,
         unschedulable: spec.unschedulable.unwrap_or(false),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+        deleting: obj.meta.deletion_timestamp.is_some(),
     })
 }
 

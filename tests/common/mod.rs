@@ -160,6 +160,24 @@ pub fn all_types() -> Vec<TypeInfo> {
             false,
         ),
         t(
+            "cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "machinesets",
+            "MachineSet",
+            true,
+            true,
+            true,
+        ),
+        t(
+            "cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "clusters",
+            "Cluster",
+            true,
+            true,
+            false,
+        ),
+        t(
             "bootstrap.cluster.x-k8s.io",
             &["v1beta2", "v1beta1"],
             "kubeadmconfigtemplates",
@@ -774,6 +792,17 @@ impl FakeApi {
                         .and_then(Value::as_i64)
                         .unwrap_or(0);
                     obj["metadata"]["generation"] = json!(g + 1);
+                }
+                // The last finalizer of an object being deleted came off: it goes.
+                let finalized = obj.pointer("/metadata/deletionTimestamp").is_some()
+                    && obj
+                        .pointer("/metadata/finalizers")
+                        .and_then(Value::as_array)
+                        .is_none_or(|f| f.is_empty());
+                if finalized {
+                    st.objects.remove(&key(n));
+                    self.emit(group, ty.plural, "DELETED", &obj);
+                    return (ok(200, with_version(obj)), 200);
                 }
                 st.objects.insert(key(n), obj.clone());
                 self.emit(
