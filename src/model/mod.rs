@@ -3,6 +3,7 @@
 
 pub mod condition;
 pub mod cron;
+pub mod dedup;
 pub mod duration;
 pub mod flavor;
 pub mod labels;
