@@ -749,7 +749,7 @@ fn a_bad_answer_is_asked_again_and_earlier_answers_are_kept() {
         ],
     );
     // Asked twice each, once per bad answer, and the first answer survived the second question.
-    assert_eq!(shown.matches("(--image)").count() >= 2, true, "{shown}");
+    assert!(shown.matches("(--image)").count() >= 2, "{shown}");
     assert!(
         shown.contains("\"image\": \"ghcr.io/me/karpenter-capi:v1\""),
         "{shown}"

@@ -162,7 +162,9 @@ fn unschedulable_text(report: &SimulationReport, color: bool) -> String {
             }
         }
     }
-    let mut groups: Vec<(Vec<&str>, Vec<(&str, &[String])>)> = Vec::new();
+    // The strategies that share them -> their pods and reasons.
+    type Group<'a> = (Vec<&'a str>, Vec<(&'a str, &'a [String])>);
+    let mut groups: Vec<Group> = Vec::new();
     for (pod, reasons, strategies) in entries {
         match groups.iter_mut().find(|(s, _)| *s == strategies) {
             Some((_, pods)) => pods.push((pod, reasons)),
