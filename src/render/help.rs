@@ -47,7 +47,7 @@ pub fn grouped(cmd: Command, groups: &[(&str, &[&str])]) -> Command {
 
     let template = format!(
         "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{listing}\
-         {{all-args}}{{after-help}}"
+         {header}Options:{header:#}\n{{options}}{{after-help}}"
     );
     cmd.help_template(template)
 }
