@@ -7,6 +7,8 @@ pub mod cron;
 pub mod dedup;
 pub mod duration;
 pub mod flavor;
+#[cfg(test)]
+mod fuzz;
 pub mod labels;
 pub mod load;
 pub mod machine;
