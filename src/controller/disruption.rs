@@ -93,7 +93,10 @@ pub fn disrupt(
 ) -> Disruption {
     let mut out = Disruption::default();
     let pdbs = blocking_pdbs(snapshot);
-    let pending_room = wanted_by_pending_pods(snapshot);
+    // Pending pods take the room they will be placed on first: a node they would land on is not
+    // Empty, and the room they take is not a home for displaced pods.
+    let (pending_room, reserved) = reserve_for_pending_pods(snapshot);
+    let reserved = reserved.as_ref().unwrap_or(snapshot);
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -164,7 +167,7 @@ pub fn disrupt(
                 } else {
                     let mut with: Vec<String> = draining.clone();
                     with.push(node.name.clone());
-                    match home(snapshot, &with) {
+                    match home(reserved, &with) {
                         Home::Fits => {
                             draining.push(node.name.clone());
                             evict(&mut out, &pods, &node.name, &reason, false);
@@ -291,7 +294,7 @@ pub fn disrupt(
             // initialize; when they fit nowhere, the node is left alone.
             let mut with = draining.clone();
             with.push(node.name.clone());
-            match home(snapshot, &with) {
+            match home(reserved, &with) {
                 Home::Fits => {
                     draining.push(node.name.clone());
                     out.actions.push(taint);
@@ -339,11 +342,11 @@ pub fn disrupt(
                 .then(b.price.cmp(&a.price))
                 .then(a.node.cmp(&b.node))
         });
-        if let Some(decision) = consolidate(snapshot, &underutilized, room) {
+        if let Some(decision) = consolidate(reserved, &underutilized, room) {
             let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
             let mut with = draining.clone();
             with.extend(removed.iter().cloned());
-            if decision.replacements.is_empty() && home(snapshot, &with) != Home::Fits {
+            if decision.replacements.is_empty() && home(reserved, &with) != Home::Fits {
                 // The simulation counted room that is not there yet (in-flight or initializing
                 // claims): no drain on a promise.
                 out.notes.push(format!(
@@ -400,22 +403,29 @@ pub fn disrupt(
     out
 }
 
-/// The nodes pending pods would be placed on now: such a node is not Empty (Karpenter core
-/// simulates pending pods in disruption, `disruption/helpers.go`).
-fn wanted_by_pending_pods(snapshot: &Snapshot) -> BTreeSet<String> {
+/// Where pending pods would be placed now on existing nodes (Karpenter core simulates pending
+/// pods in disruption, `disruption/helpers.go` `SimulateScheduling`): the nodes they would land
+/// on, and a view with them bound there (None when there are no pending pods), so consolidation
+/// and drains see only the room left after them.
+fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Snapshot>) {
     use crate::sched::strategy::Strategy;
     let pending: Vec<usize> = (0..snapshot.pods.len())
         .filter(|&i| snapshot.pods[i].is_provisionable())
         .collect();
     if pending.is_empty() {
-        return BTreeSet::new();
+        return (BTreeSet::new(), None);
     }
-    crate::sched::strategy::cost::Cost
+    let placed = crate::sched::strategy::cost::Cost
         .plan(snapshot, &pending)
-        .on_existing
-        .into_iter()
-        .map(|(_, n)| n)
-        .collect()
+        .on_existing;
+    let mut view = snapshot.clone();
+    for (p, node) in &placed {
+        // Nominated to that node, as the scheduler would: if the node goes, they are pending
+        // again and provisioning (which sees the node disrupted) takes care of them.
+        view.pods[*p].node_name = Some(node.clone());
+        view.pods[*p].nominated = true;
+    }
+    (placed.into_iter().map(|(_, n)| n).collect(), Some(view))
 }
 
 /// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
