@@ -16,6 +16,7 @@ use jiff::Timestamp;
 use super::action::{Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
 use super::budget::allowed_disruptions;
 use super::consolidation::{Candidate, Home, consolidate, home};
+use super::drain::{drained, evict, grace_elapsed, is_forceful, never_evicted, tier};
 use super::lifecycle::{bound_machine, mark};
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::labels::{LabelSelector, Labels};
@@ -47,13 +48,6 @@ pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodReco
         .iter()
         .filter(|p| !p.terminal && p.node_name.as_deref() == Some(node))
         .collect()
-}
-
-fn is_critical(p: &PodRecord) -> bool {
-    matches!(
-        p.priority_class.as_deref(),
-        Some("system-cluster-critical" | "system-node-critical")
-    )
 }
 
 /// PodDisruptionBudgets (from the snapshot's objects) that allow no disruption, as selectors.
@@ -439,86 +433,6 @@ fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
         reason: "InvalidDisruptionSettings".to_string(),
         message,
     });
-}
-
-/// Karpenter's eviction tier of a pod (core `node/termination/terminator/terminator.go`
-/// `groupPodsByPriority`): non-critical, non-critical DaemonSet, critical, critical DaemonSet.
-fn tier(p: &PodRecord) -> u8 {
-    u8::from(is_critical(p)) * 2 + u8::from(p.daemon)
-}
-
-/// Pods a drain never evicts (core `utils/pod/scheduling.go`): mirror (static) pods, and pods
-/// that tolerate the `karpenter.sh/disrupted:NoSchedule` taint.
-fn never_evicted(p: &PodRecord) -> bool {
-    p.mirror
-        || p.demand.tolerations.iter().any(|t| {
-            t.tolerates(&crate::model::taints::Taint::new(
-                DISRUPTED_TAINT_KEY,
-                "",
-                crate::model::taints::Effect::NoSchedule,
-            ))
-        })
-}
-
-/// Whether a node being disrupted is drained: only DaemonSet pods and pods a drain never
-/// evicts are left (DaemonSet pods go with their node).
-pub(super) fn drained(pods: &[&PodRecord]) -> bool {
-    pods.iter().all(|p| p.daemon || never_evicted(p))
-}
-
-/// Expiry (and a user's deletion, see `termination`) drains at once; the other reasons are
-/// voluntary and wait for a home for the pods.
-fn is_forceful(reason: &str) -> bool {
-    reason == "Expired"
-}
-
-/// Evictions of the first tier of a node's pods still present, in Karpenter's order; a tier
-/// goes only after the previous one is gone (terminating pods of an earlier tier hold the next).
-/// Terminating pods are not evicted again. Each eviction carries the pod's UID.
-pub(super) fn evict(
-    out: &mut Disruption,
-    pods: &[&PodRecord],
-    node: &str,
-    reason: &str,
-    force: bool,
-) {
-    let present: Vec<&&PodRecord> = pods.iter().filter(|p| !never_evicted(p)).collect();
-    let Some(first) = present.iter().map(|p| tier(p)).min() else {
-        return;
-    };
-    let mut order: Vec<&&&PodRecord> = present
-        .iter()
-        .filter(|p| tier(p) == first && !p.terminating)
-        .collect();
-    order.sort_by_key(|p| p.demand.key());
-    for p in order {
-        out.actions.push(Action::EvictPod {
-            target: format!("Pod/{}", p.demand.key()),
-            pod: p.demand.key(),
-            node: node.to_string(),
-            reason: reason.to_string(),
-            force,
-            uid: p.uid.clone(),
-        });
-    }
-}
-
-/// Whether the drain of a claim's node started longer ago than its `terminationGracePeriod`
-/// (the claim's, else its NodePool's; none: never).
-pub(super) fn grace_elapsed(pool: &NodePool, claim: &NodeClaimRecord, now: Timestamp) -> bool {
-    let Some(Ok(NillableDuration::After(grace))) = claim
-        .termination_grace_period
-        .as_deref()
-        .or(pool.termination_grace_period.as_deref())
-        .map(str::parse::<NillableDuration>)
-    else {
-        return false;
-    };
-    claim
-        .annotations
-        .get(super::action::DRAIN_STARTED_ANNOTATION)
-        .and_then(|t| t.parse::<Timestamp>().ok())
-        .is_some_and(|started| now.as_second() - started.as_second() >= grace.as_secs_i64())
 }
 
 /// The annotation on a replacement NodeClaim naming the nodes it replaces (comma-separated).
