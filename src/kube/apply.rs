@@ -46,6 +46,7 @@ use tracing::{debug, info, warn};
 use super::api::{self, dynamic_api, object_key, resource_name};
 use super::edit::{NodeEdit, status_patch};
 use super::errors::{object_error, status_code};
+use super::leader::Gate;
 use super::list::Clients;
 use crate::controller::Plan;
 use crate::controller::action::Action;
@@ -104,6 +105,8 @@ pub struct Executor {
     clients: Clients,
     /// `component` of recorded Events and `reportingInstance`.
     instance: String,
+    /// Checked before every write: with leader election, closed once leadership may have passed.
+    gate: Gate,
 }
 
 impl Executor {
@@ -112,7 +115,17 @@ impl Executor {
         let instance = std::env::var("POD_NAME")
             .or_else(|_| std::env::var("HOSTNAME"))
             .unwrap_or_else(|_| FIELD_MANAGER.to_string());
-        Executor { clients, instance }
+        Executor {
+            clients,
+            instance,
+            gate: Gate::open(),
+        }
+    }
+
+    /// This executor, writing only while `gate` is open (leader election).
+    pub fn with_gate(mut self, gate: Gate) -> Executor {
+        self.gate = gate;
+        self
     }
 
     /// Runs a plan's actions in order; a failed action skips the later actions that share an
@@ -183,6 +196,11 @@ impl Executor {
 
     /// Executes one write; returns `Kind/name` of a created object.
     pub async fn execute_write(&self, w: &Write, now: Timestamp) -> Result<Option<String>> {
+        if !self.gate.is_open() {
+            return Err(Error::Apply(
+                "not written: this replica no longer holds the leader Lease".to_string(),
+            ));
+        }
         debug!(write = ?w, "executing");
         match w {
             Write::Create {

@@ -174,6 +174,9 @@ pub struct Snapshot {
     pub now: Option<Timestamp>,
     /// Things the user should know about the input (defaults applied, objects ignored).
     pub warnings: Vec<String>,
+    /// Values clamped and objects skipped because the core cannot hold them exactly (each is
+    /// also in `warnings`).
+    pub oddities: Vec<super::odd::Oddity>,
     /// Kinds not used by the core, with counts.
     pub skipped: BTreeMap<String, usize>,
     /// True when the NodePool list was empty and `default` was implied.
