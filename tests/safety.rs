@@ -198,6 +198,14 @@ fn has_note(p: &Plan, text: &str) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Rule 1: adoption, never surprise deletion.
 
+/// Marks a claim drifted as this controller sees it: a NodePool hash that does not match,
+/// stamped with our own hash version (a foreign version is re-stamped, not drifted).
+fn stamp_stale(c: &mut Value) {
+    c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale");
+    c["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"] =
+        json!(karpenter_capi::controller::drift::HASH_VERSION);
+}
+
 #[test]
 fn labelling_a_populated_machine_deployment_adopts_its_nodes_and_deletes_none() {
     for (pods, replicas) in [(0, 3), (2, 3), (1, 5)] {
@@ -866,7 +874,7 @@ fn a_drifted_node_whose_pods_fit_nowhere_is_not_drained() {
         .machine(8, 1, true, true)
         .pod("huge", Some(1), "7")
         .with("NodeClaim", "c-1", |c| {
-            c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+            stamp_stale(c)
         })
         .with("MachineDeployment", "md-8", |md| {
             md["metadata"]["labels"] = json!({})
@@ -895,7 +903,7 @@ fn room_that_is_not_initialized_is_no_home() {
     // node-1 (drifted, 1 cpu pod) could move to node-2, but node-2's claim is not initialized.
     let w = World::new("WhenEmpty").md(4, 2).machine(4, 1, true, true).machine(4, 2, true, true)
         .pod("web", Some(1), "1")
-        .with("NodeClaim", "c-1", |c| c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale"))
+        .with("NodeClaim", "c-1", |c| stamp_stale(c))
         .with("NodeClaim", "c-2", |c| c["status"]["conditions"] = json!([{"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"}]));
     let p = w.plan();
     // A replacement first; no eviction.
@@ -938,7 +946,7 @@ fn disrupting_a_node_pending_pods_need_provisions_for_them() {
         .pod("busy", Some(2), "1")
         .pod("pending", None, "3")
         .with("NodeClaim", "c-1", |c| {
-            c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+            stamp_stale(c)
         });
     let p = w.plan();
     let l = lines(&p);
@@ -1116,7 +1124,7 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
         .pod("web", Some(1), "1")
         .pod("busy", Some(2), "2")
         .with("NodeClaim", "c-1", |c| {
-            c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+            stamp_stale(c)
         })
         .with("Node", "node-1", |n| {
             n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"])
@@ -1287,7 +1295,7 @@ mod properties {
             }
             if n.claim && n.drifted {
                 w = w.with("NodeClaim", &format!("c-{i}"), |c| {
-                    c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+                    stamp_stale(c)
                 });
             }
             if n.marked {
@@ -1366,4 +1374,30 @@ mod properties {
             }
         }
     }
+}
+
+#[test]
+fn an_empty_node_removed_this_pass_is_no_home_for_a_consolidation() {
+    // node-2 is empty and goes; node-1's pod fits only on node-2, so node-1 stays this pass
+    // (found by plans_never_harm: both were drained and the pod had no home).
+    let w = World::new("WhenEmptyOrUnderutilized")
+        .md(2, 2)
+        .machine(2, 1, true, true)
+        .machine(2, 2, true, true)
+        .pod("p", Some(1), "250m");
+    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "taintNode Node/node-2",
+            "evictPod Pod/kube-system/cilium-2",
+            "markMachineForDeletion Machine/capi-ovh/m-2",
+            "deleteNodeClaim NodeClaim/c-2",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-2",
+        ]
+    );
+    assert!(has_note(
+        &p,
+        "consolidation of node-1 deferred: its pods' room is not ready yet"
+    ));
 }

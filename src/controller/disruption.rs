@@ -263,7 +263,10 @@ pub fn disrupt(
                 node_claim: Some(claim.name.clone()),
                 since: now.to_string(),
             };
+            // A node removed this pass (empty, or drained at once) is no home for the pods of
+            // a later drain or consolidation in the same pass.
             if movable == 0 {
+                draining.push(node.name.clone());
                 out.actions.push(taint);
                 evict(&mut out, &pods, &node.name, reason, false);
                 finish(snapshot, &mut out, claim, node, reason);
@@ -271,6 +274,7 @@ pub fn disrupt(
             }
             // Forceful (expiry): drain at once; the pods go pending and are provisioned for.
             if is_forceful(reason) {
+                draining.push(node.name.clone());
                 out.actions.push(taint);
                 evict(&mut out, &pods, &node.name, reason, false);
                 defer_rest(snapshot, &mut out, claim, node, reason, false);
