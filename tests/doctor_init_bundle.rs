@@ -15,7 +15,7 @@ metadata:
   name: default-x7k2p
   uid: 5a1c
   creationTimestamp: '2026-11-30T10:00:00Z'
-  labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-8, topology.kubernetes.io/zone: nova}
+  labels: {karpenter.sh/nodepool: default, karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64, kubernetes.io/os: linux, node.kubernetes.io/instance-type: c3-8, topology.kubernetes.io/zone: nova}
   annotations: {cluster.x-k8s.io/machine: capi-ovh/capi-ovh-karpenter-c3-8-abcde, karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-8}
 spec:
   nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
@@ -43,7 +43,7 @@ apiVersion: v1
 kind: Node
 metadata:
   name: capi-ovh-karpenter-c3-8-abcde
-  labels: {karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', node.kubernetes.io/instance-type: c3-8}
+  labels: {karpenter.sh/nodepool: default, karpenter.sh/registered: 'true', karpenter.sh/initialized: 'true', karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64, kubernetes.io/os: linux, node.kubernetes.io/instance-type: c3-8, topology.kubernetes.io/zone: nova}
 spec: {providerID: openstack:///b7e4}
 status:
   capacity: {cpu: '4', memory: 8G, pods: '110'}

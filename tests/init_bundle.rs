@@ -158,7 +158,12 @@ fn rbac_is_exactly_the_permissions_run_uses() {
         let binding = &find(&b.management, "RoleBinding")[0].value;
         assert_eq!(
             binding["subjects"],
-            json!([{"kind": "ServiceAccount", "name": "capi-ovh-karpenter-capi", "namespace": "capi-ovh"}])
+            // Self-hosted (the default here): the controller's own ServiceAccount is bound too,
+            // so it does not get 403 on the management objects.
+            json!([
+                {"kind": "ServiceAccount", "name": "capi-ovh-karpenter-capi", "namespace": "capi-ovh"},
+                {"kind": "ServiceAccount", "name": "karpenter-capi", "namespace": "karpenter-capi"}
+            ])
         );
         assert_eq!(
             binding["roleRef"],
@@ -233,6 +238,7 @@ fn deployment_runs_the_controller_with_leader_election() {
             "--leader-elect",
             "--leader-election-namespace=karpenter-capi",
             "--namespace=capi-ovh",
+            "--cluster-name=capi-ovh",
             "--management-kubeconfig=/etc/karpenter-capi/management/kubeconfig",
             "--log-format=json"
         ])

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{AccessSource, Area, Cause, Finding, Severity};
-use crate::kube::permissions::{MANAGEMENT, Permission};
+use crate::kube::permissions::{LEADER_ELECTION, MANAGEMENT, Permission, WORKLOAD};
 use crate::model::object::RawObject;
 use crate::model::snapshot::Snapshot;
 
@@ -263,7 +263,14 @@ fn excess(identity: &Identity) -> Vec<String> {
                 .flat_map(|v| {
                     r.api_groups.iter().flat_map(move |grp| {
                         r.resources.iter().filter_map(move |res| {
-                            let needed = MANAGEMENT.iter().any(|p| {
+                            // Self-hosted, the controller's one ServiceAccount holds the
+                            // management Role and the workload and leader-election rights too:
+                            // writes `run` makes on either side are not excess.
+                            let needed = MANAGEMENT
+                                .iter()
+                                .chain(WORKLOAD)
+                                .chain(LEADER_ELECTION)
+                                .any(|p| {
                                 p.group == grp && p.resource == res && p.verbs.contains(&v.as_str())
                             });
                             let basic = SELF_REVIEWS.contains(&(grp.as_str(), res.as_str()));
