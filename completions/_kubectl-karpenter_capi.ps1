@@ -215,6 +215,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('--leader-election-namespace', '--leader-election-namespace', [CompletionResultType]::ParameterName, 'Namespace of the leader-election Lease')
             [CompletionResult]::new('--metrics-bind-address', '--metrics-bind-address', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics and /healthz, /readyz here')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Log format')
+            [CompletionResult]::new('--cluster-name', '--cluster-name', [CompletionResultType]::ParameterName, 'Only the MachineDeployments and Machines of this Cluster (label cluster.x-k8s.io/cluster-name): two clusters in one namespace never touch each other''s')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')

@@ -756,7 +756,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__run)
-            opts="-f -R -n -o -v -h -V --filename --recursive --now --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --cluster-name --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -804,6 +804,10 @@ _kubectl_karpenter_capi() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --cluster-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

@@ -203,6 +203,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --leader-election-namespace 'Namespace of the leader-election Lease'
             cand --metrics-bind-address 'Serve Prometheus metrics and /healthz, /readyz here'
             cand --log-format 'Log format'
+            cand --cluster-name 'Only the MachineDeployments and Machines of this Cluster (label cluster.x-k8s.io/cluster-name): two clusters in one namespace never touch each other''s'
             cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context of the workload cluster'
             cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'

@@ -191,6 +191,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l metrics-bind-address -d 'Serve Prometheus metrics and /healthz, /readyz here' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l log-format -d 'Log format' -r -f -a "text\t'Human-readable lines'
 json\t'One JSON object per line'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l cluster-name -d 'Only the MachineDeployments and Machines of this Cluster (label cluster.x-k8s.io/cluster-name): two clusters in one namespace never touch each other\'s' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l context -d 'The kubeconfig context of the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
