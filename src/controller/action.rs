@@ -587,8 +587,11 @@ impl Action {
                     name: node.clone(),
                     patch: json!({"metadata": {"annotations": annotations}}),
                 });
+                // The registration edit first (a read-modify-write, retried on conflict), then
+                // the propagated annotations (a merge patch); nothing disrupts a node before
+                // it is initialized, a later step.
                 Steps {
-                    writes: annotate.into_iter().chain([
+                    writes: [
                         Write::EditNode {
                             name: node.clone(),
                             add_labels,
@@ -606,7 +609,10 @@ impl Action {
                             fields,
                             conditions: vec![condition("Registered", "True", "Registered", "")],
                         },
-                    ]).collect(),
+                    ]
+                    .into_iter()
+                    .chain(annotate)
+                    .collect(),
                     rollback: Vec::new(),
                 }
             }

@@ -62,7 +62,13 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "karpenter.sh",
         resource: "nodepools",
-        verbs: &["list", "watch"],
+        verbs: &["get", "list", "watch"],
+    },
+    // status.resources, status.nodes and Ready (read-modify-write, as on NodeClaims).
+    Permission {
+        group: "karpenter.sh",
+        resource: "nodepools/status",
+        verbs: &["patch"],
     },
     Permission {
         group: "karpenter.sh",
