@@ -873,9 +873,7 @@ fn a_drifted_node_whose_pods_fit_nowhere_is_not_drained() {
         .md(8, 1)
         .machine(8, 1, true, true)
         .pod("huge", Some(1), "7")
-        .with("NodeClaim", "c-1", |c| {
-            stamp_stale(c)
-        })
+        .with("NodeClaim", "c-1", |c| stamp_stale(c))
         .with("MachineDeployment", "md-8", |md| {
             md["metadata"]["labels"] = json!({})
         })
@@ -945,9 +943,7 @@ fn disrupting_a_node_pending_pods_need_provisions_for_them() {
         .pod("small", Some(1), "500m")
         .pod("busy", Some(2), "1")
         .pod("pending", None, "3")
-        .with("NodeClaim", "c-1", |c| {
-            stamp_stale(c)
-        });
+        .with("NodeClaim", "c-1", |c| stamp_stale(c));
     let p = w.plan();
     let l = lines(&p);
     assert_eq!(
@@ -1123,9 +1119,7 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
         .machine(4, 2, true, true)
         .pod("web", Some(1), "1")
         .pod("busy", Some(2), "2")
-        .with("NodeClaim", "c-1", |c| {
-            stamp_stale(c)
-        })
+        .with("NodeClaim", "c-1", |c| stamp_stale(c))
         .with("Node", "node-1", |n| {
             n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"])
         });
@@ -1294,9 +1288,7 @@ mod properties {
                 });
             }
             if n.claim && n.drifted {
-                w = w.with("NodeClaim", &format!("c-{i}"), |c| {
-                    stamp_stale(c)
-                });
+                w = w.with("NodeClaim", &format!("c-{i}"), |c| stamp_stale(c));
             }
             if n.marked {
                 w = w.with("Machine", &format!("m-{i}"), |m| {

@@ -262,7 +262,11 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
         .collect();
     // The registration edit conflicts once and is retried; then the claim's annotations are
     // propagated (a merge patch).
-    assert_eq!(node_patches, vec![409, 200, 200], "the conflict was retried");
+    assert_eq!(
+        node_patches,
+        vec![409, 200, 200],
+        "the conflict was retried"
+    );
     let node = fake.get("", "nodes", "", "worker-abc").unwrap();
     assert_eq!(node["spec"]["taints"], json!([]));
     assert_eq!(

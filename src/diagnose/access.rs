@@ -271,8 +271,10 @@ fn excess(identity: &Identity) -> Vec<String> {
                                 .chain(WORKLOAD)
                                 .chain(LEADER_ELECTION)
                                 .any(|p| {
-                                p.group == grp && p.resource == res && p.verbs.contains(&v.as_str())
-                            });
+                                    p.group == grp
+                                        && p.resource == res
+                                        && p.verbs.contains(&v.as_str())
+                                });
                             let basic = SELF_REVIEWS.contains(&(grp.as_str(), res.as_str()));
                             (!needed && !basic).then(|| format!("{v} {res}"))
                         })
