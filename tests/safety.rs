@@ -873,7 +873,7 @@ fn a_drifted_node_whose_pods_fit_nowhere_is_not_drained() {
         .md(8, 1)
         .machine(8, 1, true, true)
         .pod("huge", Some(1), "7")
-        .with("NodeClaim", "c-1", |c| stamp_stale(c))
+        .with("NodeClaim", "c-1", stamp_stale)
         .with("MachineDeployment", "md-8", |md| {
             md["metadata"]["labels"] = json!({})
         })
@@ -901,7 +901,7 @@ fn room_that_is_not_initialized_is_no_home() {
     // node-1 (drifted, 1 cpu pod) could move to node-2, but node-2's claim is not initialized.
     let w = World::new("WhenEmpty").md(4, 2).machine(4, 1, true, true).machine(4, 2, true, true)
         .pod("web", Some(1), "1")
-        .with("NodeClaim", "c-1", |c| stamp_stale(c))
+        .with("NodeClaim", "c-1", stamp_stale)
         .with("NodeClaim", "c-2", |c| c["status"]["conditions"] = json!([{"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"}]));
     let p = w.plan();
     // A replacement first; no eviction.
@@ -943,7 +943,7 @@ fn disrupting_a_node_pending_pods_need_provisions_for_them() {
         .pod("small", Some(1), "500m")
         .pod("busy", Some(2), "1")
         .pod("pending", None, "3")
-        .with("NodeClaim", "c-1", |c| stamp_stale(c));
+        .with("NodeClaim", "c-1", stamp_stale);
     let p = w.plan();
     let l = lines(&p);
     assert_eq!(
@@ -1119,7 +1119,7 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
         .machine(4, 2, true, true)
         .pod("web", Some(1), "1")
         .pod("busy", Some(2), "2")
-        .with("NodeClaim", "c-1", |c| stamp_stale(c))
+        .with("NodeClaim", "c-1", stamp_stale)
         .with("Node", "node-1", |n| {
             n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"])
         });
@@ -1288,7 +1288,7 @@ mod properties {
                 });
             }
             if n.claim && n.drifted {
-                w = w.with("NodeClaim", &format!("c-{i}"), |c| stamp_stale(c));
+                w = w.with("NodeClaim", &format!("c-{i}"), stamp_stale);
             }
             if n.marked {
                 w = w.with("Machine", &format!("m-{i}"), |m| {
