@@ -284,13 +284,23 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
     assert_eq!(node["metadata"]["ownerReferences"][0]["name"], claim);
     let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
     assert_eq!(nc["status"]["nodeName"], "worker-abc");
-    let types: Vec<&str> = nc["status"]["conditions"]
+    let types: Vec<(&str, &str)> = nc["status"]["conditions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["type"].as_str().unwrap())
+        .map(|c| (c["type"].as_str().unwrap(), c["status"].as_str().unwrap()))
         .collect();
-    assert_eq!(types, vec!["Launched", "Registered"]);
+    // Initialized and Ready were set Unknown at creation (as Karpenter) and stay so until the
+    // node is Ready.
+    assert_eq!(
+        types,
+        vec![
+            ("Launched", "True"),
+            ("Registered", "True"),
+            ("Initialized", "Unknown"),
+            ("Ready", "Unknown")
+        ]
+    );
 
     // The node turns Ready: the claim is Initialized and the cluster converged.
     fake.mutate("", "nodes", "", "worker-abc", |n| {

@@ -587,11 +587,8 @@ impl Action {
                     name: node.clone(),
                     patch: json!({"metadata": {"annotations": annotations}}),
                 });
-                // The registration edit first (a read-modify-write, retried on conflict), then
-                // the propagated annotations (a merge patch); nothing disrupts a node before
-                // it is initialized, a later step.
                 Steps {
-                    writes: [
+                    writes: annotate.into_iter().chain([
                         Write::EditNode {
                             name: node.clone(),
                             add_labels,
@@ -609,10 +606,7 @@ impl Action {
                             fields,
                             conditions: vec![condition("Registered", "True", "Registered", "")],
                         },
-                    ]
-                    .into_iter()
-                    .chain(annotate)
-                    .collect(),
+                    ]).collect(),
                     rollback: Vec::new(),
                 }
             }

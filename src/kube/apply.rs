@@ -251,18 +251,26 @@ impl Executor {
                 patch,
             } => {
                 let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
-                api.patch(name, &patch_params(), &Patch::Merge(patch))
-                    .await
-                    .map_err(|e| {
-                        object_error(
-                            *cluster,
-                            "patch",
-                            &resource_name(resource),
-                            namespace,
-                            name,
-                            e,
-                        )
-                    })?;
+                // A merge patch carries no resourceVersion, so a 409 is transient: retried.
+                let mut sent = api.patch(name, &patch_params(), &Patch::Merge(patch)).await;
+                for _ in 1..CONFLICT_ATTEMPTS {
+                    match &sent {
+                        Err(e) if status_code(e) == Some(409) => {
+                            sent = api.patch(name, &patch_params(), &Patch::Merge(patch)).await;
+                        }
+                        _ => break,
+                    }
+                }
+                sent.map_err(|e| {
+                    object_error(
+                        *cluster,
+                        "patch",
+                        &resource_name(resource),
+                        namespace,
+                        name,
+                        e,
+                    )
+                })?;
                 Ok(None)
             }
             Write::Scale {
