@@ -181,7 +181,12 @@ pub struct SourceArgs {
 
   # The live clusters, and what consolidation of the running nodes would save
   kubectl karpenter-capi simulate --live --management-kubeconfig mgmt.kubeconfig
-  kubectl karpenter-capi simulate --live --consolidate")]
+  kubectl karpenter-capi simulate --live --consolidate
+
+  # Replay all three over time (the seed report's first run), and draw it
+  kubectl karpenter-capi simulate --timeline --chart timeline.svg
+  kubectl karpenter-capi simulate --timeline --trace seed-benchmark -o json
+  kubectl karpenter-capi simulate --timeline --trace day.trace.yaml -f catalog.yaml")]
 pub struct SimulateArgs {
     /// Objects to simulate over (see -f); without any, the built-in scenario is used.
     #[command(flatten)]
@@ -195,6 +200,17 @@ pub struct SimulateArgs {
     /// Read the live workload and management clusters instead of files or the built-in scenario.
     #[arg(long, conflicts_with = "files")]
     pub live: bool,
+    /// Replay the strategies over time against simulated Cluster API and kubelets: milestones,
+    /// time to Running, nodes and cost per strategy (default trace: the seed report's first run).
+    #[arg(long, conflicts_with_all = ["consolidate", "live"])]
+    pub timeline: bool,
+    /// The load trace to replay: a YAML trace file, or a built-in one (seed-first-run,
+    /// seed-benchmark). Without it, -f's pending workloads arrive at T+0 and leave at T+10m.
+    #[arg(long, value_name = "FILE|NAME", requires = "timeline")]
+    pub trace: Option<String>,
+    /// Also draw the replay as an SVG: nodes and cost per hour over time, one line per strategy.
+    #[arg(long, value_name = "FILE", requires = "timeline")]
+    pub chart: Option<std::path::PathBuf>,
 }
 
 /// The provisioning strategies `simulate` and `explain` compare.
