@@ -158,7 +158,7 @@ pub fn notes(snapshot: &Snapshot) -> Vec<String> {
 pub fn timeline_inputs(args: &SimulateArgs) -> Result<(Trace, Snapshot)> {
     let files = &args.source.files;
     let scenario_from_files =
-        || -> Result<Snapshot> { Ok(snapshot_from_sources(&read_sources(files)?)?) };
+        || -> Result<Snapshot> { snapshot_from_sources(&read_sources(files)?) };
     let built_in = |name: &str| -> Result<(Trace, Snapshot)> {
         let trace = trace::built_in(name)
             .ok_or_else(|| Error::usage(format!("unknown built-in trace {name:?}")))?;

@@ -424,13 +424,12 @@ impl SimCluster {
             }
         }
         // Steps at the same time as the first belong to the first wave.
-        if !self
+        let next_in_first_wave = self
             .trace
             .steps
             .get(i + 1)
-            .is_some_and(|s| Some(s.at) == self.first_step_at)
-            && first_wave
-        {
+            .is_some_and(|s| Some(s.at) == self.first_step_at);
+        if first_wave && !next_in_first_wave {
             self.rec.close_first_wave();
         }
         self.check_load();

@@ -127,7 +127,9 @@ pub fn replay(
     let mut events = 0usize;
     let mut same_time = 0usize;
     let mut last_t = -1;
+    let mut steps = 0u64;
     while let Some(t) = c.next_time() {
+        steps += 1;
         if t > horizon {
             break;
         }
@@ -161,7 +163,7 @@ pub fn replay(
         }
         let nothing_left = c.nothing_left();
         c.rec.check_zero(t, nothing_left);
-        if events % 512 == 0 {
+        if steps.is_multiple_of(256) {
             progress(t, horizon);
         }
     }
