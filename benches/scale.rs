@@ -1,6 +1,7 @@
 //! Scale benchmarks (a bench binary, `cargo bench --bench scale`): wall time and peak memory of
-//! the `cost` strategy on Karpenter's scheduling-benchmark shape, and of one controller plan on a
-//! 5,000-pod / 500-node / 50-MachineDeployment cluster. Numbers go to the README, never into
+//! the `cost` strategy on Karpenter's scheduling-benchmark shape and on its full benchmark mix
+//! (spread, affinity, anti-affinity), and of one controller plan on a 5,000-pod / 500-node /
+//! 50-MachineDeployment cluster. Numbers go to the README, never into
 //! assertions.
 
 use std::fmt::Write as _;
@@ -71,6 +72,92 @@ fn pods(n: usize, rng: &mut Lcg) -> String {
         );
     }
     y
+}
+
+/// Karpenter's full benchmark mix (`scheduling_benchmark_test.go`, `makeDiversePods`): a fifth
+/// each of generic pods, zonal spread (maxSkew 1), hostname spread (maxSkew 1), zonal
+/// self-affinity and hostname anti-affinity (all `app: nginx` pods repel each other); labels and
+/// selectors drawn from 7 values, as upstream.
+fn diverse_pods(n: usize, rng: &mut Lcg) -> String {
+    const VALUES: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
+    let mut y = String::new();
+    let fifth = n / 5;
+    for i in 0..n {
+        let cpu = rng.pick(&[100, 250, 500, 1000, 1500]);
+        let mem = rng.pick(&[100, 256, 512, 1024, 2048, 4096]);
+        let kind = if i < 5 * fifth { i / fifth.max(1) } else { 0 };
+        let (labels, extra) = match kind {
+            1 | 2 => {
+                let key = if kind == 1 {
+                    "topology.kubernetes.io/zone"
+                } else {
+                    "kubernetes.io/hostname"
+                };
+                (
+                    format!("{{my-label: {}}}", rng.pick(&VALUES)),
+                    format!(
+                        "\n  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: {key}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{my-label: {}}}}}}}",
+                        rng.pick(&VALUES)
+                    ),
+                )
+            }
+            3 => {
+                let v = rng.pick(&VALUES);
+                (
+                    format!("{{my-affininity: {v}}}"),
+                    format!(
+                        "\n  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{my-affininity: {v}}}}}\n        topologyKey: topology.kubernetes.io/zone"
+                    ),
+                )
+            }
+            4 => (
+                "{app: nginx}".to_string(),
+                "\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: nginx}}\n        topologyKey: kubernetes.io/hostname".to_string(),
+            ),
+            _ => (format!("{{my-label: {}}}", rng.pick(&VALUES)), String::new()),
+        };
+        let _ = write!(
+            y,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default, labels: {labels}}}\nspec:\n  containers: [{{name: c, resources: {{requests: {{cpu: {cpu}m, memory: {mem}Mi}}}}}}]{extra}\n"
+        );
+    }
+    y
+}
+
+/// The full mix through one strategy: load, solve, and a check that the plan breaks no spread.
+fn full_mix(pod_count: usize, strategy: StrategyName) {
+    let mut rng = Lcg(42);
+    let text = format!("{}{}", catalog(400), diverse_pods(pod_count, &mut rng));
+    let t = Instant::now();
+    let snap = snapshot_from_sources(&[Source {
+        name: "bench".into(),
+        text,
+    }])
+    .expect("bench input parses");
+    let load = t.elapsed();
+    let pending: Vec<usize> = (0..snap.pods.len()).collect();
+    let t = Instant::now();
+    let p = by_name(strategy).plan(&snap, &pending);
+    let solve = t.elapsed();
+    let vcpu: i64 = p
+        .new_nodes
+        .iter()
+        .map(|n| n.offering.flavor.capacity.cpu_millis)
+        .sum();
+    let requested: i64 = snap.pods.iter().map(|p| p.demand.requests.cpu_millis).sum();
+    println!(
+        "full mix {pod_count:>6} pods x 1200 MDs  {:<15} load {:>7.3}s  solve {:>7.3}s  nodes {:>5}  vCPU {:>6} (pods request {:>6})  price/h {:>9}  unschedulable {:>4}  relaxed {:>3}  peak RSS {:>6.1} MiB",
+        strategy.as_str(),
+        load.as_secs_f64(),
+        solve.as_secs_f64(),
+        p.new_nodes.len(),
+        vcpu / 1000,
+        requested / 1000,
+        p.price().to_string(),
+        p.unschedulable.len(),
+        p.relaxed.len(),
+        peak_rss_mib()
+    );
 }
 
 /// Peak resident memory of this process so far (VmHWM), in MiB.
@@ -281,6 +368,9 @@ fn main() {
     };
     for &n in sizes {
         scheduling(n, &[StrategyName::Cost]);
+    }
+    for &n in sizes {
+        full_mix(n, StrategyName::Cost);
     }
     if !quick {
         scheduling(

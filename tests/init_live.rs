@@ -295,7 +295,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        12
+        15
     );
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "karpenter-capi");
     let d = deployments.get("karpenter-capi").await.unwrap();

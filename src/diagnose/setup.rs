@@ -604,6 +604,7 @@ fn probe_pod() -> PodRecord {
             anti_affinity: Vec::new(),
             affinity: Vec::new(),
             host_ports: Vec::new(),
+            ..Default::default()
         },
         node_name: None,
         marked_unschedulable: true,

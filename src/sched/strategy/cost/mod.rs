@@ -89,6 +89,17 @@ impl Strategy for Cost {
                     }
                 }
             }
+            // Constraints across nodes (spread, affinity, preferences): checked placement one
+            // pod at a time, as Karpenter does; the class packing below does not model them.
+            None if cross_node => {
+                unplaced.extend(crate::sched::topology::place::pack(
+                    &mut state,
+                    &mut budget_after,
+                    &offerings,
+                    &|p, o| allowed.permits(p, o),
+                    &placeable,
+                ));
+            }
             None => {
                 unplaced.extend(greedy::pack(
                     &mut state,
@@ -127,6 +138,24 @@ fn relevant_keys(snapshot: &Snapshot) -> std::collections::BTreeSet<String> {
                 .iter()
                 .chain(d.affinity.iter())
                 .map(|t| t.topology_key.clone()),
+        );
+        // Spread, preferences and volumes tell zones apart too.
+        out.extend(d.spread.iter().map(|c| c.topology_key.clone()));
+        out.extend(
+            d.preferred_affinity
+                .iter()
+                .chain(d.preferred_anti_affinity.iter())
+                .map(|w| w.term.topology_key.clone()),
+        );
+        out.extend(
+            d.preferred_node_affinity
+                .iter()
+                .flat_map(|t| t.requirements.iter().map(|r| r.key.clone())),
+        );
+        out.extend(
+            d.volume_requirements
+                .iter()
+                .flat_map(|v| v.alternatives.iter().flatten().map(|r| r.key.clone())),
         );
     }
     for ds in &snapshot.daemonsets {
