@@ -830,7 +830,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__simulate)
-            opts="-f -n -o -v -h -V --filename --now --strategy --consolidate --live --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-f -n -o -v -h -V --filename --now --strategy --consolidate --live --timeline --trace --chart --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -850,6 +850,14 @@ _kubectl_karpenter_capi() {
                     ;;
                 --strategy)
                     COMPREPLY=($(compgen -W "cost karpenter-capi least-waste" -- "${cur}"))
+                    return 0
+                    ;;
+                --trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chart)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
