@@ -6,12 +6,15 @@ pub mod constraints;
 pub mod cron;
 pub mod duration;
 pub mod flavor;
+#[cfg(test)]
+mod fuzz;
 pub mod labels;
 pub mod load;
 pub mod machine;
 pub mod nodeclaim;
 pub mod nodepool;
 pub mod object;
+pub mod odd;
 pub mod pod;
 pub mod quantity;
 pub mod resources;
