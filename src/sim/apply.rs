@@ -313,7 +313,9 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             "Pod" => c.evict_pod(&format!("{namespace}/{name}")),
             other => return Err(format!("the simulation does not delete {other}s")),
         },
-        Write::Evict { namespace, name } => c.evict_pod(&format!("{namespace}/{name}")),
+        Write::Evict {
+            namespace, name, ..
+        } => c.evict_pod(&format!("{namespace}/{name}")),
         Write::Event { .. } => c.rec.events += 1,
         Write::Create { resource, .. } => {
             return Err(format!("the simulation does not create {}s", resource.kind));

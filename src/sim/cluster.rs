@@ -463,6 +463,9 @@ impl SimCluster {
             nominated: false,
             daemon: false,
             terminal: false,
+            terminating: false,
+            mirror: false,
+            uid: Some(format!("sim-{}", k)),
             gated: false,
             owner: Some(format!("ReplicaSet/{}", self.trace.workloads[w].name)),
             created: Some(self.ts(self.now)),
@@ -617,6 +620,7 @@ impl SimCluster {
             phase: Some("Provisioning".to_string()),
             conditions: Vec::new(),
             failure: None,
+            machine_set: None,
         };
         let mk = machine.key();
         self.snap.machines.push(machine);
@@ -691,6 +695,7 @@ impl SimCluster {
             ready: Some(false),
             unschedulable: false,
             created: Some(self.ts(self.now)),
+            deleting: false,
         };
         // The DaemonSet controller places its pods on every node they select.
         let daemons: Vec<PodRecord> = self
@@ -712,6 +717,9 @@ impl SimCluster {
                     nominated: false,
                     daemon: true,
                     terminal: false,
+                    terminating: false,
+                    mirror: false,
+                    uid: None,
                     gated: false,
                     owner: Some(format!("DaemonSet/{}", d.name)),
                     created: Some(self.ts(self.now)),

@@ -105,6 +105,7 @@ impl ClusterAutoscaler {
                 ready: Some(true),
                 unschedulable: false,
                 created: None,
+                deleting: false,
             });
         }
         view
@@ -136,6 +137,7 @@ impl ClusterAutoscaler {
                     replicas: current + add,
                     rollback_machines: Vec::new(),
                     api_version: md.object.api_version.clone(),
+                    resource_version: None,
                 });
             }
         }
@@ -277,6 +279,7 @@ impl ClusterAutoscaler {
                     replicas: (current - remove).max(0),
                     rollback_machines: Vec::new(),
                     api_version: md.object.api_version.clone(),
+                    resource_version: None,
                 });
             }
         }

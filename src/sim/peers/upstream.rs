@@ -152,6 +152,7 @@ impl Upstream {
                     replicas: current + deficit,
                     rollback_machines: Vec::new(),
                     api_version: md.object.api_version.clone(),
+                    resource_version: None,
                 });
             }
             self.released.extend(claims.iter().cloned());
@@ -245,6 +246,8 @@ impl Upstream {
                 node_claim: name.clone(),
                 reason: "Empty".to_string(),
                 message: "disrupting node(s): empty".to_string(),
+                machine: claim.machine.clone(),
+                add_finalizer: false,
             });
             // The provider's Delete: mark that Machine; replicas drop by the batch's count.
             if let Some(m) = bound_machine(&c.snap, claim) {
@@ -264,6 +267,7 @@ impl Upstream {
                     replicas: (current - machines.len() as i64).max(0),
                     rollback_machines: machines,
                     api_version: md.object.api_version.clone(),
+                    resource_version: None,
                 });
             }
         }
