@@ -2,7 +2,6 @@
 //! the comparison.
 
 use crate::cli::{GlobalArgs, SimulateArgs, StrategyName};
-use crate::cmd::source::read_sources;
 use crate::controller::consolidation::{self, ConsolidationOutcome};
 use crate::error::{Error, Outcome, Result};
 use crate::model::load::{Source, snapshot_from_sources};
@@ -31,7 +30,7 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
             text: DEFAULT_SCENARIO.to_string(),
         }])?
     } else {
-        snapshot_from_sources(&read_sources(&args.source.files)?)?
+        super::source::snapshot(&args.source)?
     };
     if args.consolidate {
         let report = consolidate(&snapshot, args.strategy)?;
@@ -157,8 +156,7 @@ pub fn notes(snapshot: &Snapshot) -> Vec<String> {
 /// report's first run.
 pub fn timeline_inputs(args: &SimulateArgs) -> Result<(Trace, Snapshot)> {
     let files = &args.source.files;
-    let scenario_from_files =
-        || -> Result<Snapshot> { snapshot_from_sources(&read_sources(files)?) };
+    let scenario_from_files = || super::source::snapshot(&args.source);
     let built_in = |name: &str| -> Result<(Trace, Snapshot)> {
         let trace = trace::built_in(name)
             .ok_or_else(|| Error::usage(format!("unknown built-in trace {name:?}")))?;
