@@ -3,7 +3,7 @@
 
 mod support;
 
-use karpenter_capi::cli::CapiVersion;
+use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::kube::permissions::{self, Permission};
 use karpenter_capi::model::flavor::{Price, PriceSource, annotations};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};

@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ByteString, NamespaceResourceScope};
-use karpenter_capi::cli::CapiVersion;
+use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::cmd::init::live;
 use karpenter_capi::error::ClusterRole as Target;
 use karpenter_capi::setup::render::{Templates, render};

@@ -2,7 +2,7 @@
 //! pins, per strategy, through the library and the real binary.
 
 use assert_cmd::Command;
-use karpenter_capi::cli::StrategyName;
+use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::cmd::simulate::simulate;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::sched::report::{SimulationReport, StrategyReport};

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::nodeclaims::{self, Blocker};
 use super::{Finding, age_secs, format_secs};
-use crate::cli::StrategyName;
+use crate::sched::strategy::StrategyName;
 use crate::controller::Config;
 use crate::model::condition;
 use crate::model::flavor::Price;

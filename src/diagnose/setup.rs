@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{Area, Cause, Finding, Severity, subject};
-use crate::cli::StrategyName;
+use crate::sched::strategy::StrategyName;
 use crate::controller::action::UNREGISTERED_TAINT_KEY;
 use crate::model::flavor::{MEMBER_LABEL, PriceSource, annotations};
 use crate::model::labels::Labels;

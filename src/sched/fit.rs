@@ -197,6 +197,14 @@ pub fn static_fit(
     Ok(())
 }
 
+/// [`static_fit`] as a yes or no, without building a reason: the hot path of search. The
+/// reason, when one is printed, comes from [`static_fit`], which checks the same things.
+pub fn static_ok(pod: &PodDemand, labels: &Labels, taints: &[Taint], free: &Resources) -> bool {
+    first_untolerated(taints, &pod.tolerations).is_none()
+        && pod.node_requirement_unmet(labels).is_none()
+        && pod.requests.fits_in(free)
+}
+
 fn requirement_unmet(r: &Requirement, labels: &Labels) -> Unfit {
     Unfit::RequirementNotMet {
         requirement: r.to_string(),

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::catalog::Offering;
-use super::fit::{Unfit, static_fit};
+use super::fit::{Unfit, static_fit, static_ok};
 use crate::model::labels::{Labels, keys};
 use crate::model::pod::AffinityTerm;
 use crate::model::resources::Resources;
@@ -217,9 +217,36 @@ impl<'a> ClusterState<'a> {
         self.topology_fit(pod, &n.labels)
     }
 
+    /// Whether a pod can go on a node now: [`ClusterState::fits`] as a yes or no, without
+    /// building a reason (the hot path of search).
+    pub fn can_place(&self, pod: usize, node: usize) -> bool {
+        let n = &self.nodes[node];
+        if n.cordoned {
+            return false;
+        }
+        let demand = &self.snapshot.pods[pod].demand;
+        static_ok(demand, &n.labels, &n.taints, &n.free)
+            && !demand.host_ports.iter().any(|p| n.ports.contains(p))
+            && (self.topology_keys.is_empty() || self.topology_block(pod, &n.labels).is_none())
+    }
+
     /// Required pod anti-affinity (both directions) and pod affinity against the pods already
     /// in the node's topology domains.
     pub fn topology_fit(&self, pod: usize, labels: &Labels) -> Result<(), Unfit> {
+        match self.topology_block(pod, labels) {
+            None => Ok(()),
+            Some(TopologyBlock::AntiAffinity { other, key }) => Err(Unfit::AntiAffinity {
+                pod: self.snapshot.pods[other].demand.key(),
+                topology_key: key.to_string(),
+            }),
+            Some(TopologyBlock::Affinity { key }) => Err(Unfit::AffinityUnsatisfied {
+                topology_key: key.to_string(),
+            }),
+        }
+    }
+
+    /// What blocks a pod in these labels' topology domains, without allocating.
+    fn topology_block<'s>(&'s self, pod: usize, labels: &Labels) -> Option<TopologyBlock<'s>> {
         let pods = &self.snapshot.pods;
         let me = &pods[pod].demand;
         let in_domain = |key: &str| -> &[usize] {
@@ -234,9 +261,9 @@ impl<'a> ClusterState<'a> {
                 .iter()
                 .find(|&&o| selects(term, &pods[o].demand))
             {
-                return Err(Unfit::AntiAffinity {
-                    pod: pods[other].demand.key(),
-                    topology_key: term.topology_key.clone(),
+                return Some(TopologyBlock::AntiAffinity {
+                    other,
+                    key: &term.topology_key,
                 });
             }
         }
@@ -248,10 +275,7 @@ impl<'a> ClusterState<'a> {
                     .iter()
                     .any(|t| &t.topology_key == key && selects(t, me))
                 {
-                    return Err(Unfit::AntiAffinity {
-                        pod: od.key(),
-                        topology_key: key.clone(),
-                    });
+                    return Some(TopologyBlock::AntiAffinity { other, key });
                 }
             }
         }
@@ -267,12 +291,12 @@ impl<'a> ClusterState<'a> {
                 .iter()
                 .any(|&o| selects(term, &pods[o].demand));
             if anywhere || !selects(term, me) {
-                return Err(Unfit::AffinityUnsatisfied {
-                    topology_key: term.topology_key.clone(),
+                return Some(TopologyBlock::Affinity {
+                    key: &term.topology_key,
                 });
             }
         }
-        Ok(())
+        None
     }
 
     /// Places a pod on a node (the caller checked [`ClusterState::fits`]).
@@ -297,6 +321,14 @@ impl<'a> ClusterState<'a> {
                     .any(|t| t.topology_key != keys::HOSTNAME)
         })
     }
+}
+
+/// What blocks a pod topologically (indices and borrowed keys: no allocation).
+enum TopologyBlock<'s> {
+    /// A pod (snapshot index) in the domain repels or is repelled on `key`.
+    AntiAffinity { other: usize, key: &'s str },
+    /// No pod the affinity term on `key` needs is in the domain.
+    Affinity { key: &'s str },
 }
 
 fn selects(term: &AffinityTerm, pod: &crate::model::pod::PodDemand) -> bool {

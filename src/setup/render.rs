@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::infra::FlavorField;
 use super::{SetupInput, UNREGISTERED_TAINT, target_comment};
-use crate::cli::CapiVersion;
+use super::CapiVersion;
 use crate::error::{ClusterRole, Error};
 use crate::kube::permissions::{self, Permission};
 use crate::model::flavor::{MEMBER_LABEL, annotations};
