@@ -3,14 +3,15 @@
 //! (1k/5k/20k pods, 400 types x 3 zones); one controller plan over 10,000 pending pods, 1,000
 //! nodes and 100 MachineDeployments; and the plugin binary end to end (`run --once --dry-run`,
 //! default `simulate` at 10k pods). Each case runs in its own process so its peak memory is its
-//! own. Numbers go to the README, never into assertions.
+//! own. Karpenter's full benchmark mix (spread, affinity, anti-affinity) runs too. Numbers go
+//! to the README, never into assertions.
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::controller::{Config, plan};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
+use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::sched::strategy::by_name;
 
 /// A small deterministic generator (no dependency needed for reproducible inputs).
@@ -75,6 +76,92 @@ fn pods(n: usize, rng: &mut Lcg) -> String {
         );
     }
     y
+}
+
+/// Karpenter's full benchmark mix (`scheduling_benchmark_test.go`, `makeDiversePods`): a fifth
+/// each of generic pods, zonal spread (maxSkew 1), hostname spread (maxSkew 1), zonal
+/// self-affinity and hostname anti-affinity (all `app: nginx` pods repel each other); labels and
+/// selectors drawn from 7 values, as upstream.
+fn diverse_pods(n: usize, rng: &mut Lcg) -> String {
+    const VALUES: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
+    let mut y = String::new();
+    let fifth = n / 5;
+    for i in 0..n {
+        let cpu = rng.pick(&[100, 250, 500, 1000, 1500]);
+        let mem = rng.pick(&[100, 256, 512, 1024, 2048, 4096]);
+        let kind = if i < 5 * fifth { i / fifth.max(1) } else { 0 };
+        let (labels, extra) = match kind {
+            1 | 2 => {
+                let key = if kind == 1 {
+                    "topology.kubernetes.io/zone"
+                } else {
+                    "kubernetes.io/hostname"
+                };
+                (
+                    format!("{{my-label: {}}}", rng.pick(&VALUES)),
+                    format!(
+                        "\n  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: {key}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{my-label: {}}}}}}}",
+                        rng.pick(&VALUES)
+                    ),
+                )
+            }
+            3 => {
+                let v = rng.pick(&VALUES);
+                (
+                    format!("{{my-affininity: {v}}}"),
+                    format!(
+                        "\n  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{my-affininity: {v}}}}}\n        topologyKey: topology.kubernetes.io/zone"
+                    ),
+                )
+            }
+            4 => (
+                "{app: nginx}".to_string(),
+                "\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: nginx}}\n        topologyKey: kubernetes.io/hostname".to_string(),
+            ),
+            _ => (format!("{{my-label: {}}}", rng.pick(&VALUES)), String::new()),
+        };
+        let _ = write!(
+            y,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default, labels: {labels}}}\nspec:\n  containers: [{{name: c, resources: {{requests: {{cpu: {cpu}m, memory: {mem}Mi}}}}}}]{extra}\n"
+        );
+    }
+    y
+}
+
+/// The full mix through one strategy: load, solve, and a check that the plan breaks no spread.
+fn full_mix(pod_count: usize, strategy: StrategyName) {
+    let mut rng = Lcg(42);
+    let text = format!("{}{}", catalog(400), diverse_pods(pod_count, &mut rng));
+    let t = Instant::now();
+    let snap = snapshot_from_sources(&[Source {
+        name: "bench".into(),
+        text,
+    }])
+    .expect("bench input parses");
+    let load = t.elapsed();
+    let pending: Vec<usize> = (0..snap.pods.len()).collect();
+    let t = Instant::now();
+    let p = by_name(strategy).plan(&snap, &pending);
+    let solve = t.elapsed();
+    let vcpu: i64 = p
+        .new_nodes
+        .iter()
+        .map(|n| n.offering.flavor.capacity.cpu_millis)
+        .sum();
+    let requested: i64 = snap.pods.iter().map(|p| p.demand.requests.cpu_millis).sum();
+    println!(
+        "full mix {pod_count:>6} pods x 1200 MDs  {:<15} load {:>7.3}s  solve {:>7.3}s  nodes {:>5}  vCPU {:>6} (pods request {:>6})  price/h {:>9}  unschedulable {:>4}  relaxed {:>3}  peak RSS {:>6.1} MiB",
+        strategy.as_str(),
+        load.as_secs_f64(),
+        solve.as_secs_f64(),
+        p.new_nodes.len(),
+        vcpu / 1000,
+        requested / 1000,
+        p.price().to_string(),
+        p.unschedulable.len(),
+        p.relaxed.len(),
+        peak_rss_mib()
+    );
 }
 
 /// Peak resident memory of this process so far (VmHWM), in MiB.
@@ -201,7 +288,14 @@ fn cluster(mds: usize, nodes: usize, bound: usize, pending: usize, consolidate: 
 
 const NOW: &str = "2026-11-30T10:00:00Z";
 
-fn controller_plan(label: &str, mds: usize, nodes: usize, bound: usize, pending: usize, consolidate: bool) {
+fn controller_plan(
+    label: &str,
+    mds: usize,
+    nodes: usize,
+    bound: usize,
+    pending: usize,
+    consolidate: bool,
+) {
     let y = cluster(mds, nodes, bound, pending, consolidate);
     let t = Instant::now();
     let snap = snapshot_from_sources(&[Source {
@@ -228,7 +322,8 @@ fn controller_plan(label: &str, mds: usize, nodes: usize, bound: usize, pending:
 
 /// Runs the plugin binary on a file and reports its wall time.
 fn end_to_end(label: &str, text: &str, args: &[&str]) {
-    let path = std::env::temp_dir().join(format!("karpenter-capi-bench-{}.yaml", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("karpenter-capi-bench-{}.yaml", std::process::id()));
     std::fs::write(&path, text).expect("temp file writable");
     let exe = env!("CARGO_BIN_EXE_kubectl-karpenter_capi");
     let t = Instant::now();
@@ -273,6 +368,7 @@ fn main() {
                     .expect("a strategy name");
                 scheduling(n.parse().expect("a count"), strategy);
             }
+            ["mix", n] => full_mix(n.parse().expect("a count"), StrategyName::Cost),
             ["controller", label] => match *label {
                 "busy" => controller_plan("busy", 100, 1000, 10_000, 10_000, true),
                 "underutilized" => controller_plan("underutilized", 100, 1000, 3_000, 0, true),
@@ -283,9 +379,16 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let sizes: &[usize] = if quick { &[1_000] } else { &[1_000, 5_000, 20_000] };
+    let sizes: &[usize] = if quick {
+        &[1_000]
+    } else {
+        &[1_000, 5_000, 20_000]
+    };
     for &n in sizes {
         child(&["schedule", &n.to_string(), "cost"]);
+    }
+    for &n in sizes {
+        child(&["mix", &n.to_string()]);
     }
     if !quick {
         child(&["schedule", "20000", "least-waste"]);

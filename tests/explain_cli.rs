@@ -209,6 +209,8 @@ fn nodepool_limits_are_a_reason_with_numbers() {
     assert_eq!(
         stdout,
         "Pod default/big-7c9d8-abcde  pending, requests 3 cpu, 256Mi memory
+├─ Existing nodes
+│  └─ capi-ovh-karpenter-c3-8-old  does not fit  needs 3 cpu, capi-ovh-karpenter-c3-8-old has 1 allocatable
 ├─ Flavors
 │  └─ c3-8  does not fit  NodePool default limit cpu 4 reached (in use 4)
 └─ Strategies (batch of 1 pending pod(s))

@@ -14,9 +14,9 @@ use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ByteString, NamespaceResourceScope};
-use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::cmd::init::live;
 use karpenter_capi::error::ClusterRole as Target;
+use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::setup::render::{Templates, render};
 use karpenter_capi::setup::{infra, kubeconfig};
 use kube::api::Api;
@@ -295,7 +295,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        12
+        15
     );
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "karpenter-capi");
     let d = deployments.get("karpenter-capi").await.unwrap();

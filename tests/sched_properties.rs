@@ -1,9 +1,9 @@
 //! Property tests on random small instances: every placement respects every constraint, `cost`
 //! is never more expensive than the other strategies, and it matches a brute-force optimum.
 
-use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::model::snapshot::Snapshot;
+use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::sched::strategy::{Placement, by_name};
 use proptest::prelude::*;
 
@@ -311,7 +311,13 @@ fn catalog2(structure: Structure, rng: &mut Lcg) -> Vec<Flavor2> {
         Structure::Proportional => {
             for &c in &sizes {
                 let ratio = rng.pick(&[2i64, 4, 8]);
-                push(c, c * ratio, 0, 0.02 * c as f64 + 0.0025 * (c * ratio) as f64, rng.chance(50));
+                push(
+                    c,
+                    c * ratio,
+                    0,
+                    0.02 * c as f64 + 0.0025 * (c * ratio) as f64,
+                    rng.chance(50),
+                );
             }
         }
         Structure::Families => {
@@ -319,7 +325,13 @@ fn catalog2(structure: Structure, rng: &mut Lcg) -> Vec<Flavor2> {
             for &(ratio, per_core) in &[(2i64, 0.034), (4, 0.048), (8, 0.063)] {
                 for &c in &sizes[1..] {
                     let jitter = 1.0 + (rng.next() % 5) as f64 / 100.0;
-                    push(c, c * ratio, 0, per_core * c as f64 * jitter, rng.chance(50));
+                    push(
+                        c,
+                        c * ratio,
+                        0,
+                        per_core * c as f64 * jitter,
+                        rng.chance(50),
+                    );
                 }
             }
         }
@@ -336,19 +348,35 @@ fn catalog2(structure: Structure, rng: &mut Lcg) -> Vec<Flavor2> {
                 push(c, c * 4, 0, 0.045 * c as f64, rng.chance(50));
             }
             for &(c, g) in &[(8i64, 1i64), (16, 2), (32, 4)] {
-                push(c, c * 8, g, 0.04 * c as f64 + 0.9 * g as f64, rng.chance(50));
+                push(
+                    c,
+                    c * 8,
+                    g,
+                    0.04 * c as f64 + 0.9 * g as f64,
+                    rng.chance(50),
+                );
             }
         }
         Structure::Random => {
             for _ in 0..rng.pick(&[3usize, 5, 8]) {
                 let c = rng.pick(&sizes);
                 let ratio = rng.pick(&[2i64, 4, 8]);
-                push(c, c * ratio, 0, 0.01 + (rng.next() % 1000) as f64 / 1000.0, rng.chance(50));
+                push(
+                    c,
+                    c * ratio,
+                    0,
+                    0.01 + (rng.next() % 1000) as f64 / 1000.0,
+                    rng.chance(50),
+                );
             }
         }
     }
     // At least one SSD flavor big enough for any single pod, so selectors stay satisfiable.
-    if let Some(big) = out.iter_mut().filter(|f| f.gpus == 0).max_by_key(|f| f.cores * 1000 + f.mem_gib) {
+    if let Some(big) = out
+        .iter_mut()
+        .filter(|f| f.gpus == 0)
+        .max_by_key(|f| f.cores * 1000 + f.mem_gib)
+    {
         big.ssd = true;
     }
     out
@@ -370,7 +398,10 @@ fn scenario2(flavors: &[Flavor2], pods: &[Pod2]) -> Snapshot {
     let mut y = String::new();
     for (i, f) in flavors.iter().enumerate() {
         let gpu = if f.gpus > 0 {
-            format!("\n    capacity.cluster-autoscaler.kubernetes.io/gpu-count: '{}'\n    capacity.cluster-autoscaler.kubernetes.io/gpu-type: nvidia.com/gpu", f.gpus)
+            format!(
+                "\n    capacity.cluster-autoscaler.kubernetes.io/gpu-count: '{}'\n    capacity.cluster-autoscaler.kubernetes.io/gpu-type: nvidia.com/gpu",
+                f.gpus
+            )
         } else {
             String::new()
         };
@@ -389,7 +420,11 @@ fn scenario2(flavors: &[Flavor2], pods: &[Pod2]) -> Snapshot {
             .anti_group
             .map(|g| format!("\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{group: g{g}}}}}\n        topologyKey: kubernetes.io/hostname"))
             .unwrap_or_default();
-        let selector = if p.ssd { "\n  nodeSelector: {disk: ssd}" } else { "" };
+        let selector = if p.ssd {
+            "\n  nodeSelector: {disk: ssd}"
+        } else {
+            ""
+        };
         let gpu = if p.gpu { ", nvidia.com/gpu: '1'" } else { "" };
         y.push_str(&format!(
             "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default, labels: {labels}}}\nspec:{selector}\n  containers: [{{name: c, resources: {{requests: {{cpu: {}m, memory: {}Mi{gpu}}}, limits: {{cpu: {}m{gpu}}}}}}}]{anti}\n",
@@ -409,7 +444,10 @@ fn assert_valid2(snap: &Snapshot, p: &Placement) {
     for n in &p.new_nodes {
         for &i in &n.pods {
             assert!(
-                snap.pods[i].demand.node_requirement_unmet(&n.offering.labels).is_none(),
+                snap.pods[i]
+                    .demand
+                    .node_requirement_unmet(&n.offering.labels)
+                    .is_none(),
                 "{:?}: pod {} on {} breaks its selector",
                 p.strategy,
                 i,
@@ -651,7 +689,10 @@ fn cost_is_within_two_percent_of_brute_force_beyond_the_exact_limit() {
             let snap = scenario2(&flavors, &pods);
             let cost = plan(&snap, StrategyName::Cost);
             assert_valid2(&snap, &cost);
-            prop_assert!(cost.unschedulable.is_empty(), "{structure:?}: every pod fits some flavor");
+            prop_assert!(
+                cost.unschedulable.is_empty(),
+                "{structure:?}: every pod fits some flavor"
+            );
             let optimum = brute_force2(&flavors, &pods) * 1000;
             let price = cost.price().0;
             prop_assert!(price >= optimum, "{structure:?}: cheaper than the optimum?");
@@ -659,8 +700,7 @@ fn cost_is_within_two_percent_of_brute_force_beyond_the_exact_limit() {
                 price as f64 <= optimum as f64 * 1.02 + 1.0,
                 "{structure:?} seed {seed} pods {count}: {price} vs optimum {optimum}"
             );
-            gaps.borrow_mut()
-                .push(price as f64 / optimum.max(1) as f64);
+            gaps.borrow_mut().push(price as f64 / optimum.max(1) as f64);
             Ok(())
         });
         if let Err(e) = result {
@@ -712,9 +752,22 @@ fn debug_case() {
     let snap = scenario2(&flavors, &pods);
     for s in StrategyName::ALL {
         let p = plan(&snap, s);
-        eprintln!("{:?}: price {:?} bound {:?} unsched {}", s, p.price(), p.lower_bound, p.unschedulable.len());
+        eprintln!(
+            "{:?}: price {:?} bound {:?} unsched {}",
+            s,
+            p.price(),
+            p.lower_bound,
+            p.unschedulable.len()
+        );
         for n in &p.new_nodes {
-            eprintln!("   {} {:?} pods {:?} req {}m {}Mi", n.offering.flavor.instance_type, n.offering.flavor.price, n.pods, n.requested.cpu_millis, n.requested.memory_bytes >> 20);
+            eprintln!(
+                "   {} {:?} pods {:?} req {}m {}Mi",
+                n.offering.flavor.instance_type,
+                n.offering.flavor.price,
+                n.pods,
+                n.requested.cpu_millis,
+                n.requested.memory_bytes >> 20
+            );
         }
     }
 }

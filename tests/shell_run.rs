@@ -707,3 +707,65 @@ async fn with_two_clusters_each_write_goes_to_its_own_cluster() {
         )]
     );
 }
+
+/// A pending pod whose zone spread the existing node cannot keep: `run` gives it a new node of
+/// the flavor in the other zone, and nothing on the existing node.
+#[tokio::test]
+async fn spread_blocked_pod_gets_a_node_in_the_emptier_zone() {
+    let fake = seed_world();
+    fake.remove("", "pods", "default", "big-0");
+    let mut md = fake
+        .get("cluster.x-k8s.io", "machinedeployments", "capi-ovh", MD)
+        .unwrap();
+    md["metadata"]["name"] = json!("capi-ovh-karpenter-c3-8-b");
+    md["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    md["metadata"].as_object_mut().unwrap().remove("uid");
+    let labels = md["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"]
+        .as_str()
+        .unwrap()
+        .replace("zone=nova", "zone=nova-b");
+    md["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"] =
+        json!(labels);
+    fake.seed(md);
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-a", "labels": {"topology.kubernetes.io/zone": "nova", "kubernetes.io/hostname": "worker-a"}},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}, "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True"}]}
+    }));
+    for i in 0..2 {
+        fake.seed(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("web-{i}"), "namespace": "default", "labels": {"app": "web"}},
+            "spec": {"nodeName": "worker-a", "containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]},
+            "status": {"phase": "Running"}
+        }));
+    }
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-2", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}],
+                 "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                     "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
+    }));
+    let (r, out) = pass(&fake, OutputFormat::Json, true).await;
+    assert_eq!(r.unwrap(), Outcome::Success);
+    let plan = json_plan(&out);
+    assert!(
+        plan.contains(&pair(
+            "scaleMachineDeployment",
+            "MachineDeployment/capi-ovh/capi-ovh-karpenter-c3-8-b"
+        )),
+        "{out}"
+    );
+    assert!(
+        !plan
+            .iter()
+            .any(|(_, t)| t == &format!("MachineDeployment/capi-ovh/{MD}")),
+        "{out}"
+    );
+}

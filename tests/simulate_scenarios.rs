@@ -2,10 +2,10 @@
 //! pins, per strategy, through the library and the real binary.
 
 use assert_cmd::Command;
-use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::cmd::simulate::simulate;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::sched::report::{SimulationReport, StrategyReport};
+use karpenter_capi::sched::strategy::StrategyName;
 
 fn scenario(name: &str) -> String {
     format!(

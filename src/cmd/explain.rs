@@ -151,6 +151,42 @@ pub fn pod_tree(e: &PodExplanation) -> Tree {
         .map(|f| label(&f.node_pool, &f.instance_type).len())
         .max()
         .unwrap_or(0);
+    if !e.constraints.is_empty() {
+        let mut c = Tree::new("Constraints (preferences are required until relaxed)");
+        for line in &e.constraints {
+            c.push(Tree::new(line.clone()));
+        }
+        root.push(c);
+    }
+    if !e.nodes.is_empty() {
+        // Enough to see why; JSON has them all.
+        const SHOWN: usize = 20;
+        let mut nodes = Tree::new("Existing nodes");
+        let width = e
+            .nodes
+            .iter()
+            .take(SHOWN)
+            .map(|n| n.node.len())
+            .max()
+            .unwrap_or(0);
+        for n in e.nodes.iter().take(SHOWN) {
+            let name = pad(&n.node, width);
+            nodes.push(if n.fits {
+                Tree::new(format!("{name}  ")).span("fits", Some(Style::Good))
+            } else {
+                Tree::new(format!("{name}  "))
+                    .span("does not fit", Some(Style::Bad))
+                    .span(format!("  {}", n.reason.as_deref().unwrap_or("")), None)
+            });
+        }
+        if e.nodes.len() > SHOWN {
+            nodes.push(Tree::new(format!(
+                "... {} more (-o json lists all)",
+                e.nodes.len() - SHOWN
+            )));
+        }
+        root.push(nodes);
+    }
     let mut flavors = Tree::new("Flavors");
     if e.flavors.is_empty() {
         flavors.push(Tree::styled(
@@ -213,6 +249,10 @@ pub fn pod_tree(e: &PodExplanation) -> Tree {
                     t
                 }
             };
+            let mut line = line;
+            for note in &s.relaxed {
+                line.push(Tree::styled(format!("relaxed: {note}"), Style::Warn));
+            }
             strategies.push(line);
         }
         root.push(strategies);

@@ -163,7 +163,9 @@ fn node_candidates(snapshot: &Snapshot) -> Vec<Candidate> {
         .filter_map(|m| m.flavor.as_ref().ok())
         .collect();
     let blocked = |a: &crate::model::labels::Labels| {
-        a.get(crate::model::labels::keys::DO_NOT_DISRUPT).map(String::as_str) == Some("true")
+        a.get(crate::model::labels::keys::DO_NOT_DISRUPT)
+            .map(String::as_str)
+            == Some("true")
     };
     let mut out: Vec<Candidate> = snapshot
         .nodes

@@ -12,7 +12,7 @@ use crate::model::nodeclaim::{MACHINE_DEPLOYMENT_ANNOTATION, NODEPOOL_HASH_ANNOT
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
-use crate::sched::strategy::{NewNode, Strategy, cost::Cost};
+use crate::sched::strategy::{NewNode, Relaxing, Strategy, cost::Cost};
 
 /// The node-class label Karpenter puts on nodes: `<group>/<lowercase kind>`.
 pub const NODE_CLASS_LABEL: &str = "karpenter.cluster.x-k8s.io/clusterapinodeclass";
@@ -58,7 +58,7 @@ pub fn provision(
             )],
         );
     }
-    let placement = Cost.plan(snapshot, &pods);
+    let placement = Relaxing(Cost).plan(snapshot, &pods);
     let actions = placement
         .new_nodes
         .iter()

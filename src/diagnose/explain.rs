@@ -1,13 +1,13 @@
-//! `explain`'s answers as data: for a pod, which flavors fit it (with the reason and numbers when
-//! not) and what each strategy would provision for it; for a NodeClaim, its timeline, Machine,
-//! Node and blocking cause. Pure: the command looks the object up and renders these.
+//! `explain`'s answers as data: for a pod, its topology and soft constraints, which existing nodes
+//! and flavors fit it (with the reason and numbers when not), what each strategy would provision
+//! for it and which preferences it had to relax; for a NodeClaim, its timeline, Machine, Node and
+//! blocking cause. Pure: the command looks the object up and renders these.
 
 use jiff::Timestamp;
 use serde::Serialize;
 
 use super::nodeclaims::{self, Blocker};
 use super::{Finding, age_secs, format_secs};
-use crate::sched::strategy::StrategyName;
 use crate::controller::Config;
 use crate::model::condition;
 use crate::model::flavor::Price;
@@ -15,6 +15,7 @@ use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog;
 use crate::sched::state::ClusterState;
+use crate::sched::strategy::StrategyName;
 use crate::sched::strategy::{Budget, by_name, rejections};
 use crate::sched::{Rejection, Unfit};
 
@@ -32,6 +33,22 @@ pub struct FlavorFit {
     pub allocatable: Resources,
     /// Price per hour.
     pub price_per_hour: Price,
+    /// Whether it fits.
+    pub fits: bool,
+    /// Why not, as data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfit: Option<Unfit>,
+    /// Why not, as a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Whether an existing (or in-flight) node can take the pod now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeFit {
+    /// The node (or in-flight NodeClaim) name.
+    pub node: String,
     /// Whether it fits.
     pub fits: bool,
     /// Why not, as data.
@@ -89,6 +106,9 @@ pub struct StrategyChoice {
     pub outcome: Outcome,
     /// Price per hour of every new node the strategy plans for the whole batch.
     pub batch_price_per_hour: Price,
+    /// Preferences dropped (in Karpenter's order) before the pod could be placed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relaxed: Vec<String>,
 }
 
 /// Why a pod is where it is, or would go where it would.
@@ -104,6 +124,12 @@ pub struct PodExplanation {
     pub node: Option<String>,
     /// Pending pods planned together with it (itself included).
     pub batch: usize,
+    /// Its topology spread constraints, preferences and volume restrictions, as sentences.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
+    /// For a pending pod: each existing or in-flight node, and why it cannot take the pod.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeFit>,
     /// Per flavor.
     pub flavors: Vec<FlavorFit>,
     /// Per strategy (empty when the pod is already bound).
@@ -135,6 +161,21 @@ pub fn explain_pod(snapshot: &Snapshot, index: usize) -> PodExplanation {
             }
         })
         .collect();
+    let nodes = if pod.is_pending() {
+        (0..state.nodes.len())
+            .map(|n| {
+                let unfit = state.fits(index, n).err();
+                NodeFit {
+                    node: state.nodes[n].name.clone(),
+                    fits: unfit.is_none(),
+                    reason: unfit.as_ref().map(|u| u.describe(&state.nodes[n].name)),
+                    unfit,
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut pending: Vec<usize> = (0..snapshot.pods.len())
         .filter(|&i| snapshot.pods[i].is_provisionable())
         .collect();
@@ -154,6 +195,8 @@ pub fn explain_pod(snapshot: &Snapshot, index: usize) -> PodExplanation {
         requests: pod.demand.requests.clone(),
         node: pod.node_name.clone(),
         batch: if pod.is_pending() { pending.len() } else { 0 },
+        constraints: constraints(&pod.demand),
+        nodes,
         flavors,
         strategies,
     }
@@ -190,7 +233,67 @@ fn choice(
         strategy: name.as_str(),
         outcome,
         batch_price_per_hour: placement.price(),
+        relaxed: placement
+            .relaxed
+            .iter()
+            .find(|(p, _)| *p == index)
+            .map(|(_, notes)| notes.clone())
+            .unwrap_or_default(),
     }
+}
+
+/// The pod's topology spread constraints, preferences (required until relaxed) and volume
+/// restrictions, as sentences.
+fn constraints(d: &crate::model::pod::PodDemand) -> Vec<String> {
+    let mut out: Vec<String> = d
+        .spread
+        .iter()
+        .map(|c| {
+            let mut text = format!("topology spread: {}", c.describe());
+            if let Some(m) = c.min_domains {
+                text.push_str(&format!(", minDomains {m}"));
+            }
+            text
+        })
+        .collect();
+    for (what, terms) in [
+        ("preferred pod affinity", &d.preferred_affinity),
+        ("preferred pod anti-affinity", &d.preferred_anti_affinity),
+    ] {
+        out.extend(terms.iter().map(|w| {
+            format!(
+                "{what} (weight {}) to {} on {}",
+                w.weight, w.term.selector, w.term.topology_key
+            )
+        }));
+    }
+    out.extend(d.preferred_node_affinity.iter().map(|t| {
+        let reqs: Vec<String> = t.requirements.iter().map(ToString::to_string).collect();
+        format!(
+            "preferred node affinity (weight {}) {}",
+            t.weight,
+            reqs.join(", ")
+        )
+    }));
+    out.extend(d.volume_requirements.iter().map(|v| {
+        let alts: Vec<String> = v
+            .alternatives
+            .iter()
+            .map(|a| {
+                a.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            })
+            .collect();
+        format!(
+            "volume claim {} ({}) allows {}",
+            v.claim,
+            v.source,
+            alts.join(" or ")
+        )
+    }));
+    out
 }
 
 /// One step of a NodeClaim's life.

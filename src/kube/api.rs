@@ -24,6 +24,30 @@ pub const POD_DISRUPTION_BUDGET: ResourceType = ResourceType {
     plural: "poddisruptionbudgets",
     namespaced: true,
 };
+/// core/v1 PersistentVolumeClaim (listed only: volume topology).
+pub const PERSISTENT_VOLUME_CLAIM: ResourceType = ResourceType {
+    group: "",
+    version: "v1",
+    kind: "PersistentVolumeClaim",
+    plural: "persistentvolumeclaims",
+    namespaced: true,
+};
+/// core/v1 PersistentVolume (listed only: volume topology).
+pub const PERSISTENT_VOLUME: ResourceType = ResourceType {
+    group: "",
+    version: "v1",
+    kind: "PersistentVolume",
+    plural: "persistentvolumes",
+    namespaced: false,
+};
+/// storage.k8s.io/v1 StorageClass (listed only: volume topology).
+pub const STORAGE_CLASS: ResourceType = ResourceType {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "StorageClass",
+    plural: "storageclasses",
+    namespaced: false,
+};
 /// Cluster API bootstrap KubeadmConfigTemplate (listed only).
 pub const KUBEADM_CONFIG_TEMPLATE: ResourceType = ResourceType {
     group: "bootstrap.cluster.x-k8s.io",

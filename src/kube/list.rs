@@ -11,7 +11,10 @@
 use kube::api::ListParams;
 use serde_json::Value;
 
-use super::api::{self, DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, POD_DISRUPTION_BUDGET};
+use super::api::{
+    self, DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM,
+    POD_DISRUPTION_BUDGET, STORAGE_CLASS,
+};
 use super::errors::{cluster_error, missing_crd, status_code};
 use crate::controller::write::{self, ResourceType};
 use crate::error::{ClusterRole, Error, Result};
@@ -63,6 +66,9 @@ pub const OBSERVED: &[Listed] = &[
     workload(write::NODE),
     workload(DAEMON_SET),
     workload(POD_DISRUPTION_BUDGET),
+    workload(PERSISTENT_VOLUME_CLAIM),
+    workload(PERSISTENT_VOLUME),
+    workload(STORAGE_CLASS),
     workload(write::NODE_POOL),
     workload(write::NODE_CLAIM),
     workload(write::NODE_CLASS),

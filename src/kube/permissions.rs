@@ -101,6 +101,22 @@ pub const WORKLOAD: &[Permission] = &[
         resource: "poddisruptionbudgets",
         verbs: &["list", "watch"],
     },
+    // Volume topology: where a pending pod's volumes let it run.
+    Permission {
+        group: "",
+        resource: "persistentvolumeclaims",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "",
+        resource: "persistentvolumes",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "storage.k8s.io",
+        resource: "storageclasses",
+        verbs: &["list", "watch"],
+    },
     Permission {
         group: "",
         resource: "events",

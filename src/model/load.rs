@@ -132,6 +132,9 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
                     "spec.template.spec",
                 )
                 .map_err(|(f, e)| obj.error(f, e))?;
+                // The DaemonSet controller places its pods by required constraints only.
+                let mut pod = pod;
+                pod.preferred_node_affinity.clear();
                 snap.daemonsets.push(DaemonSetRecord {
                     name: format!("{}/{}", obj.namespace(), obj.name()),
                     pod,
@@ -155,6 +158,13 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
             ("cluster.x-k8s.io", "Machine") => snap
                 .machines
                 .push(super::machine::MachineRecord::from_object(&obj)),
+            ("", "PersistentVolumeClaim") => {
+                snap.volume_claims.push(super::volume::claim_record(&obj)?)
+            }
+            ("", "PersistentVolume") => snap.volumes.push(super::volume::volume_record(&obj)?),
+            ("storage.k8s.io", "StorageClass") => snap
+                .storage_classes
+                .push(super::volume::storage_class_record(&obj)?),
             ("cluster.x-k8s.io", "MachineDeployment") => {
                 let member = is_member(&obj);
                 let flavor = Flavor::from_machine_deployment(&obj);
@@ -176,6 +186,7 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
         snap.nodepools.push(NodePool::implicit());
         snap.implicit_nodepool = true;
     }
+    super::volume::resolve(&mut snap);
     // Karpenter's order: weight descending, then name.
     snap.nodepools
         .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
@@ -240,6 +251,25 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             "spec.template.spec",
         )
         .map_err(|(f, e)| obj.error(f, e))?;
+        let mut demand = demand;
+        // A StatefulSet's pods use the claims `<template>-<pod>` of its volumeClaimTemplates.
+        for tpl in obj
+            .value
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = tpl.pointer("/metadata/name").and_then(Value::as_str) {
+                demand.claims.push(super::constraints::ClaimRef {
+                    name: format!("{t}-{name}"),
+                    storage_class: tpl
+                        .pointer("/spec/storageClassName")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                });
+            }
+        }
         pods.push(PodRecord {
             demand,
             node_name: None,

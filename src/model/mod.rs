@@ -2,6 +2,7 @@
 //! taints, pod demand, flavors, NodePools, and the [`Snapshot`] that holds them all.
 
 pub mod condition;
+pub mod constraints;
 pub mod cron;
 pub mod duration;
 pub mod flavor;
@@ -16,6 +17,7 @@ pub mod quantity;
 pub mod resources;
 pub mod snapshot;
 pub mod taints;
+pub mod volume;
 
 pub use flavor::{Flavor, Price};
 pub use labels::{Labels, Requirement};

@@ -1,9 +1,13 @@
 //! A pod as the scheduler sees it ([`PodDemand`]): effective requests, node selection,
-//! tolerations, required pod (anti-)affinity and host ports, read from a Pod or a pod template.
+//! tolerations, pod (anti-)affinity, topology spread, preferences, volumes and host ports, read
+//! from a Pod or a pod template.
 
 use k8s_openapi::api::core::v1::{Container, NodeSelectorTerm, PodAffinityTerm, PodSpec};
 use serde::Serialize;
 
+use super::constraints::{
+    self, ClaimRef, SpreadConstraint, VolumeRequirement, WeightedNodeTerm, WeightedTerm,
+};
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::resources::Resources;
 use super::taints::Toleration;
@@ -28,7 +32,7 @@ impl AffinityTerm {
 }
 
 /// Everything about a pod that decides where it can run.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodDemand {
     /// Namespace.
@@ -51,6 +55,25 @@ pub struct PodDemand {
     pub affinity: Vec<AffinityTerm>,
     /// Host ports used (`protocol/port`).
     pub host_ports: Vec<String>,
+    /// Topology spread constraints (`ScheduleAnyway` ones until relaxed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spread: Vec<SpreadConstraint>,
+    /// Preferred pod affinity terms, heaviest first; treated as required until relaxed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preferred_affinity: Vec<WeightedTerm>,
+    /// Preferred pod anti-affinity terms, heaviest first; treated as required until relaxed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preferred_anti_affinity: Vec<WeightedTerm>,
+    /// Preferred node affinity terms, heaviest first; the first is treated as required until
+    /// relaxed (Karpenter's order).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preferred_node_affinity: Vec<WeightedNodeTerm>,
+    /// PersistentVolumeClaims its volumes use.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ClaimRef>,
+    /// Where those volumes let it run (resolved by the loader from PVs and StorageClasses).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub volume_requirements: Vec<VolumeRequirement>,
 }
 
 impl PodDemand {
@@ -81,6 +104,61 @@ impl PodDemand {
         first_failure
     }
 
+    /// Whether the pod has preferences left to relax.
+    pub fn has_preferences(&self) -> bool {
+        !self.preferred_affinity.is_empty()
+            || !self.preferred_anti_affinity.is_empty()
+            || !self.preferred_node_affinity.is_empty()
+            || self.spread.iter().any(|c| !c.hard)
+    }
+
+    /// Whether any constraint of the pod depends on pods on other nodes (affinity, non-hostname
+    /// anti-affinity, preferred terms, topology spread).
+    pub fn has_topology(&self) -> bool {
+        !self.affinity.is_empty()
+            || !self.spread.is_empty()
+            || !self.preferred_affinity.is_empty()
+            || !self.preferred_anti_affinity.is_empty()
+            || self
+                .anti_affinity
+                .iter()
+                .any(|t| t.topology_key != super::labels::keys::HOSTNAME)
+    }
+
+    /// Drops one preference, in Karpenter's order (`preferences.go`): the heaviest preferred
+    /// pod affinity term, then pod anti-affinity term, then node affinity term, then a
+    /// `ScheduleAnyway` spread constraint. Returns what was dropped, or None when nothing is left.
+    pub fn relax(&mut self) -> Option<String> {
+        if !self.preferred_affinity.is_empty() {
+            let t = self.preferred_affinity.remove(0);
+            return Some(format!(
+                "dropped preferred pod affinity (weight {}) to {} on {}",
+                t.weight, t.term.selector, t.term.topology_key
+            ));
+        }
+        if !self.preferred_anti_affinity.is_empty() {
+            let t = self.preferred_anti_affinity.remove(0);
+            return Some(format!(
+                "dropped preferred pod anti-affinity (weight {}) to {} on {}",
+                t.weight, t.term.selector, t.term.topology_key
+            ));
+        }
+        if !self.preferred_node_affinity.is_empty() {
+            let t = self.preferred_node_affinity.remove(0);
+            let reqs: Vec<String> = t.requirements.iter().map(ToString::to_string).collect();
+            return Some(format!(
+                "dropped preferred node affinity (weight {}) {}",
+                t.weight,
+                reqs.join(", ")
+            ));
+        }
+        if let Some(i) = self.spread.iter().position(|c| !c.hard) {
+            let c = self.spread.remove(i);
+            return Some(format!("dropped topology spread {}", c.describe()));
+        }
+        None
+    }
+
     /// Reads a pod spec (of a Pod or a template). `field` prefixes error locations.
     pub fn from_spec(
         namespace: &str,
@@ -103,7 +181,67 @@ impl PodDemand {
         let mut node_affinity = Vec::new();
         let mut affinity = Vec::new();
         let mut anti_affinity = Vec::new();
+        let mut preferred_affinity = Vec::new();
+        let mut preferred_anti_affinity = Vec::new();
+        let mut preferred_node_affinity = Vec::new();
+        let spread = constraints::spread_constraints(spec, &labels, field)?;
         if let Some(aff) = &spec.affinity {
+            let na = aff.node_affinity.as_ref();
+            for (i, t) in na
+                .and_then(|na| {
+                    na.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                })
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                preferred_node_affinity.push(WeightedNodeTerm {
+                    weight: t.weight,
+                    requirements: node_selector_term(
+                        &t.preference,
+                        &format!("{field}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+                    )?,
+                });
+            }
+            let weighted = |terms: Option<
+                &Vec<k8s_openapi::api::core::v1::WeightedPodAffinityTerm>,
+            >,
+                            what: &str|
+             -> Result<Vec<WeightedTerm>, (String, String)> {
+                terms
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        Ok(WeightedTerm {
+                            weight: t.weight,
+                            term: affinity_term(
+                                namespace,
+                                &t.pod_affinity_term,
+                                &format!("{field}.affinity.{what}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm"),
+                            )?,
+                        })
+                    })
+                    .collect()
+            };
+            preferred_affinity = weighted(
+                aff.pod_affinity.as_ref().and_then(|p| {
+                    p.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+                "podAffinity",
+            )?;
+            preferred_anti_affinity = weighted(
+                aff.pod_anti_affinity.as_ref().and_then(|p| {
+                    p.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+                "podAntiAffinity",
+            )?;
+            constraints::heaviest_first(&mut preferred_affinity, |t| t.weight);
+            constraints::heaviest_first(&mut preferred_anti_affinity, |t| t.weight);
+            constraints::heaviest_first(&mut preferred_node_affinity, |t| t.weight);
             if let Some(terms) = aff.node_affinity.as_ref().and_then(|na| {
                 na.required_during_scheduling_ignored_during_execution
                     .as_ref()
@@ -170,6 +308,12 @@ impl PodDemand {
             anti_affinity,
             affinity,
             host_ports,
+            spread,
+            preferred_affinity,
+            preferred_anti_affinity,
+            preferred_node_affinity,
+            claims: constraints::claims(spec, name),
+            volume_requirements: Vec::new(),
         })
     }
 }

@@ -154,6 +154,12 @@ pub struct Snapshot {
     pub nodeclaims: Vec<super::nodeclaim::NodeClaimRecord>,
     /// Machines.
     pub machines: Vec<super::machine::MachineRecord>,
+    /// PersistentVolumeClaims.
+    pub volume_claims: Vec<super::volume::ClaimRecord>,
+    /// PersistentVolumes (their node affinity).
+    pub volumes: Vec<super::volume::TopologyRecord>,
+    /// StorageClasses (their allowed topologies).
+    pub storage_classes: Vec<super::volume::TopologyRecord>,
     /// Every other object, kept for the checks that need them (templates, RBAC, PDBs ...).
     pub objects: Vec<RawObject>,
     /// The time the snapshot is evaluated at.

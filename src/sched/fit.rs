@@ -58,6 +58,66 @@ pub enum Unfit {
         /// The topology key.
         topology_key: String,
     },
+    /// A volume's PersistentVolume or StorageClass allows other zones or nodes.
+    VolumeTopology {
+        /// The PersistentVolumeClaim.
+        claim: String,
+        /// `PersistentVolume <name>` or `StorageClass <name>`.
+        source: String,
+        /// The first requirement not met.
+        requirement: String,
+        /// The label key.
+        key: String,
+        /// The node's value for that key, if any.
+        value: Option<String>,
+    },
+    /// The heaviest preferred node affinity term, required until relaxed.
+    PreferenceNotMet {
+        /// The requirement.
+        requirement: String,
+        /// The label key.
+        key: String,
+        /// The node's value for that key, if any.
+        value: Option<String>,
+    },
+    /// Placing the pod would make a topology spread constraint's skew exceed maxSkew.
+    SpreadSkew {
+        /// The topology key.
+        topology_key: String,
+        /// The domain (the node's value for the key).
+        domain: String,
+        /// Matching pods in that domain with this one.
+        count: i32,
+        /// The smallest count of any eligible domain (0 below minDomains); the skew is
+        /// `count - min`.
+        min: i32,
+        /// The constraint's maxSkew.
+        max_skew: i32,
+        /// The selector of counted pods.
+        selector: String,
+        /// `DoNotSchedule` (true) or `ScheduleAnyway` (false).
+        hard: bool,
+        /// When fewer eligible domains than minDomains: (eligible, minDomains).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_domains: Option<(i32, i32)>,
+    },
+    /// A topology spread constraint's key is not a label of the node.
+    SpreadKeyMissing {
+        /// The topology key.
+        topology_key: String,
+    },
+    /// A preferred pod anti-affinity term, required until relaxed.
+    PreferredAntiAffinity {
+        /// The pod in the way, `namespace/name`.
+        pod: String,
+        /// The topology key.
+        topology_key: String,
+    },
+    /// A preferred pod affinity term, required until relaxed.
+    PreferredAffinityUnsatisfied {
+        /// The topology key.
+        topology_key: String,
+    },
     /// A host port already taken on the node.
     HostPortInUse {
         /// `protocol/port`.
@@ -125,6 +185,63 @@ impl Unfit {
             Unfit::AffinityUnsatisfied { topology_key } => {
                 format!("pod affinity needs a matching pod in the same {topology_key}")
             }
+            Unfit::VolumeTopology {
+                claim,
+                source,
+                requirement,
+                key,
+                value,
+            } => format!(
+                "volume claim {claim} ({source}) requires {requirement}, {subject} has {}",
+                value
+                    .as_ref()
+                    .map_or(format!("no {key} label"), |v| format!("{key}={v}"))
+            ),
+            Unfit::PreferenceNotMet {
+                requirement,
+                key,
+                value,
+            } => format!(
+                "prefers {requirement} (relaxed only if nothing fits), {subject} has {}",
+                value
+                    .as_ref()
+                    .map_or(format!("no {key} label"), |v| format!("{key}={v}"))
+            ),
+            Unfit::SpreadSkew {
+                topology_key,
+                domain,
+                count,
+                min,
+                max_skew,
+                selector,
+                hard,
+                min_domains,
+            } => {
+                let mut text = format!(
+                    "{} {domain} would have skew {} > maxSkew {max_skew} for {selector} \
+                     ({count} matching pods there with this one, fewest in a domain {min})",
+                    domain_word(topology_key),
+                    count - min
+                );
+                if let Some((eligible, wanted)) = min_domains {
+                    text.push_str(&format!(
+                        "; {eligible} eligible domains < minDomains {wanted}, so the fewest counts as 0"
+                    ));
+                }
+                if !hard {
+                    text.push_str("; ScheduleAnyway, relaxed only if nothing fits");
+                }
+                text
+            }
+            Unfit::SpreadKeyMissing { topology_key } => {
+                format!("topology spread needs the label {topology_key}, {subject} has none")
+            }
+            Unfit::PreferredAntiAffinity { pod, topology_key } => format!(
+                "preferred anti-affinity with pod {pod} on the same {topology_key} (relaxed only if nothing fits)"
+            ),
+            Unfit::PreferredAffinityUnsatisfied { topology_key } => format!(
+                "preferred pod affinity needs a matching pod in the same {topology_key} (relaxed only if nothing fits)"
+            ),
             Unfit::HostPortInUse { port } => format!("host port {port} already in use"),
             Unfit::LimitReached {
                 node_pool,
@@ -147,6 +264,15 @@ impl Unfit {
                 "no NodePool offers any flavor: no valid member MachineDeployment".to_string()
             }
         }
+    }
+}
+
+/// How a topology domain is named in reasons: `zone nova-b`, `node worker-3`, else the key.
+pub fn domain_word(topology_key: &str) -> &str {
+    match topology_key {
+        crate::model::labels::keys::ZONE => "zone",
+        crate::model::labels::keys::HOSTNAME => "node",
+        other => other,
     }
 }
 
@@ -186,6 +312,28 @@ pub fn static_fit(
     }
     if let Some(r) = pod.node_requirement_unmet(labels) {
         return Err(requirement_unmet(r, labels));
+    }
+    for v in &pod.volume_requirements {
+        if let Some(r) = v.unmet(labels) {
+            return Err(Unfit::VolumeTopology {
+                claim: v.claim.clone(),
+                source: v.source.clone(),
+                requirement: r.to_string(),
+                key: r.key.clone(),
+                value: labels.get(&r.key).cloned(),
+            });
+        }
+    }
+    if let Some(r) = pod
+        .preferred_node_affinity
+        .first()
+        .and_then(|t| t.requirements.iter().find(|r| !r.matches(labels)))
+    {
+        return Err(Unfit::PreferenceNotMet {
+            requirement: r.to_string(),
+            key: r.key.clone(),
+            value: labels.get(&r.key).cloned(),
+        });
     }
     if let Some(s) = pod.requests.shortfall(free) {
         return Err(Unfit::Insufficient {
@@ -236,6 +384,7 @@ mod tests {
             anti_affinity: Vec::new(),
             affinity: Vec::new(),
             host_ports: Vec::new(),
+            ..Default::default()
         }
     }
 

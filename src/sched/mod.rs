@@ -6,6 +6,7 @@ pub mod fit;
 pub mod report;
 pub mod state;
 pub mod strategy;
+pub mod topology;
 
 pub use fit::{Rejection, Unfit};
 pub use strategy::{Placement, Strategy};

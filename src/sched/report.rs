@@ -149,8 +149,8 @@ impl StrategyReport {
 /// `(price - bound) / bound` in percent, to one decimal; none for a zero bound.
 pub fn percent_above(price: Price, bound: Price) -> Option<f64> {
     (bound.0 > 0).then(|| {
-        let tenths = (i128::from(price.0 - bound.0) * 1000 + i128::from(bound.0) / 2)
-            / i128::from(bound.0);
+        let tenths =
+            (i128::from(price.0 - bound.0) * 1000 + i128::from(bound.0) / 2) / i128::from(bound.0);
         tenths as f64 / 10.0
     })
 }

@@ -1,12 +1,14 @@
 //! The cluster as a plan grows: existing and planned nodes with their free resources, the pods
-//! on them, and the topology index that required pod (anti-)affinity is checked against.
+//! on them, the topology index that pod (anti-)affinity is checked against, and the topology
+//! spread counts ([`Spread`]).
 
 use std::collections::{BTreeSet, HashMap};
 
 use super::catalog::Offering;
 use super::fit::{Unfit, static_fit, static_ok};
+use super::topology::Spread;
+use super::topology::affinity::AffinityIndex;
 use crate::model::labels::{Labels, keys};
-use crate::model::pod::AffinityTerm;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::model::taints::Taint;
@@ -51,12 +53,10 @@ pub struct ClusterState<'a> {
     snapshot: &'a Snapshot,
     /// Nodes, existing first.
     pub nodes: Vec<PlanNode>,
-    /// Topology keys any pod's required (anti-)affinity uses.
-    topology_keys: BTreeSet<String>,
-    /// Pods (snapshot indices) per topology key, then per domain value.
-    residents: HashMap<String, HashMap<String, Vec<usize>>>,
-    /// Every pod placed or bound, for "no matching pod anywhere" affinity checks.
-    all_residents: Vec<usize>,
+    /// Pod (anti-)affinity terms and what they select per domain.
+    affinity: AffinityIndex,
+    /// Topology spread groups and their counts.
+    spread: Spread,
     new_count: usize,
 }
 
@@ -65,23 +65,11 @@ impl<'a> ClusterState<'a> {
     /// NodeClaims (launched or launching, no Node yet) as empty nodes of their offering, so
     /// pending pods count on them before any new node is planned.
     pub fn new(snapshot: &'a Snapshot, offerings: &[Offering]) -> ClusterState<'a> {
-        let topology_keys: BTreeSet<String> = snapshot
-            .pods
-            .iter()
-            .flat_map(|p| {
-                p.demand
-                    .anti_affinity
-                    .iter()
-                    .chain(p.demand.affinity.iter())
-            })
-            .map(|t| t.topology_key.clone())
-            .collect();
         let mut state = ClusterState {
             snapshot,
             nodes: Vec::new(),
-            topology_keys,
-            residents: HashMap::new(),
-            all_residents: Vec::new(),
+            affinity: AffinityIndex::new(snapshot),
+            spread: Spread::default(),
             new_count: 0,
         };
         let mut by_name = HashMap::new();
@@ -146,6 +134,23 @@ impl<'a> ClusterState<'a> {
                 );
             }
         }
+        if snapshot.pods.iter().any(|p| !p.demand.spread.is_empty()) {
+            let nodes: Vec<(&Labels, &[Taint])> = state
+                .nodes
+                .iter()
+                .map(|n| (&n.labels, n.taints.as_slice()))
+                .collect();
+            let mut spread = Spread::new(snapshot, &nodes, offerings);
+            if !spread.is_empty() {
+                for p in snapshot.pods.iter().filter(|p| !p.terminal) {
+                    if let Some(&ni) = p.node_name.as_deref().and_then(|n| by_name.get(n)) {
+                        let node = &state.nodes[ni];
+                        spread.record(&p.demand, &node.labels, &node.taints);
+                    }
+                }
+            }
+            state.spread = spread;
+        }
         state
     }
 
@@ -155,21 +160,10 @@ impl<'a> ClusterState<'a> {
     }
 
     fn index_resident(&mut self, pod: usize, node: usize) {
-        if self.topology_keys.is_empty() {
-            return;
+        if !self.affinity.is_empty() {
+            let demand = &self.snapshot.pods[pod].demand;
+            self.affinity.record(pod, demand, &self.nodes[node].labels);
         }
-        for key in &self.topology_keys {
-            if let Some(v) = self.nodes[node].labels.get(key) {
-                let domains = self.residents.entry(key.clone()).or_default();
-                match domains.get_mut(v) {
-                    Some(list) => list.push(pod),
-                    None => {
-                        domains.insert(v.clone(), vec![pod]);
-                    }
-                }
-            }
-        }
-        self.all_residents.push(pod);
     }
 
     /// Adds a node of an offering (new or in flight) and returns its index.
@@ -211,14 +205,14 @@ impl<'a> ClusterState<'a> {
         if let Some(port) = demand.host_ports.iter().find(|p| n.ports.contains(*p)) {
             return Err(Unfit::HostPortInUse { port: port.clone() });
         }
-        if self.topology_keys.is_empty() {
+        if self.affinity.is_empty() && self.spread.is_empty() {
             return Ok(());
         }
         self.topology_fit(pod, &n.labels)
     }
 
     /// Whether a pod can go on a node now: [`ClusterState::fits`] as a yes or no, without
-    /// building a reason (the hot path of search).
+    /// building a reason for the static part (the hot path of search).
     pub fn can_place(&self, pod: usize, node: usize) -> bool {
         let n = &self.nodes[node];
         if n.cordoned {
@@ -227,76 +221,17 @@ impl<'a> ClusterState<'a> {
         let demand = &self.snapshot.pods[pod].demand;
         static_ok(demand, &n.labels, &n.taints, &n.free)
             && !demand.host_ports.iter().any(|p| n.ports.contains(p))
-            && (self.topology_keys.is_empty() || self.topology_block(pod, &n.labels).is_none())
+            && ((self.affinity.is_empty() && self.spread.is_empty())
+                || self.topology_fit(pod, &n.labels).is_ok())
     }
 
-    /// Required pod anti-affinity (both directions) and pod affinity against the pods already
-    /// in the node's topology domains.
+    /// Pod anti-affinity (required both directions, preferred of the pod itself), pod affinity
+    /// (required and preferred) against the pods already in the node's topology domains, and
+    /// the pod's topology spread constraints.
     pub fn topology_fit(&self, pod: usize, labels: &Labels) -> Result<(), Unfit> {
-        match self.topology_block(pod, labels) {
-            None => Ok(()),
-            Some(TopologyBlock::AntiAffinity { other, key }) => Err(Unfit::AntiAffinity {
-                pod: self.snapshot.pods[other].demand.key(),
-                topology_key: key.to_string(),
-            }),
-            Some(TopologyBlock::Affinity { key }) => Err(Unfit::AffinityUnsatisfied {
-                topology_key: key.to_string(),
-            }),
-        }
-    }
-
-    /// What blocks a pod in these labels' topology domains, without allocating.
-    fn topology_block<'s>(&'s self, pod: usize, labels: &Labels) -> Option<TopologyBlock<'s>> {
-        let pods = &self.snapshot.pods;
-        let me = &pods[pod].demand;
-        let in_domain = |key: &str| -> &[usize] {
-            labels
-                .get(key)
-                .and_then(|v| self.residents.get(key).and_then(|d| d.get(v)))
-                .map(Vec::as_slice)
-                .unwrap_or(&[])
-        };
-        for term in &me.anti_affinity {
-            if let Some(&other) = in_domain(&term.topology_key)
-                .iter()
-                .find(|&&o| selects(term, &pods[o].demand))
-            {
-                return Some(TopologyBlock::AntiAffinity {
-                    other,
-                    key: &term.topology_key,
-                });
-            }
-        }
-        for key in &self.topology_keys {
-            for &other in in_domain(key) {
-                let od = &pods[other].demand;
-                if od
-                    .anti_affinity
-                    .iter()
-                    .any(|t| &t.topology_key == key && selects(t, me))
-                {
-                    return Some(TopologyBlock::AntiAffinity { other, key });
-                }
-            }
-        }
-        for term in &me.affinity {
-            let here = in_domain(&term.topology_key)
-                .iter()
-                .any(|&o| selects(term, &pods[o].demand));
-            if here {
-                continue;
-            }
-            let anywhere = self
-                .all_residents
-                .iter()
-                .any(|&o| selects(term, &pods[o].demand));
-            if anywhere || !selects(term, me) {
-                return Some(TopologyBlock::Affinity {
-                    key: &term.topology_key,
-                });
-            }
-        }
-        None
+        let demand = &self.snapshot.pods[pod].demand;
+        self.affinity.check(self.snapshot, pod, demand, labels)?;
+        self.spread.check(pod, demand, labels)
     }
 
     /// Places a pod on a node (the caller checked [`ClusterState::fits`]).
@@ -307,30 +242,21 @@ impl<'a> ClusterState<'a> {
         n.requested.add(&demand.requests);
         n.ports.extend(demand.host_ports.iter().cloned());
         n.pods.push(pod);
+        if !self.spread.is_empty() {
+            let n = &self.nodes[node];
+            self.spread.record(demand, &n.labels, &n.taints);
+        }
         self.index_resident(pod, node);
     }
 
-    /// Whether any pod uses required pod (anti-)affinity on a topology other than the hostname
-    /// (constraints that span nodes).
+    /// Whether any pod has constraints that span nodes: pod affinity, anti-affinity on a
+    /// topology other than the hostname, preferred pod (anti-)affinity, topology spread.
     pub fn has_cross_node_constraints(&self) -> bool {
-        self.snapshot.pods.iter().any(|p| {
-            !p.demand.affinity.is_empty()
-                || p.demand
-                    .anti_affinity
-                    .iter()
-                    .any(|t| t.topology_key != keys::HOSTNAME)
-        })
+        self.snapshot.pods.iter().any(|p| p.demand.has_topology())
     }
-}
 
-/// What blocks a pod topologically (indices and borrowed keys: no allocation).
-enum TopologyBlock<'s> {
-    /// A pod (snapshot index) in the domain repels or is repelled on `key`.
-    AntiAffinity { other: usize, key: &'s str },
-    /// No pod the affinity term on `key` needs is in the domain.
-    Affinity { key: &'s str },
-}
-
-fn selects(term: &AffinityTerm, pod: &crate::model::pod::PodDemand) -> bool {
-    term.selects(&pod.namespace, &pod.labels)
+    /// The topology keys spread constraints use.
+    pub fn spread_keys(&self) -> impl Iterator<Item = &str> {
+        self.spread.keys()
+    }
 }

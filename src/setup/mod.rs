@@ -197,7 +197,9 @@ impl CapiVersion {
     /// One line about it.
     pub fn about(self) -> &'static str {
         match self {
-            CapiVersion::V1beta2 => "cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11)",
+            CapiVersion::V1beta2 => {
+                "cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11)"
+            }
             CapiVersion::V1beta1 => "cluster.x-k8s.io/v1beta1 (deprecated, still served)",
         }
     }

@@ -4,13 +4,13 @@
 //! instance-type name. Flavor taints are ignored, as upstream ignores the `taints` annotation.
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
-use crate::sched::strategy::StrategyName;
 use crate::model::labels::keys;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
 use crate::sched::fit::static_ok;
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 
 /// Karpenter v1.5 truncates a NodeClaim's instance types to this many (cheapest first).
 pub const MAX_INSTANCE_TYPES: usize = 60;
@@ -38,6 +38,10 @@ impl Strategy for KarpenterCapi {
         let rest = place_on_existing(&mut state, &queue);
         let mut claims: Vec<Claim> = Vec::new();
         let mut unplaced = Vec::new();
+        // Label keys that topology constraints look at (zone, custom keys): a claim keeps only
+        // instance types that agree on them with the domain it was opened in, as Karpenter's
+        // topology requirements narrow a NodeClaim.
+        let topo_keys = topology_label_keys(snapshot);
         for pod in rest {
             let demand = &snapshot.pods[pod].demand;
             let fits =
@@ -92,16 +96,34 @@ impl Strategy for KarpenterCapi {
                 }
                 // Every price is 0: the order is the name order, then truncated.
                 candidates.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
-                candidates.truncate(MAX_INSTANCE_TYPES);
-                let node = state.open(
-                    &offerings[candidates[0]],
-                    NodeOrigin::New(candidates[0]),
-                    None,
-                );
-                if state.topology_fit(pod, &state.nodes[node].labels).is_err() {
+                // The first candidate whose topology domain takes the pod.
+                let mut opened_node = None;
+                let mut tried: Vec<Vec<Option<&String>>> = Vec::new();
+                for &c in &candidates {
+                    let domain: Vec<Option<&String>> = topo_keys
+                        .iter()
+                        .map(|k| offerings[c].labels.get(k))
+                        .collect();
+                    if tried.contains(&domain) {
+                        continue;
+                    }
+                    tried.push(domain);
+                    let node = state.open(&offerings[c], NodeOrigin::New(c), None);
+                    if state.topology_fit(pod, &state.nodes[node].labels).is_ok() {
+                        opened_node = Some((node, c));
+                        break;
+                    }
                     state.close_if_empty(node);
-                    continue;
                 }
+                let Some((node, first)) = opened_node else {
+                    continue;
+                };
+                candidates.retain(|&o| {
+                    topo_keys
+                        .iter()
+                        .all(|k| offerings[o].labels.get(k) == offerings[first].labels.get(k))
+                });
+                candidates.truncate(MAX_INSTANCE_TYPES);
                 // The claim's own resource checks are done per candidate; the plan node only
                 // carries its pods and topology.
                 state.nodes[node].free = unlimited();
@@ -140,6 +162,25 @@ impl Strategy for KarpenterCapi {
             unplaced,
         )
     }
+}
+
+/// Label keys (other than the hostname) that pod topology constraints use.
+fn topology_label_keys(snapshot: &Snapshot) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for p in &snapshot.pods {
+        let d = &p.demand;
+        out.extend(d.spread.iter().map(|c| c.topology_key.clone()));
+        out.extend(
+            d.affinity
+                .iter()
+                .chain(d.anti_affinity.iter())
+                .chain(d.preferred_affinity.iter().map(|w| &w.term))
+                .chain(d.preferred_anti_affinity.iter().map(|w| &w.term))
+                .map(|t| t.topology_key.clone()),
+        );
+    }
+    out.remove(keys::HOSTNAME);
+    out.into_iter().collect()
 }
 
 fn unlimited() -> Resources {

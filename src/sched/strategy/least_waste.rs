@@ -5,10 +5,10 @@
 //! Node groups know nothing of NodePools; flavor taints apply, as Cluster Autoscaler reads them.
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
-use crate::sched::strategy::StrategyName;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 
 /// The least-waste strategy.
 pub struct LeastWaste;

@@ -48,6 +48,9 @@ pub struct Placement {
     /// A lower bound on the price per hour of the new nodes any plan needs for the pods left
     /// after existing and in-flight room (`cost` only; none when some of them stay unplaced).
     pub lower_bound: Option<Price>,
+    /// Preferences dropped per pod (Karpenter's relaxation order) before it could be placed,
+    /// or before it was given up on.
+    pub relaxed: Vec<(usize, Vec<String>)>,
 }
 
 impl Placement {
@@ -91,12 +94,54 @@ pub trait Strategy {
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement;
 }
 
-/// The strategy with this name.
+/// The strategy with this name, relaxing preferences as Karpenter does ([`Relaxing`]).
 pub fn by_name(name: StrategyName) -> Box<dyn Strategy> {
     match name {
-        StrategyName::Cost => Box::new(cost::Cost),
-        StrategyName::KarpenterCapi => Box::new(karpenter_capi::KarpenterCapi),
-        StrategyName::LeastWaste => Box::new(least_waste::LeastWaste),
+        StrategyName::Cost => Box::new(Relaxing(cost::Cost)),
+        StrategyName::KarpenterCapi => Box::new(Relaxing(karpenter_capi::KarpenterCapi)),
+        StrategyName::LeastWaste => Box::new(Relaxing(least_waste::LeastWaste)),
+    }
+}
+
+/// A strategy that treats preferences (preferred pod affinity, anti-affinity and node affinity,
+/// `ScheduleAnyway` spread) as required, and when pods with preferences stay unschedulable,
+/// drops one preference of each such pod in Karpenter's order (`preferences.go`) and plans
+/// again, until every pod is placed or has nothing left to relax.
+pub struct Relaxing<S>(pub S);
+
+impl<S: Strategy> Strategy for Relaxing<S> {
+    fn name(&self) -> StrategyName {
+        self.0.name()
+    }
+
+    fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        let mut placement = self.0.plan(snapshot, pending);
+        let stuck = |p: &Placement, s: &Snapshot| -> Vec<usize> {
+            p.unschedulable
+                .iter()
+                .map(|(i, _)| *i)
+                .filter(|&i| s.pods[i].demand.has_preferences())
+                .collect()
+        };
+        if stuck(&placement, snapshot).is_empty() {
+            return placement;
+        }
+        let mut relaxed = snapshot.clone();
+        let mut notes: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+        loop {
+            let pods = stuck(&placement, &relaxed);
+            if pods.is_empty() {
+                break;
+            }
+            for i in pods {
+                if let Some(note) = relaxed.pods[i].demand.relax() {
+                    notes.entry(i).or_default().push(note);
+                }
+            }
+            placement = self.0.plan(&relaxed, pending);
+        }
+        placement.relaxed = notes.into_iter().collect();
+        placement
     }
 }
 
@@ -370,6 +415,7 @@ pub fn finish(
             .map(|p| (p, rejections(state, budget, offerings, p)))
             .collect(),
         lower_bound: None,
+        relaxed: Vec::new(),
     }
 }
 

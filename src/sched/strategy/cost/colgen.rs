@@ -201,7 +201,13 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    fn dfs(&mut self, k: usize, rem: &mut [i64], value: f64, bound_at: &dyn Fn(usize, &[i64]) -> f64) {
+    fn dfs(
+        &mut self,
+        k: usize,
+        rem: &mut [i64],
+        value: f64,
+        bound_at: &dyn Fn(usize, &[i64]) -> f64,
+    ) {
         self.nodes += 1;
         if self.nodes >= self.node_cap || self.improving.len() >= self.want {
             return;
@@ -299,11 +305,7 @@ pub fn seed_patterns(problem: &Problem) -> Vec<Pattern> {
 
 /// Runs column generation from the seed patterns plus `extra` (e.g. a quick greedy's).
 pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Master {
-    let demand: Vec<f64> = problem
-        .classes
-        .iter()
-        .map(|c| f64::from(c.count))
-        .collect();
+    let demand: Vec<f64> = problem.classes.iter().map(|c| f64::from(c.count)).collect();
     let max_cost = (0..problem.cap.len())
         .map(|o| problem.lp_cost(o))
         .fold(0.0, f64::max);
@@ -358,14 +360,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
                 continue;
             }
             let cost = problem.lp_cost(o);
-            let priced = price_offering(
-                problem,
-                &pi,
-                o,
-                cost * (1.0 + 1e-9),
-                limits.node_cap,
-                8,
-            );
+            let priced = price_offering(problem, &pi, o, cost * (1.0 + 1e-9), limits.node_cap, 8);
             let real = problem.price[o];
             if priced.complete {
                 rho = rho.max(ratio_of(priced.best_value, real));

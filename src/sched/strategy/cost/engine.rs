@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use super::colgen::{self, ClassSpec, Limits, Problem};
 use super::integer::{self, Node};
 use super::{Allowed, conflict};
-use crate::model::labels::keys;
 use crate::model::pod::{AffinityTerm, PodDemand};
 use crate::model::resources::Resources;
 use crate::sched::catalog::Offering;
@@ -19,14 +18,10 @@ use crate::sched::strategy::Budget;
 
 /// Whether a pod needs sequential checked placement: a constraint between nodes that the
 /// pattern optimizer does not model (pod affinity, anti-affinity on a topology wider than a
-/// node). Such pods go through the checked greedy after the optimized ones; a new cross-node
-/// constraint (e.g. topology spread) belongs here.
+/// node, topology spread, preferences: [`PodDemand::has_topology`]). Such pods go through the
+/// checked one-at-a-time placement after the optimized ones.
 pub fn needs_sequential(d: &PodDemand) -> bool {
-    !d.affinity.is_empty()
-        || d
-            .anti_affinity
-            .iter()
-            .any(|t| t.topology_key != keys::HOSTNAME)
+    d.has_topology()
 }
 
 /// A class: its pods (snapshot indices) and what the optimizer knows about it.
@@ -92,10 +87,7 @@ pub fn classes(
         }
         groups[c].push(p);
     }
-    let reps: Vec<&PodDemand> = groups
-        .iter()
-        .map(|g| &snapshot.pods[g[0]].demand)
-        .collect();
+    let reps: Vec<&PodDemand> = groups.iter().map(|g| &snapshot.pods[g[0]].demand).collect();
     let dims = dimensions(&reps);
     let interacting: Vec<bool> = reps
         .iter()
@@ -185,7 +177,9 @@ pub fn optimize(classes: &Classes) -> Solved {
     );
     let t_dive = start.elapsed();
     integer::improve(&classes.problem, &mut nodes, start + total, 96);
-    let nodes = if integer::total(&classes.problem, &incumbent) < integer::total(&classes.problem, &nodes) {
+    let nodes = if integer::total(&classes.problem, &incumbent)
+        < integer::total(&classes.problem, &nodes)
+    {
         incumbent
     } else {
         nodes

@@ -98,13 +98,25 @@ fn cheapest_holding(
 }
 
 /// Whole nodes for every pod of the problem.
-pub fn solve(problem: &Problem, master: &Master, deadline: Instant, dive_rounds: usize) -> Vec<Node> {
+pub fn solve(
+    problem: &Problem,
+    master: &Master,
+    deadline: Instant,
+    dive_rounds: usize,
+) -> Vec<Node> {
     let dims = problem.cap.first().map_or(0, Vec::len);
     let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
     let mut nodes: Vec<Node> = Vec::new();
     let mut pool: Vec<Pattern> = master.patterns.clone();
     let x = master.lp.values();
-    commit_floors(problem, &master.patterns, &x, &mut residual, &mut nodes, dims);
+    commit_floors(
+        problem,
+        &master.patterns,
+        &x,
+        &mut residual,
+        &mut nodes,
+        dims,
+    );
     let mut rounds = 0;
     while residual.iter().any(|&r| r > 0) && rounds < dive_rounds && Instant::now() < deadline {
         rounds += 1;
@@ -186,7 +198,9 @@ fn commit_floors(
     dims: usize,
 ) {
     // Largest values first, so the patterns the LP relies on most are taken whole.
-    let mut order: Vec<usize> = (0..patterns.len()).filter(|&j| x[j] >= 1.0 - 1e-7).collect();
+    let mut order: Vec<usize> = (0..patterns.len())
+        .filter(|&j| x[j] >= 1.0 - 1e-7)
+        .collect();
     order.sort_by(|&a, &b| x[b].total_cmp(&x[a]).then(a.cmp(&b)));
     for j in order {
         let copies = (x[j] + 1e-7).floor() as u64;
@@ -220,7 +234,12 @@ fn commit(
 
 /// The rest, largest classes first: into the free room of planned nodes, else onto a new node
 /// of the offering cheapest per pod of that class.
-fn first_fit_decreasing(problem: &Problem, residual: &mut [u32], nodes: &mut Vec<Node>, dims: usize) {
+fn first_fit_decreasing(
+    problem: &Problem,
+    residual: &mut [u32],
+    nodes: &mut Vec<Node>,
+    dims: usize,
+) {
     let mut order: Vec<usize> = (0..residual.len()).filter(|&c| residual[c] > 0).collect();
     let size = |c: usize| -> f64 {
         let req = &problem.classes[c].req;
@@ -407,9 +426,10 @@ fn merge_pairs(
             if gone[b] || gone[a] {
                 continue;
             }
-            let conflict = nodes[b].counts.iter().any(|&(c, k)| {
-                nodes[a].room_for_ignoring_resources(problem, c) < k.min(1)
-            });
+            let conflict = nodes[b]
+                .counts
+                .iter()
+                .any(|&(c, k)| nodes[a].room_for_ignoring_resources(problem, c) < k.min(1));
             if conflict {
                 continue;
             }
@@ -498,7 +518,11 @@ fn recreate(
             break;
         }
         let mut idx: Vec<usize> = (0..nodes.len()).collect();
-        idx.sort_by(|&a, &b| waste(&nodes[b]).total_cmp(&waste(&nodes[a])).then(a.cmp(&b)));
+        idx.sort_by(|&a, &b| {
+            waste(&nodes[b])
+                .total_cmp(&waste(&nodes[a]))
+                .then(a.cmp(&b))
+        });
         idx.truncate(window);
         let mut improved = false;
         for k in 2..=idx.len() {
@@ -521,13 +545,11 @@ fn recreate(
             let mut best: Option<(f64, Vec<Node>)> = None;
             let single_ok = !counts.iter().any(|&(c, n)| {
                 problem.classes[c].one_per_node && n > 1
-                    || counts
-                        .iter()
-                        .any(|&(d, _)| d != c && problem.classes[c].conflicts.binary_search(&d).is_ok())
+                    || counts.iter().any(|&(d, _)| {
+                        d != c && problem.classes[c].conflicts.binary_search(&d).is_ok()
+                    })
             });
-            if single_ok
-                && let Some(o) = cheapest_holding(problem, order, &counts, &used)
-            {
+            if single_ok && let Some(o) = cheapest_holding(problem, order, &counts, &used) {
                 best = Some((
                     problem.lp_cost(o),
                     vec![Node {
@@ -573,7 +595,12 @@ fn recreate(
 }
 
 /// First-fit decreasing of `counts` onto nodes of offering `o` only.
-fn pack_onto(problem: &Problem, counts: &[(usize, u32)], o: usize, dims: usize) -> Option<Vec<Node>> {
+fn pack_onto(
+    problem: &Problem,
+    counts: &[(usize, u32)],
+    o: usize,
+    dims: usize,
+) -> Option<Vec<Node>> {
     let mut order: Vec<(usize, u32)> = counts.to_vec();
     let size = |c: usize| -> f64 {
         problem.classes[c]

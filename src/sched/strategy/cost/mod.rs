@@ -16,7 +16,6 @@ pub mod lp;
 use std::collections::HashMap;
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
-use crate::sched::strategy::StrategyName;
 use crate::model::flavor::Price;
 use crate::model::labels::{Labels, keys};
 use crate::model::pod::PodDemand;
@@ -24,6 +23,7 @@ use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
 use crate::sched::fit::static_fit;
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 
 /// The `cost` strategy.
 pub struct Cost;
@@ -101,8 +101,9 @@ impl Strategy for Cost {
                 (state, budget_after, Some(Price(price)))
             }
             None => {
-                let (state, budget_after, left, bound) =
-                    optimized(&state, &budget, &offerings, &allowed, &placeable, cross_node);
+                let (state, budget_after, left, bound) = optimized(
+                    &state, &budget, &offerings, &allowed, &placeable, cross_node,
+                );
                 unplaced.extend(left);
                 (state, budget_after, bound)
             }
@@ -146,7 +147,7 @@ fn optimized<'a>(
     let solved = engine::optimize(&classes);
     let mut state = start.clone();
     let mut budget_after = budget.clone();
-    let mut rest = engine::materialise(
+    let rest = engine::materialise(
         &mut state,
         &mut budget_after,
         offerings,
@@ -155,26 +156,47 @@ fn optimized<'a>(
         &solved.nodes,
     );
     let optimized_all = rest.is_empty();
-    rest.extend(sequential);
     let mut left = greedy::pack(&mut state, &mut budget_after, offerings, allowed, &rest);
+    // Constraints across nodes (spread, affinity, preferences): checked placement one pod at
+    // a time, as Karpenter does; the class packing does not model them.
+    left.extend(crate::sched::topology::place::pack(
+        &mut state,
+        &mut budget_after,
+        offerings,
+        &|p, o| allowed.permits(p, o),
+        &sequential,
+    ));
     if !cross_node {
         greedy::downsize(&mut state, &mut budget_after, offerings, allowed);
     }
-    let optimized_placed = optimized_all
-        || optimizable
-            .iter()
-            .all(|p| !left.contains(p));
+    let optimized_placed = optimized_all || {
+        let left_set: std::collections::HashSet<&usize> = left.iter().collect();
+        optimizable.iter().all(|p| !left_set.contains(p))
+    };
     let bound = optimized_placed.then(|| {
         // Floor, less a relative hair for floating point: a bound must never exceed the optimum.
-        Price((solved.lower_bound * (1.0 - 1e-6) * Price::UNIT as f64).floor().max(0.0) as i64)
+        Price(
+            (solved.lower_bound * (1.0 - 1e-6) * Price::UNIT as f64)
+                .floor()
+                .max(0.0) as i64,
+        )
     });
     if placeable.len() <= GREEDY_CROSS_CHECK {
         let mut g_state = start.clone();
         let mut g_budget = budget.clone();
-        let g_left = greedy::pack(&mut g_state, &mut g_budget, offerings, allowed, placeable);
-        if !cross_node {
+        let g_left = if cross_node {
+            crate::sched::topology::place::pack(
+                &mut g_state,
+                &mut g_budget,
+                offerings,
+                &|p, o| allowed.permits(p, o),
+                placeable,
+            )
+        } else {
+            let left = greedy::pack(&mut g_state, &mut g_budget, offerings, allowed, placeable);
             greedy::downsize(&mut g_state, &mut g_budget, offerings, allowed);
-        }
+            left
+        };
         let price = |s: &ClusterState| -> i64 {
             super::new_nodes(s, offerings)
                 .iter()
@@ -203,6 +225,24 @@ fn relevant_keys(snapshot: &Snapshot) -> std::collections::BTreeSet<String> {
                 .iter()
                 .chain(d.affinity.iter())
                 .map(|t| t.topology_key.clone()),
+        );
+        // Spread, preferences and volumes tell zones apart too.
+        out.extend(d.spread.iter().map(|c| c.topology_key.clone()));
+        out.extend(
+            d.preferred_affinity
+                .iter()
+                .chain(d.preferred_anti_affinity.iter())
+                .map(|w| w.term.topology_key.clone()),
+        );
+        out.extend(
+            d.preferred_node_affinity
+                .iter()
+                .flat_map(|t| t.requirements.iter().map(|r| r.key.clone())),
+        );
+        out.extend(
+            d.volume_requirements
+                .iter()
+                .flat_map(|v| v.alternatives.iter().flatten().map(|r| r.key.clone())),
         );
     }
     for ds in &snapshot.daemonsets {
