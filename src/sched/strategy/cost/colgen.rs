@@ -79,6 +79,9 @@ pub struct Master {
     pub patterns: Vec<Pattern>,
     /// A lower bound on the price of any plan (units per hour).
     pub lower_bound: f64,
+    /// Duals feasible for every pattern (scaled by Farley's factor) that prove the bound: the
+    /// pods they price bound any cover of them, which prunes the integer search.
+    pub bound_duals: Vec<f64>,
 }
 
 /// The best pattern found for an offering under some duals, and whether the search finished.
@@ -122,32 +125,64 @@ fn price_offering(
         .collect();
     items.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     let n = items.len();
-    // Suffix bounds: the best value per unit of each dimension, and the summed values.
-    let mut suff = vec![vec![0.0f64; dims]; n + 1];
-    let mut suff_sum = vec![0.0f64; n + 1];
-    for k in (0..n).rev() {
-        let (c, u, _) = items[k];
-        let req = &problem.classes[c].req;
-        for d in 0..dims {
-            let ratio = if req[d] > 0 {
-                pi[c] / req[d] as f64
-            } else {
-                f64::INFINITY
-            };
-            suff[k][d] = suff[k + 1][d].max(ratio);
-        }
-        suff_sum[k] = suff_sum[k + 1] + pi[c] * f64::from(u);
-    }
-    let bound_at = |k: usize, rem: &[i64]| -> f64 {
-        let mut b = suff_sum[k];
-        for d in 0..dims {
-            if suff[k][d].is_finite() {
-                b = b.min(rem[d].max(0) as f64 * suff[k][d]);
+    let bounder = Bounder::new(problem, pi, &items, dims);
+    let suff_sum = &bounder.suff_sum;
+    let bound_at = |k: usize, rem: &[i64]| -> f64 { bounder.bound(k, rem) };
+    let _ = suff_sum;
+    let root = bound_at(0, cap);
+    // Multi-start greedy first: each item forced in at its most copies, the rest filled in
+    // the static order. Cheap, and it finds varied improving patterns; the branch and bound
+    // then only runs when the greedy finds none (to find one or prove there is none).
+    if root > threshold {
+        let mut found: Vec<Pattern> = Vec::new();
+        for first in 0..n {
+            let mut rem = cap.clone();
+            let mut blocked = vec![false; problem.classes.len()];
+            let mut counts: Vec<(usize, u32)> = Vec::new();
+            let mut value = 0.0;
+            for i in std::iter::once(first).chain((0..n).filter(|&i| i != first)) {
+                let (c, u, _) = items[i];
+                if blocked[c] {
+                    continue;
+                }
+                let class = &problem.classes[c];
+                let mut k = u;
+                for (need, have) in class.req.iter().zip(rem.iter()) {
+                    if *need > 0 {
+                        k = k.min(u32::try_from((*have).max(0) / need).unwrap_or(u32::MAX));
+                    }
+                }
+                if k == 0 {
+                    continue;
+                }
+                for (r, need) in rem.iter_mut().zip(&class.req) {
+                    *r -= need * i64::from(k);
+                }
+                for &other in &class.conflicts {
+                    blocked[other] = true;
+                }
+                counts.push((c, k));
+                value += pi[c] * f64::from(k);
+            }
+            if value > threshold {
+                counts.sort_unstable();
+                let p = Pattern { offering: o, counts };
+                if !found.contains(&p) {
+                    found.push(p);
+                }
+                if found.len() >= want {
+                    break;
+                }
             }
         }
-        b
-    };
-    let root = bound_at(0, cap);
+        if !found.is_empty() {
+            return Priced {
+                best_value: root,
+                complete: false,
+                improving: found,
+            };
+        }
+    }
     let mut search = Search {
         problem,
         items: &items,
@@ -268,6 +303,87 @@ impl Search<'_> {
     }
 }
 
+/// Upper bounds on what the items from position `k` on can add within `rem`: the summed values
+/// (every count at its limit), and per dimension Dantzig's fractional knapsack bound (items by
+/// value per unit of that dimension, whole counts while they fit, then a fraction). A
+/// dimension some remaining item does not use bounds nothing.
+struct Bounder<'a> {
+    items: &'a [(usize, u32, f64)],
+    pi: &'a [f64],
+    req: Vec<&'a [i64]>,
+    /// Per dimension: item positions by value per unit, best first.
+    orders: Vec<Vec<usize>>,
+    /// Per dimension: the last position of an item that does not use it (+1), or 0.
+    free_until: Vec<usize>,
+    suff_sum: Vec<f64>,
+}
+
+impl<'a> Bounder<'a> {
+    fn new(problem: &'a Problem, pi: &'a [f64], items: &'a [(usize, u32, f64)], dims: usize) -> Self {
+        let n = items.len();
+        let req: Vec<&[i64]> = items
+            .iter()
+            .map(|&(c, _, _)| problem.classes[c].req.as_slice())
+            .collect();
+        let mut orders = Vec::with_capacity(dims);
+        let mut free_until = vec![0usize; dims];
+        for d in 0..dims {
+            let mut o: Vec<usize> = (0..n).filter(|&i| req[i][d] > 0).collect();
+            o.sort_by(|&a, &b| {
+                let ra = pi[items[a].0] / req[a][d] as f64;
+                let rb = pi[items[b].0] / req[b][d] as f64;
+                rb.total_cmp(&ra).then(a.cmp(&b))
+            });
+            orders.push(o);
+            free_until[d] = (0..n).filter(|&i| req[i][d] <= 0).map(|i| i + 1).max().unwrap_or(0);
+        }
+        let mut suff_sum = vec![0.0f64; n + 1];
+        for k in (0..n).rev() {
+            let (c, u, _) = items[k];
+            suff_sum[k] = suff_sum[k + 1] + pi[c] * f64::from(u);
+        }
+        Bounder {
+            items,
+            pi,
+            req,
+            orders,
+            free_until,
+            suff_sum,
+        }
+    }
+
+    fn bound(&self, k: usize, rem: &[i64]) -> f64 {
+        let mut b = self.suff_sum[k];
+        for (d, order) in self.orders.iter().enumerate() {
+            if k < self.free_until[d] {
+                continue;
+            }
+            let mut room = rem[d].max(0) as f64;
+            let mut v = 0.0;
+            for &i in order {
+                if i < k {
+                    continue;
+                }
+                let (c, u, _) = self.items[i];
+                let need = self.req[i][d] as f64;
+                let whole = f64::from(u) * need;
+                if whole <= room {
+                    v += self.pi[c] * f64::from(u);
+                    room -= whole;
+                } else {
+                    v += self.pi[c] * room / need;
+                    break;
+                }
+                if v >= b {
+                    break;
+                }
+            }
+            b = b.min(v);
+        }
+        b
+    }
+}
+
 /// Limits of column generation.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -327,6 +443,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
     }
     lp.diagonal_basis(&per_row);
     let mut lower_bound = 0.0f64;
+    let mut bound_duals = vec![0.0; problem.classes.len()];
     let offerings = problem.cap.len();
     for _round in 0..limits.rounds {
         let m = problem.classes.len();
@@ -377,8 +494,12 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         }
         // The bound must use the real prices: recompute rho for offerings whose real price is
         // below the LP cost (price zero), where any positive value makes the ratio unbounded.
-        if !lp.infeasible() {
-            lower_bound = lower_bound.max(dual_value / rho);
+        if !lp.infeasible() && dual_value / rho > lower_bound && rho.is_finite() {
+            lower_bound = dual_value / rho;
+            bound_duals = pi.iter().map(|p| p / rho).collect();
+        }
+        if std::env::var_os("KCAPI_TRACE").is_some() {
+            eprintln!("   dual {dual_value:.4} rho {rho:.4} added {added} bound {lower_bound:.4}");
         }
         if added == 0 || out_of_time {
             break;
@@ -390,6 +511,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         lp,
         patterns,
         lower_bound,
+        bound_duals,
     }
 }
 
@@ -406,33 +528,16 @@ fn ratio_of(value: f64, price: f64) -> f64 {
 /// The fractional knapsack bound of an offering over its real price.
 fn root_ratio(problem: &Problem, pi: &[f64], o: usize) -> f64 {
     let cap = &problem.cap[o];
-    let dims = cap.len();
-    let mut per_dim = vec![0.0f64; dims];
-    // A dimension bounds the value only if every item uses it.
-    let mut unbounded = vec![false; dims];
-    let mut sum = 0.0;
-    for (c, class) in problem.classes.iter().enumerate() {
-        if !class.allowed[o] || pi[c] <= 1e-12 {
-            continue;
-        }
-        let k = problem.max_copies(c, o).min(class.count);
-        if k == 0 {
-            continue;
-        }
-        sum += pi[c] * f64::from(k);
-        for d in 0..dims {
-            if class.req[d] > 0 {
-                per_dim[d] = per_dim[d].max(pi[c] / class.req[d] as f64);
-            } else {
-                unbounded[d] = true;
-            }
-        }
-    }
-    let mut b = sum;
-    for d in 0..dims {
-        if !unbounded[d] && per_dim[d] > 0.0 {
-            b = b.min(cap[d].max(0) as f64 * per_dim[d]);
-        }
-    }
-    ratio_of(b, problem.price[o])
+    let items: Vec<(usize, u32, f64)> = problem
+        .classes
+        .iter()
+        .enumerate()
+        .filter(|(c, class)| class.allowed[o] && pi[*c] > 1e-12 && class.count > 0)
+        .filter_map(|(c, class)| {
+            let k = problem.max_copies(c, o).min(class.count);
+            (k > 0).then_some((c, k, 0.0))
+        })
+        .collect();
+    let bounder = Bounder::new(problem, pi, &items, cap.len());
+    ratio_of(bounder.bound(0, cap), problem.price[o])
 }

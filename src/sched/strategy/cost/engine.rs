@@ -177,13 +177,36 @@ pub fn optimize(classes: &Classes) -> Solved {
     );
     let t_dive = start.elapsed();
     integer::improve(&classes.problem, &mut nodes, start + total, 96);
-    let nodes = if integer::total(&classes.problem, &incumbent)
+    let mut nodes = if integer::total(&classes.problem, &incumbent)
         < integer::total(&classes.problem, &nodes)
     {
         incumbent
     } else {
         nodes
     };
+    // Small batches: a set-cover search over every pattern seen (the pool and the plan's own
+    // nodes) may close the last node or two of integrality gap.
+    if pods <= 400 {
+        let mut pool = master.patterns.clone();
+        pool.extend(nodes.iter().map(|n| colgen::Pattern {
+            offering: n.offering,
+            counts: n.counts.clone(),
+        }));
+        let current = integer::total(&classes.problem, &nodes);
+        if let Some(mut better) = integer::set_cover(
+            &classes.problem,
+            &pool,
+            &master.bound_duals,
+            current,
+            200_000,
+            start + total * 2,
+        ) {
+            integer::improve(&classes.problem, &mut better, start + total * 2, 96);
+            if integer::total(&classes.problem, &better) < current {
+                nodes = better;
+            }
+        }
+    }
     if std::env::var_os("KCAPI_TRACE").is_some() {
         eprintln!(
             "optimize: {} classes, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}",
@@ -198,7 +221,7 @@ pub fn optimize(classes: &Classes) -> Solved {
     }
     Solved {
         nodes,
-        lower_bound: master.lower_bound,
+        lower_bound: master.lower_bound.max(resource_bound(&classes.problem)),
     }
 }
 
@@ -264,4 +287,33 @@ pub fn materialise(
         left.extend(q);
     }
     left
+}
+
+/// A simple lower bound: in any one resource, every pod pays at least its share of the
+/// cheapest offering per unit of that resource it may use (a node's price covers its pods'
+/// shares). The best resource wins.
+pub fn resource_bound(problem: &Problem) -> f64 {
+    let dims = problem.cap.first().map_or(0, Vec::len);
+    (0..dims)
+        .map(|d| {
+            problem
+                .classes
+                .iter()
+                .map(|class| {
+                    if class.req[d] <= 0 {
+                        return 0.0;
+                    }
+                    let per_unit = (0..problem.cap.len())
+                        .filter(|&o| class.allowed[o] && problem.cap[o][d] > 0)
+                        .map(|o| problem.price[o] / problem.cap[o][d] as f64)
+                        .fold(f64::INFINITY, f64::min);
+                    if per_unit.is_finite() {
+                        per_unit * class.req[d] as f64 * f64::from(class.count)
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max)
 }

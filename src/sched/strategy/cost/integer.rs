@@ -640,3 +640,117 @@ fn pack_onto(
     }
     Some(bins)
 }
+
+/// A small set-cover integer program over the pattern pool, by depth-first branch and bound:
+/// branch on the uncovered class with the fewest patterns, each pattern trimmed to what is left
+/// and moved to the cheapest offering that holds it; prune with the proving duals (a valid
+/// bound on covering whatever is left). Returns a plan cheaper than `incumbent`, if found
+/// within `node_cap` search nodes.
+pub fn set_cover(
+    problem: &Problem,
+    pool: &[Pattern],
+    duals: &[f64],
+    incumbent: f64,
+    node_cap: usize,
+    deadline: Instant,
+) -> Option<Vec<Node>> {
+    let m = problem.classes.len();
+    let order = by_price(problem);
+    let value = |p: &Pattern| -> f64 { p.counts.iter().map(|&(c, k)| duals[c] * f64::from(k)).sum() };
+    let mut covering: Vec<Vec<usize>> = vec![Vec::new(); m];
+    for (j, p) in pool.iter().enumerate() {
+        for &(c, _) in &p.counts {
+            covering[c].push(j);
+        }
+    }
+    for list in covering.iter_mut() {
+        list.sort_by(|&a, &b| {
+            let ra = problem.lp_cost(pool[a].offering) / value(&pool[a]).max(1e-12);
+            let rb = problem.lp_cost(pool[b].offering) / value(&pool[b]).max(1e-12);
+            ra.total_cmp(&rb).then(a.cmp(&b))
+        });
+    }
+    struct Ctx<'a> {
+        problem: &'a Problem,
+        pool: &'a [Pattern],
+        duals: &'a [f64],
+        covering: &'a [Vec<usize>],
+        order: &'a [usize],
+        best: f64,
+        best_nodes: Option<Vec<Node>>,
+        chosen: Vec<Node>,
+        nodes: usize,
+        node_cap: usize,
+        deadline: Instant,
+    }
+    fn dfs(ctx: &mut Ctx, residual: &mut [u32], cost: f64) {
+        ctx.nodes += 1;
+        if ctx.nodes >= ctx.node_cap || (ctx.nodes % 1024 == 0 && Instant::now() >= ctx.deadline) {
+            ctx.nodes = ctx.node_cap;
+            return;
+        }
+        let bound: f64 = residual
+            .iter()
+            .zip(ctx.duals)
+            .map(|(&r, d)| f64::from(r) * d)
+            .sum();
+        if cost + bound >= ctx.best - 1e-9 {
+            return;
+        }
+        let next = (0..residual.len())
+            .filter(|&c| residual[c] > 0)
+            .min_by_key(|&c| (ctx.covering[c].len(), c));
+        let Some(c) = next else {
+            ctx.best = cost;
+            ctx.best_nodes = Some(ctx.chosen.clone());
+            return;
+        };
+        let dims = residual.len().min(0) + ctx.problem.cap.first().map_or(0, Vec::len);
+        for idx in 0..ctx.covering[c].len() {
+            let j = ctx.covering[c][idx];
+            let p = &ctx.pool[j];
+            let mut node = Node::new(p.offering, dims);
+            for &(d, k) in &p.counts {
+                let take = k.min(residual[d]);
+                if take > 0 {
+                    node.add(ctx.problem, d, take);
+                }
+            }
+            let Some(o) = cheapest_holding(ctx.problem, ctx.order, &node.counts, &node.used) else {
+                continue;
+            };
+            node.offering = o;
+            let price = ctx.problem.lp_cost(o);
+            for &(d, k) in &node.counts {
+                residual[d] -= k;
+            }
+            ctx.chosen.push(node);
+            dfs(ctx, residual, cost + price);
+            let node = ctx.chosen.pop();
+            if let Some(node) = node {
+                for &(d, k) in &node.counts {
+                    residual[d] += k;
+                }
+            }
+            if ctx.nodes >= ctx.node_cap {
+                return;
+            }
+        }
+    }
+    let mut ctx = Ctx {
+        problem,
+        pool,
+        duals,
+        covering: &covering,
+        order: &order,
+        best: incumbent,
+        best_nodes: None,
+        chosen: Vec::new(),
+        nodes: 0,
+        node_cap,
+        deadline,
+    };
+    let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
+    dfs(&mut ctx, &mut residual, 0.0);
+    ctx.best_nodes
+}
