@@ -344,7 +344,10 @@ pub fn static_ok(pod: &PodDemand, labels: &Labels, taints: &[Taint], free: &Reso
 enum StaticBlock<'a> {
     Taint(&'a Taint),
     Requirement(&'a Requirement),
-    Volume(&'a crate::model::constraints::VolumeRequirement, &'a Requirement),
+    Volume(
+        &'a crate::model::constraints::VolumeRequirement,
+        &'a Requirement,
+    ),
     Preference(&'a Requirement),
     Resources,
 }

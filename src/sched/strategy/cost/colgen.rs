@@ -166,7 +166,10 @@ fn price_offering(
             }
             if value > threshold {
                 counts.sort_unstable();
-                let p = Pattern { offering: o, counts };
+                let p = Pattern {
+                    offering: o,
+                    counts,
+                };
                 if !found.contains(&p) {
                     found.push(p);
                 }
@@ -319,7 +322,12 @@ struct Bounder<'a> {
 }
 
 impl<'a> Bounder<'a> {
-    fn new(problem: &'a Problem, pi: &'a [f64], items: &'a [(usize, u32, f64)], dims: usize) -> Self {
+    fn new(
+        problem: &'a Problem,
+        pi: &'a [f64],
+        items: &'a [(usize, u32, f64)],
+        dims: usize,
+    ) -> Self {
         let n = items.len();
         let req: Vec<&[i64]> = items
             .iter()
@@ -335,7 +343,11 @@ impl<'a> Bounder<'a> {
                 rb.total_cmp(&ra).then(a.cmp(&b))
             });
             orders.push(o);
-            free_until[d] = (0..n).filter(|&i| req[i][d] <= 0).map(|i| i + 1).max().unwrap_or(0);
+            free_until[d] = (0..n)
+                .filter(|&i| req[i][d] <= 0)
+                .map(|i| i + 1)
+                .max()
+                .unwrap_or(0);
         }
         let mut suff_sum = vec![0.0f64; n + 1];
         for k in (0..n).rev() {

@@ -132,9 +132,14 @@ pub fn classes(
 /// How long the optimizer may take, by batch size: a plan must stay interactive. Work caps
 /// usually end it far sooner; unoptimized (debug) builds run some 20 times slower, so they get
 /// proportionally more time and reach the same plans in tests.
-fn budget_for(pods: usize) -> Duration {
+pub fn budget_for(pods: usize) -> Duration {
     let ms = if pods <= 500 { 150 } else { 500 };
-    Duration::from_millis(if cfg!(debug_assertions) { ms * 20 } else { ms })
+    scaled(Duration::from_millis(ms))
+}
+
+/// A release-build time budget as this build's: debug builds get twenty times as long.
+pub fn scaled(d: Duration) -> Duration {
+    if cfg!(debug_assertions) { d * 20 } else { d }
 }
 
 /// Planned nodes and the lower bound (units per hour) of the optimizer's batch.
@@ -146,10 +151,9 @@ pub struct Solved {
 }
 
 /// Column generation, diving and local search over the classes.
-pub fn optimize(classes: &Classes) -> Solved {
+pub fn optimize(classes: &Classes, total: Duration) -> Solved {
     let pods: usize = classes.pods.iter().map(Vec::len).sum();
     let start = Instant::now();
-    let total = budget_for(pods);
     let incumbent = integer::quick(&classes.problem, start + total);
     let seeds: Vec<colgen::Pattern> = incumbent
         .iter()
@@ -198,10 +202,10 @@ pub fn optimize(classes: &Classes) -> Solved {
             &pool,
             &master.bound_duals,
             current,
-            200_000,
-            start + total * 2,
+            50_000,
+            start + total,
         ) {
-            integer::improve(&classes.problem, &mut better, start + total * 2, 96);
+            integer::improve(&classes.problem, &mut better, start + total, 96);
             if integer::total(&classes.problem, &better) < current {
                 nodes = better;
             }

@@ -656,7 +656,8 @@ pub fn set_cover(
 ) -> Option<Vec<Node>> {
     let m = problem.classes.len();
     let order = by_price(problem);
-    let value = |p: &Pattern| -> f64 { p.counts.iter().map(|&(c, k)| duals[c] * f64::from(k)).sum() };
+    let value =
+        |p: &Pattern| -> f64 { p.counts.iter().map(|&(c, k)| duals[c] * f64::from(k)).sum() };
     let mut covering: Vec<Vec<usize>> = vec![Vec::new(); m];
     for (j, p) in pool.iter().enumerate() {
         for &(c, _) in &p.counts {

@@ -66,9 +66,22 @@ impl Strategy for Cost {
     }
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        plan_within(snapshot, pending, None)
+    }
+}
+
+/// `cost`'s plan with the optimizer's time budget (default: by batch size, see
+/// [`engine::budget_for`]); consolidation's many trials pass a short one.
+pub fn plan_within(
+    snapshot: &Snapshot,
+    pending: &[usize],
+    budget: Option<std::time::Duration>,
+) -> Placement {
+    {
         let (all_offerings, _) = catalog::offerings(snapshot, true);
         let offerings = distinct(snapshot, &all_offerings);
         let mut state = ClusterState::new(snapshot, &all_offerings);
+        let time = budget;
         let budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);
@@ -102,7 +115,7 @@ impl Strategy for Cost {
             }
             None => {
                 let (state, budget_after, left, bound) = optimized(
-                    &state, &budget, &offerings, &allowed, &placeable, cross_node,
+                    &state, &budget, &offerings, &allowed, &placeable, cross_node, time,
                 );
                 unplaced.extend(left);
                 (state, budget_after, bound)
@@ -138,13 +151,15 @@ fn optimized<'a>(
     allowed: &Allowed,
     placeable: &[usize],
     cross_node: bool,
+    time: Option<std::time::Duration>,
 ) -> (ClusterState<'a>, Budget, Vec<usize>, Option<Price>) {
     let snapshot = start.snapshot();
     let (sequential, optimizable): (Vec<usize>, Vec<usize>) = placeable
         .iter()
         .partition(|&&p| engine::needs_sequential(&snapshot.pods[p].demand));
     let classes = engine::classes(start, offerings, allowed, &optimizable);
-    let solved = engine::optimize(&classes);
+    let time = time.unwrap_or_else(|| engine::budget_for(optimizable.len()));
+    let solved = engine::optimize(&classes, time);
     let mut state = start.clone();
     let mut budget_after = budget.clone();
     let rest = engine::materialise(
