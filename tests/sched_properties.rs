@@ -620,10 +620,10 @@ fn brute_force2(flavors: &[Flavor2], pods: &[Pod2]) -> i64 {
             if t == rest.len() {
                 if let Some(p) = block_price(block) {
                     let left: Vec<u8> = rest.iter().zip(block.iter()).map(|(r, b)| r - b).collect();
-                    if let Some(q) = best(&left, memo, block_price) {
-                        if out.is_none_or(|o| p + q < o) {
-                            *out = Some(p + q);
-                        }
+                    if let Some(q) = best(&left, memo, block_price)
+                        && out.is_none_or(|o| p + q < o)
+                    {
+                        *out = Some(p + q);
                     }
                 }
                 return;
@@ -713,6 +713,8 @@ fn cost_is_within_two_percent_of_brute_force_beyond_the_exact_limit() {
     );
 }
 
+/// Prints one generated case and every strategy's plan (a debugging aid):
+/// `SEED=.. COUNT=.. STRUCT=0..4 [BRUTE=1] cargo test --test sched_properties debug_case -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn debug_case() {

@@ -132,6 +132,9 @@ fn json_output_has_the_documented_shape() {
             "requested": {"cpuMillis": 3000, "memoryBytes": 268435456, "pods": 1}
         }],
         "totals": {"nodes": 1, "cpuMillis": 4000, "memoryBytes": 8000000000i64, "pricePerHour": 0.1},
+        // One pod: the exact optimum is its own lower bound.
+        "lowerBoundPerHour": 0.1,
+        "percentAboveLowerBound": 0.0,
         "unschedulable": []
     });
     assert_eq!(v["strategies"][0], expected);

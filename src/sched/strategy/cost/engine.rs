@@ -196,8 +196,22 @@ pub fn optimize(classes: &Classes, total: Duration) -> Solved {
             offering: n.offering,
             counts: n.counts.clone(),
         }));
+        let mut solved_exactly = false;
+        if let Some(all) = integer::all_patterns(&classes.problem, 20_000) {
+            // Few enough count vectors to solve exactly.
+            if let Some(exact) = integer::exact_small(&classes.problem, &all) {
+                solved_exactly = true;
+                if integer::total(&classes.problem, &exact)
+                    < integer::total(&classes.problem, &nodes)
+                {
+                    nodes = exact;
+                }
+            }
+            pool.extend(all);
+        }
         let current = integer::total(&classes.problem, &nodes);
-        if let Some(mut better) = integer::set_cover(
+        if solved_exactly {
+        } else if let Some(mut better) = integer::set_cover(
             &classes.problem,
             &pool,
             &master.bound_duals,

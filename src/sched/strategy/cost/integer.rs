@@ -686,7 +686,9 @@ pub fn set_cover(
     }
     fn dfs(ctx: &mut Ctx, residual: &mut [u32], cost: f64) {
         ctx.nodes += 1;
-        if ctx.nodes >= ctx.node_cap || (ctx.nodes % 1024 == 0 && Instant::now() >= ctx.deadline) {
+        if ctx.nodes >= ctx.node_cap
+            || (ctx.nodes.is_multiple_of(1024) && Instant::now() >= ctx.deadline)
+        {
             ctx.nodes = ctx.node_cap;
             return;
         }
@@ -706,7 +708,7 @@ pub fn set_cover(
             ctx.best_nodes = Some(ctx.chosen.clone());
             return;
         };
-        let dims = residual.len().min(0) + ctx.problem.cap.first().map_or(0, Vec::len);
+        let dims = ctx.problem.cap.first().map_or(0, Vec::len);
         for idx in 0..ctx.covering[c].len() {
             let j = ctx.covering[c][idx];
             let p = &ctx.pool[j];
@@ -754,4 +756,140 @@ pub fn set_cover(
     let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
     dfs(&mut ctx, &mut residual, 0.0);
     ctx.best_nodes
+}
+
+/// Every conflict-free count vector that fits some offering all its classes may use, when
+/// there are at most `limit` count vectors in all (small batches): the set-cover search over
+/// them is then exact up to its node cap.
+pub fn all_patterns(problem: &Problem, limit: usize) -> Option<Vec<Pattern>> {
+    let m = problem.classes.len();
+    let mut space: usize = 1;
+    for c in &problem.classes {
+        space = space.checked_mul(c.count as usize + 1)?;
+        if space > limit {
+            return None;
+        }
+    }
+    let dims = problem.cap.first().map_or(0, Vec::len);
+    let order = by_price(problem);
+    let mut out = Vec::new();
+    let mut counts: Vec<(usize, u32)> = Vec::new();
+    let mut used = vec![0i64; dims];
+    fn walk(
+        problem: &Problem,
+        order: &[usize],
+        c: usize,
+        m: usize,
+        counts: &mut Vec<(usize, u32)>,
+        used: &mut Vec<i64>,
+        out: &mut Vec<Pattern>,
+    ) {
+        if c == m {
+            if !counts.is_empty()
+                && let Some(o) = cheapest_holding(problem, order, counts, used)
+            {
+                out.push(Pattern {
+                    offering: o,
+                    counts: counts.clone(),
+                });
+            }
+            return;
+        }
+        walk(problem, order, c + 1, m, counts, used, out);
+        let class = &problem.classes[c];
+        if counts
+            .iter()
+            .any(|&(d, _)| class.conflicts.binary_search(&d).is_ok())
+        {
+            return;
+        }
+        let max = if class.one_per_node { 1 } else { class.count };
+        for k in 1..=max {
+            for (u, r) in used.iter_mut().zip(&class.req) {
+                *u += r;
+            }
+            // Nothing larger fits any offering once this does not.
+            if !problem.cap.iter().any(|cap| fits(used, cap)) {
+                for (u, r) in used.iter_mut().zip(&class.req) {
+                    *u -= r * i64::from(k);
+                }
+                return;
+            }
+            counts.push((c, k));
+            walk(problem, order, c + 1, m, counts, used, out);
+            counts.pop();
+        }
+        for (u, r) in used.iter_mut().zip(&class.req) {
+            *u -= r * i64::from(max);
+        }
+    }
+    walk(problem, &order, 0, m, &mut counts, &mut used, &mut out);
+    Some(out)
+}
+
+/// The exact optimum over count vectors, by dynamic programming (a node takes at least one pod
+/// of the first class left), given every pattern ([`all_patterns`]): for small batches.
+pub fn exact_small(problem: &Problem, patterns: &[Pattern]) -> Option<Vec<Node>> {
+    use std::collections::HashMap;
+    let m = problem.classes.len();
+    // A pattern can serve as "the node of the first class left" for any class it holds;
+    // index it under each.
+    let mut holding: Vec<Vec<usize>> = vec![Vec::new(); m];
+    for (j, p) in patterns.iter().enumerate() {
+        for &(c, _) in &p.counts {
+            holding[c].push(j);
+        }
+    }
+    fn best(
+        problem: &Problem,
+        patterns: &[Pattern],
+        holding: &[Vec<usize>],
+        residual: &mut Vec<u32>,
+        memo: &mut HashMap<Vec<u32>, Option<(f64, usize)>>,
+    ) -> Option<f64> {
+        let Some(first) = residual.iter().position(|&r| r > 0) else {
+            return Some(0.0);
+        };
+        if let Some(v) = memo.get(residual.as_slice()) {
+            return v.map(|(c, _)| c);
+        }
+        let mut out: Option<(f64, usize)> = None;
+        for &j in &holding[first] {
+            let p = &patterns[j];
+            if p.counts.iter().any(|&(c, k)| k > residual[c]) {
+                continue;
+            }
+            // Classes before `first` are all placed: a pattern holding one would not fit.
+            for &(c, k) in &p.counts {
+                residual[c] -= k;
+            }
+            let rest = best(problem, patterns, holding, residual, memo);
+            for &(c, k) in &p.counts {
+                residual[c] += k;
+            }
+            if let Some(r) = rest {
+                let total = r + problem.lp_cost(p.offering);
+                if out.is_none_or(|(b, _)| total < b - 1e-12) {
+                    out = Some((total, j));
+                }
+            }
+        }
+        memo.insert(residual.clone(), out);
+        out.map(|(c, _)| c)
+    }
+    let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
+    let mut memo = HashMap::new();
+    best(problem, patterns, &holding, &mut residual, &mut memo)?;
+    let dims = problem.cap.first().map_or(0, Vec::len);
+    let mut nodes = Vec::new();
+    while let Some(Some((_, j))) = memo.get(residual.as_slice()).copied() {
+        let p = &patterns[j];
+        let mut node = Node::new(p.offering, dims);
+        for &(c, k) in &p.counts {
+            node.add(problem, c, k);
+            residual[c] -= k;
+        }
+        nodes.push(node);
+    }
+    residual.iter().all(|&r| r == 0).then_some(nodes)
 }

@@ -233,15 +233,15 @@ impl Lp {
             self.ftran(&entries, &mut w);
             // Leaving row: the smallest ratio; ties to the largest pivot element.
             let mut leave: Option<(f64, f64, usize)> = None;
-            for r in 0..m {
-                if w[r] > 1e-9 {
-                    let t = self.xb[r].max(0.0) / w[r];
+            for (r, &wr) in w.iter().enumerate() {
+                if wr > 1e-9 {
+                    let t = self.xb[r].max(0.0) / wr;
                     let better = match leave {
                         None => true,
-                        Some((bt, bw, _)) => t < bt - 1e-12 || (t <= bt + 1e-12 && w[r] > bw),
+                        Some((bt, bw, _)) => t < bt - 1e-12 || (t <= bt + 1e-12 && wr > bw),
                     };
                     if better {
-                        leave = Some((t, w[r], r));
+                        leave = Some((t, wr, r));
                     }
                 }
             }
