@@ -91,9 +91,10 @@ async fn cluster_admin_credentials_are_over_privileged() {
 #[tokio::test]
 async fn exact_rules_are_ok_and_missing_ones_are_named() {
     let exact = json!([
-        {"verbs": ["get", "list", "watch", "patch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines"]},
-        {"verbs": ["get", "patch", "update"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments/scale"]},
-        {"verbs": ["get", "list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]},
+        {"verbs": ["list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machinesets", "clusters"]},
+        {"verbs": ["list", "watch", "patch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machines"]},
+        {"verbs": ["patch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments/scale"]},
+        {"verbs": ["list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]},
         {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectrulesreviews"]}
     ]);
     let found = access_findings("system:serviceaccount:karpenter:karpenter", exact).await;
@@ -107,7 +108,7 @@ async fn exact_rules_are_ok_and_missing_ones_are_named() {
         )
     );
 
-    let read_only = json!([{"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines"]},
+    let read_only = json!([{"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machines", "machinesets", "clusters"]},
         {"verbs": ["get", "list", "watch"], "apiGroups": ["bootstrap.cluster.x-k8s.io"], "resources": ["kubeadmconfigtemplates"]}]);
     let found = access_findings("karpenter-mgmt", read_only).await;
     assert_eq!(
@@ -116,7 +117,7 @@ async fn exact_rules_are_ok_and_missing_ones_are_named() {
             "InsufficientManagementAccess".to_string(),
             Severity::Error,
             "User/karpenter-mgmt".to_string(),
-            "cannot do what the autoscaler needs: lacks [patch] on machinedeployments (cluster.x-k8s.io) in capi-ovh; [get,patch,update] on machinedeployments/scale (cluster.x-k8s.io) in capi-ovh; [patch] on machines (cluster.x-k8s.io) in capi-ovh".to_string()
+            "cannot do what the autoscaler needs: lacks [patch] on machinedeployments/scale (cluster.x-k8s.io) in capi-ovh; [patch] on machines (cluster.x-k8s.io) in capi-ovh".to_string()
         )]
     );
 }

@@ -283,7 +283,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        5
+        karpenter_capi::kube::permissions::MANAGEMENT.len()
     );
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "capi-ovh");
     sas.get("capi-ovh-karpenter-capi").await.unwrap();
@@ -295,7 +295,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        15
+        karpenter_capi::kube::permissions::WORKLOAD.len()
     );
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "karpenter-capi");
     let d = deployments.get("karpenter-capi").await.unwrap();

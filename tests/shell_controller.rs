@@ -371,3 +371,143 @@ async fn continuous_mode_watches_two_clusters() {
     stop.send_replace(true);
     task.await.unwrap().unwrap();
 }
+
+/// A renewal that never returns cannot keep a replica leading: leadership and the write gate
+/// drop by timer when the last successful renewal's validity runs out, before the Lease could
+/// expire for the others; each hung attempt is abandoned at the deadline and retried; a write
+/// attempted then is refused unsent. (Shortened timings with the production ratios: 2 s Lease,
+/// renewal every 0.5 s, each bounded by 1 s.)
+#[tokio::test]
+async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
+    use karpenter_capi::controller::write::{NODE, Write};
+    use karpenter_capi::kube::apply::Executor;
+    use karpenter_capi::kube::leader::{Gate, LEASE_DURATION, RENEW_DEADLINE};
+    use karpenter_capi::kube::reconciler::{LeaseTiming, lead};
+
+    assert!(RENEW_DEADLINE < LEASE_DURATION);
+    let lease = Duration::from_secs(2);
+    let fake = FakeApi::new();
+    let lock = LeaseLock::new(fake.client(), "kube-system", "a".to_string()).with_duration(lease);
+    let gate = Gate::elected();
+    assert!(!gate.is_open(), "closed before the first renewal");
+    let metrics = Arc::new(Metrics::new());
+    let (lead_tx, lead_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let timing = LeaseTiming {
+        interval: Duration::from_millis(500),
+        deadline: Duration::from_secs(1),
+    };
+    let task = tokio::spawn(lead(
+        lock,
+        metrics.clone(),
+        lead_tx,
+        gate.clone(),
+        timing,
+        stop_rx,
+    ));
+    eventually("leadership", || *lead_rx.borrow()).await;
+    assert!(gate.is_open());
+    // From now on the API server swallows every renewal.
+    fake.hang("PUT", "/leases/karpenter-capi", usize::MAX);
+    let hung = tokio::time::Instant::now();
+    let until = gate.valid_until().unwrap();
+    assert!(
+        until < hung + lease,
+        "the gate closes {:?} after the hang, within the {lease:?} lease",
+        until - hung
+    );
+    eventually("leadership to drop", || !*lead_rx.borrow()).await;
+    assert!(
+        tokio::time::Instant::now() >= until,
+        "dropped by the timer, not earlier"
+    );
+    assert!(!gate.is_open());
+    assert_eq!(metrics.leader.get(), 0);
+    eventually("a second hung attempt (the first was abandoned)", || {
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == "PUT" && r.code == 0)
+            .count()
+            >= 2
+    })
+    .await;
+    // A write now is refused before it is sent.
+    let client = fake.client();
+    let executor = Executor::new(Clients {
+        workload: client.clone(),
+        management: client,
+    })
+    .with_gate(gate.clone());
+    fake.clear_log();
+    let err = executor
+        .execute_write(
+            &Write::Delete {
+                cluster: karpenter_capi::error::ClusterRole::Workload,
+                resource: NODE,
+                namespace: String::new(),
+                name: "n".to_string(),
+                uid: None,
+            },
+            jiff::Timestamp::now(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not written: this replica no longer holds the leader Lease"
+    );
+    assert!(fake.requests().iter().all(|r| r.path.contains("/leases/")));
+    stop_tx.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// `/healthz` on the acting replica fails once no reconcile pass has completed within the
+/// bound (here a pass hangs on a write that never returns); on a follower it stays healthy.
+#[tokio::test]
+async fn healthz_fails_when_the_reconcile_loop_is_wedged() {
+    let fake = FakeApi::new();
+    fake.seed_yaml(WORLD);
+    fake.seed(pending_pod("p-0"));
+    // Creating the NodeClaim never returns: the first pass is stuck.
+    fake.hang("POST", "/nodeclaims", usize::MAX);
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    let mut ctx = Context::new(clients, Config::default(), Some("capi".to_string()), false);
+    ctx.metrics = Arc::new(
+        Metrics::new().with_liveness_bounds(Duration::from_millis(800), Duration::from_secs(60)),
+    );
+    let ctx = Arc::new(ctx);
+    let (_lead_tx, lead_rx) = watch::channel(true);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(run_continuous(ctx.clone(), window(), lead_rx, stop_rx));
+    eventually("ready", || ctx.metrics.is_ready()).await;
+    assert_eq!(metrics::respond(&ctx.metrics, "/healthz").0, 200);
+    eventually("the POST to hang", || {
+        fake.requests()
+            .iter()
+            .any(|r| r.method == "POST" && r.code == 0)
+    })
+    .await;
+    eventually("/healthz to fail", || {
+        metrics::respond(&ctx.metrics, "/healthz").0 == 503
+    })
+    .await;
+    let (_, _, body) = metrics::respond(&ctx.metrics, "/healthz");
+    assert!(
+        body.starts_with("no reconcile pass completed for ") && body.contains("the loop is stuck"),
+        "{body}"
+    );
+    // Readiness is about the caches only.
+    assert_eq!(metrics::respond(&ctx.metrics, "/readyz").0, 200);
+    // A follower (not acting) is healthy without passes.
+    ctx.metrics.set_acting(false);
+    assert_eq!(metrics::respond(&ctx.metrics, "/healthz").0, 200);
+    stop_tx.send_replace(true);
+    task.abort();
+}

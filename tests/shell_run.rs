@@ -172,7 +172,8 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
         == format!(
             "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale"
         )
-        && r.body == json!({"spec": {"replicas": 1}})));
+        && r.body["spec"] == json!({"replicas": 1})
+        && r.body["metadata"]["resourceVersion"].is_string()));
 
     // Pass 2 on the same state: idempotent, nothing new.
     fake.clear_log();
@@ -449,6 +450,8 @@ async fn registration_timeout_marks_the_exact_machine_and_a_failed_scale_unmarks
         writes,
         vec![
             "POST /api/v1/namespaces/default/events 201".to_string(),
+            // A claim made before the finalizer existed gets it before its deletion.
+            "PATCH /apis/karpenter.sh/v1/nodeclaims/default-old01 200".to_string(),
             "DELETE /apis/karpenter.sh/v1/nodeclaims/default-old01 200".to_string(),
             format!("PATCH {machine_path} 200"),
             format!(
@@ -476,7 +479,8 @@ async fn registration_timeout_marks_the_exact_machine_and_a_failed_scale_unmarks
     assert_eq!(event["reason"], "RegistrationTimeout");
     assert_eq!(event["type"], "Warning");
 
-    // Next pass: the claim is gone; the Machine is marked again and replicas lowered.
+    // Next pass: the claim is held by its finalizer while its Machine lives; the Machine is
+    // marked again and replicas lowered.
     fake.clear_log();
     let (r, out) = pass(&fake, OutputFormat::Json, false).await;
     r.unwrap();
@@ -706,6 +710,301 @@ async fn with_two_clusters_each_write_goes_to_its_own_cluster() {
             "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/{MD}/scale 200"
         )]
     );
+}
+
+/// The RBAC checks of every request in the log, as (group, resource, verb).
+fn rbac_calls(fake: &FakeApi) -> std::collections::BTreeSet<(String, String, String)> {
+    fake.requests()
+        .iter()
+        .filter_map(common::Req::rbac)
+        .collect()
+}
+
+/// Every request the controller makes over a whole lifecycle (continuous-mode watches, leader
+/// election, provision, bind, launch, register, initialize, expire, drain with a PDB-blocked pod
+/// deleted after its grace period, scale down, node finalizer release, a warning Event) needs
+/// exactly the rules `init` renders from `kube::permissions`, both ways: nothing is missing, and
+/// nothing granted goes unused.
+#[tokio::test]
+async fn the_generated_rbac_is_exactly_what_the_controller_calls() {
+    use karpenter_capi::kube::leader::LeaseLock;
+    use karpenter_capi::kube::permissions::{LEADER_ELECTION, MANAGEMENT, WORKLOAD};
+    let fake = seed_world();
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+
+    // Continuous mode: list and watch every observed type.
+    let metrics = Arc::new(karpenter_capi::kube::metrics::Metrics::new());
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let (stores, tasks) =
+        karpenter_capi::kube::watch::start(&clients, Some("capi-ovh"), notify, metrics)
+            .await
+            .unwrap();
+    stores.wait_until_ready().await;
+    for t in tasks {
+        t.abort();
+    }
+    // Leader election: create, renew (get + update), release.
+    let lock = LeaseLock::new(fake.client(), "karpenter-capi", "a".to_string());
+    let now = jiff::Timestamp::now();
+    lock.try_acquire(now).await.unwrap();
+    lock.try_acquire(now).await.unwrap();
+    lock.release().await.unwrap();
+
+    // Provision, bind, launch, register, initialize.
+    let step = |what: &'static str| {
+        let fake = fake.clone();
+        async move {
+            let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+            r.unwrap_or_else(|e| panic!("{what}: {e}"));
+            json_plan(&out)
+        }
+    };
+    let plan = step("provision").await;
+    assert!(plan.iter().any(|(a, _)| a == "createNodeClaim"), "{plan:?}");
+    let claim = claims(&fake)[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let md = claims(&fake)[0]["metadata"]["annotations"]["karpenter-capi/machine-deployment"]
+        .as_str()
+        .map(|s| s.rsplit('/').next().unwrap().to_string())
+        .unwrap_or_else(|| MD.to_string());
+    let machine = format!("{md}-7xq2n");
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": machine, "namespace": "capi-ovh", "creationTimestamp": now_stamp(),
+                     "labels": {"cluster.x-k8s.io/deployment-name": md, "cluster.x-k8s.io/cluster-name": "capi-ovh"}},
+        "spec": {"clusterName": "capi-ovh", "bootstrap": {"dataSecretName": "bootstrap-7xq2n"},
+                 "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachine", "name": machine}}
+    }));
+    step("bind").await;
+    fake.mutate("cluster.x-k8s.io", "machines", "capi-ovh", &machine, |m| {
+        m["spec"]["providerID"] = json!("openstack:///abc")
+    });
+    step("launch").await;
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-abc", "labels": {"kubernetes.io/hostname": "worker-abc"}},
+        "spec": {"providerID": "openstack:///abc", "taints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]},
+        "status": {"capacity": {"cpu": "16", "memory": "32Gi", "pods": "110"}, "allocatable": {"cpu": "15", "memory": "30Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
+    }));
+    step("register").await;
+    step("initialize").await;
+    // The pending pod is now running elsewhere (a spare node with room); a pod of a
+    // ReplicaSet runs on the new node. The NodePool expires nodes after a minute with a minute
+    // of grace: the node is tainted, the pod's eviction refused (429, a disruption budget)
+    // until the grace is over, then the pod deleted, the Machine marked, the MachineDeployment
+    // scaled down and the claim deleted.
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "spare", "labels": {"kubernetes.io/hostname": "spare", "kubernetes.io/arch": "amd64"}},
+        "spec": {},
+        "status": {"capacity": {"cpu": "16", "memory": "32Gi", "pods": "110"}, "allocatable": {"cpu": "16", "memory": "32Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True"}]}
+    }));
+    fake.mutate("", "pods", "default", "big-0", |p| {
+        p["spec"]["nodeName"] = json!("spare");
+        p["status"] =
+            json!({"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]});
+    });
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-0", "namespace": "default", "labels": {"app": "web"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs", "controller": true}]},
+        "spec": {"nodeName": "worker-abc", "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}]},
+        "status": {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    }));
+    fake.mutate("karpenter.sh", "nodepools", "", "default", |p| {
+        p["spec"]["template"]["spec"]["expireAfter"] = json!("1m");
+        p["spec"]["template"]["spec"]["terminationGracePeriod"] = json!("1m");
+    });
+    fake.mutate("karpenter.sh", "nodeclaims", "", &claim, |c| {
+        c["metadata"]["creationTimestamp"] = json!("2026-11-30T10:00:00Z");
+        for cond in c["status"]["conditions"].as_array_mut().unwrap() {
+            cond["lastTransitionTime"] = json!("2026-11-30T10:00:00Z");
+        }
+    });
+    fake.fail("POST", "/pods/web-0/eviction", 429, 1000);
+    let mut seen = Vec::new();
+    for round in 0..8 {
+        let plan = step("drain").await;
+        seen.extend(plan.iter().map(|(a, _)| a.clone()));
+        if round == 1 {
+            // The drain started long ago: its grace period is over.
+            fake.mutate("karpenter.sh", "nodeclaims", "", &claim, |c| {
+                c["metadata"]["annotations"]["karpenter-capi/drain-started"] =
+                    json!("2026-11-30T10:00:00Z");
+            });
+        }
+        if fake.get("karpenter.sh", "nodeclaims", "", &claim).is_none()
+            || fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap()["metadata"]
+                ["deletionTimestamp"]
+                .is_string()
+        {
+            break;
+        }
+    }
+    // Cluster API deletes the Machine's Node: the controller releases its finalizer.
+    if fake.get("", "nodes", "", "worker-abc").is_some() {
+        fake.mutate("", "nodes", "", "worker-abc", |n| {
+            n["metadata"]["deletionTimestamp"] = json!("2026-11-30T10:30:00Z");
+        });
+        let plan = step("release").await;
+        seen.extend(plan.iter().map(|(a, _)| a.clone()));
+    }
+    // A NodePool whose disruption settings do not parse gets a Warning Event.
+    fake.mutate("karpenter.sh", "nodepools", "", "default", |p| {
+        p["spec"]["disruption"]["consolidateAfter"] = json!("soon");
+    });
+    let plan = step("warn").await;
+    seen.extend(plan.iter().map(|(a, _)| a.clone()));
+
+    for action in [
+        "taintNode",
+        "evictPod",
+        "markMachineForDeletion",
+        "scaleMachineDeployment",
+        "deleteNodeClaim",
+        "warnNodePool",
+    ] {
+        assert!(seen.iter().any(|a| a == action), "{action} in {seen:?}");
+    }
+    let called = rbac_calls(&fake);
+    let granted: std::collections::BTreeSet<(String, String, String)> = WORKLOAD
+        .iter()
+        .chain(MANAGEMENT)
+        .chain(LEADER_ELECTION)
+        .flat_map(|p| {
+            p.verbs
+                .iter()
+                .map(|v| (p.group.to_string(), p.resource.to_string(), v.to_string()))
+        })
+        .collect();
+    let missing: Vec<_> = called.difference(&granted).collect();
+    let unused: Vec<_> = granted.difference(&called).collect();
+    assert!(
+        missing.is_empty() && unused.is_empty(),
+        "called but not granted: {missing:?}\ngranted but never called: {unused:?}\nactions seen: {seen:?}"
+    );
+}
+
+/// Objects the API server accepts but the core cannot hold exactly: a NodePool limit of `-1`
+/// and `1e50`, a pod asking for `9Ei` of memory, a Node whose heartbeat and transition times are
+/// at the very end of year 9999, and one pod that cannot be read at all. Each is clamped (or the
+/// unreadable pod skipped) with a warning naming the object and field, counted in a metric and
+/// reported by `doctor`; the plan for everything else is the same as without them.
+#[tokio::test]
+async fn odd_objects_leave_the_rest_of_the_plan_unchanged_and_are_reported() {
+    use karpenter_capi::diagnose::{self, AccessSource, Cause};
+    use karpenter_capi::kube::list::live_snapshot;
+    use karpenter_capi::kube::reconciler::{Context, pass as reconcile_pass};
+
+    let (baseline, out) = pass(&seed_world(), OutputFormat::Json, true).await;
+    baseline.unwrap();
+    let baseline = json_plan(&out);
+    assert!(!baseline.is_empty());
+
+    let fake = seed_world();
+    fake.seed(json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+        "metadata": {"name": "odd"},
+        "spec": {"limits": {"cpu": "-1", "memory": "1e50"},
+                 "template": {"spec": {"requirements": [], "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}}}}
+    }));
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "huge", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause", "resources": {"requests": {"memory": "9Ei"}}}]},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
+    }));
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "far-future"},
+        "spec": {"unschedulable": true},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "9999-12-31T23:59:59Z", "lastTransitionTime": "9999-12-31T23:59:59Z"}]}
+    }));
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "unreadable", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "lots"}}}]}
+    }));
+
+    let (r, out) = pass(&fake, OutputFormat::Json, true).await;
+    r.unwrap();
+    assert_eq!(
+        json_plan(&out),
+        baseline,
+        "the odd objects change nothing else"
+    );
+
+    let client = fake.client();
+    let snapshot = live_snapshot(&client, &client, Some("capi-ovh"))
+        .await
+        .unwrap();
+    let mut odd: Vec<String> = snapshot.oddities.iter().map(ToString::to_string).collect();
+    odd.sort();
+    assert_eq!(
+        odd,
+        vec![
+            "workload cluster: Node far-future: status.conditions[0].lastHeartbeatTime \"9999-12-31T23:59:59Z\" cannot be held exactly; using 9999-12-30T22:00:00.999999999Z",
+            "workload cluster: Node far-future: status.conditions[0].lastTransitionTime \"9999-12-31T23:59:59Z\" cannot be held exactly; using 9999-12-30T22:00:00.999999999Z",
+            "workload cluster: NodePool odd: spec.limits.cpu \"-1\" cannot be held exactly; using 0",
+            "workload cluster: NodePool odd: spec.limits.memory \"1e50\" cannot be held exactly; using 9223372036854775807",
+            "workload cluster: Pod default/huge: spec.containers[0].resources.requests[memory] \"9Ei\" cannot be held exactly; using 9223372036854775807",
+            "workload cluster: Pod default/unreadable: skipped, spec.containers[0].resources.requests[cpu]: invalid quantity \"lots\": no number (expected e.g. 500m, 4, 8Gi, 8G)",
+        ]
+    );
+    assert!(odd.iter().all(|o| snapshot.warnings.contains(o)));
+
+    // The metric, per pass.
+    let ctx = Context::new(
+        Clients {
+            workload: client.clone(),
+            management: client.clone(),
+        },
+        Config::default(),
+        Some("capi-ovh".to_string()),
+        true,
+    );
+    reconcile_pass(&ctx, &snapshot).await;
+    let metrics = ctx.metrics.render();
+    assert!(
+        metrics.contains("karpenter_capi_odd_values{treatment=\"clamped\"} 5"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("karpenter_capi_odd_values{treatment=\"skipped\"} 1"),
+        "{metrics}"
+    );
+
+    // The doctor finding, one per odd value.
+    let report = diagnose::run(
+        &snapshot,
+        jiff::Timestamp::now(),
+        &Config::default(),
+        AccessSource::RbacObjects,
+    );
+    let findings: Vec<(String, String)> = report
+        .findings
+        .iter()
+        .filter(|f| f.cause == Cause::UnrepresentableValue)
+        .map(|f| (f.subject.clone(), f.message.clone()))
+        .collect();
+    assert_eq!(findings.len(), 6, "{findings:?}");
+    assert!(findings.contains(&(
+        "NodePool/odd".to_string(),
+        "spec.limits.cpu \"-1\" cannot be held exactly; the controller uses 0".to_string()
+    )));
+    assert!(findings.contains(&(
+        "Pod/default/unreadable".to_string(),
+        "left out of every pass: spec.containers[0].resources.requests[cpu]: invalid quantity \"lots\": no number (expected e.g. 500m, 4, 8Gi, 8G)".to_string()
+    )));
 }
 
 /// A pending pod whose zone spread the existing node cannot keep: `run` gives it a new node of

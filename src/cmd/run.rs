@@ -19,10 +19,10 @@ use crate::cli::{GlobalArgs, OutputFormat, RunArgs};
 use crate::controller::{self, Config};
 use crate::error::{Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, connect};
-use crate::kube::leader::LeaseLock;
+use crate::kube::leader::{Gate, LeaseLock};
 use crate::kube::list::{Clients, live_snapshot};
 use crate::kube::metrics;
-use crate::kube::reconciler::{Context, Window, lead, pass, run_continuous};
+use crate::kube::reconciler::{Context, LeaseTiming, Window, lead, pass, run_continuous};
 use crate::model::load::snapshot_from_sources;
 use crate::render::Printer;
 use crate::render::plan::print_plan;
@@ -172,12 +172,15 @@ async fn continuous(
     args: &RunArgs,
 ) -> Result<Outcome> {
     let listener = metrics::bind(&args.metrics_bind_address).await?;
-    let ctx = Arc::new(Context::new(
-        clients.clone(),
-        config(args),
-        namespace,
-        args.dry_run,
-    ));
+    let mut ctx = Context::new(clients.clone(), config(args), namespace, args.dry_run);
+    // With leader election every write checks that this replica's Lease is still valid.
+    let gate = if args.leader_elect {
+        Gate::elected()
+    } else {
+        Gate::open()
+    };
+    ctx.executor = ctx.executor.clone().with_gate(gate.clone());
+    let ctx = Arc::new(ctx);
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {
         shutdown_signal().await;
@@ -200,6 +203,8 @@ async fn continuous(
             lock,
             ctx.metrics.clone(),
             leading_tx,
+            gate,
+            LeaseTiming::default(),
             stop_rx.clone(),
         )))
     } else {

@@ -19,8 +19,11 @@ pub const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
 pub const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
 /// Our NodeClaim annotation recording when the drain of its node started (RFC 3339).
 pub const DRAIN_STARTED_ANNOTATION: &str = "karpenter-capi/drain-started";
-/// Karpenter's Node finalizer.
+/// Karpenter's Node and NodeClaim finalizer.
 pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
+/// Our NodeClaim annotation recording why its node is being disrupted (voluntary reasons wait for
+/// a home for the pods; forceful ones drain at once).
+pub const DISRUPTION_REASON_ANNOTATION: &str = "karpenter-capi/disruption-reason";
 
 /// One change the controller wants.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,6 +66,9 @@ pub enum Action {
         /// Machines this plan marked for deletion: unmarked again if the scale fails.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         rollback_machines: Vec<String>,
+        /// The MachineDeployment's resourceVersion as read: a precondition (a conflict re-plans).
+        #[serde(skip)]
+        resource_version: Option<String>,
         /// apiVersion of the MachineDeployment.
         #[serde(skip)]
         api_version: String,
@@ -128,6 +134,14 @@ pub enum Action {
         reason: String,
         /// What happened.
         message: String,
+        /// Its Machine (`namespace/name`), when bound: a failed deletion holds back the
+        /// Machine's removal in the same pass.
+        #[serde(skip)]
+        machine: Option<String>,
+        /// The claim lacks our `karpenter.sh/termination` finalizer (made before it existed):
+        /// it is added first, so a drained Machine never outlives its claim.
+        #[serde(skip)]
+        add_finalizer: bool,
     },
     /// Mark the exact Machine CAPI must delete on the next scale-down.
     MarkMachineForDeletion {
@@ -183,6 +197,9 @@ pub enum Action {
         /// elapsed, so PodDisruptionBudgets no longer hold it.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         force: bool,
+        /// The pod's UID: a precondition, so a new pod of the same name is never evicted.
+        #[serde(skip)]
+        uid: Option<String>,
     },
     /// Report a NodePool the controller skips (an Event on it).
     WarnNodePool {
@@ -201,6 +218,56 @@ pub enum Action {
         target: String,
         /// The Node.
         node: String,
+    },
+    /// Remove Karpenter's finalizer from a deleting NodeClaim whose Machine is being deleted or
+    /// gone.
+    RemoveNodeClaimFinalizer {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// The finalizers it keeps.
+        #[serde(skip)]
+        remaining: Vec<String>,
+    },
+    /// Call off a voluntary disruption whose pods lost their home (a replacement failed or
+    /// vanished): the `karpenter.sh/disrupted` taint comes off, with a Warning Event.
+    AbortDisruption {
+        /// `Node/name`.
+        target: String,
+        /// The Node.
+        node: String,
+        /// Its NodeClaim.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node_claim: Option<String>,
+        /// Why.
+        message: String,
+    },
+    /// Adopt a Machine that has a Node but no NodeClaim: create its claim (registered and
+    /// initialized) and label the Machine and the Node as Karpenter's.
+    AdoptMachine {
+        /// `Machine/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        machine: String,
+        /// Its Node.
+        node: String,
+        /// The NodeClaim created (named after the Node).
+        node_claim: String,
+        /// The NodePool adopting it.
+        node_pool: String,
+        /// The NodeClaim to create.
+        #[serde(skip)]
+        manifest: Value,
+        /// Its status (capacity, allocatable, providerID, nodeName).
+        #[serde(skip)]
+        status: serde_json::Map<String, Value>,
+        /// Labels the Node gets.
+        #[serde(skip)]
+        node_labels: BTreeMap<String, String>,
+        /// apiVersion of the Machine.
+        #[serde(skip)]
+        api_version: String,
     },
 }
 
@@ -257,7 +324,10 @@ impl Action {
             | Action::TaintNode { target, .. }
             | Action::EvictPod { target, .. }
             | Action::WarnNodePool { target, .. }
-            | Action::RemoveNodeFinalizer { target, .. } => target,
+            | Action::RemoveNodeFinalizer { target, .. }
+            | Action::RemoveNodeClaimFinalizer { target, .. }
+            | Action::AbortDisruption { target, .. }
+            | Action::AdoptMachine { target, .. } => target,
         }
     }
 
@@ -277,6 +347,97 @@ impl Action {
             Action::EvictPod { .. } => "evictPod",
             Action::WarnNodePool { .. } => "warnNodePool",
             Action::RemoveNodeFinalizer { .. } => "removeNodeFinalizer",
+            Action::RemoveNodeClaimFinalizer { .. } => "removeNodeClaimFinalizer",
+            Action::AbortDisruption { .. } => "abortDisruption",
+            Action::AdoptMachine { .. } => "adoptMachine",
+        }
+    }
+
+    /// The objects this action belongs with (`Kind/name` keys). When an action fails, the
+    /// executor skips every later action sharing a key with it (or with an action skipped so):
+    /// the rest of its own disruption decision, other actions on the same node, and scales of
+    /// the same MachineDeployment; everything else runs.
+    pub fn scopes(&self) -> Vec<String> {
+        let claim = |c: &str| format!("NodeClaim/{c}");
+        let node = |n: &str| format!("Node/{n}");
+        let machine = |m: &str| format!("Machine/{m}");
+        match self {
+            Action::CreateNodeClaim {
+                machine_deployment,
+                manifest,
+                ..
+            } => {
+                let mut out = vec![format!("MachineDeployment/{machine_deployment}")];
+                if let Some(list) = manifest
+                    .pointer("/metadata/annotations/karpenter-capi~1replaces")
+                    .and_then(Value::as_str)
+                {
+                    out.extend(list.split(',').filter(|n| !n.is_empty()).map(node));
+                }
+                out
+            }
+            Action::ScaleMachineDeployment {
+                machine_deployment,
+                rollback_machines,
+                ..
+            } => std::iter::once(format!("MachineDeployment/{machine_deployment}"))
+                .chain(rollback_machines.iter().map(|m| machine(m)))
+                .collect(),
+            Action::ClaimMachine {
+                machine: m,
+                node_claim,
+                ..
+            } => vec![machine(m), claim(node_claim)],
+            Action::LaunchNodeClaim { node_claim, .. } => vec![claim(node_claim)],
+            Action::RegisterNode {
+                node: n,
+                node_claim,
+                ..
+            }
+            | Action::InitializeNodeClaim {
+                node: n,
+                node_claim,
+                ..
+            } => vec![node(n), claim(node_claim)],
+            Action::DeleteNodeClaim {
+                node_claim,
+                machine: m,
+                ..
+            } => std::iter::once(claim(node_claim))
+                .chain(m.as_deref().map(machine))
+                .collect(),
+            Action::MarkMachineForDeletion {
+                machine: m,
+                node_claim,
+                ..
+            } => std::iter::once(machine(m))
+                .chain(node_claim.as_deref().map(claim))
+                .collect(),
+            Action::SetNodeClassReady { target, .. } | Action::WarnNodePool { target, .. } => {
+                vec![target.clone()]
+            }
+            Action::TaintNode {
+                node: n,
+                node_claim,
+                ..
+            }
+            | Action::AbortDisruption {
+                node: n,
+                node_claim,
+                ..
+            } => std::iter::once(node(n))
+                .chain(node_claim.as_deref().map(claim))
+                .collect(),
+            Action::EvictPod { node: n, .. } | Action::RemoveNodeFinalizer { node: n, .. } => {
+                vec![node(n)]
+            }
+            Action::RemoveNodeClaimFinalizer { node_claim, .. } => vec![claim(node_claim)],
+            Action::AdoptMachine {
+                machine: m,
+                node: n,
+                node_claim,
+                ..
+            } => vec![machine(m), node(n), claim(node_claim)],
         }
     }
 
@@ -296,6 +457,7 @@ impl Action {
                 machine_deployment,
                 replicas,
                 rollback_machines,
+                resource_version,
                 api_version,
                 ..
             } => {
@@ -308,6 +470,7 @@ impl Action {
                         namespace,
                         name,
                         replicas: *replicas,
+                        resource_version: resource_version.clone(),
                     }],
                     rollback: rollback_machines
                         .iter()
@@ -440,9 +603,10 @@ impl Action {
                 node_claim,
                 reason,
                 message,
+                add_finalizer,
                 ..
             } => Steps {
-                writes: vec![
+                writes: [
                     Write::Event {
                         resource: write::NODE_CLAIM,
                         namespace: String::new(),
@@ -456,13 +620,25 @@ impl Action {
                         reason: reason.clone(),
                         message: message.clone(),
                     },
-                    Write::Delete {
-                        cluster: ClusterRole::Workload,
-                        resource: write::NODE_CLAIM,
-                        namespace: String::new(),
-                        name: node_claim.clone(),
-                    },
-                ],
+                ]
+                .into_iter()
+                // Our finalizer holds the claim until its Machine is being deleted (claims made
+                // before the finalizer existed get it here; NodeClaims carry no other one).
+                .chain(add_finalizer.then(|| Write::MergePatch {
+                    cluster: ClusterRole::Workload,
+                    resource: write::NODE_CLAIM,
+                    namespace: String::new(),
+                    name: node_claim.clone(),
+                    patch: json!({"metadata": {"finalizers": [TERMINATION_FINALIZER]}}),
+                }))
+                .chain([Write::Delete {
+                    cluster: ClusterRole::Workload,
+                    resource: write::NODE_CLAIM,
+                    namespace: String::new(),
+                    name: node_claim.clone(),
+                    uid: None,
+                }])
+                .collect(),
                 rollback: Vec::new(),
             },
             Action::MarkMachineForDeletion {
@@ -523,7 +699,7 @@ impl Action {
                             resource: write::NODE_CLAIM,
                             namespace: String::new(),
                             name: claim.clone(),
-                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: since}}}),
+                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: since, DISRUPTION_REASON_ANNOTATION: reason}}}),
                         },
                         Write::Event {
                             resource: write::NODE_CLAIM,
@@ -538,12 +714,13 @@ impl Action {
                 .collect(),
                 rollback: Vec::new(),
             },
-            Action::EvictPod { pod, force, .. } => {
+            Action::EvictPod { pod, force, uid, .. } => {
                 let (namespace, name) = split(pod);
+                let uid = uid.clone();
                 if *force {
-                    one(Write::Delete { cluster: ClusterRole::Workload, resource: write::POD, namespace, name })
+                    one(Write::Delete { cluster: ClusterRole::Workload, resource: write::POD, namespace, name, uid })
                 } else {
-                    one(Write::Evict { namespace, name })
+                    one(Write::Evict { namespace, name, uid })
                 }
             }
             Action::WarnNodePool { node_pool, reason, message, .. } => one(Write::Event {
@@ -563,6 +740,93 @@ impl Action {
                 remove_finalizers: vec![TERMINATION_FINALIZER.to_string()],
                 add_owner_references: Vec::new(),
             }),
+            Action::RemoveNodeClaimFinalizer { node_claim, remaining, .. } => one(Write::MergePatch {
+                cluster: ClusterRole::Workload,
+                resource: write::NODE_CLAIM,
+                namespace: String::new(),
+                name: node_claim.clone(),
+                patch: json!({"metadata": {"finalizers": remaining}}),
+            }),
+            Action::AbortDisruption { node, node_claim, message, .. } => Steps {
+                writes: [
+                    Write::EditNode {
+                        name: node.clone(),
+                        add_labels: BTreeMap::new(),
+                        add_taints: Vec::new(),
+                        remove_taint_keys: vec![DISRUPTED_TAINT_KEY.to_string()],
+                        add_finalizers: Vec::new(),
+                        remove_finalizers: Vec::new(),
+                        add_owner_references: Vec::new(),
+                    },
+                    Write::Event {
+                        resource: write::NODE,
+                        namespace: String::new(),
+                        name: node.clone(),
+                        event_type: "Warning".to_string(),
+                        reason: "DisruptionAborted".to_string(),
+                        message: message.clone(),
+                    },
+                ]
+                .into_iter()
+                .chain(node_claim.iter().map(|claim| Write::MergePatch {
+                    cluster: ClusterRole::Workload,
+                    resource: write::NODE_CLAIM,
+                    namespace: String::new(),
+                    name: claim.clone(),
+                    patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: null, DISRUPTION_REASON_ANNOTATION: null}}}),
+                }))
+                .collect(),
+                rollback: Vec::new(),
+            },
+            Action::AdoptMachine {
+                machine,
+                node,
+                node_claim,
+                manifest,
+                status,
+                node_labels,
+                api_version,
+                ..
+            } => {
+                let (namespace, name) = split(machine);
+                Steps {
+                    writes: vec![
+                        // A fixed name: applying it again is a no-op, so a retry never doubles it.
+                        Write::Create {
+                            cluster: ClusterRole::Workload,
+                            resource: write::NODE_CLAIM,
+                            object: manifest.clone(),
+                        },
+                        Write::SetNodeClaimStatus {
+                            name: node_claim.clone(),
+                            fields: status.clone(),
+                            conditions: vec![
+                                condition("Launched", "True", "Adopted", &format!("adopted Machine {machine}")),
+                                condition("Registered", "True", "Adopted", &format!("adopted Node {node}")),
+                                condition("Initialized", "True", "Adopted", ""),
+                                condition("Ready", "True", "Ready", ""),
+                            ],
+                        },
+                        Write::MergePatch {
+                            cluster: ClusterRole::Management,
+                            resource: capi_type(write::MACHINE, api_version),
+                            namespace,
+                            name,
+                            patch: json!({"metadata": {"labels": {MEMBER_LABEL: ""}}}),
+                        },
+                        Write::EditNode {
+                            name: node.clone(),
+                            add_labels: node_labels.clone(),
+                            add_taints: Vec::new(),
+                            remove_taint_keys: Vec::new(),
+                            add_finalizers: vec![TERMINATION_FINALIZER.to_string()],
+                            remove_finalizers: Vec::new(),
+                            add_owner_references: Vec::new(),
+                        },
+                    ],
+                    rollback: Vec::new(),
+                }
+            }
         }
     }
 }

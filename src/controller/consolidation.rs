@@ -78,6 +78,89 @@ pub fn replacements(snapshot: &Snapshot, remove: &[Candidate]) -> Vec<NewNode> {
     plan_within(&view, &moved, Some(trial_budget())).new_nodes
 }
 
+/// Where the pods of some nodes would go if they were drained now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Home {
+    /// Every pod fits on room that exists.
+    Fits,
+    /// The pods need these new nodes first.
+    Needs(Vec<NewNode>),
+    /// These pods (`namespace/name`) fit on no node and no flavor.
+    Nowhere(Vec<String>),
+}
+
+/// Whether the pods of `nodes` have a home, counting only room that exists now: Ready nodes not
+/// being deleted whose NodeClaim (if any) is Initialized and not being deleted. In-flight and initializing claims do
+/// not count, so a voluntary drain never starts on a promise. Mirrors Karpenter core
+/// `disruption/helpers.go` `SimulateScheduling` (a candidate is disrupted only when its pods
+/// schedule) and `disruption/drift.go` (a drifted node whose pods fit nowhere is not drained).
+pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
+    let mut view = snapshot.clone();
+    // Nodes of claims not initialized yet or being deleted (about to be drained).
+    let uninitialized: std::collections::BTreeSet<String> = view
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || !c.condition_true("Initialized"))
+        .flat_map(|c| {
+            view.nodes
+                .iter()
+                .filter(|n| {
+                    c.node_name.as_ref() == Some(&n.name)
+                        || (c.provider_id.is_some() && n.provider_id == c.provider_id)
+                })
+                .map(|n| n.name.clone())
+        })
+        .collect();
+    view.nodes.retain(|n| {
+        !nodes.contains(&n.name)
+            && n.ready == Some(true)
+            && !n.deleting
+            && !uninitialized.contains(&n.name)
+    });
+    // A claim without a node in this view is no room (not in flight either).
+    let kept = view.nodes.clone();
+    for c in view.nodeclaims.iter_mut() {
+        let has_node = kept.iter().any(|n| {
+            c.node_name.as_ref() == Some(&n.name)
+                || (c.provider_id.is_some() && n.provider_id == c.provider_id)
+        });
+        if !has_node || !c.condition_true("Initialized") {
+            c.deleting = true;
+        }
+    }
+    let mut moved = Vec::new();
+    for (i, p) in view.pods.iter_mut().enumerate() {
+        if p.terminal || !p.node_name.as_ref().is_some_and(|n| nodes.contains(n)) {
+            continue;
+        }
+        if p.daemon || p.mirror {
+            p.terminal = true;
+        } else {
+            p.node_name = None;
+            p.marked_unschedulable = true;
+            moved.push(i);
+        }
+    }
+    if moved.is_empty() {
+        return Home::Fits;
+    }
+    let placement = Cost.plan(&view, &moved);
+    if !placement.unschedulable.is_empty() {
+        return Home::Nowhere(
+            placement
+                .unschedulable
+                .iter()
+                .map(|(p, _)| view.pods[*p].demand.key())
+                .collect(),
+        );
+    }
+    if placement.new_nodes.is_empty() {
+        Home::Fits
+    } else {
+        Home::Needs(placement.new_nodes)
+    }
+}
+
 /// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
 pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     let (view, moved) = without(snapshot, remove);
@@ -262,6 +345,7 @@ pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
                 ready: Some(true),
                 unschedulable: false,
                 created: None,
+                deleting: false,
             });
             for &p in &n.pods {
                 view.pods[p].node_name = Some(name.clone());

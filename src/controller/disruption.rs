@@ -13,9 +13,9 @@ use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
-use super::action::{Action, DISRUPTED_TAINT_KEY};
+use super::action::{Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
 use super::budget::allowed_disruptions;
-use super::consolidation::{Candidate, consolidate};
+use super::consolidation::{Candidate, Home, consolidate, home};
 use super::lifecycle::{bound_machine, mark};
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::labels::{LabelSelector, Labels};
@@ -42,7 +42,7 @@ pub struct Disruption {
     pub pending: Vec<Action>,
 }
 
-fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
+pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
     snapshot
         .pods
         .iter()
@@ -76,7 +76,10 @@ fn blocking_pdbs(snapshot: &Snapshot) -> Vec<(String, LabelSelector, String)> {
         .collect()
 }
 
-fn node_of<'a>(snapshot: &'a Snapshot, claim: &NodeClaimRecord) -> Option<&'a NodeRecord> {
+pub(super) fn node_of<'a>(
+    snapshot: &'a Snapshot,
+    claim: &NodeClaimRecord,
+) -> Option<&'a NodeRecord> {
     snapshot.nodes.iter().find(|n| {
         claim.node_name.as_ref() == Some(&n.name)
             || (claim.provider_id.is_some() && n.provider_id == claim.provider_id)
@@ -91,6 +94,7 @@ pub fn disrupt(
 ) -> Disruption {
     let mut out = Disruption::default();
     let pdbs = blocking_pdbs(snapshot);
+    let pending_room = wanted_by_pending_pods(snapshot);
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -131,35 +135,85 @@ pub fn disrupt(
             .collect();
         candidates.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
         let mut underutilized: Vec<Candidate> = Vec::new();
+        // Nodes whose voluntary drain goes on this pass: their pods' room is taken.
+        let mut draining: Vec<String> = Vec::new();
         for claim in candidates {
             let Some(node) = node_of(snapshot, claim) else {
                 continue;
             };
             if node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
-                // Already being disrupted: once its replacements are initialized, evict what is
-                // left (evictions refused by a PDB come back here); when drained, finish.
+                // Already being disrupted: evict what is left, tier by tier (evictions refused
+                // by a PDB come back here); when drained, finish. A voluntary drain goes on only
+                // while its pods have a home; otherwise it waits for its replacements, or is
+                // called off when they failed or vanished.
                 let pods = pods_on(snapshot, &node.name);
-                let grace_over = grace_elapsed(pool, claim, now);
-                if pods.iter().all(|p| p.daemon) {
-                    finish(snapshot, &mut out, claim, node, "Disrupted");
-                } else if grace_over {
+                let reason = claim
+                    .annotations
+                    .get(DISRUPTION_REASON_ANNOTATION)
+                    .map(String::as_str)
+                    .unwrap_or("Disrupted")
+                    .to_string();
+                if drained(&pods) {
+                    // DaemonSet pods go with their node.
+                    finish(snapshot, &mut out, claim, node, &reason);
+                } else if grace_elapsed(pool, claim, now) {
                     // terminationGracePeriod is over: pods go regardless of PDBs.
-                    evict(&mut out, &pods, &node.name, "Disrupted", true);
-                } else if replacements_pending(snapshot, &node.name) {
-                    out.notes.push(format!(
-                        "node {}: waiting for its replacement to initialize before draining",
-                        node.name
-                    ));
-                    defer_rest(snapshot, &mut out, claim, node, "Disrupted", true);
+                    evict(&mut out, &pods, &node.name, &reason, true);
+                } else if is_forceful(&reason) {
+                    evict(&mut out, &pods, &node.name, &reason, false);
+                    defer_rest(snapshot, &mut out, claim, node, &reason, false);
                 } else {
-                    evict(&mut out, &pods, &node.name, "Disrupted", false);
-                    defer_rest(snapshot, &mut out, claim, node, "Disrupted", false);
+                    let mut with: Vec<String> = draining.clone();
+                    with.push(node.name.clone());
+                    match home(snapshot, &with) {
+                        Home::Fits => {
+                            draining.push(node.name.clone());
+                            evict(&mut out, &pods, &node.name, &reason, false);
+                            defer_rest(snapshot, &mut out, claim, node, &reason, false);
+                        }
+                        _ if replacements_pending(snapshot, &node.name) => {
+                            out.notes.push(format!(
+                                "node {}: waiting for its replacement to initialize before draining",
+                                node.name
+                            ));
+                            defer_rest(snapshot, &mut out, claim, node, &reason, true);
+                        }
+                        lost => {
+                            let why = match lost {
+                                Home::Nowhere(p) => format!("pods {} fit nowhere", p.join(", ")),
+                                _ => "its pods have no room and no replacement is coming (it failed or vanished)".to_string(),
+                            };
+                            let message = format!(
+                                "{reason} disruption of node {} called off: {why}",
+                                node.name
+                            );
+                            out.notes.push(message.clone());
+                            out.actions.push(Action::AbortDisruption {
+                                target: format!("Node/{}", node.name),
+                                node: node.name.clone(),
+                                node_claim: Some(claim.name.clone()),
+                                message,
+                            });
+                        }
+                    }
                 }
                 continue;
             }
             let pods = pods_on(snapshot, &node.name);
             let movable = pods.iter().filter(|p| !p.daemon).count();
-            let reason = match decide(snapshot, pool, claim, movable, now, consolidate_after) {
+            let wanted_by_pending = pending_room.contains(&node.name);
+            let reason = match decide(
+                snapshot,
+                pool,
+                claim,
+                if wanted_by_pending {
+                    movable.max(1)
+                } else {
+                    movable
+                },
+                now,
+                consolidate_after,
+            ) {
                 Ok(Some(r)) => r,
                 Ok(None) => {
                     let quiet = consolidate_after
@@ -226,36 +280,47 @@ pub fn disrupt(
                 finish(snapshot, &mut out, claim, node, reason);
                 continue;
             }
-            // Replace before removing: when the pods need room the other nodes lack, the
-            // replacements are created first and the drain waits for them to initialize.
-            let candidate = Candidate {
-                claim: claim.name.clone(),
-                node: node.name.clone(),
-                price: saving,
-                pods: Vec::new(),
-            };
-            let replacements = replacements_for(snapshot, &candidate);
-            for n in &replacements {
-                out.actions.push(replacement_claim(
-                    snapshot,
-                    pool,
-                    n,
-                    reason,
-                    std::slice::from_ref(&node.name),
-                ));
-            }
-            out.actions.push(taint);
-            if replacements.is_empty() {
+            // Forceful (expiry): drain at once; the pods go pending and are provisioned for.
+            if is_forceful(reason) {
+                out.actions.push(taint);
                 evict(&mut out, &pods, &node.name, reason, false);
+                defer_rest(snapshot, &mut out, claim, node, reason, false);
+                continue;
             }
-            defer_rest(
-                snapshot,
-                &mut out,
-                claim,
-                node,
-                reason,
-                !replacements.is_empty(),
-            );
+            // Voluntary: drain only when the pods have a home. When they need room the other
+            // nodes lack, the replacements are created first and the drain waits for them to
+            // initialize; when they fit nowhere, the node is left alone.
+            let mut with = draining.clone();
+            with.push(node.name.clone());
+            match home(snapshot, &with) {
+                Home::Fits => {
+                    draining.push(node.name.clone());
+                    out.actions.push(taint);
+                    evict(&mut out, &pods, &node.name, reason, false);
+                    defer_rest(snapshot, &mut out, claim, node, reason, false);
+                }
+                Home::Needs(replacements) => {
+                    for n in &replacements {
+                        out.actions.push(replacement_claim(
+                            snapshot,
+                            pool,
+                            n,
+                            reason,
+                            std::slice::from_ref(&node.name),
+                        ));
+                    }
+                    out.actions.push(taint);
+                    defer_rest(snapshot, &mut out, claim, node, reason, true);
+                }
+                Home::Nowhere(p) => {
+                    in_progress -= 1;
+                    out.notes.push(format!(
+                        "node {}: {reason}, but pods {} fit nowhere else; not drained",
+                        node.name,
+                        p.join(", ")
+                    ));
+                }
+            }
         }
         if underutilized.is_empty() {
             continue;
@@ -277,6 +342,17 @@ pub fn disrupt(
         });
         if let Some(decision) = consolidate(snapshot, &underutilized, room) {
             let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
+            let mut with = draining.clone();
+            with.extend(removed.iter().cloned());
+            if decision.replacements.is_empty() && home(snapshot, &with) != Home::Fits {
+                // The simulation counted room that is not there yet (in-flight or initializing
+                // claims): no drain on a promise.
+                out.notes.push(format!(
+                    "consolidation of {} deferred: its pods' room is not ready yet",
+                    removed.join(", ")
+                ));
+                continue;
+            }
             for n in &decision.replacements {
                 out.actions.push(replacement_claim(
                     snapshot,
@@ -325,6 +401,24 @@ pub fn disrupt(
     out
 }
 
+/// The nodes pending pods would be placed on now: such a node is not Empty (Karpenter core
+/// simulates pending pods in disruption, `disruption/helpers.go`).
+fn wanted_by_pending_pods(snapshot: &Snapshot) -> BTreeSet<String> {
+    use crate::sched::strategy::Strategy;
+    let pending: Vec<usize> = (0..snapshot.pods.len())
+        .filter(|&i| snapshot.pods[i].is_provisionable())
+        .collect();
+    if pending.is_empty() {
+        return BTreeSet::new();
+    }
+    crate::sched::strategy::cost::Cost
+        .plan(snapshot, &pending)
+        .on_existing
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect()
+}
+
 /// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
 /// Warning Event on the NodePool.
 fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
@@ -338,11 +432,56 @@ fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
     });
 }
 
-/// Evictions of a node's pods in Karpenter's order: non-critical, non-critical DaemonSet,
-/// critical, critical DaemonSet.
-fn evict(out: &mut Disruption, pods: &[&PodRecord], node: &str, reason: &str, force: bool) {
-    let mut order: Vec<&&PodRecord> = pods.iter().collect();
-    order.sort_by_key(|p| (is_critical(p), p.daemon, p.demand.key()));
+/// Karpenter's eviction tier of a pod (core `node/termination/terminator/terminator.go`
+/// `groupPodsByPriority`): non-critical, non-critical DaemonSet, critical, critical DaemonSet.
+fn tier(p: &PodRecord) -> u8 {
+    u8::from(is_critical(p)) * 2 + u8::from(p.daemon)
+}
+
+/// Pods a drain never evicts (core `utils/pod/scheduling.go`): mirror (static) pods, and pods
+/// that tolerate the `karpenter.sh/disrupted:NoSchedule` taint.
+fn never_evicted(p: &PodRecord) -> bool {
+    p.mirror
+        || p.demand.tolerations.iter().any(|t| {
+            t.tolerates(&crate::model::taints::Taint::new(
+                DISRUPTED_TAINT_KEY,
+                "",
+                crate::model::taints::Effect::NoSchedule,
+            ))
+        })
+}
+
+/// Whether a node being disrupted is drained: only DaemonSet pods and pods a drain never
+/// evicts are left (DaemonSet pods go with their node).
+pub(super) fn drained(pods: &[&PodRecord]) -> bool {
+    pods.iter().all(|p| p.daemon || never_evicted(p))
+}
+
+/// Expiry (and a user's deletion, see `termination`) drains at once; the other reasons are
+/// voluntary and wait for a home for the pods.
+fn is_forceful(reason: &str) -> bool {
+    reason == "Expired"
+}
+
+/// Evictions of the first tier of a node's pods still present, in Karpenter's order; a tier
+/// goes only after the previous one is gone (terminating pods of an earlier tier hold the next).
+/// Terminating pods are not evicted again. Each eviction carries the pod's UID.
+pub(super) fn evict(
+    out: &mut Disruption,
+    pods: &[&PodRecord],
+    node: &str,
+    reason: &str,
+    force: bool,
+) {
+    let present: Vec<&&PodRecord> = pods.iter().filter(|p| !never_evicted(p)).collect();
+    let Some(first) = present.iter().map(|p| tier(p)).min() else {
+        return;
+    };
+    let mut order: Vec<&&&PodRecord> = present
+        .iter()
+        .filter(|p| tier(p) == first && !p.terminating)
+        .collect();
+    order.sort_by_key(|p| p.demand.key());
     for p in order {
         out.actions.push(Action::EvictPod {
             target: format!("Pod/{}", p.demand.key()),
@@ -350,13 +489,14 @@ fn evict(out: &mut Disruption, pods: &[&PodRecord], node: &str, reason: &str, fo
             node: node.to_string(),
             reason: reason.to_string(),
             force,
+            uid: p.uid.clone(),
         });
     }
 }
 
 /// Whether the drain of a claim's node started longer ago than its `terminationGracePeriod`
 /// (the claim's, else its NodePool's; none: never).
-fn grace_elapsed(pool: &NodePool, claim: &NodeClaimRecord, now: Timestamp) -> bool {
+pub(super) fn grace_elapsed(pool: &NodePool, claim: &NodeClaimRecord, now: Timestamp) -> bool {
     let Some(Ok(NillableDuration::After(grace))) = claim
         .termination_grace_period
         .as_deref()
@@ -401,14 +541,6 @@ fn replacements_pending(snapshot: &Snapshot, node: &str) -> bool {
                 .get(REPLACES_ANNOTATION)
                 .is_some_and(|list| list.split(',').any(|n| n == node))
     })
-}
-
-/// The new nodes a node's pods would need if it went away (none when they fit elsewhere).
-fn replacements_for(
-    snapshot: &Snapshot,
-    candidate: &Candidate,
-) -> Vec<crate::sched::strategy::NewNode> {
-    super::consolidation::replacements(snapshot, std::slice::from_ref(candidate))
 }
 
 /// How long a claim's node has been without pod changes: since it initialized or since its
@@ -511,6 +643,10 @@ fn decide(
             .claim_machine_deployment(claim)
             .and_then(|md| snapshot.machine_deployments.iter().find(|m| m.key() == md)),
     ) && *recorded != super::provision::template_hash(md)
+        // Cluster API's own rollout replaces these Machines: not a second time by us
+        // (OnDelete leaves the replacement to our budgeted drift).
+        && (super::rollout::strategy(md) == "OnDelete"
+            || super::rollout::rolling_out(snapshot, md).is_none())
     {
         return Ok(Some("Drifted"));
     }
@@ -525,7 +661,7 @@ fn decide(
 
 /// Records the steps a decision still has to take once its node is drained (and, when
 /// `with_evictions`, the evictions themselves), so a plan shows each decision complete.
-fn defer_rest(
+pub(super) fn defer_rest(
     snapshot: &Snapshot,
     out: &mut Disruption,
     claim: &NodeClaimRecord,
@@ -535,9 +671,17 @@ fn defer_rest(
 ) {
     if with_evictions {
         let pods = pods_on(snapshot, &node.name);
-        let mut later = Disruption::default();
-        evict(&mut later, &pods, &node.name, reason, false);
-        out.pending.extend(later.actions);
+        let mut order: Vec<&&PodRecord> = pods.iter().filter(|p| !never_evicted(p)).collect();
+        order.sort_by_key(|p| (tier(p), p.demand.key()));
+        out.pending
+            .extend(order.into_iter().map(|p| Action::EvictPod {
+                target: format!("Pod/{}", p.demand.key()),
+                pod: p.demand.key(),
+                node: node.name.clone(),
+                reason: reason.to_string(),
+                force: false,
+                uid: p.uid.clone(),
+            }));
     }
     if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
         out.pending.push(mark(m, Some(&claim.name), reason));
@@ -547,6 +691,11 @@ fn defer_rest(
         node_claim: claim.name.clone(),
         reason: reason.to_string(),
         message: format!("node {} disrupted: {reason}", node.name),
+        machine: claim.machine.clone(),
+        add_finalizer: !claim
+            .finalizers
+            .iter()
+            .any(|f| f == super::action::TERMINATION_FINALIZER),
     });
     if let Some(md) = snapshot
         .claim_machine_deployment(claim)
@@ -561,6 +710,7 @@ fn defer_rest(
             rollback_machines: bound_machine(snapshot, claim)
                 .map(|m| vec![m.key()])
                 .unwrap_or_default(),
+            resource_version: md.object.meta.resource_version.clone(),
             api_version: md.object.api_version.clone(),
         });
     }
@@ -568,7 +718,7 @@ fn defer_rest(
 
 /// The end of the sequence: mark the exact Machine, delete the NodeClaim (the replicas follow
 /// in [`super::scale`]).
-fn finish(
+pub(super) fn finish(
     snapshot: &Snapshot,
     out: &mut Disruption,
     claim: &NodeClaimRecord,
@@ -584,37 +734,11 @@ fn finish(
         node_claim: claim.name.clone(),
         reason: reason.to_string(),
         message: format!("node {} disrupted: {reason}", node.name),
+        machine: claim.machine.clone(),
+        add_finalizer: !claim
+            .finalizers
+            .iter()
+            .any(|f| f == super::action::TERMINATION_FINALIZER),
     });
     out.deleted_claims.insert(claim.name.clone());
-}
-
-/// Nodes whose NodeClaim is gone or going and whose Machine is gone or being deleted: Karpenter's
-/// termination finalizer comes off so the Node object can go.
-pub fn release_finalizers(snapshot: &Snapshot) -> Vec<Action> {
-    snapshot
-        .nodes
-        .iter()
-        .filter(|n| {
-            n.finalizers
-                .iter()
-                .any(|f| f == super::action::TERMINATION_FINALIZER)
-        })
-        .filter(|n| {
-            let claim_alive = snapshot.nodeclaims.iter().any(|c| {
-                !c.deleting
-                    && (c.node_name.as_ref() == Some(&n.name)
-                        || (c.provider_id.is_some() && c.provider_id == n.provider_id))
-            });
-            let machine_alive = snapshot.machines.iter().any(|m| {
-                !m.deleting
-                    && (m.node_name.as_ref() == Some(&n.name)
-                        || (m.provider_id.is_some() && m.provider_id == n.provider_id))
-            });
-            !claim_alive && !machine_alive
-        })
-        .map(|n| Action::RemoveNodeFinalizer {
-            target: format!("Node/{}", n.name),
-            node: n.name.clone(),
-        })
-        .collect()
 }

@@ -56,6 +56,11 @@ pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Livenes
             node_claim: claim.name.clone(),
             reason: reason.to_string(),
             message: format!("not {what} within {limit} (age {}s)", age),
+            machine: claim.machine.clone(),
+            add_finalizer: !claim
+                .finalizers
+                .iter()
+                .any(|f| f == super::action::TERMINATION_FINALIZER),
         });
         out.deleted_claims.insert(claim.name.clone());
         if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
@@ -97,9 +102,12 @@ pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Acti
         .filter_map(|c| c.machine.clone())
         .collect();
     let mut free: BTreeMap<String, Vec<&MachineRecord>> = BTreeMap::new();
+    // Only Machines without a Node are bound to new claims: a Machine with a Node is adopted or
+    // left alone (karpenter-provider-cluster-api `create.go` reuses only unclaimed Machines).
     for m in &snapshot.machines {
         if m.is_live()
             && !m.claimed
+            && m.node_name.is_none()
             && !referenced.contains(&m.key())
             && let Some(d) = m.deployment_key()
         {
@@ -247,7 +255,7 @@ pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> 
     actions
 }
 
-fn resource_json(r: &crate::model::resources::Resources) -> serde_json::Value {
+pub(super) fn resource_json(r: &crate::model::resources::Resources) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     m.insert("cpu".into(), json!(format!("{}m", r.cpu_millis)));
     m.insert("memory".into(), json!(r.memory_bytes.to_string()));

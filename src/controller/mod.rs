@@ -5,15 +5,23 @@
 //! - Idempotent: planning the snapshot that results from applying a plan yields no new
 //!   NodeClaims and no replica change; a converged cluster yields an empty plan.
 //! - Declarative scaling: replicas are derived from the NodeClaims, never incremented.
-//! - Replicas are never lowered without first marking the exact Machines to remove.
+//! - Replicas are never lowered without first marking the exact Machines to remove, and drop by
+//!   at most the number marked in the same pass; never while Cluster API could pick another
+//!   Machine (rollout, pause, a deletion in progress) or the view is stale.
+//! - A Machine with a Node is removed only when its own NodeClaim is being deleted; one without
+//!   a claim is adopted or left alone.
+//! - A voluntary disruption drains a node only when its pods have a home on room that exists.
 
 pub mod action;
+pub mod adopt;
 pub mod budget;
 pub mod consolidation;
 pub mod disruption;
 pub mod lifecycle;
 pub mod provision;
+pub mod rollout;
 pub mod scale;
+pub mod termination;
 pub mod write;
 
 use jiff::Timestamp;
@@ -63,9 +71,12 @@ pub struct Plan {
 }
 
 /// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
-/// exact Machine); disruption (empty, expired, drifted nodes); binding and launch; registration
-/// and initialization; provisioning of new NodeClaims for provisionable pods; then
-/// MachineDeployment replicas.
+/// exact Machine); adoption of Machines with a Node and no claim; binding and launch;
+/// registration and initialization; provisioning of new NodeClaims for provisionable pods
+/// (seeing the nodes this pass disrupts as gone); disruption (empty, expired, drifted,
+/// underutilized nodes); termination of deleting claims and nodes and garbage collection; then
+/// MachineDeployment replicas. Provisioning comes before the disruption writes, so a failing
+/// disruption never holds pending pods back.
 pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     let mut actions = lifecycle::node_classes(snapshot);
     let live = lifecycle::liveness(snapshot, now, config);
@@ -74,21 +85,33 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
         machines: live.marked_machines.clone(),
     };
     actions.extend(live.actions);
+    let (adopted, mut notes) = adopt::adopt(snapshot, now);
+    actions.extend(adopted);
     let disrupted = disruption::disrupt(snapshot, now, &removals.claims);
     removals.claims.extend(disrupted.deleted_claims);
     removals.machines.extend(disrupted.marked_machines);
-    let pending = disrupted.pending;
-    actions.extend(disrupted.actions);
-    actions.extend(disruption::release_finalizers(snapshot));
+    let terminated = termination::terminate(snapshot, now, &removals.claims);
+    removals.claims.extend(terminated.deleted_claims);
+    removals.machines.extend(terminated.marked_machines);
     actions.extend(lifecycle::bind_and_launch(snapshot, &removals.claims));
     actions.extend(lifecycle::register_and_initialize(
         snapshot,
         &removals.claims,
     ));
 
-    // Claims deleted by this pass no longer hold room for pending pods.
+    // Claims deleted by this pass no longer hold room for pending pods, and nodes it starts
+    // disrupting take none: pending pods that would have gone there are provisioned for.
+    let tainted: std::collections::BTreeSet<&str> = disrupted
+        .actions
+        .iter()
+        .chain(terminated.actions.iter())
+        .filter_map(|a| match a {
+            Action::TaintNode { node, .. } => Some(node.as_str()),
+            _ => None,
+        })
+        .collect();
     let view;
-    let provision_view = if removals.claims.is_empty() {
+    let provision_view = if removals.claims.is_empty() && tainted.is_empty() {
         snapshot
     } else {
         let mut v = snapshot.clone();
@@ -99,14 +122,32 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
         {
             c.deleting = true;
         }
+        for n in v
+            .nodes
+            .iter_mut()
+            .filter(|n| tainted.contains(n.name.as_str()))
+        {
+            n.taints.push(crate::model::taints::Taint::new(
+                action::DISRUPTED_TAINT_KEY,
+                "",
+                crate::model::taints::Effect::NoSchedule,
+            ));
+        }
         view = v;
         &view
     };
-    let (created, mut notes) = provision::provision(provision_view, now, config);
+    let (created, provision_notes) = provision::provision(provision_view, now, config);
+    notes.extend(provision_notes);
     notes.extend(disrupted.notes);
-    let scaling = scale::scale(snapshot, &removals, &created);
+    notes.extend(terminated.notes);
+    let (scaling, scale_notes) = scale::scale(snapshot, &removals, &created);
+    notes.extend(scale_notes);
     actions.extend(created);
+    actions.extend(disrupted.actions);
+    actions.extend(terminated.actions);
     actions.extend(scaling);
+    let mut pending = disrupted.pending;
+    pending.extend(terminated.pending);
     Plan {
         actions,
         notes,

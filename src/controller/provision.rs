@@ -181,7 +181,9 @@ fn resource_list(r: &Resources) -> Value {
     Value::Object(m)
 }
 
-fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
+/// The NodeClaim Karpenter would create for a planned node (`generateName`, labels, hashes,
+/// requirements, requests) with our `karpenter.sh/termination` finalizer.
+pub(super) fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
     let o = &node.offering;
     let f = &o.flavor;
     let mut labels = serde_json::Map::new();
@@ -242,6 +244,8 @@ fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
         "generateName": format!("{}-", pool.name),
         "labels": labels,
         "annotations": annotations,
+        // Held until its Machine is being deleted (see `termination`).
+        "finalizers": [super::action::TERMINATION_FINALIZER],
     });
     if let Some(uid) = &pool.uid {
         metadata["ownerReferences"] = json!([{

@@ -1,13 +1,23 @@
-//! Declarative MachineDeployment sizing: desired replicas = the NodeClaims that target it and
-//! survive this pass (bound or not) plus the ones this pass creates. A retry or a restart computes
-//! the same number, so a scale-up is never doubled. Lowering replicas always marks the exact
-//! surplus Machines first, so CAPI never chooses the victim.
+//! Declarative MachineDeployment sizing. Scale-up: desired replicas = the NodeClaims that target
+//! it and survive this pass (bound or not), plus the ones this pass creates, plus the Machines
+//! with a Node that no claim holds (never ours to remove). A retry or a restart computes the same
+//! number, so a scale-up is never doubled.
+//!
+//! Scale-down removes only Machines this pass marked with `cluster.x-k8s.io/delete-machine`:
+//! replicas drop by at most their number, never below the live Machines kept (so a lowering
+//! Cluster API has not acted on yet is never repeated), and not at all while
+//! [`super::rollout::scale_down_hold`] says Cluster API could pick another victim. Only a Machine
+//! without a Node and without a claim waiting for it is surplus. Mirrors
+//! karpenter-provider-cluster-api `pkg/batcher/delete.go` (replicas lowered only for one
+//! specific NodeClaim's Machine) and `create.go` (unclaimed Machines are reused).
 
 use std::collections::BTreeSet;
 
 use super::action::Action;
 use super::lifecycle::mark;
+use super::rollout::scale_down_hold;
 use crate::model::machine::MachineRecord;
+use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::snapshot::Snapshot;
 
 /// Machines marked for deletion earlier in the same plan, and claims deleted by it.
@@ -20,12 +30,22 @@ pub struct Removals {
 }
 
 /// `markMachineForDeletion` for surplus Machines and `scaleMachineDeployment` where the replica
-/// count differs from the desired one.
-pub fn scale(snapshot: &Snapshot, removals: &Removals, created: &[Action]) -> Vec<Action> {
+/// count must change; plus a note per scale-down held back.
+pub fn scale(
+    snapshot: &Snapshot,
+    removals: &Removals,
+    created: &[Action],
+) -> (Vec<Action>, Vec<String>) {
     let mut actions = Vec::new();
+    let mut notes = Vec::new();
+    let referenced: BTreeSet<&String> = snapshot
+        .nodeclaims
+        .iter()
+        .filter_map(|c| c.machine.as_ref())
+        .collect();
     for md in snapshot.all_members() {
         let key = md.key();
-        let surviving: Vec<&crate::model::nodeclaim::NodeClaimRecord> = snapshot
+        let surviving: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
             .iter()
             .filter(|c| !c.deleting && !removals.claims.contains(&c.name))
@@ -35,63 +55,110 @@ pub fn scale(snapshot: &Snapshot, removals: &Removals, created: &[Action]) -> Ve
             .iter()
             .filter(|a| matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if *machine_deployment == key))
             .count();
-        let desired = (surviving.len() + new) as i64;
         let current = current_replicas(md);
-
-        // Machines still counting toward the MachineSet after this plan's marks.
-        let machines: Vec<&MachineRecord> = snapshot
+        let alive: Vec<&MachineRecord> = snapshot
             .machines
             .iter()
-            .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()))
+            .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()) && !m.deleting)
             .collect();
-        let live: Vec<&MachineRecord> = machines
+        // Marked by this pass (its own decisions: a claim's Machine, or surplus below).
+        let mut leaving: Vec<&MachineRecord> = alive
             .iter()
             .copied()
-            .filter(|m| m.is_live() && !removals.machines.contains(&m.key()))
-            .collect();
-        let mut marked_here: Vec<String> = machines
-            .iter()
             .filter(|m| removals.machines.contains(&m.key()))
-            .map(|m| m.key())
             .collect();
-        let surplus = live.len() as i64 - desired;
-        if surplus > 0 && desired < current {
-            // Only Machines no surviving claim is bound to may go; the newest first, as they
-            // are the least likely to carry work.
-            let kept: BTreeSet<&String> = surviving
-                .iter()
-                .filter_map(|c| c.machine.as_ref())
-                .collect();
-            let mut candidates: Vec<&MachineRecord> = live
+        // Machines with a Node and no claim: adopted this pass or left alone, never removed.
+        let foreign = alive
+            .iter()
+            .filter(|m| {
+                !removals.machines.contains(&m.key())
+                    && m.node_name.is_some()
+                    && !referenced.contains(&m.key())
+            })
+            .count();
+        let desired = (surviving.len() + new + foreign) as i64;
+        if leaving.is_empty() && desired > current {
+            actions.push(scale_action(md, current, desired, Vec::new()));
+            continue;
+        }
+        let mut surplus_marks = Vec::new();
+        if leaving.is_empty() && desired < current {
+            // Surplus: no Node, no claim, and not one a waiting claim will be bound to (the
+            // oldest free ones are bound first, so the newest go).
+            let waiting = surviving.iter().filter(|c| c.machine.is_none()).count();
+            let mut free: Vec<&MachineRecord> = alive
                 .iter()
                 .copied()
-                .filter(|m| !kept.contains(&m.key()))
+                .filter(|m| {
+                    m.node_name.is_none()
+                        && !referenced.contains(&m.key())
+                        && !removals.machines.contains(&m.key())
+                })
                 .collect();
-            candidates.sort_by(|a, b| b.created.cmp(&a.created).then(b.name.cmp(&a.name)));
-            for m in candidates
+            free.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+            let for_waiting: BTreeSet<String> = free
+                .iter()
+                .filter(|m| !m.claimed)
+                .take(waiting)
+                .map(|m| m.key())
+                .collect();
+            let room = usize::try_from(alive.len() as i64 - desired).unwrap_or(0);
+            let surplus: Vec<&MachineRecord> = free
                 .into_iter()
-                .take(usize::try_from(surplus).unwrap_or(0))
-            {
-                actions.push(mark(m, None, "ScaleDown"));
-                marked_here.push(m.key());
+                .filter(|m| !for_waiting.contains(&m.key()))
+                .rev()
+                .take(room)
+                .collect();
+            if !surplus.is_empty() && scale_down_hold(snapshot, md, &surplus).is_none() {
+                for m in &surplus {
+                    surplus_marks.push(mark(m, None, "ScaleDown"));
+                }
+                leaving = surplus;
             }
         }
-        if current != desired {
-            actions.push(Action::ScaleMachineDeployment {
-                target: format!("MachineDeployment/{key}"),
-                machine_deployment: key.clone(),
-                from: current,
-                replicas: desired,
-                rollback_machines: if desired < current {
-                    marked_here
-                } else {
-                    Vec::new()
-                },
-                api_version: md.object.api_version.clone(),
-            });
+        if leaving.is_empty() {
+            continue;
         }
+        // Drop by at most the Machines marked, and never below the Machines kept: a lowering
+        // Cluster API has not carried out yet must not be repeated.
+        let kept = (alive.len() - leaving.len()) as i64;
+        let target = kept.max(current - leaving.len() as i64).max(0);
+        if target >= current {
+            continue;
+        }
+        if let Some(why) = scale_down_hold(snapshot, md, &leaving) {
+            notes.push(format!(
+                "MachineDeployment {key}: replicas not lowered from {current}: {why}; the marked Machine(s) {} wait",
+                leaving.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+            continue;
+        }
+        actions.extend(surplus_marks);
+        actions.push(scale_action(
+            md,
+            current,
+            target,
+            leaving.iter().map(|m| m.key()).collect(),
+        ));
     }
-    actions
+    (actions, notes)
+}
+
+fn scale_action(
+    md: &crate::model::snapshot::MachineDeploymentRecord,
+    from: i64,
+    replicas: i64,
+    rollback_machines: Vec<String>,
+) -> Action {
+    Action::ScaleMachineDeployment {
+        target: format!("MachineDeployment/{}", md.key()),
+        machine_deployment: md.key(),
+        from,
+        replicas,
+        rollback_machines,
+        resource_version: md.object.meta.resource_version.clone(),
+        api_version: md.object.api_version.clone(),
+    }
 }
 
 /// `spec.replicas`, or what the CAPI webhook defaults it to: the min-size annotation when both

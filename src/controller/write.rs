@@ -90,6 +90,23 @@ pub const MACHINE: ResourceType = ResourceType {
     namespaced: true,
 };
 
+/// Cluster API MachineSet (read only: rollouts hold scale-downs back).
+pub const MACHINE_SET: ResourceType = ResourceType {
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    kind: "MachineSet",
+    plural: "machinesets",
+    namespaced: true,
+};
+/// Cluster API Cluster (read only: a paused Cluster holds scale-downs back).
+pub const CLUSTER: ResourceType = ResourceType {
+    group: "cluster.x-k8s.io",
+    version: "v1beta2",
+    kind: "Cluster",
+    plural: "clusters",
+    namespaced: true,
+};
+
 /// A status condition to set (Karpenter's shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,6 +160,8 @@ pub enum Write {
         name: String,
         /// Desired replicas.
         replicas: i64,
+        /// The resourceVersion read: sent as a precondition (409 when the object changed).
+        resource_version: Option<String>,
     },
     /// Edit a Node: read, change, write with its resourceVersion; retried on conflict.
     EditNode {
@@ -191,6 +210,8 @@ pub enum Write {
         namespace: String,
         /// Name.
         name: String,
+        /// A UID precondition (the object deleted must be the one planned on).
+        uid: Option<String>,
     },
     /// Evict a pod through the Eviction API (respects PodDisruptionBudgets).
     Evict {
@@ -198,6 +219,8 @@ pub enum Write {
         namespace: String,
         /// Name.
         name: String,
+        /// A UID precondition (the pod evicted must be the one planned on).
+        uid: Option<String>,
     },
     /// Record a Kubernetes Event on an object of the workload cluster.
     Event {

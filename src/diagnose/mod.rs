@@ -116,6 +116,9 @@ pub enum Cause {
     LimitsExhausted,
     /// A disruption duration, budget or schedule cannot be parsed: disruption is skipped.
     InvalidDisruptionSettings,
+    /// A value the API accepted but the controller cannot hold exactly: clamped, or its object
+    /// left out of every pass.
+    UnrepresentableValue,
     /// A member MachineDeployment passed every check.
     MachineDeploymentOk,
     /// A NodePool passed every check.
@@ -253,12 +256,42 @@ pub fn run(
 ) -> Report {
     let mut findings = Vec::new();
     setup::check(snapshot, &mut findings);
+    oddities(snapshot, &mut findings);
     nodeclaims::check(snapshot, now, config, &mut findings);
     access::check(snapshot, access_source, &mut findings);
     controller::check(snapshot, &mut findings);
     // Stable: areas in display order, input order within each.
     findings.sort_by_key(|f| f.area);
     Report { findings }
+}
+
+/// One warning per value clamped or object skipped while reading the snapshot
+/// ([`crate::model::odd`]): the controller goes on, but not with what the object says.
+fn oddities(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    use crate::model::odd::Treatment;
+    for o in &snapshot.oddities {
+        let (message, remedy) = match o.treatment {
+            Treatment::Clamped => (
+                format!(
+                    "{} {:?} cannot be held exactly; the controller uses {}",
+                    o.field, o.value, o.used
+                ),
+                format!("set {} to a value in range", o.field),
+            ),
+            Treatment::Skipped => (
+                format!("left out of every pass: {}: {}", o.field, o.value),
+                "fix or delete the object; until then the controller ignores it".to_string(),
+            ),
+        };
+        out.push(Finding::new(
+            Area::Setup,
+            Cause::UnrepresentableValue,
+            Severity::Warning,
+            o.subject(),
+            message,
+            remedy,
+        ));
+    }
 }
 
 /// `Kind/namespace/name`, or `Kind/name` when the namespace is empty.

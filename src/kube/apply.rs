@@ -16,11 +16,15 @@
 //! - `Event`: a core/v1 Event; failing to record one is logged and never fails the action.
 //!
 //! # Guarantees
-//! - Actions run in plan order; the writes of an action run in order.
+//! - Actions run in plan order (the core puts provisioning before disruption); the writes of an
+//!   action run in order.
 //! - When a write fails, the action's `rollback` writes run (best effort, each attempted even if
-//!   an earlier one failed), the action is reported failed, and **no later action of the plan is
-//!   attempted**: later actions may depend on it (a scale-down after marking its exact Machine
-//!   must never run when the mark failed, or Cluster API would pick the victim).
+//!   an earlier one failed) and the action is reported failed. **One failure stays local**: every
+//!   later action sharing an object with it ([`Action::scopes`]: the rest of its disruption
+//!   decision, other actions on the same node, scales of the same MachineDeployment), or with an
+//!   action skipped so, is skipped; everything else runs. A scale-down after marking its exact
+//!   Machine never runs when the mark failed, or Cluster API would pick the victim. The next
+//!   pass re-plans and retries what was skipped.
 //! - Every write is idempotent or guarded, so whatever a failure leaves behind, the next pass
 //!   (which re-reads the clusters and re-plans from scratch) finishes it: absolute replicas,
 //!   merge patches of labels and annotations, read-modify-write with `resourceVersion`, deletes
@@ -42,6 +46,7 @@ use tracing::{debug, info, warn};
 use super::api::{self, dynamic_api, object_key, resource_name};
 use super::edit::{NodeEdit, status_patch};
 use super::errors::{object_error, status_code};
+use super::leader::Gate;
 use super::list::Clients;
 use crate::controller::Plan;
 use crate::controller::action::Action;
@@ -100,6 +105,8 @@ pub struct Executor {
     clients: Clients,
     /// `component` of recorded Events and `reportingInstance`.
     instance: String,
+    /// Checked before every write: with leader election, closed once leadership may have passed.
+    gate: Gate,
 }
 
 impl Executor {
@@ -108,27 +115,41 @@ impl Executor {
         let instance = std::env::var("POD_NAME")
             .or_else(|_| std::env::var("HOSTNAME"))
             .unwrap_or_else(|_| FIELD_MANAGER.to_string());
-        Executor { clients, instance }
+        Executor {
+            clients,
+            instance,
+            gate: Gate::open(),
+        }
     }
 
-    /// Runs a plan's actions in order, stopping at the first failed action (see the module's
-    /// guarantees). `now` stamps condition transitions and Events.
+    /// This executor, writing only while `gate` is open (leader election).
+    pub fn with_gate(mut self, gate: Gate) -> Executor {
+        self.gate = gate;
+        self
+    }
+
+    /// Runs a plan's actions in order; a failed action skips the later actions that share an
+    /// object with it (see the module's guarantees). `now` stamps condition transitions and
+    /// Events.
     pub async fn execute(&self, plan: &Plan, now: Timestamp) -> Vec<ActionResult> {
         let mut results = Vec::with_capacity(plan.actions.len());
-        let mut stopped = false;
+        let mut blocked: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for action in &plan.actions {
-            let outcome_of = |outcome| ActionResult {
-                action: action.name(),
-                target: action.target().to_string(),
-                outcome,
-                created: Vec::new(),
-            };
-            if stopped {
-                results.push(outcome_of(ActionOutcome::Skipped));
+            let scopes = action.scopes();
+            if scopes.iter().any(|s| blocked.contains(s)) {
+                blocked.extend(scopes);
+                results.push(ActionResult {
+                    action: action.name(),
+                    target: action.target().to_string(),
+                    outcome: ActionOutcome::Skipped,
+                    created: Vec::new(),
+                });
                 continue;
             }
             let result = self.execute_action(action, now).await;
-            stopped = result.failed();
+            if result.failed() {
+                blocked.extend(scopes);
+            }
             results.push(result);
         }
         results
@@ -175,6 +196,11 @@ impl Executor {
 
     /// Executes one write; returns `Kind/name` of a created object.
     pub async fn execute_write(&self, w: &Write, now: Timestamp) -> Result<Option<String>> {
+        if !self.gate.is_open() {
+            return Err(Error::Apply(
+                "not written: this replica no longer holds the leader Lease".to_string(),
+            ));
+        }
         debug!(write = ?w, "executing");
         match w {
             Write::Create {
@@ -210,24 +236,27 @@ impl Executor {
                 namespace,
                 name,
                 replicas,
+                resource_version,
             } => {
                 let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
-                api.patch_scale(
-                    name,
-                    &patch_params(),
-                    &Patch::Merge(json!({"spec": {"replicas": replicas}})),
-                )
-                .await
-                .map_err(|e| {
-                    object_error(
-                        *cluster,
-                        "patch",
-                        &format!("{}/scale", resource_name(resource)),
-                        namespace,
-                        name,
-                        e,
-                    )
-                })?;
+                // The resourceVersion read is a precondition: if the MachineDeployment changed
+                // since, the 409 fails this action and the next pass re-plans on what is there.
+                let mut patch = json!({"spec": {"replicas": replicas}});
+                if let Some(rv) = resource_version {
+                    patch["metadata"] = json!({"resourceVersion": rv});
+                }
+                api.patch_scale(name, &patch_params(), &Patch::Merge(patch))
+                    .await
+                    .map_err(|e| {
+                        object_error(
+                            *cluster,
+                            "patch",
+                            &format!("{}/scale", resource_name(resource)),
+                            namespace,
+                            name,
+                            e,
+                        )
+                    })?;
                 Ok(None)
             }
             Write::EditNode {
@@ -285,11 +314,14 @@ impl Executor {
                 resource,
                 namespace,
                 name,
+                uid,
             } => {
                 let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
-                match api.delete(name, &DeleteParams::default()).await {
+                match api.delete(name, &delete_params(uid.as_deref())).await {
                     Ok(_) => Ok(None),
                     Err(e) if status_code(&e) == Some(404) => Ok(None),
+                    // The UID precondition failed: the object planned on is gone already.
+                    Err(e) if uid.is_some() && status_code(&e) == Some(409) => Ok(None),
                     Err(e) => Err(object_error(
                         *cluster,
                         "delete",
@@ -300,11 +332,21 @@ impl Executor {
                     )),
                 }
             }
-            Write::Evict { namespace, name } => {
+            Write::Evict {
+                namespace,
+                name,
+                uid,
+            } => {
                 let pods: Api<Pod> = Api::namespaced(self.clients.workload.clone(), namespace);
-                match pods.evict(name, &EvictParams::default()).await {
+                let params = EvictParams {
+                    delete_options: Some(delete_params(uid.as_deref())),
+                    ..EvictParams::default()
+                };
+                match pods.evict(name, &params).await {
                     Ok(_) => Ok(None),
                     Err(e) if status_code(&e) == Some(404) => Ok(None),
+                    // The UID precondition failed: the pod planned on is gone already.
+                    Err(e) if uid.is_some() && status_code(&e) == Some(409) => Ok(None),
                     // A PodDisruptionBudget refuses for now: the node stays tainted and the next
                     // pass evicts again, as Karpenter's terminator retries.
                     Err(e) if status_code(&e) == Some(429) => {
@@ -528,6 +570,17 @@ impl Executor {
             .await
             .map(|_| ())
             .map_err(|e| object_error(ClusterRole::Workload, "create", "events", event_ns, name, e))
+    }
+}
+
+/// Delete options with a UID precondition when one is known.
+fn delete_params(uid: Option<&str>) -> DeleteParams {
+    DeleteParams {
+        preconditions: uid.map(|u| kube::api::Preconditions {
+            uid: Some(u.to_string()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
     }
 }
 

@@ -6,6 +6,10 @@
 //! # Guarantees
 //! - A replica acts only after a successful create or update naming it holder, and stops acting
 //!   when it cannot renew before its own lease would expire (see [`LeaseLock::lead_until`]).
+//! - Leadership cannot overlap even when the API hangs: each renewal is bounded by
+//!   [`RENEW_DEADLINE`] (below [`LEASE_DURATION`]), and the [`Gate`] every write checks closes by
+//!   itself when the last successful renewal's validity runs out, whatever the renewing task is
+//!   doing. Validity is measured on the monotonic clock from when the renewal was *sent*.
 //! - A clean shutdown releases the Lease (empty holder) so a standby takes over at once.
 //!
 //! # Errors
@@ -29,6 +33,67 @@ pub const LEASE_NAME: &str = "karpenter-capi";
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
 /// How often the holder renews (and a follower retries).
 pub const RENEW_INTERVAL: Duration = Duration::from_secs(5);
+/// The longest one renewal may take before it counts as failed: well below the lease duration,
+/// so a hung API call cannot keep a replica believing it leads.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Whether this replica may write now: open without leader election; with it, open until the
+/// validity of the last successful renewal runs out (a timer, not a message: a renewing task
+/// stuck on a hung call cannot keep it open). Cheap to clone; clones share state.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    inner: std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
+    electing: bool,
+}
+
+impl Gate {
+    /// Always open: no leader election.
+    pub fn open() -> Gate {
+        Gate {
+            inner: std::sync::Arc::default(),
+            electing: false,
+        }
+    }
+
+    /// Closed until [`Gate::grant_until`]: leader election.
+    pub fn elected() -> Gate {
+        Gate {
+            inner: std::sync::Arc::default(),
+            electing: true,
+        }
+    }
+
+    /// Open until `until` (monotonic).
+    pub fn grant_until(&self, until: tokio::time::Instant) {
+        if let Ok(mut g) = self.inner.lock() {
+            *g = Some(until);
+        }
+    }
+
+    /// Closed now (lost or released the Lease).
+    pub fn revoke(&self) {
+        if let Ok(mut g) = self.inner.lock() {
+            *g = None;
+        }
+    }
+
+    /// Until when the gate stays open, if it is granted.
+    pub fn valid_until(&self) -> Option<tokio::time::Instant> {
+        self.inner.lock().ok().and_then(|g| *g)
+    }
+
+    /// Whether a write may go out now.
+    pub fn is_open(&self) -> bool {
+        if !self.electing {
+            return true;
+        }
+        self.inner
+            .lock()
+            .ok()
+            .and_then(|g| *g)
+            .is_some_and(|until| tokio::time::Instant::now() < until)
+    }
+}
 
 /// Who holds the Lease after an attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +235,18 @@ impl LeaseLock {
         renewed
             .checked_add(jiff::SignedDuration::from_secs_f64(margin))
             .unwrap_or(renewed)
+    }
+
+    /// [`LeaseLock::lead_until`] on the monotonic clock, from the instant the renewal was sent
+    /// (the others count the Lease's validity from no earlier than that).
+    pub fn lead_until_instant(&self, sent: tokio::time::Instant) -> tokio::time::Instant {
+        sent + self.duration.mul_f64(0.8)
+    }
+
+    /// A lock with another lease duration (tests shorten it).
+    pub fn with_duration(mut self, duration: Duration) -> LeaseLock {
+        self.duration = duration;
+        self
     }
 
     /// Gives the Lease up (on shutdown), if this replica still holds it.

@@ -18,8 +18,9 @@ use super::api::{
 use super::errors::{cluster_error, missing_crd, status_code};
 use crate::controller::write::{self, ResourceType};
 use crate::error::{ClusterRole, Error, Result};
-use crate::model::load::build_snapshot;
+use crate::model::load::build_snapshot_tolerant;
 use crate::model::object::RawObject;
+use crate::model::odd::{Oddity, Treatment};
 use crate::model::snapshot::Snapshot;
 
 /// Page size of list calls: bounded responses on large clusters.
@@ -74,6 +75,10 @@ pub const OBSERVED: &[Listed] = &[
     workload(write::NODE_CLASS),
     management(write::MACHINE_DEPLOYMENT, false),
     management(write::MACHINE, false),
+    // Read to hold scale-downs back during rollouts and pauses. Optional only in that a missing
+    // CRD is a warning; a forbidden list fails the pass like any other (safety needs them).
+    management(write::MACHINE_SET, true),
+    management(write::CLUSTER, true),
     management(KUBEADM_CONFIG_TEMPLATE, true),
 ];
 
@@ -233,13 +238,45 @@ pub fn snapshot_from_values(
     warnings: Vec<String>,
 ) -> Result<Snapshot> {
     let mut objects = Vec::with_capacity(values.len());
+    // The API server accepted every one of these: one we cannot read is left out, with a
+    // warning naming it, and the pass goes on for everything else.
+    let mut unreadable = Vec::new();
     for (value, origin) in values {
-        objects.push(RawObject::from_value(value, origin)?);
+        let (kind, name) = identity(&value);
+        match RawObject::from_value(value, origin) {
+            Ok(o) => objects.push(o),
+            Err(e) => unreadable.push(Oddity {
+                origin: origin.to_string(),
+                kind,
+                name,
+                field: String::new(),
+                value: e.to_string(),
+                treatment: Treatment::Skipped,
+                used: String::new(),
+            }),
+        }
     }
-    let mut snapshot = build_snapshot(objects)?;
+    let mut snapshot = build_snapshot_tolerant(objects)?;
+    snapshot
+        .warnings
+        .extend(unreadable.iter().map(Oddity::to_string));
+    snapshot.oddities.extend(unreadable);
     snapshot.warnings.extend(warnings);
+    // Machines are a mandatory listing: a failed list fails the snapshot, so an absent Machine
+    // here is really gone.
+    snapshot.machines_observed = true;
     snapshot.now = Some(jiff::Timestamp::now());
     Ok(snapshot)
+}
+
+/// Kind and `namespace/name` of an object that may not be readable.
+fn identity(value: &Value) -> (String, String) {
+    let text = |p: &str| value.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let name = match text("/metadata/namespace") {
+        "" => text("/metadata/name").to_string(),
+        ns => format!("{ns}/{}", text("/metadata/name")),
+    };
+    (text("/kind").to_string(), name)
 }
 
 /// Lists everything the core needs from both clusters. `namespace` restricts the Cluster API

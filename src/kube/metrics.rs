@@ -1,16 +1,24 @@
 //! The controller's Prometheus metrics and the small HTTP endpoint serving them with `/healthz`
 //! and `/readyz` on `--metrics-bind-address`.
 //!
-//! `/healthz` answers 200 while the process serves; `/readyz` answers 200 once every watch has
-//! listed its objects (and, with leader election, whether or not this replica leads: a standby is
-//! ready to take over), 503 before.
+//! `/healthz` (liveness) means the work this replica is there for still moves: on the replica that
+//! acts (the leader, or the only one), a reconcile pass must have completed within
+//! [`LIVENESS_BOUND`] of the last one (or of when it started acting), else 503, so the kubelet
+//! restarts a wedged controller; a follower is healthy while its leader-election loop runs
+//! (an attempt at least every [`LEASE_LOOP_BOUND`]). Before the watches have synced there is no
+//! pass to wait for: healthy.
+//!
+//! `/readyz` answers 200 once every watch has listed its objects, 503 before. It does not depend
+//! on leadership: a standby is ready to take over, and a rolling update of the one-replica
+//! Deployment would stall if the new pod had to lead before it counted as ready.
 //!
 //! # Errors
 //! [`serve`] fails only when the address cannot be bound; a failing connection is logged.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -29,6 +37,26 @@ use crate::error::{Error, Result};
 
 type Labels = Vec<(String, String)>;
 
+/// The longest the acting replica may go without completing a reconcile pass before `/healthz`
+/// fails: passes run at least every 10 s (resync) plus the batch window, and a failed pass waits
+/// at most 60 s before the next, so three minutes means the loop is stuck, not busy.
+pub const LIVENESS_BOUND: Duration = Duration::from_secs(180);
+/// The longest a follower's leader-election loop may go without an attempt (each attempt is
+/// bounded by the renew deadline and they run every renew interval).
+pub const LEASE_LOOP_BOUND: Duration = Duration::from_secs(60);
+
+/// When the loops last showed progress (monotonic).
+#[derive(Debug, Default)]
+struct Progress {
+    /// The watches synced (the reconcile loop started).
+    synced: Option<Instant>,
+    /// This replica started acting (leader, or no leader election).
+    acting_since: Option<Instant>,
+    /// A reconcile pass (successful or not) completed.
+    last_pass: Option<Instant>,
+    /// The leader-election loop made an attempt; `None` without leader election.
+    lease_loop: Option<Instant>,
+}
 /// Everything the controller counts.
 pub struct Metrics {
     registry: Registry,
@@ -48,7 +76,12 @@ pub struct Metrics {
     pub pass_duration: Histogram,
     /// 1 while this replica holds the leader Lease (or runs without leader election).
     pub leader: Gauge,
+    /// Values clamped and objects skipped in the last pass (see `model::odd`), by treatment.
+    pub odd_values: Family<Labels, Gauge>,
     ready: AtomicBool,
+    progress: Mutex<Progress>,
+    liveness_bound: Duration,
+    lease_loop_bound: Duration,
 }
 
 impl Default for Metrics {
@@ -69,6 +102,7 @@ impl Metrics {
         let plan_duration = Histogram::new(exponential_buckets(0.0005, 2.0, 14));
         let pass_duration = Histogram::new(exponential_buckets(0.005, 2.0, 14));
         let leader = Gauge::default();
+        let odd_values = Family::<Labels, Gauge>::default();
         registry.register(
             "reconcile_passes",
             "Reconcile passes (observe, plan, act) by result",
@@ -105,7 +139,13 @@ impl Metrics {
             "1 while this replica acts (holds the Lease)",
             leader.clone(),
         );
+        registry.register(
+            "odd_values",
+            "Values the API accepted but the controller cannot hold exactly, in the last pass, by treatment (clamped, skipped)",
+            odd_values.clone(),
+        );
         Metrics {
+            odd_values,
             registry,
             passes,
             actions,
@@ -116,6 +156,92 @@ impl Metrics {
             pass_duration,
             leader,
             ready: AtomicBool::new(false),
+            progress: Mutex::new(Progress::default()),
+            liveness_bound: LIVENESS_BOUND,
+            lease_loop_bound: LEASE_LOOP_BOUND,
+        }
+    }
+
+    /// Metrics with other liveness bounds (tests shorten them).
+    pub fn with_liveness_bounds(mut self, pass: Duration, lease_loop: Duration) -> Metrics {
+        self.liveness_bound = pass;
+        self.lease_loop_bound = lease_loop;
+        self
+    }
+
+    fn progress(&self, f: impl FnOnce(&mut Progress)) {
+        if let Ok(mut p) = self.progress.lock() {
+            f(&mut p);
+        }
+    }
+
+    /// A reconcile pass completed (whatever its result).
+    pub fn pass_completed(&self) {
+        self.progress(|p| p.last_pass = Some(Instant::now()));
+    }
+
+    /// The leader-election loop made an attempt.
+    pub fn lease_loop_alive(&self) {
+        self.progress(|p| p.lease_loop = Some(Instant::now()));
+    }
+
+    /// This replica starts or stops acting.
+    pub fn set_acting(&self, acting: bool) {
+        self.progress(|p| match (acting, p.acting_since) {
+            (true, None) => p.acting_since = Some(Instant::now()),
+            (false, _) => p.acting_since = None,
+            _ => {}
+        });
+    }
+
+    /// `Ok` while the loops this replica runs make progress, else why not (see the module docs).
+    pub fn health(&self) -> std::result::Result<(), String> {
+        let Ok(p) = self.progress.lock() else {
+            return Err("metrics state poisoned by a panic".to_string());
+        };
+        let now = Instant::now();
+        if let Some(since) = p.acting_since
+            && let Some(synced) = p.synced
+        {
+            let reference = [Some(since), Some(synced), p.last_pass]
+                .into_iter()
+                .flatten()
+                .max()
+                .unwrap_or(since);
+            let idle = now.saturating_duration_since(reference);
+            if idle > self.liveness_bound {
+                return Err(format!(
+                    "no reconcile pass completed for {}s (bound {}s): the loop is stuck",
+                    idle.as_secs(),
+                    self.liveness_bound.as_secs()
+                ));
+            }
+            return Ok(());
+        }
+        if let Some(last) = p.lease_loop {
+            let idle = now.saturating_duration_since(last);
+            if idle > self.lease_loop_bound {
+                return Err(format!(
+                    "the leader-election loop made no attempt for {}s (bound {}s)",
+                    idle.as_secs(),
+                    self.lease_loop_bound.as_secs()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes the clamped values and skipped objects of a pass.
+    pub fn oddities(&self, oddities: &[crate::model::odd::Oddity]) {
+        use crate::model::odd::Treatment;
+        for (treatment, label) in [
+            (Treatment::Clamped, "clamped"),
+            (Treatment::Skipped, "skipped"),
+        ] {
+            let n = oddities.iter().filter(|o| o.treatment == treatment).count();
+            self.odd_values
+                .get_or_create(&vec![("treatment".to_string(), label.to_string())])
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
     }
 
@@ -161,6 +287,7 @@ impl Metrics {
     /// Marks the controller ready (watches synced) or not.
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::SeqCst);
+        self.progress(|p| p.synced = ready.then(Instant::now));
     }
 
     /// Whether `/readyz` answers 200.
@@ -186,7 +313,10 @@ pub fn respond(metrics: &Metrics, path: &str) -> (u16, &'static str, String) {
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
             metrics.render(),
         ),
-        "/healthz" | "/livez" => (200, TEXT, "ok\n".to_string()),
+        "/healthz" | "/livez" => match metrics.health() {
+            Ok(()) => (200, TEXT, "ok\n".to_string()),
+            Err(why) => (503, TEXT, format!("{why}\n")),
+        },
         "/readyz" if metrics.is_ready() => (200, TEXT, "ok\n".to_string()),
         "/readyz" => (503, TEXT, "watches not synced yet\n".to_string()),
         _ => (

@@ -1,5 +1,10 @@
 //! The single list of API permissions `run` uses on each cluster. `init` renders the RBAC from
 //! it, `doctor` compares an identity's rights against it, and the shell only calls what it names.
+//!
+//! Exactly what `run` calls, no more: `tests/shell_run.rs` records every request the controller
+//! makes against the in-memory API over a whole lifecycle (watch, provision, bind, launch,
+//! register, initialize, drain, scale down, leader election) and compares the set with these
+//! lists both ways.
 
 use serde::Serialize;
 
@@ -15,32 +20,41 @@ pub struct Permission {
 }
 
 /// What `run` does on the management cluster, in the cluster's namespace only (a Role).
-/// Infrastructure machine templates are added per provider kind by `init` (read only).
 pub const MANAGEMENT: &[Permission] = &[
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machinedeployments",
-        verbs: &["get", "list", "watch", "patch"],
+        verbs: &["list", "watch"],
     },
+    // Replicas are set with a merge patch of the scale subresource (never a read-modify-update).
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machinedeployments/scale",
-        verbs: &["get", "patch", "update"],
+        verbs: &["patch"],
     },
     Permission {
         group: "cluster.x-k8s.io",
         resource: "machines",
-        verbs: &["get", "list", "watch", "patch"],
+        verbs: &["list", "watch", "patch"],
+    },
+    // Read only: a MachineDeployment rolling out (several MachineSets with replicas) or a paused
+    // Cluster holds scale-downs back, so Cluster API deletes the exact Machine marked.
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "machinesets",
+        verbs: &["list", "watch"],
+    },
+    Permission {
+        group: "cluster.x-k8s.io",
+        resource: "clusters",
+        verbs: &["list", "watch"],
     },
     Permission {
         group: "bootstrap.cluster.x-k8s.io",
         resource: "kubeadmconfigtemplates",
-        verbs: &["get", "list", "watch"],
+        verbs: &["list", "watch"],
     },
 ];
-
-/// Verbs on the infrastructure machine templates of the cluster's provider (read only).
-pub const INFRASTRUCTURE_TEMPLATE_VERBS: &[&str] = &["get", "list", "watch"];
 
 /// What `run` does on the workload cluster (a ClusterRole: these objects are cluster-scoped or
 /// span namespaces).
@@ -48,12 +62,7 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "karpenter.sh",
         resource: "nodepools",
-        verbs: &["get", "list", "watch"],
-    },
-    Permission {
-        group: "karpenter.sh",
-        resource: "nodepools/status",
-        verbs: &["patch"],
+        verbs: &["list", "watch"],
     },
     Permission {
         group: "karpenter.sh",
@@ -84,7 +93,7 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "",
         resource: "pods",
-        verbs: &["get", "list", "watch", "delete"],
+        verbs: &["list", "watch", "delete"],
     },
     Permission {
         group: "",
@@ -120,7 +129,7 @@ pub const WORKLOAD: &[Permission] = &[
     Permission {
         group: "",
         resource: "events",
-        verbs: &["create", "patch"],
+        verbs: &["create"],
     },
 ];
 

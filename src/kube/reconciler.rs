@@ -27,7 +27,7 @@ use tokio::sync::{Notify, watch};
 use tracing::{debug, error, info, warn};
 
 use super::apply::{ActionOutcome, ActionResult, Executor};
-use super::leader::{Leadership, LeaseLock, RENEW_INTERVAL};
+use super::leader::{Gate, Leadership, LeaseLock, RENEW_DEADLINE, RENEW_INTERVAL};
 use super::list::Clients;
 use super::metrics::Metrics;
 use super::watch::{Stores, start as start_watches};
@@ -145,6 +145,7 @@ pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
     ctx.metrics
         .node_claims
         .set(snapshot.nodeclaims.len() as i64);
+    ctx.metrics.oddities(&snapshot.oddities);
     let started = Instant::now();
     let plan = controller::plan(snapshot, now, &ctx.config);
     ctx.metrics
@@ -264,6 +265,7 @@ pub async fn run_continuous(
     }
     info!(objects = stores.len(), "watches synced");
     ctx.metrics.set_ready(true);
+    ctx.metrics.set_acting(*leading.borrow());
     let result = reconcile_loop(&ctx, &stores, &notify, window, leading, shutdown).await;
     abort(tasks);
     ctx.metrics.set_ready(false);
@@ -307,7 +309,9 @@ pub async fn reconcile_loop(
             }
         }
         due = false;
-        if !*leading.borrow() {
+        let acting = *leading.borrow();
+        ctx.metrics.set_acting(acting);
+        if !acting {
             debug!("not the leader; not acting");
             continue;
         }
@@ -338,6 +342,7 @@ pub async fn reconcile_loop(
         ctx.metrics
             .pass_duration
             .observe(started.elapsed().as_secs_f64());
+        ctx.metrics.pass_completed();
         match outcome {
             Ok(report) => {
                 ctx.metrics.pass(true);
@@ -366,40 +371,96 @@ pub async fn reconcile_loop(
     }
 }
 
-/// Competes for the Lease until `shutdown`, publishing whether this replica leads; releases the
-/// Lease on the way out.
+/// Competes for the Lease until `shutdown`, publishing whether this replica leads and opening the
+/// write [`Gate`] for as long as each successful renewal is valid; releases the Lease on the way
+/// out. Each attempt is bounded by `deadline` ([`RENEW_DEADLINE`]): a hung call counts as failed.
 pub async fn lead(
     lock: LeaseLock,
     metrics: Arc<Metrics>,
     leading: watch::Sender<bool>,
+    gate: Gate,
+    timing: LeaseTiming,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut valid_until: Option<Timestamp> = None;
     loop {
-        let now = Timestamp::now();
-        match lock.try_acquire(now).await {
-            Ok(Leadership::Leading) => valid_until = Some(lock.lead_until(now)),
-            Ok(Leadership::Following(holder)) => {
+        let sent = tokio::time::Instant::now();
+        let attempt = tokio::time::timeout(timing.deadline, lock.try_acquire(Timestamp::now()));
+        let outcome = tokio::select! {
+            o = attempt => o,
+            _ = stopped(&mut shutdown) => break,
+        };
+        match outcome {
+            Ok(Ok(Leadership::Leading)) => gate.grant_until(lock.lead_until_instant(sent)),
+            Ok(Ok(Leadership::Following(holder))) => {
                 if *leading.borrow() {
                     warn!(%holder, "lost the leader Lease");
                 }
                 debug!(%holder, "following");
-                valid_until = None;
+                gate.revoke();
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 metrics.error("leader");
                 warn!(error = %e, "cannot renew the leader Lease");
             }
+            Err(_) => {
+                metrics.error("leader");
+                warn!(deadline = ?timing.deadline, "renewing the leader Lease timed out");
+            }
         }
-        let is_leader = valid_until.is_some_and(|u| Timestamp::now() < u);
-        metrics.leader.set(i64::from(is_leader));
-        leading.send_replace(is_leader);
-        tokio::select! {
-            _ = tokio::time::sleep(RENEW_INTERVAL) => {}
-            _ = stopped(&mut shutdown) => break,
+        metrics.lease_loop_alive();
+        publish(&gate, &metrics, &leading);
+        // Until the next attempt, re-publish as soon as the gate's validity runs out.
+        let next = tokio::time::Instant::now() + timing.interval;
+        loop {
+            let tick = (tokio::time::Instant::now() + Duration::from_millis(100)).min(next);
+            tokio::select! {
+                _ = tokio::time::sleep_until(tick) => {}
+                _ = stopped(&mut shutdown) => break,
+            }
+            publish(&gate, &metrics, &leading);
+            if tokio::time::Instant::now() >= next || *shutdown.borrow() {
+                break;
+            }
+        }
+        if *shutdown.borrow() {
+            break;
         }
     }
-    if let Err(e) = lock.release().await {
-        warn!(error = %e, "could not release the leader Lease");
+    gate.revoke();
+    publish(&gate, &metrics, &leading);
+    match tokio::time::timeout(timing.deadline, lock.release()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => warn!(error = %e, "could not release the leader Lease"),
+        Err(_) => warn!("releasing the leader Lease timed out"),
+    }
+}
+
+fn publish(gate: &Gate, metrics: &Metrics, leading: &watch::Sender<bool>) {
+    let is_leader = gate.is_open();
+    metrics.leader.set(i64::from(is_leader));
+    metrics.set_acting(is_leader);
+    if *leading.borrow() != is_leader {
+        if !is_leader {
+            warn!("leadership dropped: no successful renewal within the lease's validity");
+        }
+        leading.send_replace(is_leader);
+    }
+}
+
+/// How often the Lease is renewed and how long one attempt may take.
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseTiming {
+    /// Between attempts.
+    pub interval: Duration,
+    /// The longest one attempt may take (below the lease duration).
+    pub deadline: Duration,
+}
+
+impl Default for LeaseTiming {
+    fn default() -> LeaseTiming {
+        LeaseTiming {
+            interval: RENEW_INTERVAL,
+            deadline: RENEW_DEADLINE,
+        }
     }
 }

@@ -187,6 +187,7 @@ impl Stores {
                 )?;
                 snapshot.pods.extend(part.pods);
                 snapshot.warnings.extend(part.warnings);
+                snapshot.oddities.extend(part.oddities);
             }
         }
         Ok(snapshot)

@@ -10,6 +10,7 @@ use super::flavor::{Flavor, is_member};
 use super::labels::Labels;
 use super::nodepool::{NodeClass, NodePool};
 use super::object::{RawObject, labels_of};
+use super::odd::{self, Oddity, Treatment};
 use super::pod::PodDemand;
 use super::resources::Resources;
 use super::snapshot::{
@@ -28,9 +29,26 @@ pub struct Source {
 }
 
 /// Splits a multi-document YAML (or a JSON object) into Kubernetes objects, flattening `List`s.
-/// Errors name the file, the document and its first line.
+/// Errors name the file, the document and its first line. An empty input (nothing but blanks,
+/// comments or NUL bytes) is an error, not an empty success.
 pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
+    if source.text.contains('\0') {
+        let problem = if source
+            .text
+            .trim_matches(|c: char| c == '\0' || c.is_whitespace())
+            .is_empty()
+        {
+            "holds only NUL bytes: not YAML or JSON (a truncated or zeroed file?)"
+        } else {
+            "contains NUL bytes: not YAML or JSON text"
+        };
+        return Err(Error::Input {
+            path: source.name.clone(),
+            problem: problem.to_string(),
+        });
+    }
     let mut out = Vec::new();
+    let mut documents = 0;
     for (index, (line, text)) in split_documents(&source.text).into_iter().enumerate() {
         let doc = index + 1;
         if text
@@ -39,14 +57,50 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
         {
             continue;
         }
-        let value: Value = serde_saphyr::from_str(text).map_err(|e| Error::Input {
+        documents += 1;
+        let value = parse_document(text).map_err(|e| Error::Input {
             path: source.name.clone(),
             problem: format!("document {doc} (from line {line}) is not valid YAML: {e}"),
         })?;
         let origin = format!("{}#{doc}", source.name);
         flatten(value, &origin, &mut out)?;
     }
+    if documents == 0 {
+        return Err(Error::Input {
+            path: source.name.clone(),
+            problem: "is empty: expected Kubernetes objects in YAML or JSON \
+                      (e.g. kubectl get pods,nodes -A -o yaml)"
+                .to_string(),
+        });
+    }
     Ok(out)
+}
+
+/// One document: JSON (`kubectl get -o json`) through the JSON parser, which is several times
+/// faster on large dumps, else YAML. The YAML parser's budget grows with the document (a
+/// `kubectl get pods -A -o yaml` of 20,000 pods is one `List` of millions of nodes); the
+/// alias limits stay at their defaults, so an alias bomb is still refused.
+fn parse_document(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{')
+        && let Ok(value) = serde_json::from_str::<Value>(text)
+    {
+        return Ok(value);
+    }
+    serde_saphyr::from_str_with_options(text, yaml_options(text.len())).map_err(|e| e.to_string())
+}
+
+/// Parser options for a document of `len` bytes: every budget that counts what the input itself
+/// holds (nodes, events, scalar bytes) is at least the input's length, since each costs at
+/// least one byte of it; expansion by aliases, which does not, keeps the default limits.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: len.max(250_000),
+            max_events: len.saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: len.max(64 << 20),
+        },
+    }
 }
 
 fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), Error> {
@@ -100,88 +154,79 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
     docs
 }
 
+/// The most pods workload templates (`replicas`, `parallelism`) are expanded to, in all: far
+/// beyond any real cluster's pending pods, and small enough that a typo (`replicas: 1000000000`)
+/// is an error naming the field instead of an out-of-memory abort.
+pub const MAX_EXPANDED_PODS: i64 = 100_000;
+
 /// Builds a snapshot from objects. Invalid pods and NodePools are errors (a real API server
 /// would have rejected them); problems with MachineDeployment annotations are recorded on the
-/// MachineDeployment for the caller to report.
+/// MachineDeployment for the caller to report. Values the API accepts but the core cannot hold
+/// exactly are clamped and listed in [`Snapshot::oddities`] (and as warnings).
 pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
+    build(objects, false)
+}
+
+/// [`build_snapshot`] for objects an API server has already accepted (a live listing): an
+/// object that cannot be read is left out of the snapshot, with an [`Oddity`] naming it and the
+/// field, instead of failing the whole pass.
+pub fn build_snapshot_tolerant(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
+    build(objects, true)
+}
+
+/// Owners whose pods (or, for Deployments, ReplicaSets) are in the input, so their templates are
+/// not expanded too; and the pods expanded so far.
+#[derive(Default)]
+struct Expansion {
+    owners_with_pods: BTreeSet<String>,
+    deployments_with_replicasets: BTreeSet<String>,
+    expanded: i64,
+}
+
+fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
     let mut snap = Snapshot::default();
-    // Owners that already have their pods in the input, so their templates are not expanded too.
-    let mut owners_with_pods = BTreeSet::new();
-    let mut deployments_with_replicasets = BTreeSet::new();
+    let mut expansion = Expansion::default();
     for o in &objects {
         for r in o.meta.owner_references.iter().flatten() {
             let owner = format!("{}/{}/{}", r.kind, o.namespace(), r.name);
             if o.kind == "Pod" {
-                owners_with_pods.insert(owner);
+                expansion.owners_with_pods.insert(owner);
             } else if o.kind == "ReplicaSet" && r.kind == "Deployment" {
-                deployments_with_replicasets.insert(owner);
+                expansion.deployments_with_replicasets.insert(owner);
             }
         }
     }
-    for obj in objects {
-        match (obj.group(), obj.kind.as_str()) {
-            ("", "Pod") => snap.pods.push(pod_record(&obj)?),
-            ("", "Node") => snap.nodes.push(node_record(&obj)?),
-            ("apps", "DaemonSet") => {
-                let spec = template_spec(&obj)?;
-                let pod = PodDemand::from_spec(
-                    obj.namespace(),
-                    obj.name(),
-                    template_labels(&obj),
-                    &spec,
-                    "spec.template.spec",
-                )
-                .map_err(|(f, e)| obj.error(f, e))?;
-                // The DaemonSet controller places its pods by required constraints only.
-                let mut pod = pod;
-                pod.preferred_node_affinity.clear();
-                snap.daemonsets.push(DaemonSetRecord {
-                    name: format!("{}/{}", obj.namespace(), obj.name()),
-                    pod,
+    let mut oddities = Vec::new();
+    for mut obj in objects {
+        let mut odd = std::mem::take(&mut obj.oddities);
+        odd.extend(
+            odd::clamped_quantities(&obj.kind, &obj.value)
+                .into_iter()
+                .map(|(field, text, used)| obj.oddity(field, text, used.to_string())),
+        );
+        let (origin, kind, name) = (obj.origin.clone(), obj.kind.clone(), obj.key());
+        match add_object(&mut snap, obj, &mut expansion) {
+            Ok(()) => oddities.extend(odd),
+            Err(e) if tolerant => {
+                let (field, value) = match e {
+                    Error::Object { field, problem, .. } => (field, problem),
+                    other => (String::new(), other.to_string()),
+                };
+                oddities.push(Oddity {
+                    origin,
+                    kind,
+                    name,
+                    field,
+                    value,
+                    treatment: Treatment::Skipped,
+                    used: String::new(),
                 });
             }
-            ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
-                let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
-                let covered = owners_with_pods.contains(&key)
-                    || (obj.kind == "Deployment" && deployments_with_replicasets.contains(&key));
-                if !covered {
-                    expand_workload(&obj, &mut snap.pods)?;
-                }
-            }
-            ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
-            ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
-                snap.nodeclasses.push(NodeClass::from_object(&obj)?)
-            }
-            ("karpenter.sh", "NodeClaim") => snap
-                .nodeclaims
-                .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
-            ("cluster.x-k8s.io", "Machine") => snap
-                .machines
-                .push(super::machine::MachineRecord::from_object(&obj)),
-            ("", "PersistentVolumeClaim") => {
-                snap.volume_claims.push(super::volume::claim_record(&obj)?)
-            }
-            ("", "PersistentVolume") => snap.volumes.push(super::volume::volume_record(&obj)?),
-            ("storage.k8s.io", "StorageClass") => snap
-                .storage_classes
-                .push(super::volume::storage_class_record(&obj)?),
-            ("cluster.x-k8s.io", "MachineDeployment") => {
-                let member = is_member(&obj);
-                let flavor = Flavor::from_machine_deployment(&obj);
-                snap.machine_deployments.push(MachineDeploymentRecord {
-                    object: obj,
-                    member,
-                    flavor,
-                });
-            }
-            _ => {
-                if !is_known_auxiliary(&obj) {
-                    *snap.skipped.entry(obj.kind.clone()).or_insert(0) += 1;
-                }
-                snap.objects.push(obj);
-            }
+            Err(e) => return Err(e),
         }
     }
+    snap.warnings.extend(oddities.iter().map(Oddity::to_string));
+    snap.oddities = oddities;
     if snap.nodepools.is_empty() {
         snap.nodepools.push(NodePool::implicit());
         snap.implicit_nodepool = true;
@@ -191,6 +236,76 @@ pub fn build_snapshot(objects: Vec<RawObject>) -> Result<Snapshot, Error> {
     snap.nodepools
         .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
     Ok(snap)
+}
+
+/// Classifies one object into the snapshot.
+fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) -> Result<(), Error> {
+    match (obj.group(), obj.kind.as_str()) {
+        ("", "Pod") => snap.pods.push(pod_record(&obj)?),
+        ("", "Node") => snap.nodes.push(node_record(&obj)?),
+        ("apps", "DaemonSet") => {
+            let spec = template_spec(&obj)?;
+            let pod = PodDemand::from_spec(
+                obj.namespace(),
+                obj.name(),
+                template_labels(&obj),
+                &spec,
+                "spec.template.spec",
+            )
+            .map_err(|(f, e)| obj.error(f, e))?;
+            // The DaemonSet controller places its pods by required constraints only.
+            let mut pod = pod;
+            pod.preferred_node_affinity.clear();
+            snap.daemonsets.push(DaemonSetRecord {
+                name: format!("{}/{}", obj.namespace(), obj.name()),
+                pod,
+            });
+        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
+            let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
+            let covered = expansion.owners_with_pods.contains(&key)
+                || (obj.kind == "Deployment"
+                    && expansion.deployments_with_replicasets.contains(&key));
+            if !covered {
+                expand_workload(&obj, &mut snap.pods, &mut expansion.expanded)?;
+            }
+        }
+        ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
+        ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
+            snap.nodeclasses.push(NodeClass::from_object(&obj)?)
+        }
+        ("karpenter.sh", "NodeClaim") => snap
+            .nodeclaims
+            .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
+        ("cluster.x-k8s.io", "Machine") => {
+            snap.machines_observed = true;
+            snap.machines
+                .push(super::machine::MachineRecord::from_object(&obj))
+        }
+        ("", "PersistentVolumeClaim") => {
+            snap.volume_claims.push(super::volume::claim_record(&obj)?)
+        }
+        ("", "PersistentVolume") => snap.volumes.push(super::volume::volume_record(&obj)?),
+        ("storage.k8s.io", "StorageClass") => snap
+            .storage_classes
+            .push(super::volume::storage_class_record(&obj)?),
+        ("cluster.x-k8s.io", "MachineDeployment") => {
+            let member = is_member(&obj);
+            let flavor = Flavor::from_machine_deployment(&obj);
+            snap.machine_deployments.push(MachineDeploymentRecord {
+                object: obj,
+                member,
+                flavor,
+            });
+        }
+        _ => {
+            if !is_known_auxiliary(&obj) {
+                *snap.skipped.entry(obj.kind.clone()).or_insert(0) += 1;
+            }
+            snap.objects.push(obj);
+        }
+    }
+    Ok(())
 }
 
 /// Kinds the core keeps for later checks (not "skipped").
@@ -226,7 +341,11 @@ fn template_labels(obj: &RawObject) -> Labels {
         .unwrap_or_default()
 }
 
-fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Error> {
+fn expand_workload(
+    obj: &RawObject,
+    pods: &mut Vec<PodRecord>,
+    expanded: &mut i64,
+) -> Result<(), Error> {
     let (pointer, field) = if obj.kind == "Job" {
         ("/spec/parallelism", "spec.parallelism")
     } else {
@@ -239,6 +358,17 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             .filter(|n| *n >= 0)
             .ok_or_else(|| obj.error(field, format!("expected a non-negative integer, got {v}")))?,
     };
+    if replicas > MAX_EXPANDED_PODS.saturating_sub(*expanded) {
+        return Err(obj.error(
+            field,
+            format!(
+                "{replicas} would expand the input to more than {MAX_EXPANDED_PODS} pods in all \
+                 ({} already); give the pods themselves (kubectl get pods -o yaml) or fewer replicas",
+                *expanded
+            ),
+        ));
+    }
+    *expanded += replicas;
     let spec = template_spec(obj)?;
     let labels = template_labels(obj);
     for i in 0..replicas {
@@ -277,6 +407,9 @@ fn expand_workload(obj: &RawObject, pods: &mut Vec<PodRecord>) -> Result<(), Err
             nominated: false,
             daemon: false,
             terminal: false,
+            terminating: false,
+            mirror: false,
+            uid: None,
             gated: false,
             owner: Some(format!("{}/{}", obj.kind, obj.name())),
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -324,6 +457,14 @@ fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         nominated: status.nominated_node_name.is_some_and(|n| !n.is_empty()),
         daemon: controller.is_some_and(|r| r.kind == "DaemonSet" || r.kind == "Node"),
         terminal: matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")),
+        terminating: obj.meta.deletion_timestamp.is_some(),
+        mirror: controller.is_some_and(|r| r.kind == "Node")
+            || obj
+                .meta
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
+        uid: obj.meta.uid.clone(),
         gated: spec.scheduling_gates.is_some_and(|g| !g.is_empty()),
         owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
@@ -413,6 +554,7 @@ fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         ready,
         unschedulable: spec.unschedulable.unwrap_or(false),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+        deleting: obj.meta.deletion_timestamp.is_some(),
     })
 }
 
@@ -503,5 +645,120 @@ mod tests {
         let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, resources: {requests: {cpu: 4x}}}]}\n";
         let err = snapshot_from_sources(&[src(pod)]).unwrap_err().to_string();
         assert!(err.starts_with("t.yaml#1: Pod default/p: spec.containers[0].resources.requests[cpu]: invalid quantity \"4x\""), "{err}");
+    }
+
+    #[test]
+    fn empty_and_nul_inputs_are_errors() {
+        for (text, want) in [
+            ("", "t.yaml: is empty: expected Kubernetes objects"),
+            ("\n# only a comment\n---\n", "t.yaml: is empty"),
+            ("\0\0\0\0", "t.yaml: holds only NUL bytes"),
+            ("kind: Pod\0", "t.yaml: contains NUL bytes"),
+        ] {
+            let err = parse_source(&src(text)).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn workload_expansion_is_bounded_and_names_the_field() {
+        let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 1000000000\n  template:\n    spec: {containers: [{name: c}]}\n";
+        let err = snapshot_from_sources(&[src(deploy)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.yaml#1: Deployment default/web: spec.replicas: 1000000000 would expand the input to more than 100000 pods"),
+            "{err}"
+        );
+        // The bound is over all workloads together.
+        let half = |name: &str| {
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parallelism: 60000\n  template:\n    spec: {{containers: [{{name: c}}]}}\n"
+            )
+        };
+        let two = format!("{}---\n{}", half("a"), half("b"));
+        let err = snapshot_from_sources(&[src(&two)]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.yaml#2: Job default/b: spec.parallelism: 60000 would expand the input to more than 100000 pods in all (60000 already)"),
+            "{err}"
+        );
+    }
+
+    /// A `kubectl get pods -A -o yaml` of this many pods is one document of about 40 nodes per
+    /// pod, beyond the YAML parser's default budget of 250,000 nodes.
+    #[test]
+    fn a_large_list_document_loads_in_yaml_and_json() {
+        let pods = 6_000;
+        let mut yaml = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..pods {
+            yaml.push_str(&format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p-{i}\n    namespace: ns-{}\n    labels: {{app: a{}, tier: web, track: stable}}\n    ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: rs-{}, uid: u{i}, controller: true}}]\n  spec:\n    nodeName: node-{}\n    containers:\n    - name: c\n      image: registry.k8s.io/pause:3.10\n      ports: [{{containerPort: 8080, protocol: TCP}}]\n      resources: {{requests: {{cpu: 100m, memory: 128Mi}}, limits: {{cpu: 200m, memory: 256Mi}}}}\n  status:\n    phase: Running\n    conditions: [{{type: PodScheduled, status: 'True'}}, {{type: Ready, status: 'True'}}]\n",
+                i % 7,
+                i % 13,
+                i % 50,
+                i % 100
+            ));
+        }
+        assert!(
+            serde_saphyr::from_str::<Value>(&yaml).is_err(),
+            "the parser's default budget refuses this document"
+        );
+        let objects = parse_source(&src(&yaml)).unwrap();
+        assert_eq!(objects.len(), pods);
+        let json = serde_json::json!({"apiVersion": "v1", "kind": "List",
+            "items": objects.iter().map(|o| o.value.clone()).collect::<Vec<_>>()});
+        let from_json = parse_source(&src(&json.to_string())).unwrap();
+        assert_eq!(from_json.len(), pods);
+        let snap = build_snapshot(from_json).unwrap();
+        assert_eq!(snap.pods.len(), pods);
+        assert_eq!(snap.pods[pods - 1].demand.requests.cpu_millis, 100);
+    }
+
+    #[test]
+    fn alias_bombs_are_still_refused() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = i - 1;
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        let err = parse_source(&src(&bomb)).unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.yaml: document 1 (from line 1) is not valid YAML"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn odd_values_are_clamped_and_listed_and_unreadable_live_objects_skipped() {
+        let text = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: odd}\nspec:\n  limits: {cpu: '-1', memory: 1e50}\n  template: {spec: {requirements: []}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: default, creationTimestamp: '9999-12-31T23:59:59Z'}\nspec: {containers: [{name: c, resources: {requests: {memory: 9Ei}}}]}\n";
+        let snap = snapshot_from_sources(&[src(text)]).unwrap();
+        assert_eq!(snap.nodepools[0].limit("cpu"), Some(0));
+        assert_eq!(snap.nodepools[0].limit("memory"), Some(i64::MAX));
+        assert_eq!(snap.pods[0].demand.requests.memory_bytes, i64::MAX);
+        assert_eq!(snap.pods[0].created, Some(jiff::Timestamp::MAX));
+        let listed: Vec<String> = snap.oddities.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            listed,
+            vec![
+                "t.yaml#1: NodePool odd: spec.limits.cpu \"-1\" cannot be held exactly; using 0",
+                "t.yaml#1: NodePool odd: spec.limits.memory \"1e+50\" cannot be held exactly; using 9223372036854775807",
+                "t.yaml#2: Pod default/huge: metadata.creationTimestamp \"9999-12-31T23:59:59Z\" cannot be held exactly; using 9999-12-30T22:00:00.999999999Z",
+                "t.yaml#2: Pod default/huge: spec.containers[0].resources.requests[memory] \"9Ei\" cannot be held exactly; using 9223372036854775807",
+            ]
+        );
+        assert!(listed.iter().all(|l| snap.warnings.contains(l)));
+        // Strict (files): an object that cannot be read is an error; tolerant (live): skipped.
+        let bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad, namespace: default}\nspec: {containers: [{name: c, resources: {requests: {cpu: 4x}}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: good, namespace: default}\nspec: {containers: [{name: c}]}\n";
+        let objects = parse_source(&src(bad)).unwrap();
+        assert!(build_snapshot(objects.clone()).is_err());
+        let snap = build_snapshot_tolerant(objects).unwrap();
+        assert_eq!(snap.pods.len(), 1);
+        assert_eq!(snap.pods[0].demand.name, "good");
+        assert_eq!(
+            snap.oddities[0].to_string(),
+            "t.yaml#1: Pod default/bad: skipped, spec.containers[0].resources.requests[cpu]: invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)"
+        );
     }
 }

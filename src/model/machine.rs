@@ -11,6 +11,8 @@ use super::object::RawObject;
 
 /// The label naming a Machine's MachineDeployment.
 pub const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+/// The label naming a Machine's MachineSet.
+pub const SET_NAME_LABEL: &str = "cluster.x-k8s.io/set-name";
 /// The annotation that makes CAPI delete this Machine first on scale-down.
 pub const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-machine";
 
@@ -46,6 +48,8 @@ pub struct MachineRecord {
     pub conditions: Vec<Condition>,
     /// A terminal failure reported by the Machine (`reason: message`).
     pub failure: Option<String>,
+    /// Its MachineSet (controller owner reference, else the `cluster.x-k8s.io/set-name` label).
+    pub machine_set: Option<String>,
 }
 
 impl MachineRecord {
@@ -65,7 +69,16 @@ impl MachineRecord {
                 m.unwrap_or_default()
             )),
         };
+        let machine_set = obj
+            .meta
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.kind == "MachineSet")
+            .map(|r| r.name.clone())
+            .or_else(|| labels.get(SET_NAME_LABEL).cloned());
         MachineRecord {
+            machine_set,
             namespace: obj.namespace().to_string(),
             name: obj.name().to_string(),
             api_version: obj.api_version.clone(),

@@ -12,6 +12,7 @@ pub mod machine;
 pub mod nodeclaim;
 pub mod nodepool;
 pub mod object;
+pub mod odd;
 pub mod pod;
 pub mod quantity;
 pub mod resources;

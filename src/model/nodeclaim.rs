@@ -58,6 +58,8 @@ pub struct NodeClaimRecord {
     pub expire_after: Option<String>,
     /// `spec.terminationGracePeriod` as written.
     pub termination_grace_period: Option<String>,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
 }
 
 impl NodeClaimRecord {
@@ -120,6 +122,7 @@ impl NodeClaimRecord {
                 .and_then(|t| t.parse().ok()),
             expire_after: s("/spec/expireAfter"),
             termination_grace_period: s("/spec/terminationGracePeriod"),
+            finalizers: obj.meta.finalizers.clone().unwrap_or_default(),
         }
     }
 

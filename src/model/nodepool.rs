@@ -163,13 +163,9 @@ impl NodePool {
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                let parsed = if name == "cpu" {
-                    quantity::parse_millis(&text)
-                } else {
-                    quantity::parse_units(&text)
-                };
-                let amount =
-                    parsed.map_err(|e| obj.error(format!("spec.limits.{name}"), e.to_string()))?;
+                // Negative is 0 and beyond i64 the largest value ([`super::odd`] reports both).
+                let (amount, _) = quantity::read_limit(&text, name == "cpu")
+                    .map_err(|e| obj.error(format!("spec.limits.{name}"), e.to_string()))?;
                 limits.push(Limit {
                     resource: name.clone(),
                     amount,

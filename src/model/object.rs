@@ -19,11 +19,15 @@ pub struct RawObject {
     pub origin: String,
     /// The whole object.
     pub value: Value,
+    /// Values clamped while reading it (times past year 9999's last representable instant).
+    pub oddities: Vec<crate::model::odd::Oddity>,
 }
 
 impl RawObject {
-    /// Reads identity and metadata from a JSON object.
-    pub fn from_value(value: Value, origin: &str) -> Result<RawObject, Error> {
+    /// Reads identity and metadata from a JSON object. Times the API accepts but a timestamp
+    /// cannot hold are clamped first (see [`crate::model::odd::clamp_times`]) and noted.
+    pub fn from_value(mut value: Value, origin: &str) -> Result<RawObject, Error> {
+        let clamped_times = crate::model::odd::clamp_times(&mut value);
         let described = match (
             value.get("kind").and_then(Value::as_str),
             value.pointer("/metadata/name").and_then(Value::as_str),
@@ -63,13 +67,20 @@ impl RawObject {
             })?,
             None => ObjectMeta::default(),
         };
-        Ok(RawObject {
+        let mut obj = RawObject {
             api_version,
             kind,
             meta,
             origin: origin.to_string(),
             value,
-        })
+            oddities: Vec::new(),
+        };
+        let used = crate::model::odd::latest_time().to_string();
+        obj.oddities = clamped_times
+            .into_iter()
+            .map(|(field, value)| obj.oddity(field, value, used.clone()))
+            .collect();
+        Ok(obj)
     }
 
     /// The API group (`""` for the core group).
@@ -118,6 +129,33 @@ impl RawObject {
             object: self.display(),
             field: field.into(),
             problem: problem.into(),
+        }
+    }
+
+    /// `namespace/name`, or `name` for cluster-scoped objects.
+    pub fn key(&self) -> String {
+        if self.namespace().is_empty() {
+            self.name().to_string()
+        } else {
+            format!("{}/{}", self.namespace(), self.name())
+        }
+    }
+
+    /// A clamped value of this object, as data.
+    pub fn oddity(
+        &self,
+        field: impl Into<String>,
+        value: impl Into<String>,
+        used: impl Into<String>,
+    ) -> crate::model::odd::Oddity {
+        crate::model::odd::Oddity {
+            origin: self.origin.clone(),
+            kind: self.kind.clone(),
+            name: self.key(),
+            field: field.into(),
+            value: value.into(),
+            treatment: crate::model::odd::Treatment::Clamped,
+            used: used.into(),
         }
     }
 

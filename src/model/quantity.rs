@@ -83,7 +83,9 @@ fn parse_exact(text: &str) -> Result<Exact, QuantityError> {
         "E" => exp10 += 18,
         s if s.starts_with(['e', 'E']) => {
             let exp: i32 = s[1..].parse().map_err(|_| err("unknown suffix"))?;
-            if !(-40..=40).contains(&exp) {
+            // Wide enough for any value the API server accepts (`1e50` is valid); what does not
+            // fit in an i64 is reported by the callers, never computed.
+            if !(-10_000..=10_000).contains(&exp) {
                 return Err(err("exponent out of range"));
             }
             exp10 += exp;
@@ -98,15 +100,24 @@ fn parse_exact(text: &str) -> Result<Exact, QuantityError> {
 }
 
 impl Exact {
-    /// `self × 10^scale`, rounded up to an integer, as Kubernetes rounds `Value()`/`MilliValue()`.
+    /// `self × 10^scale`, rounded up to an integer, as Kubernetes rounds `Value()`/`MilliValue()`;
+    /// `None` when it does not fit in an `i64`.
     fn scaled_ceil(self, scale: i32) -> Option<i64> {
+        if self.mantissa == 0 {
+            return Some(0);
+        }
         let exp10 = self.exp10 + scale;
+        // Beyond u128 the value is either far above i64::MAX or strictly between 0 and 1.
         let mut numerator = self.mantissa.checked_mul(1u128.checked_shl(self.exp2)?)?;
         let mut denominator: u128 = 1;
         if exp10 >= 0 {
             numerator = numerator.checked_mul(10u128.checked_pow(u32::try_from(exp10).ok()?)?)?;
         } else {
-            denominator = 10u128.checked_pow(u32::try_from(-exp10).ok()?)?;
+            match 10u128.checked_pow(u32::try_from(-exp10).ok()?) {
+                Some(d) => denominator = d,
+                // numerator <= u128::MAX < 10^39 <= denominator: a positive value below 1.
+                None => return Some(1),
+            }
         }
         i64::try_from(numerator.div_ceil(denominator)).ok()
     }
@@ -126,6 +137,40 @@ pub fn parse_units(text: &str) -> Result<i64, QuantityError> {
         text: text.to_string(),
         reason: "too large",
     })
+}
+
+/// Like [`parse_millis`] for a quantity the API server accepted: one too large for an `i64`
+/// (`1e50`) is the largest value, with `true` saying it was saturated.
+pub fn read_millis(text: &str) -> Result<(i64, bool), QuantityError> {
+    Ok(saturate(parse_exact(text)?.scaled_ceil(3)))
+}
+
+/// Like [`parse_units`], saturating as [`read_millis`] does (`9Ei` of memory).
+pub fn read_units(text: &str) -> Result<(i64, bool), QuantityError> {
+    Ok(saturate(parse_exact(text)?.scaled_ceil(0)))
+}
+
+fn saturate(value: Option<i64>) -> (i64, bool) {
+    match value {
+        Some(v) => (v, false),
+        None => (i64::MAX, true),
+    }
+}
+
+/// A NodePool limit (`spec.limits`, a ResourceList where the API accepts any sign and size):
+/// a negative value is 0 (no room), one beyond `i64` the largest value. Returns the amount and
+/// whether it was clamped.
+pub fn read_limit(text: &str, millis: bool) -> Result<(i64, bool), QuantityError> {
+    let t = text.trim();
+    if let Some(positive) = t.strip_prefix('-') {
+        let exact = parse_exact(positive)?;
+        return Ok((0, exact.mantissa != 0));
+    }
+    if millis {
+        read_millis(t)
+    } else {
+        read_units(t)
+    }
 }
 
 /// Formats millicores the way kubectl does: whole cores without a suffix, else `m`.
@@ -220,6 +265,7 @@ mod tests {
             "Gi",
             "8gi",
             "1e99",
+            "1e100000",
             "99999999999999999999999999999999999999999",
         ] {
             assert!(parse_units(text).is_err(), "{text} should fail");
@@ -229,6 +275,27 @@ mod tests {
             e.to_string(),
             "invalid quantity \"4x\": unknown suffix (expected e.g. 500m, 4, 8Gi, 8G)"
         );
+    }
+
+    #[test]
+    fn reads_saturate_what_the_api_accepts() {
+        assert_eq!(read_units("9Ei"), Ok((i64::MAX, true)));
+        assert_eq!(read_units("7Ei"), Ok((7 << 60, false)));
+        assert_eq!(read_millis("1e50"), Ok((i64::MAX, true)));
+        assert_eq!(read_millis("9223372036854775807"), Ok((i64::MAX, true)));
+        assert_eq!(read_units("9223372036854775807"), Ok((i64::MAX, false)));
+        assert_eq!(read_units("0e50"), Ok((0, false)));
+        assert_eq!(
+            read_units("1e-50"),
+            Ok((1, false)),
+            "a positive sliver rounds up"
+        );
+        assert_eq!(read_limit("-1", true), Ok((0, true)));
+        assert_eq!(read_limit("-0", false), Ok((0, false)));
+        assert_eq!(read_limit("1e50", false), Ok((i64::MAX, true)));
+        assert_eq!(read_limit("20", true), Ok((20_000, false)));
+        assert!(read_units("-1").is_err(), "requests are never negative");
+        assert!(read_limit("-x", false).is_err());
     }
 
     #[test]

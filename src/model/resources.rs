@@ -75,7 +75,8 @@ impl fmt::Display for Shortfall {
 
 impl Resources {
     /// Reads a Kubernetes resource list (`{cpu: "4", memory: 8Gi}`); returns the offending
-    /// resource name with the error.
+    /// resource name with the error. An amount beyond `i64` (`9Ei`) is the largest value
+    /// ([`crate::model::odd`] reports it); sums and differences saturate, so it stays that.
     pub fn from_quantities<'a>(
         list: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Resources, (String, QuantityError)> {
@@ -83,14 +84,14 @@ impl Resources {
         for (name, value) in list {
             let wrap = |e| (name.to_string(), e);
             match name {
-                CPU => out.cpu_millis = quantity::parse_millis(value).map_err(wrap)?,
-                MEMORY => out.memory_bytes = quantity::parse_units(value).map_err(wrap)?,
+                CPU => out.cpu_millis = quantity::read_millis(value).map_err(wrap)?.0,
+                MEMORY => out.memory_bytes = quantity::read_units(value).map_err(wrap)?.0,
                 EPHEMERAL_STORAGE => {
-                    out.ephemeral_storage_bytes = quantity::parse_units(value).map_err(wrap)?
+                    out.ephemeral_storage_bytes = quantity::read_units(value).map_err(wrap)?.0
                 }
-                PODS => out.pods = quantity::parse_units(value).map_err(wrap)?,
+                PODS => out.pods = quantity::read_units(value).map_err(wrap)?.0,
                 other => {
-                    let amount = quantity::parse_units(value).map_err(wrap)?;
+                    let amount = quantity::read_units(value).map_err(wrap)?.0;
                     if amount != 0 {
                         out.extended.insert(other.to_string(), amount);
                     }
@@ -100,25 +101,31 @@ impl Resources {
         Ok(out)
     }
 
-    /// Element-wise sum.
+    /// Element-wise sum, saturating (a saturated `9Ei` request stays the largest value).
     pub fn add(&mut self, other: &Resources) {
-        self.cpu_millis += other.cpu_millis;
-        self.memory_bytes += other.memory_bytes;
-        self.ephemeral_storage_bytes += other.ephemeral_storage_bytes;
-        self.pods += other.pods;
+        self.cpu_millis = self.cpu_millis.saturating_add(other.cpu_millis);
+        self.memory_bytes = self.memory_bytes.saturating_add(other.memory_bytes);
+        self.ephemeral_storage_bytes = self
+            .ephemeral_storage_bytes
+            .saturating_add(other.ephemeral_storage_bytes);
+        self.pods = self.pods.saturating_add(other.pods);
         for (k, v) in &other.extended {
-            *self.extended.entry(k.clone()).or_insert(0) += v;
+            let e = self.extended.entry(k.clone()).or_insert(0);
+            *e = e.saturating_add(*v);
         }
     }
 
-    /// Element-wise difference (may go negative: an over-committed node).
+    /// Element-wise difference (may go negative: an over-committed node), saturating.
     pub fn sub(&mut self, other: &Resources) {
-        self.cpu_millis -= other.cpu_millis;
-        self.memory_bytes -= other.memory_bytes;
-        self.ephemeral_storage_bytes -= other.ephemeral_storage_bytes;
-        self.pods -= other.pods;
+        self.cpu_millis = self.cpu_millis.saturating_sub(other.cpu_millis);
+        self.memory_bytes = self.memory_bytes.saturating_sub(other.memory_bytes);
+        self.ephemeral_storage_bytes = self
+            .ephemeral_storage_bytes
+            .saturating_sub(other.ephemeral_storage_bytes);
+        self.pods = self.pods.saturating_sub(other.pods);
         for (k, v) in &other.extended {
-            *self.extended.entry(k.clone()).or_insert(0) -= v;
+            let e = self.extended.entry(k.clone()).or_insert(0);
+            *e = e.saturating_sub(*v);
         }
     }
 

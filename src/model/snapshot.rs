@@ -31,6 +31,12 @@ pub struct PodRecord {
     pub daemon: bool,
     /// Succeeded or Failed.
     pub terminal: bool,
+    /// Being deleted (`metadata.deletionTimestamp`): never evicted again.
+    pub terminating: bool,
+    /// A static pod's mirror (`kubernetes.io/config.mirror` or owned by its Node): never evicted.
+    pub mirror: bool,
+    /// `metadata.uid`: the precondition of its eviction or forced delete.
+    pub uid: Option<String>,
     /// Has scheduling gates.
     pub gated: bool,
     /// `kind/name` of its controller owner, if any.
@@ -106,6 +112,8 @@ pub struct NodeRecord {
     pub unschedulable: bool,
     /// Creation time.
     pub created: Option<Timestamp>,
+    /// Being deleted (`metadata.deletionTimestamp`), held by a finalizer.
+    pub deleting: bool,
 }
 
 /// A DaemonSet's pod, as overhead on every node it would run on.
@@ -166,10 +174,16 @@ pub struct Snapshot {
     pub now: Option<Timestamp>,
     /// Things the user should know about the input (defaults applied, objects ignored).
     pub warnings: Vec<String>,
+    /// Values clamped and objects skipped because the core cannot hold them exactly (each is
+    /// also in `warnings`).
+    pub oddities: Vec<super::odd::Oddity>,
     /// Kinds not used by the core, with counts.
     pub skipped: BTreeMap<String, usize>,
     /// True when the NodePool list was empty and `default` was implied.
     pub implicit_nodepool: bool,
+    /// The Machines were listed (a live listing, or an input holding at least one Machine): only
+    /// then may a Machine's absence mean it is gone.
+    pub machines_observed: bool,
 }
 
 impl Snapshot {

@@ -99,6 +99,15 @@ fn details(a: &Action) -> String {
         Action::WarnNodePool {
             reason, message, ..
         } => format!("{reason}: {message}"),
-        Action::RemoveNodeFinalizer { .. } => "remove karpenter.sh/termination".to_string(),
+        Action::RemoveNodeFinalizer { .. } | Action::RemoveNodeClaimFinalizer { .. } => {
+            "remove karpenter.sh/termination".to_string()
+        }
+        Action::AbortDisruption { message, .. } => format!("untaint: {message}"),
+        Action::AdoptMachine {
+            node,
+            node_claim,
+            node_pool,
+            ..
+        } => format!("node {node} as NodeClaim {node_claim} (NodePool {node_pool})"),
     }
 }

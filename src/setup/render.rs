@@ -225,15 +225,10 @@ pub fn rules(list: &[Permission]) -> Vec<Value> {
         .collect()
 }
 
-/// The management Role's rules: [`permissions::MANAGEMENT`] plus read on the provider's templates.
-pub fn management_rules(input: &SetupInput) -> Vec<Value> {
-    let mut r = rules(permissions::MANAGEMENT);
-    r.push(json!({
-        "apiGroups": [super::infra::GROUP],
-        "resources": [input.infra.plural],
-        "verbs": permissions::INFRASTRUCTURE_TEMPLATE_VERBS,
-    }));
-    r
+/// The management Role's rules: exactly [`permissions::MANAGEMENT`]. (`run` never reads the
+/// provider's machine templates, so the Role grants nothing on them.)
+pub fn management_rules(_input: &SetupInput) -> Vec<Value> {
+    rules(permissions::MANAGEMENT)
 }
 
 fn taint_value(text: &str) -> Result<Value, Error> {

@@ -160,6 +160,24 @@ pub fn all_types() -> Vec<TypeInfo> {
             false,
         ),
         t(
+            "cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "machinesets",
+            "MachineSet",
+            true,
+            true,
+            true,
+        ),
+        t(
+            "cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+            "clusters",
+            "Cluster",
+            true,
+            true,
+            false,
+        ),
+        t(
             "bootstrap.cluster.x-k8s.io",
             &["v1beta2", "v1beta1"],
             "kubeadmconfigtemplates",
@@ -186,6 +204,44 @@ impl Req {
     /// `METHOD path` for order assertions.
     pub fn line(&self) -> String {
         format!("{} {}", self.method, self.path)
+    }
+
+    /// The RBAC check this request needs, as (API group, resource[/subresource], verb), as the
+    /// API server's request-info resolver derives it; `None` for discovery (non-resource URLs,
+    /// which every authenticated identity may read).
+    pub fn rbac(&self) -> Option<(String, String, String)> {
+        let segments: Vec<&str> = self.path.trim_matches('/').split('/').collect();
+        let (group, rest) = match segments.as_slice() {
+            ["api", _version, rest @ ..] => ("", rest),
+            ["apis", group, _version, rest @ ..] => (*group, rest),
+            _ => return None,
+        };
+        let rest = match rest {
+            ["namespaces", _ns, tail @ ..] if !tail.is_empty() => tail,
+            other => other,
+        };
+        let (resource, name) = match rest {
+            [] => return None,
+            [plural] => (plural.to_string(), None),
+            [plural, name] => (plural.to_string(), Some(*name)),
+            [plural, name, sub, ..] => (format!("{plural}/{sub}"), Some(*name)),
+        };
+        let watch = self
+            .query
+            .split('&')
+            .any(|kv| kv == "watch=true" || kv == "watch=1");
+        let verb = match (self.method.as_str(), name) {
+            ("GET", _) if watch => "watch",
+            ("GET", Some(_)) => "get",
+            ("GET", None) => "list",
+            ("POST", _) => "create",
+            ("PATCH", _) => "patch",
+            ("PUT", _) => "update",
+            ("DELETE", Some(_)) => "delete",
+            ("DELETE", None) => "deletecollection",
+            _ => return None,
+        };
+        Some((group.to_string(), resource, verb.to_string()))
     }
 }
 
@@ -394,6 +450,19 @@ impl FakeApi {
         });
     }
 
+    /// Never answers the next `times` requests with `method` whose path contains `path_contains`
+    /// (a hung API server); they are logged with code 0.
+    pub fn hang(&self, method: &str, path_contains: &str, times: usize) {
+        self.state.lock().unwrap().faults.push(Fault {
+            method: method.to_string(),
+            path_contains: path_contains.to_string(),
+            code: 0,
+            reason: String::new(),
+            message: String::new(),
+            remaining: times,
+        });
+    }
+
     /// Changes an object behind the controller's back (another writer), bumping its resourceVersion.
     pub fn mutate(
         &self,
@@ -431,7 +500,7 @@ impl FakeApi {
         query: &str,
         content_type: &str,
         body: Value,
-    ) -> Response<Body> {
+    ) -> Option<Response<Body>> {
         let mut st = self.state.lock().unwrap();
         // Faults first: they stand for the API server refusing the request.
         if let Some(f) = st
@@ -449,7 +518,10 @@ impl FakeApi {
                 body,
                 code,
             });
-            return status(code, &reason, &message);
+            if code == 0 {
+                return None;
+            }
+            return Some(status(code, &reason, &message));
         }
         let (resp, code) = self.route(&mut st, method, path, query, content_type, &body);
         st.log.push(Req {
@@ -460,7 +532,7 @@ impl FakeApi {
             body,
             code,
         });
-        resp
+        Some(resp)
     }
 
     fn route(
@@ -721,6 +793,17 @@ impl FakeApi {
                         .unwrap_or(0);
                     obj["metadata"]["generation"] = json!(g + 1);
                 }
+                // The last finalizer of an object being deleted came off: it goes.
+                let finalized = obj.pointer("/metadata/deletionTimestamp").is_some()
+                    && obj
+                        .pointer("/metadata/finalizers")
+                        .and_then(Value::as_array)
+                        .is_none_or(|f| f.is_empty());
+                if finalized {
+                    st.objects.remove(&key(n));
+                    self.emit(group, ty.plural, "DELETED", &obj);
+                    return (ok(200, with_version(obj)), 200);
+                }
                 st.objects.insert(key(n), obj.clone());
                 self.emit(
                     group,
@@ -935,7 +1018,10 @@ impl tower::Service<Request<kube::client::Body>> for FakeApi {
             } else {
                 serde_json::from_slice(&bytes).unwrap_or(Value::Null)
             };
-            Ok(this.handle(&method, &path, &query, &ct, body))
+            match this.handle(&method, &path, &query, &ct, body) {
+                Some(response) => Ok(response),
+                None => std::future::pending().await,
+            }
         })
     }
 }

@@ -1,0 +1,190 @@
+//! What Cluster API is doing to a MachineDeployment, as far as our scale-downs care: whether
+//! lowering its replicas now would make Cluster API delete exactly the Machines we marked, and
+//! whether Cluster API is itself replacing its Machines (a rollout, which suspends our template
+//! drift). Each hold is a reason as data, shown as a note.
+//!
+//! Mirrors Cluster API's choice of the Machines to delete (`core/reconcilers/machineset/
+//! machineset_deletion_order.go`: Machines already being deleted go first, then those with
+//! `cluster.x-k8s.io/delete-machine`) and its rollouts (`machinedeployment_sync.go`,
+//! `machinedeployment_rollout_ondelete.go`: old MachineSets are scaled down first, oldest
+//! first), and Cluster Autoscaler's `IsMachineDeploymentAndRollingOut`.
+
+use crate::model::machine::{DEPLOYMENT_NAME_LABEL, MachineRecord};
+use crate::model::object::RawObject;
+use crate::model::snapshot::{MachineDeploymentRecord, Snapshot};
+
+/// Cluster API's pause annotation (on a Cluster or any of its objects).
+pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+
+fn i64_at(obj: &RawObject, pointer: &str) -> Option<i64> {
+    obj.value.pointer(pointer).and_then(|v| v.as_i64())
+}
+
+fn paused(obj: &RawObject) -> bool {
+    obj.value.pointer("/spec/paused").and_then(|v| v.as_bool()) == Some(true)
+        || obj
+            .meta
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION))
+}
+
+/// The rollout strategy type (`RollingUpdate` when unset, as Cluster API defaults it).
+pub fn strategy(md: &MachineDeploymentRecord) -> String {
+    md.object
+        .str_at("/spec/rollout/strategy/type")
+        .or_else(|| md.object.str_at("/spec/strategy/type"))
+        .unwrap_or("RollingUpdate")
+        .to_string()
+}
+
+/// The MachineSets of a MachineDeployment (owner reference, else the deployment-name label),
+/// oldest first.
+pub fn machine_sets<'a>(
+    snapshot: &'a Snapshot,
+    md: &MachineDeploymentRecord,
+) -> Vec<&'a RawObject> {
+    let (ns, name) = (md.object.namespace(), md.object.name());
+    let mut sets: Vec<&RawObject> = snapshot
+        .objects_of("MachineSet")
+        .filter(|s| s.namespace() == ns)
+        .filter(|s| {
+            s.meta
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|r| r.kind == "MachineDeployment" && r.name == name)
+                || s.meta
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(DEPLOYMENT_NAME_LABEL))
+                    .is_some_and(|d| d == name)
+        })
+        .collect();
+    sets.sort_by(|a, b| {
+        let t = |o: &RawObject| o.meta.creation_timestamp.as_ref().map(|t| t.0);
+        t(a).cmp(&t(b)).then(a.name().cmp(b.name()))
+    });
+    sets
+}
+
+fn set_replicas(set: &RawObject) -> i64 {
+    i64_at(set, "/spec/replicas")
+        .unwrap_or(0)
+        .max(i64_at(set, "/status/replicas").unwrap_or(0))
+}
+
+/// Why Cluster API is replacing this MachineDeployment's Machines right now (None: it is not):
+/// a spec change not observed yet, several MachineSets with replicas, or Machines not up to date.
+pub fn rolling_out(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<String> {
+    if let (Some(generation), Some(observed)) = (
+        md.object.meta.generation,
+        i64_at(&md.object, "/status/observedGeneration"),
+    ) && observed < generation
+    {
+        return Some(format!(
+            "status.observedGeneration {observed} is behind metadata.generation {generation}"
+        ));
+    }
+    let with_replicas: Vec<&str> = machine_sets(snapshot, md)
+        .into_iter()
+        .filter(|s| set_replicas(s) > 0)
+        .map(|s| s.name())
+        .collect();
+    if with_replicas.len() > 1 {
+        return Some(format!(
+            "rolling out: MachineSets {} have replicas",
+            with_replicas.join(", ")
+        ));
+    }
+    // v1beta2 reports upToDateReplicas, v1beta1 updatedReplicas (Cluster Autoscaler's check).
+    let up_to_date = i64_at(&md.object, "/status/upToDateReplicas")
+        .or_else(|| i64_at(&md.object, "/status/updatedReplicas"));
+    let replicas = i64_at(&md.object, "/status/replicas");
+    if strategy(md) != "OnDelete"
+        && let (Some(u), Some(r)) = (up_to_date, replicas)
+        && u < r
+    {
+        return Some(format!("rolling out: {u} of {r} Machines up to date"));
+    }
+    None
+}
+
+/// Why lowering this MachineDeployment's replicas now could make Cluster API delete other
+/// Machines than `leaving` (the ones marked), or would act on a stale view. None: safe.
+pub fn scale_down_hold(
+    snapshot: &Snapshot,
+    md: &MachineDeploymentRecord,
+    leaving: &[&MachineRecord],
+) -> Option<String> {
+    if paused(&md.object) {
+        return Some("the MachineDeployment is paused".to_string());
+    }
+    let cluster = md
+        .object
+        .str_at("/spec/clusterName")
+        .or_else(|| {
+            md.object
+                .meta
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("cluster.x-k8s.io/cluster-name"))
+                .map(String::as_str)
+        })
+        .unwrap_or("");
+    if let Some(c) = snapshot
+        .objects_of("Cluster")
+        .find(|c| c.namespace() == md.object.namespace() && c.name() == cluster)
+        && paused(c)
+    {
+        return Some(format!("Cluster {} is paused", c.name()));
+    }
+    let key = md.key();
+    let machines: Vec<&MachineRecord> = snapshot
+        .machines
+        .iter()
+        .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()))
+        .collect();
+    if let Some(m) = machines.iter().find(|m| m.deleting) {
+        return Some(format!(
+            "Machine {} is being deleted (Cluster API counts it first)",
+            m.name
+        ));
+    }
+    let sets = machine_sets(snapshot, md);
+    if !sets.is_empty() {
+        let reported: i64 = sets
+            .iter()
+            .map(|s| i64_at(s, "/status/replicas").unwrap_or(0))
+            .sum();
+        if reported != machines.len() as i64 {
+            return Some(format!(
+                "stale view: {} Machines seen, its MachineSets report {reported}",
+                machines.len()
+            ));
+        }
+    }
+    match rolling_out(snapshot, md) {
+        None => None,
+        // OnDelete scales the oldest MachineSet with replicas down first, choosing by deletion
+        // order within it: safe when every Machine leaving is in that MachineSet.
+        Some(_)
+            if strategy(md) == "OnDelete"
+                && md.object.meta.generation.is_none_or(|g| {
+                    i64_at(&md.object, "/status/observedGeneration").is_none_or(|o| o >= g)
+                })
+                && sets
+                    .iter()
+                    .find(|s| set_replicas(s) > 0)
+                    .is_some_and(|oldest| {
+                        leaving.len() as i64 <= set_replicas(oldest)
+                            && leaving
+                                .iter()
+                                .all(|m| m.machine_set.as_deref() == Some(oldest.name()))
+                    }) =>
+        {
+            None
+        }
+        Some(why) => Some(why),
+    }
+}

@@ -1,0 +1,204 @@
+//! Termination: NodeClaims and Nodes being deleted, and NodeClaims whose Machine vanished.
+//!
+//! - Our NodeClaims carry the `karpenter.sh/termination` finalizer. A deleting claim first has
+//!   its node drained (a user's `kubectl delete nodeclaim` is a disruption request, drained at
+//!   once like Karpenter core's `node/termination`), then its exact Machine is marked and
+//!   removed (replicas by [`super::scale`]); the finalizer comes off only once the Machine is
+//!   being deleted or gone, so a drained Machine never outlives its claim.
+//! - A user's `kubectl delete node` (held by our finalizer) deletes the node's claim, which then
+//!   drains as above. Cluster API deleting the Node of a Machine it is deleting is not a
+//!   disruption request: nothing is done but releasing the finalizer once the Machine is gone.
+//! - Garbage collection (core `nodeclaim/garbagecollection`): a registered claim whose Machine
+//!   vanished out of band (MachineHealthCheck remediation, a manual delete) and whose Node is
+//!   not Ready is deleted, whatever the consolidation policy; never when the Machines were not
+//!   observed.
+//! - The Node finalizer is released once the node's claim and its Machine are both gone, so
+//!   Cluster API's own drain runs first.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::action::{Action, DISRUPTED_TAINT_KEY, TERMINATION_FINALIZER};
+use super::disruption::{Disruption, defer_rest, drained, evict, grace_elapsed, node_of, pods_on};
+use super::lifecycle::{bound_machine, mark};
+use super::rollout::scale_down_hold;
+use crate::model::machine::MachineRecord;
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::nodepool::NodePool;
+use crate::model::snapshot::{NodeRecord, Snapshot};
+
+fn has_finalizer(f: &[String]) -> bool {
+    f.iter().any(|f| f == TERMINATION_FINALIZER)
+}
+
+fn machine_of_node<'a>(snapshot: &'a Snapshot, n: &NodeRecord) -> Option<&'a MachineRecord> {
+    snapshot.machines.iter().find(|m| {
+        m.node_name.as_ref() == Some(&n.name)
+            || (m.provider_id.is_some() && m.provider_id == n.provider_id)
+    })
+}
+
+fn claim_of_node<'a>(snapshot: &'a Snapshot, n: &NodeRecord) -> Option<&'a NodeClaimRecord> {
+    snapshot.nodeclaims.iter().find(|c| {
+        c.node_name.as_ref() == Some(&n.name)
+            || (c.provider_id.is_some() && c.provider_id == n.provider_id)
+    })
+}
+
+fn remove_claim_finalizer(claim: &NodeClaimRecord) -> Action {
+    Action::RemoveNodeClaimFinalizer {
+        target: format!("NodeClaim/{}", claim.name),
+        node_claim: claim.name.clone(),
+        remaining: claim
+            .finalizers
+            .iter()
+            .filter(|f| *f != TERMINATION_FINALIZER)
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Plans termination for deleting claims and nodes, garbage collection, and Node finalizers.
+/// `skip`: claims this pass already deletes.
+pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Disruption {
+    let mut out = Disruption::default();
+    for claim in snapshot.nodeclaims.iter().filter(|c| c.deleting) {
+        if !has_finalizer(&claim.finalizers) {
+            continue;
+        }
+        let machine = bound_machine(snapshot, claim);
+        match (&claim.machine, machine) {
+            (None, _) => out.actions.push(remove_claim_finalizer(claim)),
+            (Some(_), Some(m)) if m.deleting => out.actions.push(remove_claim_finalizer(claim)),
+            (Some(_), None) if snapshot.machines_observed => {
+                out.actions.push(remove_claim_finalizer(claim))
+            }
+            (Some(key), None) => out.notes.push(format!(
+                "NodeClaim {}: its Machine {key} was not observed; its finalizer stays",
+                claim.name
+            )),
+            (Some(_), Some(m)) => drain_then_remove(snapshot, now, &mut out, claim, m),
+        }
+    }
+    for node in snapshot.nodes.iter().filter(|n| n.deleting) {
+        // A user deleted the Node: a disruption request, if the Machine is not being deleted.
+        let (Some(m), Some(claim)) = (
+            machine_of_node(snapshot, node),
+            claim_of_node(snapshot, node),
+        ) else {
+            continue;
+        };
+        if m.deleting || claim.deleting || skip.contains(&claim.name) {
+            continue;
+        }
+        out.actions.push(Action::DeleteNodeClaim {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            reason: "NodeDeleted".to_string(),
+            message: format!(
+                "node {} was deleted: draining it and removing its Machine",
+                node.name
+            ),
+            machine: claim.machine.clone(),
+            add_finalizer: !claim
+                .finalizers
+                .iter()
+                .any(|f| f == super::action::TERMINATION_FINALIZER),
+        });
+        out.deleted_claims.insert(claim.name.clone());
+    }
+    if snapshot.machines_observed {
+        for claim in snapshot
+            .nodeclaims
+            .iter()
+            .filter(|c| !c.deleting && !skip.contains(&c.name) && c.condition_true("Registered"))
+        {
+            let Some(key) = &claim.machine else { continue };
+            if bound_machine(snapshot, claim).is_some() {
+                continue;
+            }
+            let ready = node_of(snapshot, claim).is_some_and(|n| n.ready == Some(true));
+            if ready {
+                continue;
+            }
+            out.actions.push(Action::DeleteNodeClaim {
+                target: format!("NodeClaim/{}", claim.name),
+                node_claim: claim.name.clone(),
+                reason: "GarbageCollected".to_string(),
+                message: format!("its Machine {key} is gone and its Node is not Ready"),
+                machine: None,
+                // Its Machine is gone: nothing for a finalizer to wait for.
+                add_finalizer: false,
+            });
+            out.deleted_claims.insert(claim.name.clone());
+        }
+        out.actions.extend(release_node_finalizers(snapshot));
+    }
+    out
+}
+
+/// A deleting claim with a live Machine: drain its node at once (forceful, respecting PDBs until
+/// `terminationGracePeriod`), then mark the Machine so the scale-down removes it.
+fn drain_then_remove(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    m: &MachineRecord,
+) {
+    // Whatever disruption may have started, a deleted claim drains at once (forceful).
+    let reason = "Deleted".to_string();
+    if let Some(node) = node_of(snapshot, claim) {
+        let pods = pods_on(snapshot, &node.name);
+        if !drained(&pods) {
+            if !node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
+                out.actions.push(Action::TaintNode {
+                    target: format!("Node/{}", node.name),
+                    node: node.name.clone(),
+                    taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+                    reason: reason.clone(),
+                    saving_per_hour: Default::default(),
+                    node_claim: Some(claim.name.clone()),
+                    since: now.to_string(),
+                });
+            }
+            let force = pool_of(snapshot, claim).is_some_and(|p| grace_elapsed(p, claim, now));
+            evict(out, &pods, &node.name, &reason, force);
+            defer_rest(snapshot, out, claim, node, &reason, false);
+            return;
+        }
+    }
+    let held = snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|k| snapshot.machine_deployments.iter().find(|md| md.key() == k))
+        .and_then(|md| scale_down_hold(snapshot, md, &[m]));
+    // Marked again while its removal can go on (the mark may have been rolled back); a held
+    // scale-down shows as a note from `scale`.
+    if !m.marked_for_deletion || held.is_none() {
+        out.actions.push(mark(m, Some(&claim.name), &reason));
+    }
+    out.marked_machines.insert(m.key());
+}
+
+fn pool_of<'a>(snapshot: &'a Snapshot, claim: &NodeClaimRecord) -> Option<&'a NodePool> {
+    snapshot
+        .nodepools
+        .iter()
+        .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()))
+}
+
+/// Nodes carrying our finalizer whose claim and Machine are both gone: the finalizer comes off
+/// so the Node object can go (Cluster API has drained and deleted the Machine by then).
+fn release_node_finalizers(snapshot: &Snapshot) -> Vec<Action> {
+    snapshot
+        .nodes
+        .iter()
+        .filter(|n| has_finalizer(&n.finalizers))
+        .filter(|n| claim_of_node(snapshot, n).is_none() && machine_of_node(snapshot, n).is_none())
+        .map(|n| Action::RemoveNodeFinalizer {
+            target: format!("Node/{}", n.name),
+            node: n.name.clone(),
+        })
+        .collect()
+}

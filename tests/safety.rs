@@ -1,0 +1,1331 @@
+//! Do no harm (issue 10): for each safety rule, cluster states that broke it give the safe plan
+//! (dry-run JSON asserted), the in-memory API shows the writes in order with failures injected
+//! between any two writes of a disruption, and a property test over random cluster states.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::FakeApi;
+use jiff::Timestamp;
+use karpenter_capi::cli::OutputFormat;
+use karpenter_capi::cmd::run::once;
+use karpenter_capi::controller::{Action, Config, Plan, plan};
+use karpenter_capi::kube::list::Clients;
+use karpenter_capi::model::load::{Source, snapshot_from_sources};
+use karpenter_capi::render::Printer;
+use serde_json::{Value, json};
+
+const NOW: &str = "2026-11-30T10:00:00Z";
+const NS: &str = "capi-ovh";
+
+fn ago(secs: i64) -> String {
+    let now: Timestamp = NOW.parse().unwrap();
+    Timestamp::from_second(now.as_second() - secs)
+        .unwrap()
+        .to_string()
+}
+
+/// A cluster state built object by object: member MachineDeployments `md-<cpu>` (one flavor per
+/// vCPU count, price 0.025/vCPU), Machines with or without Nodes and NodeClaims, pods.
+#[derive(Clone)]
+struct World {
+    objs: Vec<Value>,
+}
+
+impl World {
+    /// A node class (Ready), NodePool `default` (`policy`, consolidateAfter 30s, a 100% budget),
+    /// a DaemonSet of 100m.
+    fn new(policy: &str) -> World {
+        let mut w = World { objs: Vec::new() };
+        w.objs.push(json!({"apiVersion": "karpenter.cluster.x-k8s.io/v1alpha1", "kind": "ClusterAPINodeClass",
+            "metadata": {"name": "default"}, "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}));
+        w.objs.push(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
+            "spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+                "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"},
+                "expireAfter": "Never"}},
+              "disruption": {"consolidationPolicy": policy, "consolidateAfter": "30s", "budgets": [{"nodes": "100%"}]}}}));
+        w.objs.push(json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "cilium", "namespace": "kube-system"},
+            "spec": {"selector": {"matchLabels": {"k8s-app": "cilium"}}, "template": {"metadata": {"labels": {"k8s-app": "cilium"}},
+              "spec": {"tolerations": [{"operator": "Exists"}], "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}}}));
+        w
+    }
+
+    fn find(&mut self, kind: &str, name: &str) -> &mut Value {
+        self.objs
+            .iter_mut()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name}"))
+    }
+
+    /// A member MachineDeployment of `cpu` vCPU at `replicas`.
+    fn md(mut self, cpu: u32, replicas: i64) -> World {
+        let name = format!("md-{cpu}");
+        self.objs.push(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": name, "namespace": NS, "resourceVersion": "7", "generation": 1,
+              "labels": {"node.cluster.x-k8s.io/karpenter-member": ""},
+              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": cpu.to_string(),
+                "capacity.cluster-autoscaler.kubernetes.io/memory": format!("{}G", cpu * 2),
+                "capacity.cluster-autoscaler.kubernetes.io/maxPods": "110",
+                "capacity.cluster-autoscaler.kubernetes.io/labels": format!("kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-{cpu}"),
+                "capacity.cluster-autoscaler.kubernetes.io/price": format!("{}", 0.025 * f64::from(cpu))}},
+            "spec": {"clusterName": NS, "replicas": replicas,
+              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": name}},
+              "template": {"spec": {"clusterName": NS, "version": "v1.36.1"}}},
+            "status": {"observedGeneration": 1}}));
+        self
+    }
+
+    /// Machine `m-<i>` of `md-<cpu>`; with `node`, its Node `node-<i>` (Ready) and a DaemonSet
+    /// pod; with `claim` too, its NodeClaim `c-<i>` (initialized an hour ago).
+    fn machine(mut self, cpu: u32, i: usize, node: bool, claim: bool) -> World {
+        let pid = format!("openstack:///{i}");
+        let md = format!("md-{cpu}");
+        let mut labels = json!({"cluster.x-k8s.io/deployment-name": md});
+        if claim {
+            labels["node.cluster.x-k8s.io/karpenter-member"] = json!("");
+        }
+        let mut m = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": format!("m-{i}"), "namespace": NS, "creationTimestamp": ago(7200 - i as i64), "labels": labels},
+            "spec": {"clusterName": NS, "providerID": pid}});
+        if node {
+            m["status"] = json!({"nodeRef": {"name": format!("node-{i}")}});
+            self.objs.push(json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": format!("node-{i}"), "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": format!("node-{i}")}},
+                "spec": {"providerID": pid},
+                "status": {"capacity": {"cpu": cpu.to_string(), "memory": format!("{}G", cpu * 2), "pods": "110"},
+                  "allocatable": {"cpu": cpu.to_string(), "memory": format!("{}G", cpu * 2), "pods": "110"},
+                  "conditions": [{"type": "Ready", "status": "True"}]}}));
+            self.objs.push(json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("cilium-{i}"), "namespace": "kube-system", "uid": format!("uid-cilium-{i}"),
+                  "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "cilium", "uid": "u", "controller": true}]},
+                "spec": {"nodeName": format!("node-{i}"), "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
+                "status": {"phase": "Running"}}));
+        }
+        self.objs.push(m);
+        if claim {
+            let mut c = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+                "metadata": {"name": format!("c-{i}"), "creationTimestamp": ago(3600), "finalizers": ["karpenter.sh/termination"],
+                  "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": format!("c-{cpu}")},
+                  "annotations": {"cluster.x-k8s.io/machine": format!("{NS}/m-{i}"), "karpenter-capi/machine-deployment": format!("{NS}/{md}")}},
+                "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []},
+                "status": {"conditions": [{"type": "Launched", "status": "True"}]}});
+            if node {
+                c["status"] = json!({"providerID": pid, "nodeName": format!("node-{i}"), "conditions": [
+                    {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"},
+                    {"type": "Initialized", "status": "True", "lastTransitionTime": ago(3600)}]});
+            }
+            self.objs.push(c);
+        }
+        self
+    }
+
+    /// A pod of `cpu` on `node-<i>`, or pending (unschedulable) with `None`.
+    fn pod(mut self, name: &str, node: Option<usize>, cpu: &str) -> World {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "labels": {"app": "web"}, "creationTimestamp": ago(600)},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"phase": "Running"}});
+        match node {
+            Some(i) => p["spec"]["nodeName"] = json!(format!("node-{i}")),
+            None => {
+                p["status"] = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})
+            }
+        }
+        self.objs.push(p);
+        self
+    }
+
+    /// Changes an object in place.
+    fn with(mut self, kind: &str, name: &str, f: impl FnOnce(&mut Value)) -> World {
+        f(self.find(kind, name));
+        self
+    }
+
+    /// Adds an object.
+    fn add(mut self, v: Value) -> World {
+        self.objs.push(v);
+        self
+    }
+
+    fn text(&self) -> String {
+        self.objs
+            .iter()
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+    }
+
+    fn plan(&self) -> Plan {
+        let s = snapshot_from_sources(&[Source {
+            name: "w.yaml".into(),
+            text: self.text(),
+        }])
+        .unwrap();
+        plan(&s, NOW.parse().unwrap(), &Config::default())
+    }
+}
+
+/// A MachineSet of `md-<cpu>` with spec and status replicas.
+fn machine_set(cpu: u32, name: &str, replicas: i64, age: i64) -> Value {
+    json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+        "metadata": {"name": name, "namespace": NS, "creationTimestamp": ago(age),
+          "labels": {"cluster.x-k8s.io/deployment-name": format!("md-{cpu}")}},
+        "spec": {"clusterName": NS, "replicas": replicas}, "status": {"replicas": replicas}})
+}
+
+/// `action target` per action, as `-o json` prints them.
+fn lines(p: &Plan) -> Vec<String> {
+    let v = serde_json::to_value(p).unwrap();
+    v["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {}",
+                a["action"].as_str().unwrap(),
+                a["target"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn has_note(p: &Plan, text: &str) -> bool {
+    p.notes.iter().any(|n| n.contains(text))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 1: adoption, never surprise deletion.
+
+#[test]
+fn labelling_a_populated_machine_deployment_adopts_its_nodes_and_deletes_none() {
+    for (pods, replicas) in [(0, 3), (2, 3), (1, 5)] {
+        let mut w = World::new("WhenEmptyOrUnderutilized")
+            .md(4, replicas)
+            .machine(4, 1, true, false)
+            .machine(4, 2, true, false)
+            .machine(4, 3, true, false);
+        for p in 0..pods {
+            w = w.pod(&format!("web-{p}"), Some(p + 1), "500m");
+        }
+        let p = w.plan();
+        assert_eq!(
+            lines(&p),
+            vec![
+                "adoptMachine Machine/capi-ovh/m-1",
+                "adoptMachine Machine/capi-ovh/m-2",
+                "adoptMachine Machine/capi-ovh/m-3"
+            ],
+            "{pods} pods, replicas {replicas}"
+        );
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["actions"][0]["nodeClaim"], "node-1");
+        assert_eq!(json["actions"][0]["nodePool"], "default");
+    }
+}
+
+#[test]
+fn an_adopted_claim_is_registered_initialized_and_named_after_its_node() {
+    let p = World::new("WhenEmpty")
+        .md(4, 1)
+        .machine(4, 1, true, false)
+        .plan();
+    let steps = p.actions[0].steps();
+    use karpenter_capi::controller::write::Write;
+    let Write::Create { object, .. } = &steps.writes[0] else {
+        panic!("{:?}", steps.writes[0])
+    };
+    assert_eq!(object["metadata"]["name"], "node-1");
+    assert_eq!(
+        object["metadata"]["annotations"]["cluster.x-k8s.io/machine"],
+        "capi-ovh/m-1"
+    );
+    assert_eq!(
+        object["metadata"]["annotations"]["karpenter-capi/adopted"],
+        NOW
+    );
+    assert_eq!(
+        object["metadata"]["finalizers"],
+        json!(["karpenter.sh/termination"])
+    );
+    let Write::SetNodeClaimStatus {
+        conditions, fields, ..
+    } = &steps.writes[1]
+    else {
+        panic!()
+    };
+    let types: Vec<&str> = conditions.iter().map(|c| c.type_.as_str()).collect();
+    assert_eq!(
+        types,
+        vec!["Launched", "Registered", "Initialized", "Ready"]
+    );
+    assert_eq!(fields["providerID"], "openstack:///1");
+}
+
+#[test]
+fn a_machine_no_nodepool_fits_is_left_alone() {
+    // The only pool requires a zone the node does not have.
+    let p = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, true, false)
+        .machine(4, 2, true, false)
+        .with("NodePool", "default", |np| {
+            np["spec"]["template"]["spec"]["requirements"] =
+                json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]);
+        })
+        .plan();
+    assert_eq!(lines(&p), Vec::<String>::new());
+    assert!(
+        has_note(
+            &p,
+            "Machine capi-ovh/m-1 (node node-1) has no NodeClaim and no NodePool fits it: left alone"
+        ),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn the_highest_weight_fitting_pool_adopts() {
+    let heavy = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "heavy"},
+        "spec": {"weight": 50, "template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+            "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}}}}});
+    let picky = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "picky"},
+        "spec": {"weight": 90, "template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c-16"]}],
+            "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}}}}});
+    let p = World::new("WhenEmpty")
+        .add(heavy)
+        .add(picky)
+        .md(4, 1)
+        .machine(4, 1, true, false)
+        .plan();
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["actions"][0]["action"], "adoptMachine");
+    assert_eq!(json["actions"][0]["nodePool"], "heavy");
+}
+
+#[test]
+fn only_machines_without_a_node_are_bound_to_new_claims() {
+    // A waiting claim; m-1 has a Node and no claim (adopted, never bound), m-2 has no Node.
+    let waiting = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "c-new", "creationTimestamp": ago(30), "finalizers": ["karpenter.sh/termination"],
+          "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
+          "annotations": {"karpenter-capi/machine-deployment": "capi-ovh/md-4"}},
+        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}});
+    let p = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, true, false)
+        .machine(4, 2, false, false)
+        .add(waiting)
+        .plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "adoptMachine Machine/capi-ovh/m-1",
+            "claimMachine Machine/capi-ovh/m-2"
+        ]
+    );
+}
+
+#[test]
+fn a_machine_without_node_or_waiting_claim_is_the_only_surplus() {
+    // replicas 3: m-1 claimed with a node, m-2 a Node without claim (adopted), m-3 nothing.
+    let p = World::new("WhenEmpty")
+        .md(4, 3)
+        .machine(4, 1, true, true)
+        .pod("web", Some(1), "1")
+        .machine(4, 2, true, false)
+        .machine(4, 3, false, false)
+        .plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "adoptMachine Machine/capi-ovh/m-2",
+            "markMachineForDeletion Machine/capi-ovh/m-3",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    assert!(matches!(
+        p.actions[2],
+        Action::ScaleMachineDeployment {
+            from: 3,
+            replicas: 2,
+            ..
+        }
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 2: replicas drop by at most the Machines marked; stale views hold scale-downs.
+
+/// An empty node (only its DaemonSet pod) whose claim is due for removal, in `md-4` at `replicas`.
+fn one_empty(replicas: i64) -> World {
+    World::new("WhenEmpty")
+        .md(4, replicas)
+        .machine(4, 1, true, true)
+}
+
+#[test]
+fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
+    // spec.replicas 5 but one Machine seen (others being created): 5 -> 4, never 5 -> 0.
+    let p = one_empty(5).plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "taintNode Node/node-1",
+            "evictPod Pod/kube-system/cilium-1",
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    assert!(matches!(
+        p.actions[4],
+        Action::ScaleMachineDeployment {
+            from: 5,
+            replicas: 4,
+            ..
+        }
+    ));
+    // The scale carries the resourceVersion read.
+    use karpenter_capi::controller::write::Write;
+    assert!(
+        matches!(&p.actions[4].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
+    );
+}
+
+#[test]
+fn a_stale_view_holds_the_scale_down_with_a_note() {
+    let behind = one_empty(1).with("MachineDeployment", "md-4", |md| {
+        md["metadata"]["generation"] = json!(2);
+    });
+    let p = behind.plan();
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment")),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        has_note(
+            &p,
+            "MachineDeployment capi-ovh/md-4: replicas not lowered from 1: status.observedGeneration 1 is behind metadata.generation 2"
+        ),
+        "{:?}",
+        p.notes
+    );
+    // Machines seen do not match what the MachineSets report.
+    let p = one_empty(1).add(machine_set(4, "md-4-a", 2, 600)).plan();
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment"))
+    );
+    assert!(
+        has_note(&p, "stale view: 1 Machines seen, its MachineSets report 2"),
+        "{:?}",
+        p.notes
+    );
+    // Consistent: the scale goes.
+    let p = one_empty(1).add(machine_set(4, "md-4-a", 1, 600)).plan();
+    assert!(
+        lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment"))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 3: Cluster API must delete the Machine we marked.
+
+#[test]
+fn rollouts_pauses_and_deletions_in_progress_hold_the_scale_down() {
+    let cases: Vec<(World, &str)> = vec![
+        (
+            one_empty(2)
+                .add(machine_set(4, "md-4-a", 1, 600))
+                .add(machine_set(4, "md-4-b", 1, 60))
+                .machine(4, 9, false, false)
+                .with("Machine", "m-9", |m| {
+                    m["metadata"]["labels"]["node.cluster.x-k8s.io/karpenter-member"] = json!("");
+                }),
+            "rolling out: MachineSets md-4-a, md-4-b have replicas",
+        ),
+        (
+            one_empty(1).with("MachineDeployment", "md-4", |md| {
+                md["spec"]["paused"] = json!(true)
+            }),
+            "the MachineDeployment is paused",
+        ),
+        (
+            one_empty(1).add(
+                json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": NS, "namespace": NS}, "spec": {"paused": true}}),
+            ),
+            "Cluster capi-ovh is paused",
+        ),
+        (
+            one_empty(2)
+                .machine(4, 2, false, false)
+                .with("Machine", "m-2", |m| {
+                    m["metadata"]["deletionTimestamp"] = json!(ago(10));
+                    m["metadata"]["finalizers"] = json!(["machine.cluster.x-k8s.io"]);
+                }),
+            "Machine m-2 is being deleted (Cluster API counts it first)",
+        ),
+        (
+            one_empty(1).with("MachineDeployment", "md-4", |md| {
+                md["status"]["replicas"] = json!(2);
+                md["status"]["upToDateReplicas"] = json!(1);
+            }),
+            "rolling out: 1 of 2 Machines up to date",
+        ),
+    ];
+    for (w, why) in cases {
+        let p = w.plan();
+        assert!(
+            !lines(&p)
+                .iter()
+                .any(|l| l.starts_with("scaleMachineDeployment")),
+            "{why}: {:?}",
+            lines(&p)
+        );
+        assert!(has_note(&p, why), "{why}: {:?}", p.notes);
+    }
+}
+
+#[test]
+fn on_delete_scales_down_when_the_marked_machine_is_in_the_oldest_machine_set() {
+    let w = |set: &str| {
+        one_empty(2)
+            .machine(4, 2, true, true)
+            .pod("web", Some(2), "1")
+            .with("MachineDeployment", "md-4", |md| {
+                md["spec"]["rollout"] = json!({"strategy": {"type": "OnDelete"}});
+            })
+            .add(machine_set(4, "old", 1, 6000))
+            .add(machine_set(4, "new", 1, 60))
+            .with("Machine", "m-1", |m| {
+                m["metadata"]["labels"]["cluster.x-k8s.io/set-name"] = json!(set)
+            })
+            .with("Machine", "m-2", |m| {
+                m["metadata"]["labels"]["cluster.x-k8s.io/set-name"] =
+                    json!(if set == "old" { "new" } else { "old" })
+            })
+    };
+    let p = w("old").plan();
+    assert!(
+        p.actions.iter().any(|a| matches!(
+            a,
+            Action::ScaleMachineDeployment {
+                from: 2,
+                replicas: 1,
+                ..
+            }
+        )),
+        "{:?}",
+        lines(&p)
+    );
+    // Marked in the newer MachineSet: Cluster API would scale the old one down first.
+    let p = w("new").plan();
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment")),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        has_note(&p, "rolling out: MachineSets old, new have replicas"),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn a_marked_machine_still_alive_after_the_hold_is_marked_and_scaled_again() {
+    // c-1 is being deleted (our finalizer), its node drained, m-1 marked earlier but the scale
+    // was held; the hold is over.
+    let w = one_empty(1)
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["deletionTimestamp"] = json!(ago(60))
+        })
+        .with("Machine", "m-1", |m| {
+            m["metadata"]["annotations"] = json!({"cluster.x-k8s.io/delete-machine": "Empty"})
+        });
+    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // While paused: no scale and no repeated mark, a note.
+    let p = w
+        .with("MachineDeployment", "md-4", |md| {
+            md["spec"]["paused"] = json!(true)
+        })
+        .plan();
+    assert_eq!(lines(&p), Vec::<String>::new());
+    assert!(has_note(
+        &p,
+        "replicas not lowered from 1: the MachineDeployment is paused"
+    ));
+}
+
+#[test]
+fn template_drift_is_suspended_while_cluster_api_rolls_out() {
+    let drifted = |w: World| {
+        w.machine(4, 2, true, true)
+            .pod("web", Some(2), "1")
+            .with("NodeClaim", "c-2", |c| {
+                c["metadata"]["annotations"]["karpenter-capi/machine-template-hash"] =
+                    json!("stale")
+            })
+    };
+    let base = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .pod("other", Some(1), "1");
+    let p = drifted(base.clone()).plan();
+    assert!(
+        lines(&p).contains(&"taintNode Node/node-2".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+    let rolling = base.with("MachineDeployment", "md-4", |md| {
+        md["metadata"]["generation"] = json!(3)
+    });
+    let p = drifted(rolling.clone()).plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("taintNode")),
+        "{:?}",
+        lines(&p)
+    );
+    // OnDelete (what `init` generates): Cluster API leaves the replacement to our drift.
+    let on_delete = rolling.with("MachineDeployment", "md-4", |md| {
+        md["spec"]["rollout"] = json!({"strategy": {"type": "OnDelete"}})
+    });
+    let p = drifted(on_delete).plan();
+    assert!(
+        lines(&p).contains(&"taintNode Node/node-2".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 4: NodeClaim finalizer, garbage collection, user deletions.
+
+#[test]
+fn a_deleting_claim_keeps_its_finalizer_until_its_machine_is_being_deleted() {
+    let deleting = |w: World| {
+        w.with("NodeClaim", "c-1", |c| {
+            c["metadata"]["deletionTimestamp"] = json!(ago(60))
+        })
+    };
+    // A user deleted the claim of a node with a pod: drained at once (forceful), no home check.
+    let p = deleting(one_empty(1).pod("web", Some(1), "1")).plan();
+    assert_eq!(
+        lines(&p),
+        vec!["taintNode Node/node-1", "evictPod Pod/default/web"]
+    );
+    // Machine being deleted: the finalizer comes off.
+    let p = deleting(one_empty(0))
+        .with("Machine", "m-1", |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(5));
+        })
+        .plan();
+    assert_eq!(lines(&p), vec!["removeNodeClaimFinalizer NodeClaim/c-1"]);
+}
+
+#[test]
+fn a_claim_whose_machine_vanished_is_garbage_collected_only_when_machines_were_seen() {
+    let vanished = |ready: &str| {
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .pod("a", Some(1), "1")
+            .pod("b", Some(2), "1")
+            .with("Node", "node-1", |n| {
+                n["status"]["conditions"][0]["status"] = json!(ready)
+            })
+    };
+    let mut w = vanished("False");
+    w.objs
+        .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
+    let p = w.plan();
+    assert!(
+        lines(&p).contains(&"deleteNodeClaim NodeClaim/c-1".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+    let json = serde_json::to_value(&p).unwrap();
+    let gc = json["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "deleteNodeClaim")
+        .unwrap();
+    assert_eq!(gc["reason"], "GarbageCollected");
+    // Whatever the consolidation policy: also under WhenEmptyOrUnderutilized.
+    let mut w2 = w.clone();
+    w2 = w2.with("NodePool", "default", |np| {
+        np["spec"]["disruption"]["consolidationPolicy"] = json!("WhenEmptyOrUnderutilized")
+    });
+    assert!(lines(&w2.plan()).contains(&"deleteNodeClaim NodeClaim/c-1".to_string()));
+    // Node still Ready: not collected.
+    let mut w = vanished("True");
+    w.objs
+        .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
+    assert!(
+        !lines(&w.plan())
+            .iter()
+            .any(|l| l.starts_with("deleteNodeClaim"))
+    );
+    // No Machines in the input at all: the Machine list is missing, nothing is collected.
+    let mut w = vanished("False");
+    w.objs.retain(|o| o["kind"] != "Machine");
+    assert!(
+        !lines(&w.plan())
+            .iter()
+            .any(|l| l.starts_with("deleteNodeClaim"))
+    );
+}
+
+#[test]
+fn kubectl_delete_node_is_a_disruption_request_but_cluster_api_deleting_it_is_not() {
+    let node_deleted = one_empty(1)
+        .pod("web", Some(1), "1")
+        .with("Node", "node-1", |n| {
+            n["metadata"]["deletionTimestamp"] = json!(ago(5));
+            n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+        });
+    let p = node_deleted.plan();
+    assert_eq!(lines(&p), vec!["deleteNodeClaim NodeClaim/c-1"]);
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["actions"][0]["reason"], "NodeDeleted");
+    // Cluster API deletes the Machine (and then its Node): nothing to do, finalizer kept.
+    let p = node_deleted
+        .with("Machine", "m-1", |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(5))
+        })
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["deletionTimestamp"] = json!(ago(60))
+        })
+        .plan();
+    assert_eq!(lines(&p), vec!["removeNodeClaimFinalizer NodeClaim/c-1"]);
+}
+
+#[test]
+fn the_node_finalizer_stays_until_the_machine_is_gone() {
+    let w = World::new("WhenEmpty")
+        .md(4, 0)
+        .machine(4, 1, true, false)
+        .with("Machine", "m-1", |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(5))
+        })
+        .with("Node", "node-1", |n| {
+            n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"])
+        });
+    assert_eq!(lines(&w.plan()), Vec::<String>::new());
+    let mut gone = w.machine(4, 2, false, false);
+    gone.objs
+        .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
+    assert!(lines(&gone.plan()).contains(&"removeNodeFinalizer Node/node-1".to_string()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 5: drain like Karpenter.
+
+fn tainted(w: World, node: &str, reason: &str) -> World {
+    let claim = node.replace("node-", "c-");
+    w.with(
+        "Node",
+        node,
+        |n| {
+            n["spec"]["taints"] = json!([{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}])
+        },
+    )
+    .with("NodeClaim", &claim, |c| {
+        c["metadata"]["annotations"]["karpenter-capi/disruption-reason"] = json!(reason)
+    })
+}
+
+#[test]
+fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
+    let critical = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns", "namespace": "kube-system", "uid": "uid-dns"},
+        "spec": {"nodeName": "node-1", "priorityClassName": "system-cluster-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
+    let mirror = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd", "namespace": "kube-system",
+        "annotations": {"kubernetes.io/config.mirror": "x"}, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "n", "controller": true}]},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
+    let tolerant = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tolerant", "namespace": "default"},
+        "spec": {"nodeName": "node-1", "tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}], "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
+    let base = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("busy", Some(2), "1")
+        .add(critical)
+        .add(mirror)
+        .add(tolerant);
+    // Tier 1 (non-critical) first: only web.
+    let w = tainted(
+        base.clone().pod("web", Some(1), "500m"),
+        "node-1",
+        "Expired",
+    );
+    let p = w.plan();
+    let evicted: Vec<String> = lines(&p)
+        .into_iter()
+        .filter(|l| l.starts_with("evictPod"))
+        .collect();
+    assert_eq!(evicted, vec!["evictPod Pod/default/web"]);
+    use karpenter_capi::controller::write::Write;
+    let ev = p.actions.iter().find(|a| a.name() == "evictPod").unwrap();
+    assert!(matches!(&ev.steps().writes[0], Write::Evict { uid: Some(u), .. } if u == "uid-web"));
+    // web terminating: nothing of the next tier goes yet.
+    let w = w.with("Pod", "web", |p| {
+        p["metadata"]["deletionTimestamp"] = json!(ago(1))
+    });
+    let p = w.plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("evictPod")),
+        "{:?}",
+        lines(&p)
+    );
+    // web gone: the non-critical DaemonSet pod (tier 2), then the critical pod (tier 3).
+    let mut gone = w;
+    gone.objs.retain(|o| o["metadata"]["name"] != "web");
+    let p = gone.plan();
+    let evicted: Vec<String> = lines(&p)
+        .into_iter()
+        .filter(|l| l.starts_with("evictPod"))
+        .collect();
+    assert_eq!(evicted, vec!["evictPod Pod/kube-system/cilium-1"]);
+    gone.objs.retain(|o| o["metadata"]["name"] != "cilium-1");
+    let p = gone.plan();
+    let evicted: Vec<String> = lines(&p)
+        .into_iter()
+        .filter(|l| l.starts_with("evictPod"))
+        .collect();
+    assert_eq!(evicted, vec!["evictPod Pod/kube-system/dns"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 6: no voluntary drain without a home.
+
+#[test]
+fn a_drift_whose_replacement_vanished_is_aborted_with_an_event() {
+    // node-1 drifted and tainted; its pod (3 cpu) fits on no existing node; no replacement.
+    let w = tainted(
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .pod("big", Some(1), "3")
+            .pod("other", Some(2), "3"),
+        "node-1",
+        "Drifted",
+    );
+    let p = w.plan();
+    assert_eq!(lines(&p), vec!["abortDisruption Node/node-1"]);
+    let steps = p.actions[0].steps();
+    use karpenter_capi::controller::write::Write;
+    assert!(
+        matches!(&steps.writes[0], Write::EditNode { remove_taint_keys, .. } if remove_taint_keys == &vec!["karpenter.sh/disrupted".to_string()])
+    );
+    assert!(
+        matches!(&steps.writes[1], Write::Event { event_type, reason, .. } if event_type == "Warning" && reason == "DisruptionAborted")
+    );
+    // Expiry is forceful: it drains regardless.
+    let p = tainted(
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .pod("big", Some(1), "3")
+            .pod("other", Some(2), "3"),
+        "node-1",
+        "Expired",
+    )
+    .plan();
+    assert_eq!(lines(&p), vec!["evictPod Pod/default/big"]);
+}
+
+#[test]
+fn a_drifted_node_whose_pods_fit_nowhere_is_not_drained() {
+    // A 7-cpu pod: only the 8-cpu flavor holds it, and that flavor is the drifted one's own
+    // MachineDeployment... which the pool no longer offers.
+    let w = World::new("WhenEmpty")
+        .md(8, 1)
+        .machine(8, 1, true, true)
+        .pod("huge", Some(1), "7")
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+        })
+        .with("MachineDeployment", "md-8", |md| {
+            md["metadata"]["labels"] = json!({})
+        })
+        .md(4, 0);
+    let p = w.plan();
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("taintNode") || l.starts_with("evictPod")),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        has_note(
+            &p,
+            "node node-1: Drifted, but pods default/huge fit nowhere else; not drained"
+        ),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn room_that_is_not_initialized_is_no_home() {
+    // node-1 (drifted, 1 cpu pod) could move to node-2, but node-2's claim is not initialized.
+    let w = World::new("WhenEmpty").md(4, 2).machine(4, 1, true, true).machine(4, 2, true, true)
+        .pod("web", Some(1), "1")
+        .with("NodeClaim", "c-1", |c| c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale"))
+        .with("NodeClaim", "c-2", |c| c["status"]["conditions"] = json!([{"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"}]));
+    let p = w.plan();
+    // A replacement first; no eviction.
+    assert_eq!(
+        lines(&p)
+            .iter()
+            .filter(|l| !l.starts_with("initializeNodeClaim"))
+            .cloned()
+            .collect::<Vec<_>>(),
+        vec![
+            "createNodeClaim NodeClaim/default-",
+            "taintNode Node/node-1"
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 7: consolidation and provisioning agree.
+
+#[test]
+fn a_node_a_pending_pod_fits_on_is_not_empty() {
+    let p = one_empty(1).pod("pending", None, "1").plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("taintNode")),
+        "{:?}",
+        lines(&p)
+    );
+}
+
+#[test]
+fn disrupting_a_node_pending_pods_need_provisions_for_them() {
+    // node-1 (8 cpu) drifted with a small pod that fits on node-2; a pending 3-cpu pod fits only
+    // on node-1: it gets a NodeClaim of its own in the same pass.
+    let w = World::new("WhenEmpty")
+        .md(8, 1)
+        .md(4, 1)
+        .machine(8, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("small", Some(1), "500m")
+        .pod("busy", Some(2), "1")
+        .pod("pending", None, "3")
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+        });
+    let p = w.plan();
+    let l = lines(&p);
+    assert_eq!(
+        &l[..3],
+        &[
+            "createNodeClaim NodeClaim/default-",
+            "taintNode Node/node-1",
+            "evictPod Pod/default/small"
+        ],
+        "{l:?}"
+    );
+    assert!(
+        matches!(&p.actions[0], Action::CreateNodeClaim { pods, reason, .. } if pods == &vec!["default/pending".to_string()] && reason == "Provisioning")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 8 and the whole sequence on the in-memory API, with failures injected.
+
+fn fake_of(w: &World) -> FakeApi {
+    let fake = FakeApi::new();
+    for o in &w.objs {
+        fake.seed(o.clone());
+    }
+    fake
+}
+
+async fn run_pass(fake: &FakeApi) -> Result<karpenter_capi::error::Outcome, karpenter_capi::Error> {
+    let printer = Printer::to_writer(OutputFormat::Json, false, Box::new(std::io::sink()));
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    once(&clients, Some(NS), &Config::default(), false, &printer).await
+}
+
+/// What Cluster API does with replicas: deletes Machines beyond `spec.replicas`, the marked ones
+/// first; returns the Machines it deleted that were not marked (wrong victims).
+fn capi_reconcile(fake: &FakeApi) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for md in fake.all("cluster.x-k8s.io", "machinedeployments") {
+        let name = md["metadata"]["name"].as_str().unwrap().to_string();
+        let want = md["spec"]["replicas"].as_i64().unwrap_or(0);
+        let mut alive: Vec<Value> = fake
+            .all("cluster.x-k8s.io", "machines")
+            .into_iter()
+            .filter(|m| {
+                m["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] == name.as_str()
+            })
+            .filter(|m| m["metadata"]["deletionTimestamp"].is_null())
+            .collect();
+        alive.sort_by_key(|m| {
+            m["metadata"]["annotations"]["cluster.x-k8s.io/delete-machine"].is_null()
+        });
+        for m in alive
+            .iter()
+            .take((alive.len() as i64 - want).max(0) as usize)
+        {
+            let n = m["metadata"]["name"].as_str().unwrap();
+            if m["metadata"]["annotations"]["cluster.x-k8s.io/delete-machine"].is_null() {
+                wrong.push(n.to_string());
+            }
+            fake.remove("cluster.x-k8s.io", "machines", NS, n);
+        }
+    }
+    wrong
+}
+
+/// Two empty nodes on two MachineDeployments and a pending pod: a failure on one node's
+/// disruption leaves the other node's disruption and the provisioning untouched.
+#[tokio::test]
+async fn one_failed_write_stays_local_to_its_node_and_machine_deployment() {
+    // The pending pod fits only a new 16-cpu node.
+    let w = World::new("WhenEmpty")
+        .md(4, 1)
+        .md(8, 1)
+        .md(16, 0)
+        .machine(4, 1, true, true)
+        .machine(8, 2, true, true)
+        .pod("pending", None, "12");
+    let fake = fake_of(&w);
+    fake.fail("PATCH", "/machines/m-1", 500, 1);
+    let r = run_pass(&fake).await;
+    assert!(r.is_err(), "a failed action fails the pass (exit 2)");
+    let writes = fake.writes();
+    // Provisioning ran first, and node-2's whole sequence went through.
+    assert!(
+        writes[0].starts_with("POST /apis/karpenter.sh/v1/nodeclaims 201"),
+        "{writes:#?}"
+    );
+    assert!(
+        writes
+            .iter()
+            .any(|w| w
+                == "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machines/m-2 200"),
+        "{writes:#?}"
+    );
+    assert!(
+        writes
+            .iter()
+            .any(|w| w == "DELETE /apis/karpenter.sh/v1/nodeclaims/c-2 200")
+    );
+    assert!(writes.iter().any(|w| w == "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/md-8/scale 200"));
+    // node-1: the mark failed, so neither its claim's deletion nor md-4's scale-down ran.
+    assert!(
+        !writes
+            .iter()
+            .any(|w| w.contains("nodeclaims/c-1") && w.starts_with("DELETE")),
+        "{writes:#?}"
+    );
+    assert!(
+        !writes
+            .iter()
+            .any(|w| w.contains("machinedeployments/md-4/scale")),
+        "{writes:#?}"
+    );
+    assert_eq!(capi_reconcile(&fake), Vec::<String>::new());
+    // The next pass retries node-1.
+    fake.clear_log();
+    run_pass(&fake).await.unwrap();
+    let writes = fake.writes();
+    assert!(writes.iter().any(|w| w == "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/md-4/scale 200"), "{writes:#?}");
+}
+
+/// A disruption's writes, each failing once in turn: whatever the failure, only the planned
+/// Machine is ever removed, no pod is evicted without a home, and a few more passes converge to
+/// the same end state (nothing leaked: no claim, no Machine, no finalizer left behind).
+#[tokio::test]
+async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
+    // node-1 drifted; its 1-cpu pod fits on node-2: drained, then removed.
+    let w = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("web", Some(1), "1")
+        .pod("busy", Some(2), "2")
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+        })
+        .with("Node", "node-1", |n| {
+            n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"])
+        });
+    // The writes of an undisturbed run.
+    let reference = fake_of(&w);
+    let mut all = Vec::new();
+    for _ in 0..6 {
+        let _ = run_pass(&reference).await;
+        capi_reconcile(&reference);
+    }
+    for r in reference.requests() {
+        if r.method != "GET" && !r.path.contains("/events") {
+            all.push((r.method.clone(), r.path.clone()));
+        }
+    }
+    assert!(all.len() >= 5, "{all:?}");
+    let end_machines = names(&reference, "cluster.x-k8s.io", "machines");
+    assert_eq!(end_machines, vec!["m-2"]);
+    for (k, (method, path)) in all.iter().enumerate() {
+        let fake = fake_of(&w);
+        fake.fail(method, path, 500, 1);
+        for _ in 0..8 {
+            let _ = run_pass(&fake).await;
+            assert_eq!(
+                capi_reconcile(&fake),
+                Vec::<String>::new(),
+                "failure at write {k} {method} {path}: a Machine not marked was deleted"
+            );
+            // busy never moves: node-2 is never drained.
+            assert!(
+                fake.get("", "pods", "default", "busy").is_some(),
+                "failure at write {k}"
+            );
+            let md = fake
+                .get("cluster.x-k8s.io", "machinedeployments", NS, "md-4")
+                .unwrap();
+            assert!(
+                md["spec"]["replicas"].as_i64().unwrap() >= 1,
+                "failure at write {k}"
+            );
+        }
+        assert_eq!(
+            names(&fake, "cluster.x-k8s.io", "machines"),
+            end_machines,
+            "failure at write {k} {method} {path}"
+        );
+        assert_eq!(
+            names(&fake, "karpenter.sh", "nodeclaims"),
+            vec!["c-2"],
+            "failure at write {k} {method} {path}"
+        );
+        let node1 = fake.get("", "nodes", "", "node-1");
+        assert!(
+            node1.is_none()
+                || node1.unwrap()["metadata"]["finalizers"]
+                    .as_array()
+                    .is_none_or(|f| f.is_empty()),
+            "failure at write {k}"
+        );
+    }
+}
+
+fn names(fake: &FakeApi, group: &str, plural: &str) -> Vec<String> {
+    let mut n: Vec<String> = fake
+        .all(group, plural)
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    n.sort();
+    n
+}
+
+// ---------------------------------------------------------------------------------------------
+// Property test over random cluster states.
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    struct NodeSpec {
+        md: usize,
+        node: bool,
+        claim: bool,
+        pods: Vec<u32>,
+        tainted: Option<&'static str>,
+        claim_deleting: bool,
+        marked: bool,
+        drifted: bool,
+        ready: bool,
+    }
+
+    fn node_spec() -> impl Strategy<Value = NodeSpec> {
+        (
+            0usize..3,
+            any::<bool>(),
+            any::<bool>(),
+            proptest::collection::vec(
+                prop_oneof![Just(250u32), Just(500), Just(1000), Just(1500)],
+                0..6,
+            ),
+            prop_oneof![
+                Just(None),
+                Just(Some("Drifted")),
+                Just(Some("Underutilized")),
+                Just(Some("Expired"))
+            ],
+            proptest::bool::weighted(0.15),
+            proptest::bool::weighted(0.15),
+            proptest::bool::weighted(0.3),
+            proptest::bool::weighted(0.9),
+        )
+            .prop_map(
+                |(md, node, claim, pods, tainted, claim_deleting, marked, drifted, ready)| {
+                    NodeSpec {
+                        md,
+                        node,
+                        claim,
+                        pods,
+                        tainted,
+                        claim_deleting,
+                        marked,
+                        drifted,
+                        ready,
+                    }
+                },
+            )
+    }
+
+    const CPUS: [u32; 3] = [2, 4, 8];
+
+    fn world(nodes: &[NodeSpec], replicas_extra: &[i64], pending: &[u32], policy: bool) -> World {
+        let mut w = World::new(if policy {
+            "WhenEmptyOrUnderutilized"
+        } else {
+            "WhenEmpty"
+        });
+        for (k, cpu) in CPUS.iter().enumerate() {
+            let count = nodes.iter().filter(|n| n.md == k).count() as i64;
+            w = w.md(*cpu, (count + replicas_extra[k]).max(0));
+        }
+        for (i, n) in nodes.iter().enumerate() {
+            let cpu = CPUS[n.md];
+            let i = i + 1;
+            w = w.machine(cpu, i, n.node, n.claim);
+            if n.node {
+                let mut used = 0;
+                for (j, c) in n.pods.iter().enumerate() {
+                    if used + c + 100 <= cpu * 1000 {
+                        used += c;
+                        w = w.pod(&format!("p-{i}-{j}"), Some(i), &format!("{c}m"));
+                    }
+                }
+                if !n.ready {
+                    w = w.with("Node", &format!("node-{i}"), |x| {
+                        x["status"]["conditions"][0]["status"] = json!("False")
+                    });
+                }
+                if let (Some(reason), true) = (n.tainted, n.claim) {
+                    w = tainted(w, &format!("node-{i}"), reason);
+                }
+            }
+            if n.claim && n.claim_deleting {
+                w = w.with("NodeClaim", &format!("c-{i}"), |c| {
+                    c["metadata"]["deletionTimestamp"] = json!(ago(30))
+                });
+            }
+            if n.claim && n.drifted {
+                w = w.with("NodeClaim", &format!("c-{i}"), |c| {
+                    c["metadata"]["annotations"]["karpenter.sh/nodepool-hash"] = json!("stale")
+                });
+            }
+            if n.marked {
+                w = w.with("Machine", &format!("m-{i}"), |m| {
+                    m["metadata"]["annotations"] = json!({"cluster.x-k8s.io/delete-machine": "x"})
+                });
+            }
+        }
+        for (j, c) in pending.iter().enumerate() {
+            w = w.pod(&format!("pending-{j}"), None, &format!("{c}m"));
+        }
+        w
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn plans_never_harm(
+            nodes in proptest::collection::vec(node_spec(), 1..40),
+            extra in proptest::collection::vec(-2i64..4, 3),
+            pending in proptest::collection::vec(prop_oneof![Just(250u32), Just(1000), Just(3000)], 0..30),
+            policy in any::<bool>(),
+        ) {
+            let w = world(&nodes, &extra, &pending, policy);
+            let p = w.plan();
+            let by_name: BTreeMap<String, &NodeSpec> = nodes.iter().enumerate().map(|(i, n)| (format!("m-{}", i + 1), n)).collect();
+            let deleted: Vec<String> = p.actions.iter().filter_map(|a| match a {
+                Action::DeleteNodeClaim { node_claim, .. } => Some(node_claim.clone()),
+                _ => None,
+            }).collect();
+            // No Machine without our decision is ever marked: a Machine with a Node is marked only
+            // when its own claim is deleted (now or before); others only without Node and claim.
+            let mut marked_per_md = [0i64; 3];
+            for a in &p.actions {
+                if let Action::MarkMachineForDeletion { machine, node_claim, .. } = a {
+                    let name = machine.trim_start_matches("capi-ovh/");
+                    let n = by_name[name];
+                    marked_per_md[n.md] += 1;
+                    if n.node {
+                        prop_assert!(n.claim, "{name}: a Machine with a Node and no claim was marked");
+                        let c = format!("c-{}", name.trim_start_matches("m-"));
+                        prop_assert!(n.claim_deleting || deleted.contains(&c), "{name}: marked while its claim {c} lives");
+                        prop_assert_eq!(node_claim.as_deref(), Some(c.as_str()));
+                    } else {
+                        prop_assert!(!n.claim || n.claim_deleting || node_claim.is_some(), "{name}: marked while its claim lives");
+                    }
+                }
+            }
+            // Replicas never drop by more than the Machines marked in the same pass.
+            for a in &p.actions {
+                if let Action::ScaleMachineDeployment { machine_deployment, from, replicas, .. } = a {
+                    let k = CPUS.iter().position(|c| machine_deployment.ends_with(&format!("md-{c}"))).unwrap();
+                    prop_assert!(from - replicas <= marked_per_md[k], "{machine_deployment}: {from} -> {replicas} with {} marked", marked_per_md[k]);
+                }
+            }
+            // No pod is evicted by a voluntary disruption from a node whose pods do not fit
+            // elsewhere: the cpu they need is free on other Ready, untainted nodes whose claims (if any)
+            // are initialized.
+            let voluntary: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
+                Action::EvictPod { node, reason, force: false, .. } if reason != "Expired" && reason != "Deleted" && reason != "NodeDeleted" => Some(node.clone()),
+                _ => None,
+            }).collect();
+            if !voluntary.is_empty() {
+                let s = snapshot_from_sources(&[Source { name: "w".into(), text: w.text() }]).unwrap();
+                let tainted_now: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
+                    Action::TaintNode { node, .. } => Some(node.clone()), _ => None }).collect();
+                let need: i64 = s.pods.iter().filter(|x| !x.daemon && x.node_name.as_ref().is_some_and(|n| voluntary.contains(n)))
+                    .map(|x| x.demand.requests.cpu_millis).sum();
+                let free: i64 = s.nodes.iter().filter(|n| !voluntary.contains(&n.name) && n.ready == Some(true)
+                    && !tainted_now.contains(&n.name) && !n.taints.iter().any(|t| t.key == "karpenter.sh/disrupted")
+                    && s.nodeclaims.iter().filter(|c| c.node_name.as_ref() == Some(&n.name)).all(|c| !c.deleting && c.condition_true("Initialized")))
+                    .map(|n| n.allocatable.cpu_millis - s.pods.iter().filter(|x| x.node_name.as_ref() == Some(&n.name)).map(|x| x.demand.requests.cpu_millis).sum::<i64>())
+                    .sum();
+                prop_assert!(need <= free, "voluntary drain of {voluntary:?} needs {need}m, {free}m free");
+            }
+        }
+    }
+}
