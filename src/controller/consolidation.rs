@@ -144,7 +144,7 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     if moved.is_empty() {
         return Home::Fits;
     }
-    let placement = Cost.plan(&view, &moved);
+    let placement = plan_within(&view, &moved, Some(trial_budget()));
     if !placement.unschedulable.is_empty() {
         return Home::Nowhere(
             placement
