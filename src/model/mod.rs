@@ -6,6 +6,8 @@ pub mod constraints;
 pub mod cron;
 pub mod duration;
 pub mod flavor;
+#[cfg(test)]
+mod fuzz;
 pub mod labels;
 pub mod load;
 pub mod machine;
