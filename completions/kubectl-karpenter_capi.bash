@@ -86,7 +86,7 @@ _kubectl_karpenter_capi() {
 
     case "${cmd}" in
         kubectl_karpenter_capi)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version init doctor explain simulate run completion version help"
+            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version init doctor explain simulate run completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -136,6 +136,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -144,7 +148,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__completion)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version bash elvish fish powershell zsh"
+            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -194,6 +198,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -202,7 +210,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__doctor)
-            opts="-f -n -o -v -h -V --filename --now --launch-timeout --registration-timeout --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --launch-timeout --registration-timeout --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -272,6 +280,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -280,7 +292,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__explain)
-            opts="-f -n -o -v -h -V --filename --now --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version pod nodeclaim"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version pod nodeclaim"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -339,6 +351,10 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -490,7 +506,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__init)
-            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --image --controller-kubeconfig --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version kubeconfig help"
+            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --force --prune --image --controller-kubeconfig --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version kubeconfig help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -565,7 +581,7 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --dry-run)
-                    COMPREPLY=($(compgen -W "none server" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -609,6 +625,10 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -662,7 +682,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__init__subcmd__kubeconfig)
-            opts="-n -o -v -h -V --cluster-name --server --secret --controller-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-n -o -v -h -V --cluster-name --server --secret --controller-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -724,6 +744,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -732,7 +756,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__run)
-            opts="-f -n -o -v -h -V --filename --now --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -748,6 +772,10 @@ _kubectl_karpenter_capi() {
                     ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "none client server" -- "${cur}"))
                     return 0
                     ;;
                 --batch-idle-duration)
@@ -822,6 +850,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -830,7 +862,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__simulate)
-            opts="-f -n -o -v -h -V --filename --now --strategy --consolidate --live --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --strategy --consolidate --live --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -896,6 +928,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -904,7 +940,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__version)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --help --version"
+            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -951,6 +987,10 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_karpenter_capi_global_optspecs
-    string join \n kubeconfig= context= n/namespace= management-kubeconfig= management-context= o/output= color= v/v= h/help V/version
+    string join \n kubeconfig= context= n/namespace= management-kubeconfig= management-context= o/output= color= v/v= request-timeout= h/help V/version
 end
 
 function __fish_kubectl_karpenter_capi_needs_command
@@ -37,6 +37,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_comma
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
@@ -47,14 +48,14 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_comma
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "version" -d 'Print the version and the git commit it was built from'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l cluster-name -d 'Name of the Cluster API Cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l kubernetes-version -d 'Kubernetes version of the worker nodes, e.g. v1.36.1' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l cluster-name -d 'Name of the Cluster API Cluster [required; asked on a terminal, or read with --from-cluster]' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l kubernetes-version -d 'Kubernetes version of the worker nodes, e.g. v1.36.1 [required; asked on a terminal, or read with --from-cluster]' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l capi-version -d 'Cluster API version of the generated objects [default: v1beta2, or the Cluster\'s with --from-cluster]' -r -f -a "v1beta2\t'cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11)'
 v1beta1\t'cluster.x-k8s.io/v1beta1 (deprecated, still served)'"
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l infrastructure-kind -d 'Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the machine-template kind, e.g. OpenStackMachineTemplate)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l infrastructure-kind -d 'Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the machine-template kind, e.g. OpenStackMachineTemplate) [required; asked on a terminal, or read with --from-cluster]' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l infrastructure-template -d 'Clone this existing infrastructure machine template (read with --from-cluster), changing only the flavor' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l machine-image -d 'OS image of the new machines, for providers whose template needs one (OpenStack image name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image)' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l flavor -d 'A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=.., maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l machine-image -d 'OS image of the new machines, for providers whose template needs one (OpenStack image name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image) [required for openstack, hetzner and vsphere unless a template is cloned]' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l flavor -d 'A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=.., maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable [required: at least one flavor, here or with --flavors; asked on a terminal]' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l flavors -d 'A YAML list of flavors with `name` and the same keys as --flavor' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l node-taint -d 'An extra taint every node registers with (key=value:Effect). Repeatable' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l controller-namespace -d 'Namespace of the controller on the workload cluster' -r
@@ -62,10 +63,11 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l consolidate-after -d 'NodePool consolidateAfter (a duration such as 30s, or Never)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l expire-after -d 'NodePool expireAfter (a duration such as 720h, or Never)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l templates -d 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back' -r -F
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l output-dir -d 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing' -r -F
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l image -d 'Container image of the controller Deployment' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l output-dir -d 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing. Only the files init generates are written (all or none); other files in DIR are never touched' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l image -d 'Container image of the controller Deployment [required; asked on a terminal]' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l controller-kubeconfig -d 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster' -r -F
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l dry-run -d 'With --apply: `server` sends a server-side dry run, `none` applies' -r -f -a "none\t'Write for real'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l dry-run -d 'With --apply: `none` applies, `server` sends a server-side dry run, `client` (or `--dry-run` alone) prints what would be applied without contacting the clusters' -r -f -a "none\t'Write for real'
+client\t'Only print what would be written; nothing is sent'
 server\t'Ask the API server to validate without persisting'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l context -d 'The kubeconfig context of the workload cluster' -r
@@ -80,6 +82,9 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l force -d 'With --output-dir: write even though DIR holds files init did not write (they are left as they are)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l prune -d 'With --output-dir: remove the files an earlier init wrote that this one no longer generates (e.g. of a removed flavor); without it they are only listed as stale'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l apply -d 'Apply both bundles with server-side apply (field manager karpenter-capi): the management bundle to --management-kubeconfig/--management-context, the workload bundle to --kubeconfig/--context'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l from-cluster -d 'Read the Cluster, its version, API version and an existing machine template from the management cluster as defaults'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s y -l yes -d 'Never prompt; a missing required input is an error'
@@ -103,6 +108,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l secret -d 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s V -l version -d 'Print version'
@@ -125,6 +131,8 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
@@ -142,6 +150,8 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
@@ -162,12 +172,17 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l consolidate -d 'Show what consolidation would do to the running nodes instead of provisioning'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l live -d 'Read the live workload and management clusters instead of files or the built-in scenario'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l dry-run -d '`client` (or `--dry-run` alone) prints the plan without writing anything; `server` is refused: a pass\'s writes depend on each other, so the server could not judge them one by one' -r -f -a "none\t'Write for real'
+client\t'Only print what would be written; nothing is sent'
+server\t'Ask the API server to validate without persisting'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l batch-idle-duration -d 'Close a batch of pending pods after this long without a new one' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l batch-max-duration -d 'Close a batch of pending pods after this long at most' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l launch-timeout -d 'Delete a NodeClaim whose Machine has no providerID after this long' -r
@@ -189,8 +204,9 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l once -d 'Do one observe -> plan -> act pass, print the plan and exit'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l dry-run -d 'Print the plan without writing anything'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-elect -d 'Hold a Lease so only one replica acts at a time'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s V -l version -d 'Print version'
@@ -207,6 +223,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -222,6 +239,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 always\t'Always'
 never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'

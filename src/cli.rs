@@ -7,13 +7,21 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::model::duration::GoDuration;
 
+/// `--version`: the crate version and the git commit build.rs recorded, as `version` prints them.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("KARPENTER_CAPI_GIT_COMMIT"),
+    ")"
+);
+
 /// Cost-aware, just-in-time node autoscaling for Cluster API clusters, compatible with Karpenter's
 /// NodePool and NodeClaim API.
 #[derive(Debug, Parser)]
 #[command(
     name = "kubectl-karpenter_capi",
     bin_name = "kubectl karpenter-capi",
-    version,
+    version = VERSION,
     propagate_version = true,
     about = "Cost-aware, just-in-time node autoscaling for Cluster API clusters",
     long_about = None,
@@ -28,41 +36,60 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Flags every subcommand accepts, named as kubectl names them.
+/// Flags shared by the subcommands, named as kubectl names them; `--help` lists them under their
+/// own heading, as `kubectl options` does. `completion` and `version` reject the cluster flags
+/// (see [`try_parse_from`]) rather than accept and ignore them.
 #[derive(Debug, Args, Clone)]
 pub struct GlobalArgs {
     /// Path to the workload cluster's kubeconfig (default: $KUBECONFIG, then ~/.kube/config).
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context of the workload cluster.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_name = "NAME")]
     pub context: Option<String>,
     /// Namespace of the Cluster API objects (the cluster's namespace on the management cluster).
-    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, global = true, help_heading = GLOBAL_HEADING, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     /// Path to the management cluster's kubeconfig (default: the workload cluster's, i.e. a
     /// self-hosted cluster).
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_name = "PATH")]
     pub management_kubeconfig: Option<PathBuf>,
     /// The kubeconfig context of the management cluster.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_name = "NAME")]
     pub management_context: Option<String>,
     /// Output format.
-    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    #[arg(short = 'o', long, global = true, help_heading = GLOBAL_HEADING, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
     /// When to use colors; NO_COLOR in the environment turns them off for `auto`.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
     /// Log verbosity, as kubectl's -v: 0 warnings, 2 info, 4 debug, 6 and up trace.
     #[arg(
         short = 'v',
         long = "v",
-        global = true,
+        global = true, help_heading = GLOBAL_HEADING,
         default_value_t = 0,
         value_name = "LEVEL"
     )]
     pub verbosity: u8,
+    /// How long to wait for one API request before giving up, as kubectl's: a duration (1s, 2m,
+    /// 3h) or 0 for no limit beyond the client's own (30s to connect).
+    #[arg(long, global = true, help_heading = GLOBAL_HEADING, default_value = "0", value_name = "DURATION")]
+    pub request_timeout: GoDuration,
 }
+
+/// The help heading of [`GlobalArgs`], as kubectl lists its global flags apart (`kubectl options`).
+const GLOBAL_HEADING: &str = "Global Options";
+
+/// The cluster flags, by argument id: meaningless to `completion` and `version`.
+const CLUSTER_FLAGS: &[(&str, &str)] = &[
+    ("kubeconfig", "--kubeconfig"),
+    ("context", "--context"),
+    ("namespace", "--namespace"),
+    ("management_kubeconfig", "--management-kubeconfig"),
+    ("management_context", "--management-context"),
+    ("request_timeout", "--request-timeout"),
+];
 
 /// Output formats, as kubectl's `-o`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,7 +178,35 @@ where
     use clap::FromArgMatches;
     let mut cmd = command();
     let matches = cmd.try_get_matches_from_mut(args)?;
+    if let Some((name @ ("completion" | "version"), sub)) = matches.subcommand() {
+        // Global flags are accepted everywhere by clap; these two commands would ignore them.
+        let mut refused: Vec<&str> = CLUSTER_FLAGS
+            .iter()
+            .filter(|(id, _)| given(sub, id))
+            .map(|(_, flag)| *flag)
+            .collect();
+        if name == "completion" && given(sub, "output") {
+            refused.push("--output");
+        }
+        if !refused.is_empty() {
+            let message = format!(
+                "`{name}` does not talk to a cluster and takes no {}",
+                refused.join(", ")
+            );
+            return Err(cmd
+                .find_subcommand_mut(name)
+                .map(|c| c.error(clap::error::ErrorKind::ArgumentConflict, &message))
+                .unwrap_or_else(|| cmd.error(clap::error::ErrorKind::ArgumentConflict, &message)));
+        }
+    }
     Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// Whether the user gave `id` (on the command line or from the environment), not its default.
+fn given(matches: &clap::ArgMatches, id: &str) -> bool {
+    matches
+        .value_source(id)
+        .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
 }
 
 /// Where a snapshot comes from: files (offline) or the live clusters.
@@ -161,6 +216,9 @@ pub struct SourceArgs {
     /// stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub files: Vec<String>,
+    /// Read the directories given with -f recursively, as kubectl's -R.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
     /// Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken.
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<jiff::Timestamp>,
@@ -277,9 +335,18 @@ pub struct RunArgs {
     /// Do one observe -> plan -> act pass, print the plan and exit.
     #[arg(long)]
     pub once: bool,
-    /// Print the plan without writing anything.
-    #[arg(long)]
-    pub dry_run: bool,
+    /// `client` (or `--dry-run` alone) prints the plan without writing anything; `server` is
+    /// refused: a pass's writes depend on each other, so the server could not judge them one by one.
+    #[arg(
+        long,
+        value_enum,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = DryRun::None,
+        default_missing_value = "client",
+        value_name = "MODE"
+    )]
+    pub dry_run: DryRun,
     /// Close a batch of pending pods after this long without a new one.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub batch_idle_duration: GoDuration,
@@ -335,7 +402,7 @@ pub enum LogFormat {
   # Defaults from the live management cluster, server-side applied (dry run first)
   kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --from-cluster \\
     --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
-    --apply --dry-run server
+    --apply --dry-run=server
 
   # A least-privilege kubeconfig for the controller, from its ServiceAccount token
   kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh \\
@@ -345,10 +412,12 @@ pub struct InitArgs {
     /// `init kubeconfig`: mint a kubeconfig for the controller's management ServiceAccount.
     #[command(subcommand)]
     pub command: Option<InitCommand>,
-    /// Name of the Cluster API Cluster.
+    /// Name of the Cluster API Cluster [required; asked on a terminal, or read with
+    /// --from-cluster].
     #[arg(long, value_name = "NAME")]
     pub cluster_name: Option<String>,
-    /// Kubernetes version of the worker nodes, e.g. v1.36.1.
+    /// Kubernetes version of the worker nodes, e.g. v1.36.1 [required; asked on a terminal, or
+    /// read with --from-cluster].
     #[arg(long, value_name = "VERSION")]
     pub kubernetes_version: Option<String>,
     /// Cluster API version of the generated objects [default: v1beta2, or the Cluster's with
@@ -356,7 +425,8 @@ pub struct InitArgs {
     #[arg(long, value_enum)]
     pub capi_version: Option<CapiVersion>,
     /// Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the
-    /// machine-template kind, e.g. OpenStackMachineTemplate).
+    /// machine-template kind, e.g. OpenStackMachineTemplate) [required; asked on a terminal, or
+    /// read with --from-cluster].
     #[arg(long, value_name = "KIND")]
     pub infrastructure_kind: Option<String>,
     /// Clone this existing infrastructure machine template (read with --from-cluster), changing
@@ -364,11 +434,13 @@ pub struct InitArgs {
     #[arg(long, value_name = "NAME")]
     pub infrastructure_template: Option<String>,
     /// OS image of the new machines, for providers whose template needs one (OpenStack image
-    /// name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image).
+    /// name, Hetzner image, vSphere VM template; optional AMI, Azure or GCP image) [required for
+    /// openstack, hetzner and vsphere unless a template is cloned].
     #[arg(long, value_name = "IMAGE")]
     pub machine_image: Option<String>,
     /// A flavor: NAME:cpu=4,memory=8Gi,price=0.10[,arch=..,zone=..,gpu=[RESOURCE:]N,max=..,
-    /// maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable.
+    /// maxPods=..,taints=k=v:Effect;..,disk=..,type=..,capacityType=..]. Repeatable [required:
+    /// at least one flavor, here or with --flavors; asked on a terminal].
     #[arg(long = "flavor", value_name = "SPEC")]
     pub flavors: Vec<String>,
     /// A YAML list of flavors with `name` and the same keys as --flavor.
@@ -397,10 +469,19 @@ pub struct InitArgs {
     /// workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back.
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
-    /// Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing.
+    /// Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing. Only the files
+    /// init generates are written (all or none); other files in DIR are never touched.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// Container image of the controller Deployment.
+    /// With --output-dir: write even though DIR holds files init did not write (they are left
+    /// as they are).
+    #[arg(long, requires = "output_dir")]
+    pub force: bool,
+    /// With --output-dir: remove the files an earlier init wrote that this one no longer
+    /// generates (e.g. of a removed flavor); without it they are only listed as stale.
+    #[arg(long, requires = "output_dir")]
+    pub prune: bool,
+    /// Container image of the controller Deployment [required; asked on a terminal].
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
     /// The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in
@@ -412,8 +493,17 @@ pub struct InitArgs {
     /// --kubeconfig/--context.
     #[arg(long, conflicts_with = "output_dir")]
     pub apply: bool,
-    /// With --apply: `server` sends a server-side dry run, `none` applies.
-    #[arg(long, value_enum, default_value_t = DryRun::None, value_name = "MODE")]
+    /// With --apply: `none` applies, `server` sends a server-side dry run, `client` (or
+    /// `--dry-run` alone) prints what would be applied without contacting the clusters.
+    #[arg(
+        long,
+        value_enum,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = DryRun::None,
+        default_missing_value = "client",
+        value_name = "MODE"
+    )]
     pub dry_run: DryRun,
     /// Read the Cluster, its version, API version and an existing machine template from the
     /// management cluster as defaults.
@@ -467,8 +557,17 @@ impl ValueEnum for CapiVersion {
 pub enum DryRun {
     /// Write for real.
     None,
+    /// Only print what would be written; nothing is sent.
+    Client,
     /// Ask the API server to validate without persisting.
     Server,
+}
+
+impl DryRun {
+    /// Whether nothing is persisted.
+    pub fn is_dry(self) -> bool {
+        self != DryRun::None
+    }
 }
 
 /// Arguments of `completion`.

@@ -15,6 +15,14 @@ fn main() -> ExitCode {
         let _ = std::io::Write::write_all(&mut std::io::stdout(), answer.as_bytes());
         return ExitCode::SUCCESS;
     }
+    // No arguments at all: the help, on stdout, as success (as kubectl does), rather than a
+    // usage error about the missing subcommand.
+    if args.len() <= 1 {
+        let mut command = cli::command();
+        let help = command.render_help().to_string();
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), help.as_bytes());
+        return ExitCode::SUCCESS;
+    }
     // clap prints --help, --version and usage errors itself and exits 0 or 2.
     let cli = cli::try_parse_from(args).unwrap_or_else(|e| e.exit());
     let (log_format, daemon) = cmd::log_settings(&cli);

@@ -1,6 +1,8 @@
 //! Disruption in the reconcile core: the seed's scale-to-zero, budgets, do-not-disrupt, blocking
 //! PodDisruptionBudgets, drift, and that the Machine marked is always the claim's own.
 
+mod shared;
+
 use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, Plan, plan};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
@@ -16,11 +18,7 @@ fn ago(secs: i64) -> String {
 
 /// The seed scenario without pending pods, node class Ready, c3-4 at `replicas`.
 fn base(replicas: usize, pool_patch: &str) -> String {
-    let text = std::fs::read_to_string(format!(
-        "{}/../shared/fixtures/scenarios/inflate-antiaffinity.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
+    let text = shared::read("scenarios/inflate-antiaffinity.yaml");
     let text = text
         .replace("  replicas: 2\n  selector:\n    matchLabels:\n      app: inflate", "  replicas: 0\n  selector:\n    matchLabels:\n      app: inflate")
         .replacen("  name: default\nspec: {}\n", "  name: default\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n", 1)

@@ -1,17 +1,15 @@
 //! The reconcile core on snapshots: provisioning, idempotence, restarts, binding, registration,
 //! initialization, timeouts and limits.
 
+mod shared;
+
 use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, plan};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::model::snapshot::Snapshot;
 
 fn seed_3cpu() -> String {
-    std::fs::read_to_string(format!(
-        "{}/../shared/fixtures/scenarios/seed-3cpu.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
+    shared::read("scenarios/seed-3cpu.yaml")
 }
 
 fn snap(extra: &str) -> Snapshot {

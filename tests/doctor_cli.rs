@@ -70,12 +70,29 @@ fn yaml_output_has_the_same_fields() {
 }
 
 #[test]
-fn healthy_dump_exits_0_with_areas_and_summary() {
+fn healthy_dump_folds_ok_checks_into_one_line() {
     let (code, stdout, stderr) = doctor(&[
         "-f",
         &fixture("healthy.yaml"),
         "--now",
         "2026-11-30T10:30:00Z",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "All ok: Setup and catalog (4), NodeClaims (1), Management cluster access (1), Controller (1) (-o wide lists each check)\n\n0 error(s), 0 warning(s), 7 ok\n"
+    );
+}
+
+#[test]
+fn healthy_dump_wide_exits_0_with_areas_and_summary() {
+    let (code, stdout, stderr) = doctor(&[
+        "-f",
+        &fixture("healthy.yaml"),
+        "--now",
+        "2026-11-30T10:30:00Z",
+        "-o",
+        "wide",
     ]);
     assert_eq!(code, 0, "{stderr}");
     let headings: Vec<&str> = stdout
@@ -120,6 +137,8 @@ fn error_findings_print_the_fix_and_exit_1() {
         stdout.ends_with("1 error(s), 0 warning(s), 3 ok\n"),
         "{stdout}"
     );
+    // Problems first; the ok checks of the same area are a count.
+    assert!(!stdout.contains("ok      "), "{stdout}");
 }
 
 #[test]
@@ -163,7 +182,7 @@ fn unreadable_dump_exits_2_naming_the_file() {
     assert_eq!(code, 2);
     assert!(
         stderr.starts_with(&format!(
-            "error: {}: document 2 (from line 4) is not valid YAML",
+            "error: {}:4:7: not valid YAML (document 2): unclosed bracket '['",
             bad.display()
         )),
         "{stderr}"

@@ -2,13 +2,14 @@
 //! c3-8 chosen by cost and least-waste, c3-16 by karpenter-capi, with prices), a stuck
 //! NodeClaim's timeline and cause, and unknown names with suggestions (exit 2).
 
+mod shared;
+
 use assert_cmd::Command;
 
 fn seed(name: &str) -> String {
-    format!(
-        "{}/../shared/fixtures/scenarios/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    shared::fixture(&format!("scenarios/{name}"))
+        .display()
+        .to_string()
 }
 
 fn fixture(name: &str) -> String {

@@ -143,12 +143,20 @@ fn output_dir_layout() {
         .output()
         .unwrap();
     assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).starts_with(&format!(
+            "wrote {}: 0 created, 0 replaced, 20 unchanged\n",
+            dir.display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     let mut top: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     top.sort();
-    assert_eq!(top, ["management", "workload"]);
+    assert_eq!(top, [".karpenter-capi-init", "management", "workload"]);
 }
 
 /// Runs `init` with the OVH flags minus its flavors, plus `extra`; expects exit 2 with a message
@@ -284,7 +292,7 @@ fn missing_required_input_names_the_flag() {
     rejects(
         "noflavor",
         &[],
-        "--flavor is required (a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10); pass it (prompting is off with --yes)\n",
+        "required flag(s) --flavor not set; pass them (prompting is off with --yes):\n  --flavor  a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10\n",
     );
     let dir = scratch("noimage");
     let args: Vec<String> = support::ovh_args()
@@ -308,9 +316,206 @@ fn missing_required_input_names_the_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: --image is required (container image of the controller); pass it (stdin is not a terminal, so init cannot ask)\n"
+        "error: required flag(s) --image not set; pass them (stdin is not a terminal, so init cannot ask):\n  --image  container image of the controller\n"
     );
     assert!(!dir.exists());
+}
+
+#[test]
+fn every_missing_input_is_listed_in_one_error() {
+    let out = bin().args(["init", "--yes"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: required flag(s) --namespace, --cluster-name, --kubernetes-version, --infrastructure-kind, --flavor, --image not set; pass them (prompting is off with --yes):\n\
+         \x20 --namespace            namespace of the Cluster API Cluster on the management cluster\n\
+         \x20 --cluster-name         name of the Cluster API Cluster\n\
+         \x20 --kubernetes-version   Kubernetes version of the new nodes, e.g. v1.36.1\n\
+         \x20 --infrastructure-kind  infrastructure provider, one of openstack (OpenStackMachineTemplate), docker (DockerMachineTemplate), dev (DevMachineTemplate), aws (AWSMachineTemplate), azure (AzureMachineTemplate), gcp (GCPMachineTemplate), hetzner (HCloudMachineTemplate), vsphere (VSphereMachineTemplate)\n\
+         \x20 --flavor               a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10\n\
+         \x20 --image                container image of the controller\n"
+    );
+    // The help marks them.
+    let help = bin().args(["init", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in [
+        "--cluster-name",
+        "--kubernetes-version",
+        "--infrastructure-kind",
+        "--flavor",
+        "--image",
+    ] {
+        let line = help
+            .lines()
+            .skip_while(|l| !l.contains(&format!("{flag} <")))
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(line.contains("[required"), "{flag}: {line}");
+    }
+}
+
+#[test]
+fn json_and_yaml_output_is_one_list() {
+    let out = bin()
+        .args(support::ovh_args())
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list["apiVersion"], "v1");
+    assert_eq!(list["kind"], "List");
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), 11 + 9, "both bundles");
+    assert_eq!(items[0]["kind"], "ServiceAccount");
+    assert_eq!(items[10]["kind"], "MachineDeployment");
+    assert_eq!(items[19]["kind"], "NodePool");
+    let out = bin()
+        .args(support::ovh_args())
+        .args(["-o", "yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let list: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"].as_array().unwrap().len(), 20);
+}
+
+/// The names of the files under `dir`, relative, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn files_around_output_dir_survive() {
+    let dir = scratch("survive");
+    std::fs::create_dir_all(dir.join("management")).unwrap();
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "resources: [management, workload]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("management/NOTES.md"), "my notes\n").unwrap();
+    let init = |extra: &[&str]| {
+        bin()
+            .args(support::ovh_args())
+            .arg("--output-dir")
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Files init did not write: refused without --force, nothing written.
+    let out = init(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: --output-dir {}: holds files init did not write: kustomization.yaml, management/NOTES.md; pass --force to write the bundle beside them (they are left untouched, except one with the name of a generated file), or choose another directory\n",
+            dir.display()
+        )
+    );
+    assert_eq!(tree(&dir), ["kustomization.yaml", "management/NOTES.md"]);
+    // With --force: written beside them, theirs untouched.
+    let out = init(&["--force"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "wrote {}: 20 created, 0 replaced, 0 unchanged\n",
+            dir.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "left untouched (not written by init): kustomization.yaml, management/NOTES.md"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("management/NOTES.md")).unwrap(),
+        "my notes\n"
+    );
+    assert_eq!(tree(&dir).len(), 2 + 20 + 1, "theirs, ours and the record");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let secret =
+            std::fs::metadata(dir.join("management/04-secret-capi-ovh-karpenter-capi-token.yaml"))
+                .unwrap();
+        assert_eq!(
+            secret.permissions().mode() & 0o777,
+            0o600,
+            "credentials are the owner's only"
+        );
+    }
+    // A run without the c3-16 flavor: its files are stale, listed, kept; --prune removes them.
+    let two: Vec<String> = support::ovh_args()
+        .into_iter()
+        .filter(|a| !a.starts_with("c3-16"))
+        .collect();
+    let mut args = two.clone();
+    args.pop(); // the --flavor of c3-16
+    let out = bin()
+        .args(&args)
+        .arg("--output-dir")
+        .arg(&dir)
+        .arg("--force")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("stale (written by an earlier init, no longer generated; --prune removes them): management/10-openstackmachinetemplate-capi-ovh-karpenter-c3-16.yaml, management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml"), "{err}");
+    assert!(
+        dir.join("management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml")
+            .exists()
+    );
+    let out = bin()
+        .args(&args)
+        .arg("--output-dir")
+        .arg(&dir)
+        .args(["--force", "--prune"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("removed stale management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml"),
+        "{err}"
+    );
+    assert!(
+        !dir.join("management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml")
+            .exists()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap(),
+        "resources: [management, workload]\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("management/NOTES.md")).unwrap(),
+        "my notes\n"
+    );
 }
 
 #[test]
@@ -449,4 +654,105 @@ fn init_kubeconfig_needs_a_namespace_and_a_reachable_cluster() {
         "{stderr}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// Runs `args` under a real terminal (util-linux `script` allocates the pseudo-terminal, so no
+/// pty crate is needed), answering each prompt that contains `expect` with `answer`; returns
+/// everything the terminal showed.
+fn in_terminal(args: &[String], dialogue: &[(&str, &str)]) -> String {
+    use std::io::{Read, Write};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    let bin = assert_cmd::cargo::cargo_bin!("kubectl-karpenter_capi");
+    let quoted: Vec<String> = std::iter::once(bin.display().to_string())
+        .chain(args.iter().cloned())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let mut child = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &quoted.join(" "), "/dev/null"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the prompt test needs util-linux `script` on PATH to get a real terminal");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut from = 0;
+    for (expect, answer) in dialogue {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !seen[from..].contains(expect) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                Err(_) => panic!("no prompt {expect:?}; the terminal showed:\n{seen}"),
+            }
+        }
+        from = seen.len();
+        stdin.write_all(format!("{answer}\r").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                panic!("init did not finish; the terminal showed:\n{seen}");
+            }
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{seen}");
+    seen
+}
+
+#[test]
+fn a_bad_answer_is_asked_again_and_earlier_answers_are_kept() {
+    // The OVH flags without --kubernetes-version and --image, and without --yes: init asks.
+    let mut args: Vec<String> = Vec::new();
+    let base = support::ovh_args();
+    let mut i = 0;
+    while i < base.len() {
+        match base[i].as_str() {
+            "--kubernetes-version" | "--image" => i += 2,
+            "--yes" => i += 1,
+            _ => {
+                args.push(base[i].clone());
+                i += 1;
+            }
+        }
+    }
+    args.extend(["-o".to_string(), "json".to_string()]);
+    let shown = in_terminal(
+        &args,
+        &[
+            ("(--kubernetes-version)", "1.36"),
+            ("is not a version like v1.36.1", "v1.36.1"),
+            ("(--image)", "not an image"),
+            (
+                "is not a container image reference",
+                "ghcr.io/me/karpenter-capi:v1",
+            ),
+        ],
+    );
+    // Asked twice each, once per bad answer, and the first answer survived the second question.
+    assert!(shown.matches("(--image)").count() >= 2, "{shown}");
+    assert!(
+        shown.contains("\"image\": \"ghcr.io/me/karpenter-capi:v1\""),
+        "{shown}"
+    );
+    assert!(shown.contains("\"version\": \"v1.36.1\""), "{shown}");
 }

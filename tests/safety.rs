@@ -956,6 +956,36 @@ fn disrupting_a_node_pending_pods_need_provisions_for_them() {
     );
 }
 
+#[test]
+fn pending_pods_take_their_room_before_consolidation() {
+    // node-1 (4 cpu) holds web (1 cpu), which fits in node-2's 2.9 free cpu; node-2 is not to be
+    // disrupted. Without pending pods node-1 is consolidated away; a pending 2.5-cpu pod takes
+    // that room first (on either node), so node-1 stays.
+    let w = World::new("WhenEmptyOrUnderutilized")
+        .md(4, 1)
+        .md(8, 1)
+        .machine(4, 1, true, true)
+        .machine(8, 2, true, true)
+        .pod("web", Some(1), "1")
+        .pod("busy", Some(2), "5")
+        .with("Node", "node-2", |n| {
+            n["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"})
+        });
+    let p = w.plan();
+    assert_eq!(
+        &lines(&p)[..2],
+        &["taintNode Node/node-1", "evictPod Pod/default/web"],
+        "{:?}",
+        lines(&p)
+    );
+    let p = w.pod("pending", None, "2500m").plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("taintNode")),
+        "{:?}",
+        lines(&p)
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 8 and the whole sequence on the in-memory API, with failures injected.
 

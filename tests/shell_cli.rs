@@ -1,10 +1,12 @@
 //! `run` through the real binary: replaying a dump with no cluster, flag combinations that
 //! cannot work, and clusters that cannot be reached (exit 2 with the cluster named).
 
+mod shared;
+
 use assert_cmd::Command;
 use serde_json::Value;
 
-const SEED: &str = "../shared/fixtures/scenarios/seed-3cpu.yaml";
+const SEED: &str = "scenarios/seed-3cpu.yaml";
 
 fn bin() -> Command {
     let mut c = Command::cargo_bin("kubectl-karpenter_capi").unwrap();
@@ -15,12 +17,7 @@ fn bin() -> Command {
 }
 
 fn seed() -> String {
-    let local = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SEED);
-    if local.exists() {
-        local.display().to_string()
-    } else {
-        "/work/shared/fixtures/scenarios/seed-3cpu.yaml".to_string()
-    }
+    shared::fixture(SEED).display().to_string()
 }
 
 fn kubeconfig(name: &str, server: &str) -> std::path::PathBuf {
@@ -170,5 +167,204 @@ fn bad_metrics_address_fails_before_watching() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "error: --metrics-bind-address \"localhost\" is not an address:port (invalid socket address syntax), e.g. 0.0.0.0:8080\n"
+    );
+}
+
+#[test]
+fn refused_connection_names_the_server_and_the_context() {
+    let cfg = kubeconfig("refused", "http://127.0.0.1:9");
+    let out = bin()
+        .args(["run", "--once", "--dry-run", "--kubeconfig"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(": the connection to the server 127.0.0.1:9 (context ctx) was refused: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn request_timeout_gives_up_on_a_silent_server_naming_it() {
+    // A server that accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let cfg = kubeconfig("silent", &format!("http://127.0.0.1:{port}"));
+    let started = std::time::Instant::now();
+    let out = bin()
+        .args([
+            "run",
+            "--once",
+            "--dry-run",
+            "--request-timeout",
+            "1s",
+            "--kubeconfig",
+        ])
+        .arg(&cfg)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            ": the server 127.0.0.1:{port} (context ctx) did not answer within 1s (--request-timeout): "
+        )),
+        "{err}"
+    );
+    // Without the flag the client waits for minutes; with it, one request's worth (plus the
+    // start-up of a debug binary on a busy machine).
+    assert!(elapsed < std::time::Duration::from_secs(60), "{elapsed:?}");
+}
+
+#[test]
+fn dry_run_values() {
+    // --dry-run alone is client, as kubectl's.
+    let out = bin()
+        .args([
+            "run",
+            "--once",
+            "--dry-run",
+            "-f",
+            &seed(),
+            "--now",
+            "2026-11-30T10:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = bin()
+        .args([
+            "run",
+            "--once",
+            "--dry-run=client",
+            "-f",
+            &seed(),
+            "--now",
+            "2026-11-30T10:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // none writes, so -f (no cluster) is refused.
+    let out = bin()
+        .args(["run", "--once", "--dry-run=none", "-f", &seed()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: -f plans from files"));
+    // server is refused with the reason.
+    let out = bin()
+        .args(["run", "--once", "--dry-run=server", "-f", &seed()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("error: run does not support --dry-run=server: the writes of a pass depend on each other"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Anything else is a usage error listing the values.
+    let out = bin()
+        .args(["run", "--once", "--dry-run=maybe"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[possible values: none, client, server]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn replaying_a_dump_without_now_warns() {
+    let out = bin()
+        .args(["run", "--once", "--dry-run", "-f", &seed()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("pass --now with the time the dump was taken"),
+        "{err}"
+    );
+}
+
+#[test]
+fn commands_without_a_cluster_refuse_cluster_flags() {
+    let out = bin()
+        .args(["completion", "bash", "--kubeconfig", "x", "-n", "y"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(
+            "error: `completion` does not talk to a cluster and takes no --kubeconfig, --namespace"
+        ),
+        "{err}"
+    );
+    let out = bin().args(["version", "--context", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // -o stays meaningful for version.
+    let out = bin().args(["version", "-o", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn no_arguments_print_the_help_on_stdout_and_succeed() {
+    let out = bin().output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("Usage: kubectl karpenter-capi"), "{help}");
+    // A subcommand's help lists the global flags under their own heading, as kubectl does.
+    let out = bin().args(["simulate", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let global = help.split("Global Options:").nth(1).unwrap_or_default();
+    assert!(global.contains("--kubeconfig <PATH>"), "{help}");
+    assert!(global.contains("--request-timeout <DURATION>"), "{help}");
+    assert!(
+        !help
+            .split("Global Options:")
+            .next()
+            .unwrap()
+            .contains("--kubeconfig"),
+        "{help}"
+    );
+}
+
+#[test]
+fn version_flag_names_the_commit() {
+    let out = bin().arg("--version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!(
+            "kubectl-karpenter_capi {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
     );
 }

@@ -54,15 +54,144 @@ fn rand_suffix() -> u128 {
 }
 
 #[test]
-fn malformed_yaml_names_the_file_and_document() {
+fn malformed_yaml_points_at_file_line_and_column() {
+    // The second document starts on line 13; the bad value is on line 14, counted from the start
+    // of the file, not of the document.
     let (code, _, err) = run(
-        &format!("{}---\nkind: [oops\n", MD.replace("CPU", "2")),
+        &format!(
+            "{}---\nkind: Pod\nmetadata: {{name: [oops\n",
+            MD.replace("CPU", "2")
+        ),
         &[],
     );
     assert_eq!(code, 2);
     assert!(
-        err.starts_with("error: input.yaml: document 2 (from line 13) is not valid YAML"),
+        err.starts_with(
+            "error: input.yaml:14:18: not valid YAML (document 2): unclosed bracket '['"
+        ),
         "{err}"
+    );
+}
+
+const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n";
+
+/// Runs `simulate -o json` over `files` (written into a fresh directory) plus `args`.
+fn run_files(files: &[(&str, &str)], args: &[&str]) -> (i32, String, String, std::path::PathBuf) {
+    let dir = tempdir();
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .current_dir(&dir)
+        .arg("simulate")
+        .args(args)
+        .args(["--strategy", "cost", "-o", "json"])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        dir,
+    )
+}
+
+fn pods_placed(stdout: &str) -> usize {
+    let v: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    v["strategies"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["pods"].as_array().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn the_same_object_given_twice_is_used_once_with_a_note() {
+    let md = MD.replace("CPU", "2");
+    let (code, out, err, _) = run_files(
+        &[("md.yaml", &md), ("pod.yaml", POD)],
+        &["-f", "md.yaml", "-f", "pod.yaml", "-f", "pod.yaml"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(pods_placed(&out), 1, "one pod, not two");
+    assert!(
+        err.starts_with("note: Pod default/p is given twice (pod.yaml#1, pod.yaml#1); used once\n"),
+        "{err}"
+    );
+    // A directory and a file in it overlap the same way.
+    let (code, out, err, _) = run_files(
+        &[("dir/md.yaml", &md), ("dir/pod.yaml", POD)],
+        &["-f", "dir", "-f", "dir/pod.yaml"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(pods_placed(&out), 1);
+    assert!(
+        err.starts_with(
+            "note: Pod default/p is given twice (dir/pod.yaml#1, dir/pod.yaml#1); used once\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_machine_deployment_dumped_in_two_versions_is_one_flavor() {
+    let md = MD.replace("CPU", "2");
+    let old = md.replace("cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1");
+    let (code, out, err, _) = run_files(
+        &[
+            ("v1beta1.yaml", &old),
+            ("v1beta2.yaml", &md),
+            ("pod.yaml", POD),
+        ],
+        &["-f", "v1beta1.yaml", "-f", "v1beta2.yaml", "-f", "pod.yaml"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["strategies"][0]["nodes"].as_array().unwrap().len(), 1);
+    assert!(
+        err.contains("note: MachineDeployment capi/small is given as cluster.x-k8s.io/v1beta1 (v1beta1.yaml#1) and as cluster.x-k8s.io/v1beta2 (v1beta2.yaml#1): one object served in two versions; used once, as cluster.x-k8s.io/v1beta2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn two_different_objects_with_one_name_are_an_error_naming_both_files() {
+    let md = MD.replace("CPU", "2");
+    let other = MD.replace("CPU", "4");
+    let (code, _, err, _) = run_files(
+        &[("a.yaml", &md), ("b.yaml", &other)],
+        &["-f", "a.yaml", "-f", "b.yaml"],
+    );
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: b.yaml#1: MachineDeployment capi/small: metadata.name: a.yaml#1 has the same API group, kind, namespace and name but different contents (metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]); give each object once (remove one of the two)\n"
+    );
+}
+
+#[test]
+fn directories_are_read_recursively_only_with_r() {
+    let md = MD.replace("CPU", "2");
+    let files = [("dump/md.yaml", md.as_str()), ("dump/pods/pod.yaml", POD)];
+    let (code, out, err, _) = run_files(&files, &["-f", "dump"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        pods_placed(&out),
+        0,
+        "without -R the subdirectory is not read"
+    );
+    let (code, out, err, _) = run_files(&files, &["-R", "-f", "dump"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(pods_placed(&out), 1);
+    let (code, _, err, _) = run_files(&[("only/sub/pod.yaml", POD)], &["-f", "only"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: only: directory has no .yaml, .yml or .json files (pass -R to read its subdirectories)\n"
     );
 }
 

@@ -1,6 +1,8 @@
 //! The scenarios from real reports (../shared/fixtures/scenarios) give the outcomes the issue
 //! pins, per strategy, through the library and the real binary.
 
+mod shared;
+
 use assert_cmd::Command;
 use karpenter_capi::cmd::simulate::simulate;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
@@ -8,10 +10,9 @@ use karpenter_capi::sched::report::{SimulationReport, StrategyReport};
 use karpenter_capi::sched::strategy::StrategyName;
 
 fn scenario(name: &str) -> String {
-    format!(
-        "{}/../shared/fixtures/scenarios/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    shared::fixture(&format!("scenarios/{name}"))
+        .display()
+        .to_string()
 }
 
 fn report(name: &str) -> SimulationReport {

@@ -9,7 +9,6 @@ use crate::diagnose::access::Identity;
 use crate::diagnose::{self, AccessSource, Area, Report, Severity};
 use crate::error::{ClusterRole, Outcome, Result};
 use crate::kube::client::{ClusterTarget, connect};
-use crate::model::load::snapshot_from_sources;
 use crate::model::snapshot::Snapshot;
 use crate::render::tree::Tree;
 use crate::render::{Printer, Style, paint, tree};
@@ -28,8 +27,7 @@ pub struct Loaded {
 /// Offline, ages are judged at `--now`, else the wall clock.
 pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Result<Loaded> {
     if !source.files.is_empty() {
-        let sources = super::source::read_sources(&source.files)?;
-        let snapshot = snapshot_from_sources(&sources)?;
+        let snapshot = super::source::snapshot(source)?;
         let now = match source.now.or(snapshot.now) {
             Some(t) => t,
             None => {
@@ -111,9 +109,11 @@ pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<O
     let report = diagnose::run(&loaded.snapshot, loaded.now, &config, access);
     match printer.format {
         OutputFormat::Json | OutputFormat::Yaml => printer.structured(&report)?,
-        OutputFormat::Table | OutputFormat::Wide => {
-            printer.write(&render_report(&report, printer.color))?
-        }
+        OutputFormat::Table | OutputFormat::Wide => printer.write(&render_report(
+            &report,
+            printer.color,
+            printer.format == OutputFormat::Wide,
+        ))?,
     }
     Ok(if report.has_errors() {
         Outcome::ProblemsFound
@@ -122,20 +122,41 @@ pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<O
     })
 }
 
-/// The findings as one tree per area, then a summary line.
-pub fn render_report(report: &Report, color: bool) -> String {
+/// The findings as one tree per area, problems first, then a summary line. Without `wide`, OK
+/// findings are folded into a count per area (areas with only OK findings into one line), so
+/// the problems of a large cluster are not lost among hundreds of healthy objects.
+pub fn render_report(report: &Report, color: bool, wide: bool) -> String {
     if report.findings.is_empty() {
         return "Nothing to check: the input has no NodePools, MachineDeployments, NodeClaims, autoscaler RBAC or controller pods.\n"
             .to_string();
     }
+    let rank = |s: Severity| match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Ok => 2,
+    };
     let mut out = String::new();
+    let mut all_ok = Vec::new();
     for area in Area::ALL {
-        let findings: Vec<_> = report.findings.iter().filter(|f| f.area == area).collect();
+        let mut findings: Vec<_> = report.findings.iter().filter(|f| f.area == area).collect();
         if findings.is_empty() {
+            continue;
+        }
+        // Stable: within a severity, the order the checks produced.
+        findings.sort_by_key(|f| rank(f.severity));
+        let ok = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Ok)
+            .count();
+        if !wide && ok == findings.len() {
+            all_ok.push(format!("{} ({ok})", area.title()));
             continue;
         }
         let mut t = Tree::styled(area.title(), Style::Bold);
         for f in findings {
+            if !wide && f.severity == Severity::Ok {
+                continue;
+            }
             let mut node = Tree::new("")
                 .span(
                     format!("{:<7}", f.severity.as_str()),
@@ -151,8 +172,18 @@ pub fn render_report(report: &Report, color: bool) -> String {
             }
             t.push(node);
         }
+        if !wide && ok > 0 {
+            t.push(Tree::new("").span(format!("{ok} ok"), Some(Style::Good)));
+        }
         out.push_str(&tree::render(&t, color));
         out.push('\n');
+    }
+    if !all_ok.is_empty() {
+        out.push_str(&format!(
+            "{} {} (-o wide lists each check)\n\n",
+            paint(color, "All ok:", Style::Good),
+            all_ok.join(", ")
+        ));
     }
     let (errors, warnings, ok) = report.counts();
     out.push_str(&format!(

@@ -2,20 +2,23 @@
 //! generator in [`crate::setup`]. Everything is rendered before anything is written or applied.
 
 pub mod live;
+pub mod output;
 pub mod prompt;
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use crate::cli::{CapiVersion, DryRun, GlobalArgs, InitArgs, InitCommand, InitKubeconfigArgs};
+use crate::cli::{
+    CapiVersion, DryRun, GlobalArgs, InitArgs, InitCommand, InitKubeconfigArgs, OutputFormat,
+};
 use crate::error::{ClusterRole, Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, config, connect};
 use crate::render::Printer;
 use crate::setup::render::names;
 use crate::setup::{self, Bundle, FlavorSpec, SetupInput, Templates, flavor, infra};
 
-use prompt::{Ask, NoPrompt, Terminal};
+use prompt::{Ask, NoPrompt, Question, Terminal};
 
 /// How long `--apply` waits for the token controller to fill the new token Secret.
 const TOKEN_WAIT: Duration = Duration::from_secs(30);
@@ -26,13 +29,11 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         return kubeconfig(global, k, printer);
     }
     let mut asker: Box<dyn Ask> = if args.yes {
-        Box::new(NoPrompt {
-            reason: "pass it (prompting is off with --yes)",
-        })
+        Box::new(NoPrompt::new("pass them (prompting is off with --yes)"))
     } else if !std::io::stdin().is_terminal() {
-        Box::new(NoPrompt {
-            reason: "pass it (stdin is not a terminal, so init cannot ask)",
-        })
+        Box::new(NoPrompt::new(
+            "pass them (stdin is not a terminal, so init cannot ask)",
+        ))
     } else {
         Box::new(Terminal)
     };
@@ -61,23 +62,26 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     let separate = global.management_kubeconfig.is_some()
         || global.management_context.is_some()
         || controller_kubeconfig.is_some();
-    let runtime = if args.from_cluster || args.apply {
+    let client_dry_run = args.dry_run == DryRun::Client;
+    let runtime = if args.from_cluster || (args.apply && !client_dry_run) {
         Some(runtime()?)
     } else {
         None
     };
 
+    let dns_label = |a: &str| flavor::check_dns_label(a);
     let namespace = match &global.namespace {
-        Some(ns) => ns.clone(),
-        None => asker.ask(
-            "--namespace",
-            "namespace of the Cluster API Cluster on the management cluster",
-            None,
-            false,
-        )?,
+        Some(ns) => Some(ns.clone()),
+        None => asker.ask(&Question {
+            flag: "--namespace",
+            text: "namespace of the Cluster API Cluster on the management cluster",
+            default: None,
+            optional: false,
+            check: &dns_label,
+        })?,
     };
     let mut defaults = live::ClusterDefaults::default();
-    if let (true, Some(rt)) = (args.from_cluster, &runtime) {
+    if let (true, Some(rt), Some(namespace)) = (args.from_cluster, &runtime, &namespace) {
         let hint = match &args.infrastructure_kind {
             Some(k) => Some(infra::find(k)?),
             None => None,
@@ -86,7 +90,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
             let client = connect(&management).await?;
             live::read_defaults(
                 &client,
-                &namespace,
+                namespace,
                 args.cluster_name.as_deref(),
                 args.infrastructure_template.as_deref(),
                 hint,
@@ -96,54 +100,86 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     }
 
     let cluster_name = match (&args.cluster_name, &defaults.cluster_name) {
-        (Some(n), _) => n.clone(),
-        (None, d) => asker.ask(
-            "--cluster-name",
-            "name of the Cluster API Cluster",
-            d.as_deref(),
-            false,
-        )?,
+        (Some(n), _) => Some(n.clone()),
+        (None, d) => asker.ask(&Question {
+            flag: "--cluster-name",
+            text: "name of the Cluster API Cluster",
+            default: d.as_deref(),
+            optional: false,
+            check: &dns_label,
+        })?,
     };
+    let version_check = |a: &str| setup::check_version(a).map_err(|e| e.to_string());
     let kubernetes_version = match &args.kubernetes_version {
-        Some(v) => v.clone(),
-        None => asker.ask(
-            "--kubernetes-version",
-            "Kubernetes version of the new nodes, e.g. v1.36.1",
-            defaults.kubernetes_version.as_deref(),
-            false,
-        )?,
+        Some(v) => Some(v.clone()),
+        None => asker.ask(&Question {
+            flag: "--kubernetes-version",
+            text: "Kubernetes version of the new nodes, e.g. v1.36.1",
+            default: defaults.kubernetes_version.as_deref(),
+            optional: false,
+            check: &version_check,
+        })?,
     };
+    let infra_check = |a: &str| infra::find(a).map(|_| ()).map_err(|e| e.to_string());
+    let infra_question = format!("infrastructure provider, one of {}", infra::known_list());
     let infra = match (&args.infrastructure_kind, defaults.infra) {
-        (Some(k), _) => infra::find(k)?,
-        (None, Some(k)) => k,
-        (None, None) => infra::find(&asker.ask(
-            "--infrastructure-kind",
-            &format!("infrastructure provider, one of {}", infra::known_list()),
-            None,
-            false,
-        )?)?,
+        (Some(k), _) => Some(infra::find(k)?),
+        (None, Some(k)) => Some(k),
+        (None, None) => match asker.ask(&Question {
+            flag: "--infrastructure-kind",
+            text: &infra_question,
+            default: None,
+            optional: false,
+            check: &infra_check,
+        })? {
+            Some(k) => Some(infra::find(&k)?),
+            None => None,
+        },
     };
     let clone_from = if args.from_cluster {
         defaults.template.clone()
     } else {
         None
     };
-    let machine_image = match &args.machine_image {
-        Some(i) => Some(i.clone()),
-        None if infra.needs_image && clone_from.is_none() => Some(asker.ask(
-            "--machine-image",
-            &format!("OS image of the new machines ({} needs one)", infra.kind),
-            None,
-            false,
-        )?),
-        None => None,
+    let machine_image = match (&args.machine_image, infra) {
+        (Some(i), _) => Some(i.clone()),
+        (None, Some(infra)) if infra.needs_image && clone_from.is_none() => {
+            asker.ask(&Question {
+                flag: "--machine-image",
+                text: &format!("OS image of the new machines ({} needs one)", infra.kind),
+                default: None,
+                optional: false,
+                check: &prompt::any,
+            })?
+        }
+        (None, _) => None,
     };
     if flavors.is_empty() {
         flavors = ask_flavors(asker.as_mut())?;
     }
+    let image_check = |a: &str| {
+        if a.chars().any(char::is_whitespace) {
+            Err(format!("{a:?} is not a container image reference"))
+        } else {
+            Ok(())
+        }
+    };
     let image = match &args.image {
-        Some(i) => i.clone(),
-        None => asker.ask("--image", "container image of the controller", None, false)?,
+        Some(i) => Some(i.clone()),
+        None => asker.ask(&Question {
+            flag: "--image",
+            text: "container image of the controller",
+            default: None,
+            optional: false,
+            check: &image_check,
+        })?,
+    };
+    // Every missing input at once, before anything is rendered.
+    asker.finish()?;
+    let (Some(namespace), Some(cluster_name), Some(kubernetes_version), Some(infra), Some(image)) =
+        (namespace, cluster_name, kubernetes_version, infra, image)
+    else {
+        return Err(Error::usage("init: a required input is missing"));
     };
     let input = SetupInput {
         cluster_name,
@@ -168,7 +204,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     };
     let bundle = setup::render::render(&input, &templates)?;
 
-    if args.apply {
+    if args.apply && !client_dry_run {
         let Some(rt) = runtime else {
             return Err(Error::usage("--apply needs a runtime"));
         };
@@ -179,20 +215,25 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     }
     if args.dry_run == DryRun::Server {
         return Err(Error::usage(
-            "--dry-run server only makes sense with --apply",
+            "--dry-run=server only makes sense with --apply",
         ));
     }
     match &args.output_dir {
         Some(dir) => {
-            write_output_dir(dir, &bundle)?;
-            eprintln!(
-                "wrote {} management and {} workload objects to {}",
-                bundle.management.len(),
-                bundle.workload.len(),
-                dir.display()
-            );
+            let files = output::plan(&bundle);
+            if client_dry_run {
+                for f in &files {
+                    eprintln!("would write {}", dir.join(&f.path).display());
+                }
+            } else {
+                let written = output::write(dir, &files, args.force, args.prune)?;
+                report_written(dir, &written);
+            }
         }
-        None => printer.write(&bundle.to_yaml())?,
+        None => match global.output {
+            OutputFormat::Json | OutputFormat::Yaml => printer.structured(&bundle_list(&bundle))?,
+            OutputFormat::Table | OutputFormat::Wide => printer.write(&bundle.to_yaml())?,
+        },
     }
     if separate && input.management_kubeconfig.is_none() {
         eprintln!(
@@ -298,6 +339,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn ask_flavors(asker: &mut dyn Ask) -> Result<Vec<FlavorSpec>> {
+    let check = |a: &str| flavor::parse_flag(a).map(|_| ()).map_err(|e| e.to_string());
     let mut flavors = Vec::new();
     loop {
         let optional = !flavors.is_empty();
@@ -306,12 +348,63 @@ fn ask_flavors(asker: &mut dyn Ask) -> Result<Vec<FlavorSpec>> {
         } else {
             "a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10"
         };
-        let answer = asker.ask("--flavor", question, None, optional)?;
-        if answer.trim().is_empty() {
-            return Ok(flavors);
+        let answer = asker.ask(&Question {
+            flag: "--flavor",
+            text: question,
+            default: None,
+            optional,
+            check: &check,
+        })?;
+        match answer {
+            Some(a) if !a.trim().is_empty() => flavors.push(flavor::parse_flag(a.trim())?),
+            _ => return Ok(flavors),
         }
-        flavors.push(flavor::parse_flag(answer.trim())?);
     }
+}
+
+/// What `--output-dir` did, on stderr: counts, and each file replaced, stale or pruned by name.
+fn report_written(dir: &Path, w: &output::Written) {
+    eprintln!(
+        "wrote {}: {} created, {} replaced, {} unchanged",
+        dir.display(),
+        w.created.len(),
+        w.replaced.len(),
+        w.unchanged.len()
+    );
+    for f in &w.replaced {
+        eprintln!("  replaced {f}");
+    }
+    for f in &w.pruned {
+        eprintln!("  removed stale {f}");
+    }
+    if !w.stale.is_empty() {
+        eprintln!(
+            "stale (written by an earlier init, no longer generated; --prune removes them): {}",
+            w.stale.join(", ")
+        );
+    }
+    if !w.foreign.is_empty() {
+        eprintln!(
+            "left untouched (not written by init): {}",
+            w.foreign.join(", ")
+        );
+    }
+}
+
+/// Both bundles as one `v1` `List`, as `kubectl get -o json|yaml` prints several objects: the
+/// management bundle's items first, as in the YAML.
+fn bundle_list(bundle: &Bundle) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+        "items": bundle
+            .management
+            .iter()
+            .chain(&bundle.workload)
+            .map(|d| d.value.clone())
+            .collect::<Vec<_>>(),
+    })
 }
 
 fn read_text(path: &Path, flag: &str) -> Result<String> {
@@ -342,45 +435,4 @@ fn load_templates(dir: Option<&Path>) -> Result<Templates> {
         }
     }
     Ok(templates)
-}
-
-/// Writes DIR/management/*.yaml and DIR/workload/*.yaml all at once: into a temporary directory
-/// inside DIR first, then renamed into place, so a failure leaves no partial bundle.
-pub fn write_output_dir(dir: &Path, bundle: &Bundle) -> Result<()> {
-    let io = |what: String, e: std::io::Error| Error::Input {
-        path: format!("--output-dir {}", dir.display()),
-        problem: format!("{what}: {e}"),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| io("cannot create the directory".to_string(), e))?;
-    let tmp = dir.join(format!(".karpenter-capi-init-{}", std::process::id()));
-    let result = (|| -> Result<()> {
-        for (sub, docs) in [
-            ("management", &bundle.management),
-            ("workload", &bundle.workload),
-        ] {
-            let d = tmp.join("new").join(sub);
-            std::fs::create_dir_all(&d)
-                .map_err(|e| io(format!("cannot create {}", d.display()), e))?;
-            for (i, doc) in docs.iter().enumerate() {
-                let path = d.join(doc.file_name(i + 1));
-                std::fs::write(&path, doc.with_comment())
-                    .map_err(|e| io(format!("cannot write {}", path.display()), e))?;
-            }
-        }
-        std::fs::create_dir_all(tmp.join("old"))
-            .map_err(|e| io("cannot create a temporary directory".to_string(), e))?;
-        for sub in ["management", "workload"] {
-            let target: PathBuf = dir.join(sub);
-            if target.exists() {
-                std::fs::rename(&target, tmp.join("old").join(sub))
-                    .map_err(|e| io(format!("cannot replace {}", target.display()), e))?;
-            }
-            std::fs::rename(tmp.join("new").join(sub), &target)
-                .map_err(|e| io(format!("cannot create {}", target.display()), e))?;
-        }
-        Ok(())
-    })();
-    // The temporary directory holds only the previous bundle (or a failed new one) now.
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
 }

@@ -14,8 +14,7 @@ use jiff::Timestamp;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use super::source::read_sources;
-use crate::cli::{GlobalArgs, OutputFormat, RunArgs};
+use crate::cli::{DryRun, GlobalArgs, OutputFormat, RunArgs};
 use crate::controller::{self, Config};
 use crate::error::{Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, connect};
@@ -23,7 +22,6 @@ use crate::kube::leader::{Gate, LeaseLock};
 use crate::kube::list::{Clients, live_snapshot};
 use crate::kube::metrics;
 use crate::kube::reconciler::{Context, LeaseTiming, Window, lead, pass, run_continuous};
-use crate::model::load::snapshot_from_sources;
 use crate::render::Printer;
 use crate::render::plan::print_plan;
 
@@ -39,7 +37,14 @@ pub fn config(args: &RunArgs) -> Config {
 
 /// Rejects flag combinations that cannot do what they say.
 pub fn validate(args: &RunArgs) -> Result<()> {
-    let replay_ok = args.once && args.dry_run;
+    if args.dry_run == DryRun::Server {
+        return Err(Error::usage(
+            "run does not support --dry-run=server: the writes of a pass depend on each other (a Machine is scaled \
+             up for a NodeClaim created in the same pass), so the API server cannot judge them one by one; \
+             use --dry-run=client (or --dry-run) to print the plan",
+        ));
+    }
+    let replay_ok = args.once && args.dry_run.is_dry();
     if !args.source.files.is_empty() && !replay_ok {
         return Err(Error::usage(
             "-f plans from files and has no cluster to write to: use it with --once --dry-run, e.g. \
@@ -77,7 +82,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
                 &clients,
                 namespace.as_deref(),
                 &config(&args),
-                args.dry_run,
+                args.dry_run.is_dry(),
                 printer,
             )
             .await
@@ -111,16 +116,21 @@ async fn clients(workload: &ClusterTarget, management: &ClusterTarget) -> Result
 
 /// `--once --dry-run -f`: plans from files, as of `--now` (else the dump's time, else now).
 fn replay(args: &RunArgs, printer: &Printer) -> Result<Outcome> {
-    let sources = read_sources(&args.source.files)?;
-    let snapshot = snapshot_from_sources(&sources)?;
+    let snapshot = super::source::snapshot(&args.source)?;
     for w in &snapshot.warnings {
         warn!("{w}");
     }
-    let now = args
-        .source
-        .now
-        .or(snapshot.now)
-        .unwrap_or_else(Timestamp::now);
+    let now = match args.source.now.or(snapshot.now) {
+        Some(t) => t,
+        None => {
+            // As `doctor` does: the ages, timeouts and batch windows of a dump judged now are
+            // usually wrong.
+            warn!(
+                "planning as of the current time (the input says no time); pass --now with the time the dump was taken"
+            );
+            Timestamp::now()
+        }
+    };
     let plan = controller::plan(&snapshot, now, &config(args));
     print_plan(printer, &plan)?;
     Ok(Outcome::Success)
@@ -172,7 +182,12 @@ async fn continuous(
     args: &RunArgs,
 ) -> Result<Outcome> {
     let listener = metrics::bind(&args.metrics_bind_address).await?;
-    let mut ctx = Context::new(clients.clone(), config(args), namespace, args.dry_run);
+    let mut ctx = Context::new(
+        clients.clone(),
+        config(args),
+        namespace,
+        args.dry_run.is_dry(),
+    );
     // With leader election every write checks that this replica's Lease is still valid.
     let gate = if args.leader_elect {
         Gate::elected()
@@ -212,7 +227,7 @@ async fn continuous(
         drop(leading_tx);
         None
     };
-    info!(dry_run = args.dry_run, "controller started");
+    info!(dry_run = args.dry_run.is_dry(), "controller started");
     let result = run_continuous(ctx, Window::from_config(&config(args)), leading_rx, stop_rx).await;
     if let Some(l) = leader {
         // The leader task releases the Lease when it sees the shutdown.

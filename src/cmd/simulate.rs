@@ -2,7 +2,6 @@
 //! the comparison.
 
 use crate::cli::{GlobalArgs, SimulateArgs, StrategyName};
-use crate::cmd::source::read_sources;
 use crate::controller::consolidation::{self, ConsolidationOutcome};
 use crate::error::{Outcome, Result};
 use crate::model::load::{Source, snapshot_from_sources};
@@ -27,7 +26,7 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
             text: DEFAULT_SCENARIO.to_string(),
         }])?
     } else {
-        snapshot_from_sources(&read_sources(&args.source.files)?)?
+        super::source::snapshot(&args.source)?
     };
     if args.consolidate {
         let report = consolidate(&snapshot, args.strategy)?;

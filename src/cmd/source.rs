@@ -2,14 +2,26 @@
 //! the offline commands need.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::cli::SourceArgs;
 use crate::error::{Error, Result};
-use crate::model::load::Source;
+use crate::model::load::{Source, load_sources};
+use crate::model::snapshot::Snapshot;
 
-/// Reads every `-f` argument: a file, a directory (its `.yaml`, `.yml` and `.json` files, sorted),
-/// or `-` for stdin.
-pub fn read_sources(args: &[String]) -> Result<Vec<Source>> {
+/// Reads the `-f` inputs and builds the snapshot, each object once; a repeated object is noted on
+/// stderr (stdout stays the command's output).
+pub fn snapshot(source: &SourceArgs) -> Result<Snapshot> {
+    let (snapshot, notes) = load_sources(&read_sources(&source.files, source.recursive)?)?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    Ok(snapshot)
+}
+
+/// Reads every `-f` argument: a file, a directory (its `.yaml`, `.yml` and `.json` files, sorted;
+/// with `recursive` those of its subdirectories too, as kubectl's `-R`), or `-` for stdin.
+pub fn read_sources(args: &[String], recursive: bool) -> Result<Vec<Source>> {
     let mut out = Vec::new();
     for arg in args {
         if arg == "-" {
@@ -28,22 +40,17 @@ pub fn read_sources(args: &[String]) -> Result<Vec<Source>> {
         }
         let path = Path::new(arg);
         if path.is_dir() {
-            let mut files: Vec<_> = std::fs::read_dir(path)
-                .map_err(|e| Error::Input {
-                    path: arg.clone(),
-                    problem: format!("cannot read directory: {e}"),
-                })?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.extension()
-                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-                })
-                .collect();
+            let mut files = Vec::new();
+            manifest_files(path, recursive, &mut files)?;
             files.sort();
             if files.is_empty() {
                 return Err(Error::Input {
                     path: arg.clone(),
-                    problem: "directory has no .yaml, .yml or .json files".to_string(),
+                    problem: if recursive {
+                        "directory has no .yaml, .yml or .json files".to_string()
+                    } else {
+                        "directory has no .yaml, .yml or .json files (pass -R to read its subdirectories)".to_string()
+                    },
                 });
             }
             for f in files {
@@ -67,4 +74,25 @@ fn read_file(path: &Path) -> Result<Source> {
         },
     })?;
     Ok(Source { name, text })
+}
+
+/// The manifest files of `dir`, and with `recursive` of its subdirectories.
+fn manifest_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::Input {
+        path: dir.display().to_string(),
+        problem: format!("cannot read directory: {e}"),
+    })?;
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            if recursive {
+                manifest_files(&path, true, out)?;
+            }
+        } else if path
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
 }

@@ -11,9 +11,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use serde_json::json;
 
-use super::action::{Action, TERMINATION_FINALIZER};
+use super::action::{Action, Steps, TERMINATION_FINALIZER, capi_type};
 use super::lifecycle::resource_json;
 use super::provision::{TEMPLATE_HASH_ANNOTATION, node_claim_manifest, template_hash};
+use super::write::{self, ConditionUpdate, Write};
+use crate::error::ClusterRole;
+use crate::model::flavor::MEMBER_LABEL;
 use crate::model::labels::keys;
 use crate::model::nodeclaim::MACHINE_ANNOTATION;
 use crate::model::resources::Resources;
@@ -120,4 +123,63 @@ pub fn adopt(snapshot: &Snapshot, now: Timestamp) -> (Vec<Action>, Vec<String>) 
         });
     }
     (actions, notes)
+}
+
+/// The writes of an `adoptMachine`: the claim (a fixed name, so applying it again is a no-op),
+/// its status (launched, registered, initialized), the Machine's membership label, and the
+/// Node's labels and finalizer.
+pub(super) fn steps(
+    machine: &str,
+    node: &str,
+    node_claim: &str,
+    manifest: &serde_json::Value,
+    status: &serde_json::Map<String, serde_json::Value>,
+    node_labels: &BTreeMap<String, String>,
+    api_version: &str,
+) -> Steps {
+    let (namespace, name) = machine.split_once('/').unwrap_or(("", machine));
+    let (namespace, name) = (namespace.to_string(), name.to_string());
+    let condition = |type_: &str, reason: &str, message: &str| ConditionUpdate {
+        type_: type_.to_string(),
+        status: "True".to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+    };
+    Steps {
+        writes: vec![
+            // A fixed name: applying it again is a no-op, so a retry never doubles it.
+            Write::Create {
+                cluster: ClusterRole::Workload,
+                resource: write::NODE_CLAIM,
+                object: manifest.clone(),
+            },
+            Write::SetNodeClaimStatus {
+                name: node_claim.to_string(),
+                fields: status.clone(),
+                conditions: vec![
+                    condition("Launched", "Adopted", &format!("adopted Machine {machine}")),
+                    condition("Registered", "Adopted", &format!("adopted Node {node}")),
+                    condition("Initialized", "Adopted", ""),
+                    condition("Ready", "Ready", ""),
+                ],
+            },
+            Write::MergePatch {
+                cluster: ClusterRole::Management,
+                resource: capi_type(write::MACHINE, api_version),
+                namespace,
+                name,
+                patch: json!({"metadata": {"labels": {MEMBER_LABEL: ""}}}),
+            },
+            Write::EditNode {
+                name: node.to_string(),
+                add_labels: node_labels.clone(),
+                add_taints: Vec::new(),
+                remove_taint_keys: Vec::new(),
+                add_finalizers: vec![TERMINATION_FINALIZER.to_string()],
+                remove_finalizers: Vec::new(),
+                add_owner_references: Vec::new(),
+            },
+        ],
+        rollback: Vec::new(),
+    }
 }

@@ -58,8 +58,10 @@ fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) 
     let mut moved = Vec::new();
     for (i, p) in view.pods.iter_mut().enumerate() {
         if p.node_name.as_deref().is_some_and(|n| names.contains(n)) {
+            // DaemonSet pods go with their node. Pending pods nominated to it move like its
+            // own: a consolidation must pay for their room too (Karpenter core simulates
+            // pending pods with the candidates' pods).
             if p.daemon {
-                // DaemonSet pods go with their node.
                 p.terminal = true;
             } else {
                 p.node_name = None;
@@ -133,7 +135,9 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
         if p.terminal || !p.node_name.as_ref().is_some_and(|n| nodes.contains(n)) {
             continue;
         }
-        if p.daemon || p.mirror {
+        // Pending pods nominated to these nodes are provisioned for by this pass (which sees
+        // the nodes disrupted), so they need no home here.
+        if p.daemon || p.mirror || p.nominated {
             p.terminal = true;
         } else {
             p.node_name = None;

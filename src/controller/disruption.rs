@@ -16,6 +16,7 @@ use jiff::Timestamp;
 use super::action::{Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
 use super::budget::allowed_disruptions;
 use super::consolidation::{Candidate, Home, consolidate, home};
+use super::drain::{drained, evict, grace_elapsed, is_forceful, never_evicted, tier};
 use super::lifecycle::{bound_machine, mark};
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::labels::{LabelSelector, Labels};
@@ -48,13 +49,6 @@ pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodReco
         .iter()
         .filter(|p| !p.terminal && p.node_name.as_deref() == Some(node))
         .collect()
-}
-
-fn is_critical(p: &PodRecord) -> bool {
-    matches!(
-        p.priority_class.as_deref(),
-        Some("system-cluster-critical" | "system-node-critical")
-    )
 }
 
 /// PodDisruptionBudgets (from the snapshot's objects) that allow no disruption, as selectors.
@@ -94,7 +88,10 @@ pub fn disrupt(
 ) -> Disruption {
     let mut out = Disruption::default();
     let pdbs = blocking_pdbs(snapshot);
-    let pending_room = wanted_by_pending_pods(snapshot);
+    // Pending pods take the room they will be placed on first: a node they would land on is not
+    // Empty, and the room they take is not a home for displaced pods.
+    let (pending_room, reserved) = reserve_for_pending_pods(snapshot);
+    let reserved = reserved.as_ref().unwrap_or(snapshot);
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -165,7 +162,7 @@ pub fn disrupt(
                 } else {
                     let mut with: Vec<String> = draining.clone();
                     with.push(node.name.clone());
-                    match home(snapshot, &with) {
+                    match home(reserved, &with) {
                         Home::Fits => {
                             draining.push(node.name.clone());
                             evict(&mut out, &pods, &node.name, &reason, false);
@@ -292,7 +289,7 @@ pub fn disrupt(
             // initialize; when they fit nowhere, the node is left alone.
             let mut with = draining.clone();
             with.push(node.name.clone());
-            match home(snapshot, &with) {
+            match home(reserved, &with) {
                 Home::Fits => {
                     draining.push(node.name.clone());
                     out.actions.push(taint);
@@ -340,11 +337,11 @@ pub fn disrupt(
                 .then(b.price.cmp(&a.price))
                 .then(a.node.cmp(&b.node))
         });
-        if let Some(decision) = consolidate(snapshot, &underutilized, room) {
+        if let Some(decision) = consolidate(reserved, &underutilized, room) {
             let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
             let mut with = draining.clone();
             with.extend(removed.iter().cloned());
-            if decision.replacements.is_empty() && home(snapshot, &with) != Home::Fits {
+            if decision.replacements.is_empty() && home(reserved, &with) != Home::Fits {
                 // The simulation counted room that is not there yet (in-flight or initializing
                 // claims): no drain on a promise.
                 out.notes.push(format!(
@@ -401,22 +398,29 @@ pub fn disrupt(
     out
 }
 
-/// The nodes pending pods would be placed on now: such a node is not Empty (Karpenter core
-/// simulates pending pods in disruption, `disruption/helpers.go`).
-fn wanted_by_pending_pods(snapshot: &Snapshot) -> BTreeSet<String> {
+/// Where pending pods would be placed now on existing nodes (Karpenter core simulates pending
+/// pods in disruption, `disruption/helpers.go` `SimulateScheduling`): the nodes they would land
+/// on, and a view with them bound there (None when there are no pending pods), so consolidation
+/// and drains see only the room left after them.
+fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Snapshot>) {
     use crate::sched::strategy::Strategy;
     let pending: Vec<usize> = (0..snapshot.pods.len())
         .filter(|&i| snapshot.pods[i].is_provisionable())
         .collect();
     if pending.is_empty() {
-        return BTreeSet::new();
+        return (BTreeSet::new(), None);
     }
-    crate::sched::strategy::cost::Cost
+    let placed = crate::sched::strategy::cost::Cost
         .plan(snapshot, &pending)
-        .on_existing
-        .into_iter()
-        .map(|(_, n)| n)
-        .collect()
+        .on_existing;
+    let mut view = snapshot.clone();
+    for (p, node) in &placed {
+        // Nominated to that node, as the scheduler would: if the node goes, they are pending
+        // again and provisioning (which sees the node disrupted) takes care of them.
+        view.pods[*p].node_name = Some(node.clone());
+        view.pods[*p].nominated = true;
+    }
+    (placed.into_iter().map(|(_, n)| n).collect(), Some(view))
 }
 
 /// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
@@ -430,86 +434,6 @@ fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
         reason: "InvalidDisruptionSettings".to_string(),
         message,
     });
-}
-
-/// Karpenter's eviction tier of a pod (core `node/termination/terminator/terminator.go`
-/// `groupPodsByPriority`): non-critical, non-critical DaemonSet, critical, critical DaemonSet.
-fn tier(p: &PodRecord) -> u8 {
-    u8::from(is_critical(p)) * 2 + u8::from(p.daemon)
-}
-
-/// Pods a drain never evicts (core `utils/pod/scheduling.go`): mirror (static) pods, and pods
-/// that tolerate the `karpenter.sh/disrupted:NoSchedule` taint.
-fn never_evicted(p: &PodRecord) -> bool {
-    p.mirror
-        || p.demand.tolerations.iter().any(|t| {
-            t.tolerates(&crate::model::taints::Taint::new(
-                DISRUPTED_TAINT_KEY,
-                "",
-                crate::model::taints::Effect::NoSchedule,
-            ))
-        })
-}
-
-/// Whether a node being disrupted is drained: only DaemonSet pods and pods a drain never
-/// evicts are left (DaemonSet pods go with their node).
-pub(super) fn drained(pods: &[&PodRecord]) -> bool {
-    pods.iter().all(|p| p.daemon || never_evicted(p))
-}
-
-/// Expiry (and a user's deletion, see `termination`) drains at once; the other reasons are
-/// voluntary and wait for a home for the pods.
-fn is_forceful(reason: &str) -> bool {
-    reason == "Expired"
-}
-
-/// Evictions of the first tier of a node's pods still present, in Karpenter's order; a tier
-/// goes only after the previous one is gone (terminating pods of an earlier tier hold the next).
-/// Terminating pods are not evicted again. Each eviction carries the pod's UID.
-pub(super) fn evict(
-    out: &mut Disruption,
-    pods: &[&PodRecord],
-    node: &str,
-    reason: &str,
-    force: bool,
-) {
-    let present: Vec<&&PodRecord> = pods.iter().filter(|p| !never_evicted(p)).collect();
-    let Some(first) = present.iter().map(|p| tier(p)).min() else {
-        return;
-    };
-    let mut order: Vec<&&&PodRecord> = present
-        .iter()
-        .filter(|p| tier(p) == first && !p.terminating)
-        .collect();
-    order.sort_by_key(|p| p.demand.key());
-    for p in order {
-        out.actions.push(Action::EvictPod {
-            target: format!("Pod/{}", p.demand.key()),
-            pod: p.demand.key(),
-            node: node.to_string(),
-            reason: reason.to_string(),
-            force,
-            uid: p.uid.clone(),
-        });
-    }
-}
-
-/// Whether the drain of a claim's node started longer ago than its `terminationGracePeriod`
-/// (the claim's, else its NodePool's; none: never).
-pub(super) fn grace_elapsed(pool: &NodePool, claim: &NodeClaimRecord, now: Timestamp) -> bool {
-    let Some(Ok(NillableDuration::After(grace))) = claim
-        .termination_grace_period
-        .as_deref()
-        .or(pool.termination_grace_period.as_deref())
-        .map(str::parse::<NillableDuration>)
-    else {
-        return false;
-    };
-    claim
-        .annotations
-        .get(super::action::DRAIN_STARTED_ANNOTATION)
-        .and_then(|t| t.parse::<Timestamp>().ok())
-        .is_some_and(|started| now.as_second() - started.as_second() >= grace.as_secs_i64())
 }
 
 /// The annotation on a replacement NodeClaim naming the nodes it replaces (comma-separated).

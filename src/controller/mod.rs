@@ -17,10 +17,12 @@ pub mod adopt;
 pub mod budget;
 pub mod consolidation;
 pub mod disruption;
+pub mod drain;
 pub mod lifecycle;
 pub mod provision;
 pub mod rollout;
 pub mod scale;
+pub mod scope;
 pub mod termination;
 pub mod write;
 

@@ -20,7 +20,8 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 
 use super::action::{Action, DISRUPTED_TAINT_KEY, TERMINATION_FINALIZER};
-use super::disruption::{Disruption, defer_rest, drained, evict, grace_elapsed, node_of, pods_on};
+use super::disruption::{Disruption, defer_rest, node_of, pods_on};
+use super::drain::{drained, evict, grace_elapsed};
 use super::lifecycle::{bound_machine, mark};
 use super::rollout::scale_down_hold;
 use crate::model::machine::MachineRecord;

@@ -3,6 +3,8 @@
 //! ~/.kube/config, in-cluster).
 
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
@@ -18,6 +20,39 @@ pub struct ClusterTarget {
     pub kubeconfig: Option<PathBuf>,
     /// Explicit context.
     pub context: Option<String>,
+    /// `--request-timeout`: the longest one request may take; `None` keeps the client's defaults.
+    pub request_timeout: Option<Duration>,
+}
+
+/// Where a cluster's client talks to, for messages: `10.0.0.1:6443`, the context, the timeout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `host:port` of the API server.
+    pub server: String,
+    /// The kubeconfig context used, when known.
+    pub context: Option<String>,
+    /// `--request-timeout`, when set.
+    pub request_timeout: Option<Duration>,
+}
+
+/// The endpoint of each cluster this process connected to. Errors are built far from
+/// [`connect`] (deep in listing and applying), and a kube error does not carry its server; this
+/// is the one place that knows it, written once per cluster at connect time.
+static ENDPOINTS: Mutex<Vec<(ClusterRole, Endpoint)>> = Mutex::new(Vec::new());
+
+/// The endpoint `connect` recorded for `cluster`, if it connected.
+pub fn endpoint(cluster: ClusterRole) -> Option<Endpoint> {
+    let endpoints = ENDPOINTS.lock().unwrap_or_else(|e| e.into_inner());
+    endpoints
+        .iter()
+        .find(|(c, _)| *c == cluster)
+        .map(|(_, e)| e.clone())
+}
+
+fn record_endpoint(cluster: ClusterRole, endpoint: Endpoint) {
+    let mut endpoints = ENDPOINTS.lock().unwrap_or_else(|e| e.into_inner());
+    endpoints.retain(|(c, _)| *c != cluster);
+    endpoints.push((cluster, endpoint));
 }
 
 impl ClusterTarget {
@@ -27,6 +62,7 @@ impl ClusterTarget {
             role: ClusterRole::Workload,
             kubeconfig: global.kubeconfig.clone(),
             context: global.context.clone(),
+            request_timeout: timeout(global),
         }
     }
 
@@ -46,6 +82,7 @@ impl ClusterTarget {
                 .clone()
                 .or_else(|| global.kubeconfig.clone()),
             context: global.management_context.clone(),
+            request_timeout: timeout(global),
         }
     }
 
@@ -68,11 +105,52 @@ impl ClusterTarget {
     }
 }
 
+fn timeout(global: &GlobalArgs) -> Option<Duration> {
+    (global.request_timeout.as_secs() > 0)
+        .then(|| Duration::from_secs(global.request_timeout.as_secs()))
+}
+
 /// Builds a client for a cluster. Does not contact the cluster.
 pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
     install_crypto_provider();
-    let config = config(target).await?;
-    kube::Client::try_from(config).map_err(|e| load_error(target, e.to_string()))
+    let mut config = config(target).await?;
+    if let Some(t) = target.request_timeout {
+        // kubectl's --request-timeout bounds the whole request; connecting, sending and waiting
+        // for the answer each get that long here.
+        config.connect_timeout = Some(t);
+        config.read_timeout = Some(t);
+        config.write_timeout = Some(t);
+    }
+    let url = &config.cluster_url;
+    let server = match (url.host(), url.port_u16()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) if url.scheme_str() == Some("http") => format!("{h}:80"),
+        (Some(h), None) => format!("{h}:443"),
+        _ => url.to_string(),
+    };
+    record_endpoint(
+        target.role,
+        Endpoint {
+            server,
+            context: match &target.context {
+                Some(c) => Some(c.clone()),
+                None => current_context(target),
+            },
+            request_timeout: target.request_timeout,
+        },
+    );
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| load_error(target, e.to_string()))?;
+    Ok(client.with_layer(&super::trace::RequestLog).build())
+}
+
+/// The kubeconfig's current context, for messages; `None` in-cluster or when unreadable.
+fn current_context(target: &ClusterTarget) -> Option<String> {
+    let file = match &target.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok()?,
+        None => Kubeconfig::read().ok()?,
+    };
+    file.current_context.filter(|c| !c.is_empty())
 }
 
 /// Resolves a cluster's kube config (explicit file, named context, else inferred), e.g. for its

@@ -35,6 +35,11 @@ pub fn cluster_error(
                         format!(" in {namespace}")
                     }
                 )),
+                404 if (verb == "list" || verb == "watch") && !resource.contains('.') => {
+                    Some(format!(
+                        "the core API {resource} is not served: is the {cluster} cluster's server address a Kubernetes API server?"
+                    ))
+                }
                 404 if verb == "list" || verb == "watch" => Some(format!(
                     "the {resource} API is not served: is its CRD installed on the {cluster} cluster?"
                 )),
@@ -44,7 +49,7 @@ pub fn cluster_error(
             (format!("{} ({})", status.message, status.code), hint)
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) => (
-            with_causes(&err),
+            connection_message(cluster, &with_causes(&err)),
             Some(format!(
                 "the {cluster} cluster is unreachable: check the server address, network and --{}context",
                 match cluster {
@@ -60,6 +65,36 @@ pub fn cluster_error(
         action,
         message,
         hint,
+    }
+}
+
+/// A failed connection as kubectl says it, naming the server and the context:
+/// `the connection to the server 10.0.0.1:6443 (context admin@capi) was refused`, or that it did
+/// not answer within --request-timeout; the underlying causes follow.
+fn connection_message(cluster: ClusterRole, causes: &str) -> String {
+    let Some(endpoint) = super::client::endpoint(cluster) else {
+        return causes.to_string();
+    };
+    let lower = causes.to_ascii_lowercase();
+    let context = endpoint
+        .context
+        .as_deref()
+        .map(|c| format!(" (context {c})"))
+        .unwrap_or_default();
+    let server = &endpoint.server;
+    if lower.contains("connection refused") {
+        format!("the connection to the server {server}{context} was refused: {causes}")
+    } else if lower.contains("timed out") || lower.contains("elapsed") || lower.contains("timeout")
+    {
+        match endpoint.request_timeout {
+            Some(t) => format!(
+                "the server {server}{context} did not answer within {}s (--request-timeout): {causes}",
+                t.as_secs()
+            ),
+            None => format!("the server {server}{context} did not answer in time: {causes}"),
+        }
+    } else {
+        format!("cannot reach the server {server}{context}: {causes}")
     }
 }
 
@@ -124,6 +159,25 @@ pub fn object_error(
 /// the `versions` tried: says which CRD is missing and what installs it.
 pub fn missing_crd(cluster: ClusterRole, resource: &str, versions: &[&str]) -> Error {
     let group = resource.split_once('.').map(|(_, g)| g).unwrap_or("");
+    if group.is_empty() {
+        // A core resource (pods, nodes) has no CRD: a 404 means the address is not an API server
+        // of a Kubernetes cluster (a proxy, another service, a wrong path prefix).
+        return Error::Cluster {
+            cluster,
+            action: format!("list {resource}"),
+            message: format!(
+                "the server does not serve the core API {} (404)",
+                versions
+                    .iter()
+                    .map(|v| format!("{v}/{resource}"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+            hint: Some(format!(
+                "check that the {cluster} cluster's kubeconfig points at its Kubernetes API server (server address and path)"
+            )),
+        };
+    }
     let install = match group {
         "karpenter.sh" => "install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: \
                            `kubectl karpenter-capi init` generates them"

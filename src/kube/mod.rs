@@ -21,4 +21,5 @@ pub mod list;
 pub mod metrics;
 pub mod permissions;
 pub mod reconciler;
+pub mod trace;
 pub mod watch;

@@ -58,10 +58,7 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
             continue;
         }
         documents += 1;
-        let value = parse_document(text).map_err(|e| Error::Input {
-            path: source.name.clone(),
-            problem: format!("document {doc} (from line {line}) is not valid YAML: {e}"),
-        })?;
+        let value = parse_document(text).map_err(|e| yaml_error(source, doc, line, &e))?;
         let origin = format!("{}#{doc}", source.name);
         flatten(value, &origin, &mut out)?;
     }
@@ -76,18 +73,43 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
     Ok(out)
 }
 
+/// A YAML error as `file:line:column: message`, the line counted from the start of the file
+/// (documents are parsed one by one, so the parser's line is within the document), as editors
+/// and compilers print positions.
+fn yaml_error(source: &Source, doc: usize, first_line: usize, e: &serde_saphyr::Error) -> Error {
+    use serde_saphyr::MessageFormatter;
+    let message = serde_saphyr::DefaultMessageFormatter.format_message(e);
+    match e.location() {
+        Some(at) => Error::Input {
+            path: format!(
+                "{}:{}:{}",
+                source.name,
+                at.line() as usize + first_line - 1,
+                at.column()
+            ),
+            problem: format!("not valid YAML (document {doc}): {message}"),
+        },
+        None => Error::Input {
+            path: source.name.clone(),
+            problem: format!(
+                "document {doc} (from line {first_line}) is not valid YAML: {message}"
+            ),
+        },
+    }
+}
+
 /// One document: JSON (`kubectl get -o json`) through the JSON parser, which is several times
 /// faster on large dumps, else YAML. The YAML parser's budget grows with the document (a
 /// `kubectl get pods -A -o yaml` of 20,000 pods is one `List` of millions of nodes); the
 /// alias limits stay at their defaults, so an alias bomb is still refused.
-fn parse_document(text: &str) -> Result<Value, String> {
+fn parse_document(text: &str) -> Result<Value, serde_saphyr::Error> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{')
         && let Ok(value) = serde_json::from_str::<Value>(text)
     {
         return Ok(value);
     }
-    serde_saphyr::from_str_with_options(text, yaml_options(text.len())).map_err(|e| e.to_string())
+    serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
 }
 
 /// Parser options for a document of `len` bytes: every budget that counts what the input itself
@@ -558,13 +580,21 @@ fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
     })
 }
 
-/// Parses and builds in one step, from several sources.
+/// Parses and builds in one step, from several sources, each object once (see
+/// [`load_sources`] for the notes about repeated objects).
 pub fn snapshot_from_sources(sources: &[Source]) -> Result<Snapshot, Error> {
+    load_sources(sources).map(|(snapshot, _)| snapshot)
+}
+
+/// Parses several sources, uses each object once ([`super::dedup`]) and builds the snapshot;
+/// returns it with one note per repeated object, for the caller to show.
+pub fn load_sources(sources: &[Source]) -> Result<(Snapshot, Vec<String>), Error> {
     let mut objects = Vec::new();
     for s in sources {
         objects.extend(parse_source(s)?);
     }
-    build_snapshot(objects)
+    let unique = super::dedup::unique(objects)?;
+    Ok((build_snapshot(unique.objects)?, unique.notes))
 }
 
 #[cfg(test)]
@@ -590,7 +620,7 @@ mod tests {
             parse_source(&src("kind: Pod\napiVersion: v1\n---\nkind: [unclosed\n")).unwrap_err();
         let msg = err.to_string();
         assert!(
-            msg.starts_with("t.yaml: document 2 (from line 4) is not valid YAML"),
+            msg.starts_with("t.yaml:4:7: not valid YAML (document 2): "),
             "{msg}"
         );
     }
@@ -725,7 +755,7 @@ mod tests {
         }
         let err = parse_source(&src(&bomb)).unwrap_err().to_string();
         assert!(
-            err.starts_with("t.yaml: document 1 (from line 1) is not valid YAML"),
+            err.starts_with("t.yaml:") && err.contains(": not valid YAML (document 1): "),
             "{err}"
         );
     }

@@ -4,6 +4,7 @@
 pub mod condition;
 pub mod constraints;
 pub mod cron;
+pub mod dedup;
 pub mod duration;
 pub mod flavor;
 #[cfg(test)]

@@ -18,7 +18,9 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
 }
 
 fn collect(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
-    let man = clap_mangen::Man::new(cmd.clone());
+    // The committed pages carry the crate version only: `--version` adds the git commit, which
+    // would make every commit outdate them.
+    let man = clap_mangen::Man::new(cmd.clone().version(env!("CARGO_PKG_VERSION")));
     let mut roff = Vec::new();
     man.render(&mut roff)?;
     pages.push((man.get_filename(), roff));

@@ -21,6 +21,11 @@ pub fn print_report(printer: &Printer, report: &SimulationReport) -> Result<()> 
     }
 }
 
+/// Width at which the NEW NODES cell wraps onto more lines (between node groups).
+const NODES_CELL_WIDTH: usize = 40;
+
+/// `3x c3-8 + 1x c3-16`: node groups by count, most first (then by name), wrapped between groups
+/// so a catalog of many flavors keeps the table narrow.
 fn nodes_summary(s: &StrategyReport) -> String {
     let mut counts: Vec<(String, usize)> = Vec::new();
     for n in &s.nodes {
@@ -32,11 +37,24 @@ fn nodes_summary(s: &StrategyReport) -> String {
     if counts.is_empty() {
         return "-".to_string();
     }
-    counts
-        .iter()
-        .map(|(t, c)| format!("{c}x {t}"))
-        .collect::<Vec<_>>()
-        .join(" + ")
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out = String::new();
+    let mut line = 0;
+    for (i, (t, c)) in counts.iter().enumerate() {
+        let part = format!("{c}x {t}");
+        if i > 0 {
+            if line + 3 + part.len() > NODES_CELL_WIDTH {
+                out.push_str(" +\n");
+                line = 0;
+            } else {
+                out.push_str(" + ");
+                line += 3;
+            }
+        }
+        line += part.len();
+        out.push_str(&part);
+    }
+    out
 }
 
 fn extra(p: Option<Price>, base: Option<Price>, color: bool) -> String {
@@ -132,14 +150,44 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
             ));
         }
     }
+    out.push_str(&unschedulable_text(report, color));
+    out
+}
+
+/// The pods that fit nowhere, each with its reasons printed once for all the strategies that
+/// give the same ones: `Unschedulable with cost, karpenter-capi, least-waste:`.
+fn unschedulable_text(report: &SimulationReport, color: bool) -> String {
+    // (pod, reasons) -> the strategies that report exactly that, in report order.
+    let mut entries: Vec<(&str, &[String], Vec<&str>)> = Vec::new();
     for s in &report.strategies {
-        if s.unschedulable.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("\nUnschedulable with {}:\n", s.strategy));
         for u in &s.unschedulable {
-            out.push_str(&format!("  {}\n", paint(color, &u.pod, Style::Bad)));
-            for r in &u.reasons {
+            match entries
+                .iter_mut()
+                .find(|(p, r, _)| *p == u.pod && *r == u.reasons.as_slice())
+            {
+                Some((_, _, strategies)) => strategies.push(&s.strategy),
+                None => entries.push((&u.pod, &u.reasons, vec![&s.strategy])),
+            }
+        }
+    }
+    // The strategies that share them -> their pods and reasons.
+    type Group<'a> = (Vec<&'a str>, Vec<(&'a str, &'a [String])>);
+    let mut groups: Vec<Group> = Vec::new();
+    for (pod, reasons, strategies) in entries {
+        match groups.iter_mut().find(|(s, _)| *s == strategies) {
+            Some((_, pods)) => pods.push((pod, reasons)),
+            None => groups.push((strategies, vec![(pod, reasons)])),
+        }
+    }
+    let mut out = String::new();
+    for (strategies, pods) in groups {
+        out.push_str(&format!(
+            "\nUnschedulable with {}:\n",
+            strategies.join(", ")
+        ));
+        for (pod, reasons) in pods {
+            out.push_str(&format!("  {}\n", paint(color, pod, Style::Bad)));
+            for r in reasons {
                 out.push_str(&format!("    - {r}\n"));
             }
         }

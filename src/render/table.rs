@@ -27,7 +27,8 @@ impl Table {
     }
 
     /// Renders with three spaces between columns, no trailing spaces. Cells may contain ANSI
-    /// color codes; widths count visible characters only.
+    /// color codes; widths count visible characters only. A cell with line breaks (a wrapped
+    /// long value) takes several lines, the other cells of its row on the first.
     pub fn render(&self) -> String {
         let cols = self
             .header
@@ -36,21 +37,29 @@ impl Table {
         let mut widths = vec![0; cols];
         for row in std::iter::once(&self.header).chain(self.rows.iter()) {
             for (i, cell) in row.iter().enumerate() {
-                widths[i] = widths[i].max(visible_width(cell));
+                for line in cell.lines() {
+                    widths[i] = widths[i].max(visible_width(line));
+                }
             }
         }
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(self.rows.iter()) {
-            let mut line = String::new();
-            for (i, width) in widths.iter().enumerate() {
-                let cell = row.get(i).map(String::as_str).unwrap_or("");
-                line.push_str(cell);
-                if i + 1 < cols {
-                    line.push_str(&" ".repeat(width - visible_width(cell) + 3));
+            let cells: Vec<Vec<&str>> = (0..cols)
+                .map(|i| row.get(i).map(|c| c.lines().collect()).unwrap_or_default())
+                .collect();
+            let height = cells.iter().map(Vec::len).max().unwrap_or(0).max(1);
+            for l in 0..height {
+                let mut line = String::new();
+                for (i, width) in widths.iter().enumerate() {
+                    let cell = cells[i].get(l).copied().unwrap_or("");
+                    line.push_str(cell);
+                    if i + 1 < cols {
+                        line.push_str(&" ".repeat(width - visible_width(cell) + 3));
+                    }
                 }
+                out.push_str(line.trim_end());
+                out.push('\n');
             }
-            out.push_str(line.trim_end());
-            out.push('\n');
         }
         out
     }
@@ -84,5 +93,16 @@ mod tests {
         assert_eq!(out.lines().next(), Some("NAME    CPU"));
         assert_eq!(out.lines().nth(2), Some("c3-16   8"));
         assert!(out.lines().nth(1).unwrap().ends_with("   4"));
+    }
+
+    #[test]
+    fn a_wrapped_cell_takes_several_lines() {
+        let mut t = Table::new(&["A", "NODES", "Z"]);
+        t.row(vec![
+            "x".to_string(),
+            "3x a +\n1x bb".to_string(),
+            "9".to_string(),
+        ]);
+        assert_eq!(t.render(), "A   NODES    Z\nx   3x a +   9\n    1x bb\n");
     }
 }

@@ -12,7 +12,14 @@ use serde_json::Value;
 
 /// The shared fixtures directory (`../shared/fixtures` from the crate root).
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    assert!(
+        dir.is_dir(),
+        "this test reads {}: the project's shared fixtures (upstream CRDs, scenarios), kept in `shared/` \
+         beside the repository, not inside it; run from a checkout that has ../shared (as CI lays it out)",
+        dir.display()
+    );
+    dir
 }
 
 /// The seed's three OVH flavors, priced as in ../shared/fixtures/scenarios.

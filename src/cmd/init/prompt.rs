@@ -1,45 +1,88 @@
-//! The only place `init` asks questions: dialoguer prompts on a terminal, or an error naming the
-//! flag when prompting is not allowed (`--yes`, or stdin is not a terminal).
+//! The only place `init` asks questions: dialoguer prompts on a terminal that check each answer
+//! as it is given and ask again on a bad one, or, when prompting is not allowed (`--yes`, or
+//! stdin is not a terminal), a list of every missing input reported at once.
 
 use crate::error::{Error, Result};
 
-/// Asks for a missing input, or explains which flag to pass.
-pub trait Ask {
-    /// Asks for `flag`'s value; `default` is offered when known. An empty answer is allowed only
-    /// when `optional`.
-    fn ask(
-        &mut self,
-        flag: &str,
-        question: &str,
-        default: Option<&str>,
-        optional: bool,
-    ) -> Result<String>;
+/// Checks one answer; the message says what is wrong with it.
+pub type Check<'a> = &'a dyn Fn(&str) -> std::result::Result<(), String>;
+
+/// One question: the flag that answers it, what it asks, a default when known, whether an empty
+/// answer is allowed, and the check of an answer.
+pub struct Question<'a> {
+    /// `--cluster-name`.
+    pub flag: &'a str,
+    /// What to ask.
+    pub text: &'a str,
+    /// Offered as the answer when known.
+    pub default: Option<&'a str>,
+    /// Whether an empty answer is allowed.
+    pub optional: bool,
+    /// The check of a non-empty answer.
+    pub check: Check<'a>,
 }
 
-/// Never asks: every missing required input is an error naming its flag.
+/// Accepts any answer.
+pub fn any(_: &str) -> std::result::Result<(), String> {
+    Ok(())
+}
+
+/// Asks for missing inputs, or collects them.
+pub trait Ask {
+    /// The answer to `q`. When no answer can be had, returns `Ok(None)` and remembers the flag
+    /// for [`Ask::finish`].
+    fn ask(&mut self, q: &Question<'_>) -> Result<Option<String>>;
+
+    /// After the last question: an error listing every input that could not be had.
+    fn finish(&mut self) -> Result<()>;
+}
+
+/// Never asks: every missing required input is collected, and [`Ask::finish`] reports them all
+/// in one error, as kubectl reports all missing required flags at once.
 pub struct NoPrompt {
     /// Why prompting is off, for the message.
     pub reason: &'static str,
+    /// `(flag, what it is)` of each missing input, in the order asked.
+    missing: Vec<(String, String)>,
+}
+
+impl NoPrompt {
+    /// Collects missing inputs; `reason` says why prompting is off.
+    pub fn new(reason: &'static str) -> NoPrompt {
+        NoPrompt {
+            reason,
+            missing: Vec::new(),
+        }
+    }
 }
 
 impl Ask for NoPrompt {
-    fn ask(
-        &mut self,
-        flag: &str,
-        question: &str,
-        default: Option<&str>,
-        optional: bool,
-    ) -> Result<String> {
-        if let Some(d) = default {
-            return Ok(d.to_string());
+    fn ask(&mut self, q: &Question<'_>) -> Result<Option<String>> {
+        if let Some(d) = q.default {
+            return Ok(Some(d.to_string()));
         }
-        if optional {
-            return Ok(String::new());
+        if q.optional {
+            return Ok(Some(String::new()));
         }
-        Err(Error::usage(format!(
-            "{flag} is required ({question}); {}",
+        self.missing.push((q.flag.to_string(), q.text.to_string()));
+        Ok(None)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if self.missing.is_empty() {
+            return Ok(());
+        }
+        let flags: Vec<&str> = self.missing.iter().map(|(f, _)| f.as_str()).collect();
+        let width = flags.iter().map(|f| f.len()).max().unwrap_or(0);
+        let mut message = format!(
+            "required flag(s) {} not set; {}:",
+            flags.join(", "),
             self.reason
-        )))
+        );
+        for (flag, text) in &self.missing {
+            message.push_str(&format!("\n  {flag:width$}  {text}"));
+        }
+        Err(Error::usage(message))
     }
 }
 
@@ -47,24 +90,40 @@ impl Ask for NoPrompt {
 pub struct Terminal;
 
 impl Ask for Terminal {
-    fn ask(
-        &mut self,
-        flag: &str,
-        question: &str,
-        default: Option<&str>,
-        optional: bool,
-    ) -> Result<String> {
+    fn ask(&mut self, q: &Question<'_>) -> Result<Option<String>> {
+        let check = q.check;
+        let optional = q.optional;
         let mut input = dialoguer::Input::<String>::new()
-            .with_prompt(format!("{question} ({flag})"))
-            .allow_empty(optional);
-        if let Some(d) = default {
+            .with_prompt(format!("{} ({})", q.text, q.flag))
+            .allow_empty(optional)
+            // A bad answer is said why and asked again; the answers before it stay as given.
+            .validate_with(move |answer: &String| -> std::result::Result<(), String> {
+                let answer = answer.trim();
+                if answer.is_empty() {
+                    return if optional {
+                        Ok(())
+                    } else {
+                        Err("an answer is required".to_string())
+                    };
+                }
+                check(answer)
+            });
+        if let Some(d) = q.default {
             input = input.default(d.to_string());
         }
-        input.interact_text().map_err(|e| {
-            Error::usage(format!(
-                "{flag}: could not read an answer from the terminal: {e}"
-            ))
-        })
+        input
+            .interact_text()
+            .map(|a| Some(a.trim().to_string()))
+            .map_err(|e| {
+                Error::usage(format!(
+                    "{}: could not read an answer from the terminal: {e}",
+                    q.flag
+                ))
+            })
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -72,23 +131,56 @@ impl Ask for Terminal {
 mod tests {
     use super::*;
 
+    fn q<'a>(
+        flag: &'a str,
+        text: &'a str,
+        default: Option<&'a str>,
+        optional: bool,
+    ) -> Question<'a> {
+        Question {
+            flag,
+            text,
+            default,
+            optional,
+            check: &any,
+        }
+    }
+
     #[test]
-    fn no_prompt_names_the_flag() {
-        let mut p = NoPrompt {
-            reason: "pass it (prompting is off with --yes)",
-        };
+    fn no_prompt_lists_every_missing_flag_at_once() {
+        let mut p = NoPrompt::new("pass them (prompting is off with --yes)");
         assert_eq!(
-            p.ask(
+            p.ask(&q(
                 "--cluster-name",
                 "name of the Cluster API Cluster",
                 None,
                 false
-            )
-            .unwrap_err()
-            .to_string(),
-            "--cluster-name is required (name of the Cluster API Cluster); pass it (prompting is off with --yes)"
+            ))
+            .unwrap(),
+            None
         );
-        assert_eq!(p.ask("--x", "x", Some("d"), false).unwrap(), "d");
-        assert_eq!(p.ask("--x", "x", None, true).unwrap(), "");
+        assert_eq!(
+            p.ask(&q("--x", "x", Some("d"), false)).unwrap().as_deref(),
+            Some("d")
+        );
+        assert_eq!(
+            p.ask(&q("--y", "y", None, true)).unwrap().as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            p.ask(&q(
+                "--image",
+                "container image of the controller",
+                None,
+                false
+            ))
+            .unwrap(),
+            None
+        );
+        assert_eq!(
+            p.finish().unwrap_err().to_string(),
+            "required flag(s) --cluster-name, --image not set; pass them (prompting is off with --yes):\n  --cluster-name  name of the Cluster API Cluster\n  --image         container image of the controller"
+        );
+        assert!(NoPrompt::new("r").finish().is_ok());
     }
 }

@@ -461,8 +461,8 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         let m = problem.classes.len();
         let t = Instant::now();
         let done = lp.solve(20 * m + 200);
-        if std::env::var_os("KCAPI_TRACE").is_some() {
-            eprintln!(
+        if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace!(
                 "round {_round}: solved {done} obj {:.4} in {:?}, pool {}",
                 lp.objective(),
                 t.elapsed(),
@@ -510,8 +510,10 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
             lower_bound = dual_value / rho;
             bound_duals = pi.iter().map(|p| p / rho).collect();
         }
-        if std::env::var_os("KCAPI_TRACE").is_some() {
-            eprintln!("   dual {dual_value:.4} rho {rho:.4} added {added} bound {lower_bound:.4}");
+        if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace!(
+                "   dual {dual_value:.4} rho {rho:.4} added {added} bound {lower_bound:.4}"
+            );
         }
         if added == 0 || out_of_time {
             break;

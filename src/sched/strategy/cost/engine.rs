@@ -225,8 +225,8 @@ pub fn optimize(classes: &Classes, total: Duration) -> Solved {
             }
         }
     }
-    if std::env::var_os("KCAPI_TRACE").is_some() {
-        eprintln!(
+    if tracing::enabled!(tracing::Level::TRACE) {
+        tracing::trace!(
             "optimize: {} classes, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}",
             classes.problem.classes.len(),
             master.patterns.len(),

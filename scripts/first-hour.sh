@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Measures a new user's first hour: the README's two commands on a fresh clone, each timed, plus
+# how many crates the second one compiles again (0 when dev-dependencies change no features),
+# and the sizes of the binaries they built. Prints the numbers the README quotes.
+#
+#   scripts/first-hour.sh [REPO]     # REPO: what to clone (default: this checkout's repository)
+#
+# The clone gets its own target directory, so the build is cold; crates already in ~/.cargo are
+# not downloaded again (a first-ever build also downloads them, which this does not count).
+# ../shared is linked beside the clone, as CI lays it out, for the tests that read it.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+repo="${1:-$here}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/karpenter-capi-first-hour.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+git clone --quiet "$repo" "$work/kubectl-karpenter-capi"
+if [ -d "$here/../shared" ]; then
+    ln -s "$(cd "$here/../shared" && pwd)" "$work/shared"
+fi
+cd "$work/kubectl-karpenter-capi"
+commit="$(git rev-parse --short HEAD)"
+export CARGO_TERM_COLOR=never
+unset CARGO_TARGET_DIR
+
+# Seconds (one decimal) that "$@" takes; its stderr goes to $log.
+timed() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >"$work/out" 2>"$log"
+    end=$(date +%s.%N)
+    awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }'
+}
+
+log="$work/run.log"
+run_s=$(timed cargo run -- simulate)
+run_crates=$(grep -c '^ *Compiling ' "$log" || true)
+log="$work/test.log"
+test_s=$(timed cargo test)
+test_crates=$(grep -c '^ *Compiling ' "$log" || true)
+rebuilt=$(grep '^ *Compiling ' "$log" | awk '{print $2}' | grep -v '^kubectl-karpenter-capi$' | sort -u | tr '\n' ' ' || true)
+passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
+failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
+size=$(du -k target/debug/kubectl-karpenter_capi | cut -f1)
+target_mb=$(du -sm target | cut -f1)
+
+cat <<REPORT
+first hour on a fresh clone of $commit ($(nproc) cores, $(uname -m), $(rustc --version | cut -d' ' -f2))
+  cargo run -- simulate   ${run_s} s   (${run_crates} crates compiled)
+  cargo test              ${test_s} s   (${test_crates} crates compiled; ${passed} tests passed, ${failed} failed)
+  dependencies compiled again by cargo test: ${rebuilt:-none}
+  debug binary ${size} KB; target/ ${target_mb} MB
+REPORT
