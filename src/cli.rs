@@ -271,34 +271,16 @@ pub struct SimulateArgs {
     pub chart: Option<std::path::PathBuf>,
 }
 
-/// The provisioning strategies `simulate` and `explain` compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
-pub enum StrategyName {
-    /// Ours: the cheapest set of nodes per hour for all placeable pods.
-    Cost,
-    /// The upstream Karpenter Cluster API provider: price 0 everywhere, first name wins.
-    #[value(name = "karpenter-capi")]
-    KarpenterCapi,
-    /// Cluster Autoscaler's default least-waste expander.
-    #[value(name = "least-waste")]
-    LeastWaste,
-}
+pub use crate::sched::strategy::StrategyName;
 
-impl StrategyName {
-    /// Every strategy, in display order.
-    pub const ALL: [StrategyName; 3] = [
-        StrategyName::Cost,
-        StrategyName::KarpenterCapi,
-        StrategyName::LeastWaste,
-    ];
+// The command line's values come from the core's names, so the two cannot drift.
+impl ValueEnum for StrategyName {
+    fn value_variants<'a>() -> &'a [Self] {
+        &StrategyName::ALL
+    }
 
-    /// The name used on the command line and in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StrategyName::Cost => "cost",
-            StrategyName::KarpenterCapi => "karpenter-capi",
-            StrategyName::LeastWaste => "least-waste",
-        }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.about()))
     }
 }
 
@@ -574,13 +556,16 @@ pub struct InitKubeconfigArgs {
     pub controller_namespace: String,
 }
 
-/// Cluster API versions `init` can generate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CapiVersion {
-    /// cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11).
-    V1beta2,
-    /// cluster.x-k8s.io/v1beta1 (deprecated, still served).
-    V1beta1,
+pub use crate::setup::CapiVersion;
+
+impl ValueEnum for CapiVersion {
+    fn value_variants<'a>() -> &'a [Self] {
+        &CapiVersion::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.about()))
+    }
 }
 
 /// Dry-run modes, as kubectl's --dry-run.

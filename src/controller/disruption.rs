@@ -24,8 +24,9 @@ use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
 
-/// Annotation that blocks disruption on a node or a pod.
-pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+/// Annotation that blocks disruption on a node or a pod (a Karpenter key, shared with
+/// consolidation through the model so the two modules import in one direction only).
+pub use crate::model::labels::keys::DO_NOT_DISRUPT;
 
 /// What disruption decided in one pass.
 #[derive(Debug, Default)]
