@@ -866,7 +866,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__simulate)
-            opts="-f -R -n -o -v -h -V --filename --recursive --now --strategy --consolidate --live --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --strategy --consolidate --live --timeline --trace --chart --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -886,6 +886,14 @@ _kubectl_karpenter_capi() {
                     ;;
                 --strategy)
                     COMPREPLY=($(compgen -W "cost karpenter-capi least-waste" -- "${cur}"))
+                    return 0
+                    ;;
+                --trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chart)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

@@ -159,6 +159,8 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l strategy -d 'Run only this strategy (default: all three, compared)' -r -f -a "cost\t'Ours: the cheapest set of nodes per hour for all placeable pods'
 karpenter-capi\t'The upstream Karpenter Cluster API provider: price 0 everywhere, first name wins'
 least-waste\t'Cluster Autoscaler\'s default least-waste expander'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l trace -d 'The load trace to replay: a YAML trace file, or a built-in one (seed-first-run, seed-benchmark). Without it, -f\'s pending workloads arrive at T+0 and leave at T+10m' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l chart -d 'Also draw the replay as an SVG: nodes and cost per hour over time, one line per strategy' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l context -d 'The kubeconfig context of the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
@@ -176,6 +178,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l consolidate -d 'Show what consolidation would do to the running nodes instead of provisioning'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l live -d 'Read the live workload and management clusters instead of files or the built-in scenario'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l timeline -d 'Replay the strategies over time against simulated Cluster API and kubelets: milestones, time to Running, nodes and cost per strategy (default trace: the seed report\'s first run)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r

@@ -239,7 +239,12 @@ pub struct SourceArgs {
 
   # The live clusters, and what consolidation of the running nodes would save
   kubectl karpenter-capi simulate --live --management-kubeconfig mgmt.kubeconfig
-  kubectl karpenter-capi simulate --live --consolidate")]
+  kubectl karpenter-capi simulate --live --consolidate
+
+  # Replay all three over time (the seed report's first run), and draw it
+  kubectl karpenter-capi simulate --timeline --chart timeline.svg
+  kubectl karpenter-capi simulate --timeline --trace seed-benchmark -o json
+  kubectl karpenter-capi simulate --timeline --trace day.trace.yaml -f catalog.yaml")]
 pub struct SimulateArgs {
     /// Objects to simulate over (see -f); without any, the built-in scenario is used.
     #[command(flatten)]
@@ -253,36 +258,29 @@ pub struct SimulateArgs {
     /// Read the live workload and management clusters instead of files or the built-in scenario.
     #[arg(long, conflicts_with = "files")]
     pub live: bool,
+    /// Replay the strategies over time against simulated Cluster API and kubelets: milestones,
+    /// time to Running, nodes and cost per strategy (default trace: the seed report's first run).
+    #[arg(long, conflicts_with_all = ["consolidate", "live"])]
+    pub timeline: bool,
+    /// The load trace to replay: a YAML trace file, or a built-in one (seed-first-run,
+    /// seed-benchmark). Without it, -f's pending workloads arrive at T+0 and leave at T+10m.
+    #[arg(long, value_name = "FILE|NAME", requires = "timeline")]
+    pub trace: Option<String>,
+    /// Also draw the replay as an SVG: nodes and cost per hour over time, one line per strategy.
+    #[arg(long, value_name = "FILE", requires = "timeline")]
+    pub chart: Option<std::path::PathBuf>,
 }
 
-/// The provisioning strategies `simulate` and `explain` compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
-pub enum StrategyName {
-    /// Ours: the cheapest set of nodes per hour for all placeable pods.
-    Cost,
-    /// The upstream Karpenter Cluster API provider: price 0 everywhere, first name wins.
-    #[value(name = "karpenter-capi")]
-    KarpenterCapi,
-    /// Cluster Autoscaler's default least-waste expander.
-    #[value(name = "least-waste")]
-    LeastWaste,
-}
+pub use crate::sched::strategy::StrategyName;
 
-impl StrategyName {
-    /// Every strategy, in display order.
-    pub const ALL: [StrategyName; 3] = [
-        StrategyName::Cost,
-        StrategyName::KarpenterCapi,
-        StrategyName::LeastWaste,
-    ];
+// The command line's values come from the core's names, so the two cannot drift.
+impl ValueEnum for StrategyName {
+    fn value_variants<'a>() -> &'a [Self] {
+        &StrategyName::ALL
+    }
 
-    /// The name used on the command line and in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StrategyName::Cost => "cost",
-            StrategyName::KarpenterCapi => "karpenter-capi",
-            StrategyName::LeastWaste => "least-waste",
-        }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.about()))
     }
 }
 
@@ -562,13 +560,16 @@ pub struct InitKubeconfigArgs {
     pub controller_namespace: String,
 }
 
-/// Cluster API versions `init` can generate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CapiVersion {
-    /// cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11).
-    V1beta2,
-    /// cluster.x-k8s.io/v1beta1 (deprecated, still served).
-    V1beta1,
+pub use crate::setup::CapiVersion;
+
+impl ValueEnum for CapiVersion {
+    fn value_variants<'a>() -> &'a [Self] {
+        &CapiVersion::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.about()))
+    }
 }
 
 /// Dry-run modes, as kubectl's --dry-run.

@@ -15,5 +15,6 @@ pub mod model;
 pub mod render;
 pub mod sched;
 pub mod setup;
+pub mod sim;
 
 pub use error::{Error, Result};

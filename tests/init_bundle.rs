@@ -3,10 +3,10 @@
 
 mod support;
 
-use karpenter_capi::cli::CapiVersion;
 use karpenter_capi::kube::permissions::{self, Permission};
 use karpenter_capi::model::flavor::{Price, PriceSource, annotations};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
+use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::setup::render::{Templates, render};
 use karpenter_capi::setup::{Bundle, flavor};
 use serde_json::{Value, json};

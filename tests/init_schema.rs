@@ -4,7 +4,7 @@
 
 mod support;
 
-use karpenter_capi::cli::CapiVersion;
+use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::setup::infra::{FlavorField, KINDS};
 use karpenter_capi::setup::render::{Templates, render};
 use serde_json::Value;

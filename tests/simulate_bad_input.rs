@@ -275,3 +275,83 @@ fn pods_that_fit_nowhere_are_listed_with_reasons() {
     assert_eq!(code, 0);
     assert!(out.contains("Unschedulable with cost:\n  default/huge\n    - small: needs 3 cpu, small has 2 allocatable\n"), "{out}");
 }
+
+fn timeline(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .args(["simulate", "--timeline", "--color", "never"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn timeline_replays_the_first_run_by_default_and_draws_the_chart() {
+    let dir = tempdir();
+    let chart = dir.join("timeline.svg");
+    let (code, out, err) = timeline(&["--chart", chart.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("trace seed-first-run: replayed 40m;"),
+        "{out}"
+    );
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row in {out}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // STRATEGY CLAIM SCALE ...: ours asks for the node at T+1s, upstream at T+65s.
+    assert_eq!(row("cost")[1..3], ["1s", "1s"]);
+    assert_eq!(
+        row("karpenter-capi")[1..6],
+        ["1s", "65s", "73s", "140s", "152s"]
+    );
+    assert_eq!(row("report")[2..4], ["2s", "66s"]);
+    assert!(out.contains(
+        "cost requests the scale-up at T+1s where upstream karpenter-capi does at T+65s."
+    ));
+    assert!(err.contains("chart written to"), "{err}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+}
+
+#[test]
+fn timeline_json_has_every_strategy_and_bad_traces_exit_2() {
+    let (code, out, err) = timeline(&["--trace", "seed-benchmark", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cost", "karpenter-capi", "least-waste"]);
+    assert_eq!(v["strategies"][2]["maxNodes"], 3);
+    assert_eq!(v["strategies"][0]["timeToRunning"]["pods"], 8);
+
+    let dir = tempdir();
+    let path = dir.join("day.trace.yaml");
+    std::fs::write(&path, "workloads:\n- {name: web, cpu: 1}\n").unwrap();
+    let (code, out, err) = timeline(&["--trace", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("day.trace.yaml") && err.contains("workloads[0].template"),
+        "{err}"
+    );
+    let (code, _, err) = timeline(&["--trace", "no-such-trace"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no-such-trace") && err.contains("seed-first-run"),
+        "{err}"
+    );
+}

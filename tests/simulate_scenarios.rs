@@ -4,10 +4,10 @@
 mod shared;
 
 use assert_cmd::Command;
-use karpenter_capi::cli::StrategyName;
 use karpenter_capi::cmd::simulate::simulate;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::sched::report::{SimulationReport, StrategyReport};
+use karpenter_capi::sched::strategy::StrategyName;
 
 fn scenario(name: &str) -> String {
     shared::fixture(&format!("scenarios/{name}"))
@@ -133,6 +133,9 @@ fn json_output_has_the_documented_shape() {
             "requested": {"cpuMillis": 3000, "memoryBytes": 268435456, "pods": 1}
         }],
         "totals": {"nodes": 1, "cpuMillis": 4000, "memoryBytes": 8000000000i64, "pricePerHour": 0.1},
+        // One pod: the exact optimum is its own lower bound.
+        "lowerBoundPerHour": 0.1,
+        "percentAboveLowerBound": 0.0,
         "unschedulable": []
     });
     assert_eq!(v["strategies"][0], expected);

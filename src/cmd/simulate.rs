@@ -3,7 +3,7 @@
 
 use crate::cli::{GlobalArgs, SimulateArgs, StrategyName};
 use crate::controller::consolidation::{self, ConsolidationOutcome};
-use crate::error::{Outcome, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
 use crate::render::Printer;
@@ -12,12 +12,16 @@ use crate::render::table::Table;
 use crate::sched::catalog;
 use crate::sched::report::SimulationReport;
 use crate::sched::strategy;
+use crate::sim::{Trace, replay_all, trace};
 
 /// The built-in scenario: the seed article's eight 1-vCPU pods on the c3-4/c3-8/c3-16 catalog.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.yaml");
 
 /// Runs `simulate`.
 pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result<Outcome> {
+    if args.timeline {
+        return timeline(&args, printer);
+    }
     let snapshot = if args.live {
         super::doctor::load(global, &args.source, false)?.snapshot
     } else if args.source.files.is_empty() {
@@ -145,4 +149,132 @@ pub fn notes(snapshot: &Snapshot) -> Vec<String> {
     }
     out.extend(snapshot.warnings.iter().cloned());
     out
+}
+
+/// The trace and scenario `--timeline` replays: `--trace` names a built-in trace (which brings
+/// its scenario unless -f gives one) or a file; without it, -f's pending workloads, or the seed
+/// report's first run.
+pub fn timeline_inputs(args: &SimulateArgs) -> Result<(Trace, Snapshot)> {
+    let files = &args.source.files;
+    let scenario_from_files = || super::source::snapshot(&args.source);
+    let built_in = |name: &str| -> Result<(Trace, Snapshot)> {
+        let trace = trace::built_in(name)
+            .ok_or_else(|| Error::usage(format!("unknown built-in trace {name:?}")))?;
+        let snapshot = if files.is_empty() {
+            snapshot_from_sources(&[Source {
+                name: format!("built-in scenario of trace {name}"),
+                text: trace::built_in_scenario(name)
+                    .unwrap_or(DEFAULT_SCENARIO)
+                    .to_string(),
+            }])?
+        } else {
+            scenario_from_files()?
+        };
+        Ok((trace, snapshot))
+    };
+    match args.trace.as_deref() {
+        Some(name) if trace::built_in(name).is_some() => built_in(name),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Input {
+                path: path.to_string(),
+                problem: format!(
+                    "cannot read the trace: {e} (built-in traces: {})",
+                    trace::BUILT_IN
+                        .iter()
+                        .map(|b| b.0)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })?;
+            let trace = trace::parse(path, &text)?;
+            let snapshot = if files.is_empty() {
+                snapshot_from_sources(&[Source {
+                    name: "built-in scenario (seed-8x1cpu)".to_string(),
+                    text: DEFAULT_SCENARIO.to_string(),
+                }])?
+            } else {
+                scenario_from_files()?
+            };
+            Ok((trace, snapshot))
+        }
+        None if files.is_empty() => built_in("seed-first-run"),
+        None => {
+            let snapshot = scenario_from_files()?;
+            Ok((trace::from_scenario(&snapshot, 10 * 60_000), snapshot))
+        }
+    }
+}
+
+fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
+    let (trace, snapshot) = timeline_inputs(args)?;
+    catalog::validate(&snapshot)?;
+    for w in notes(&snapshot) {
+        printer.note(&w)?;
+    }
+    let names: Vec<StrategyName> = match args.strategy {
+        Some(s) => vec![s],
+        None => StrategyName::ALL.to_vec(),
+    };
+    let bar = progress_bar();
+    let result = replay_all(&snapshot, &trace, &names, &mut |s, now, horizon| {
+        if let Some(b) = &bar {
+            b.set_length(u64::try_from(horizon / 1000).unwrap_or(0));
+            b.set_position(u64::try_from(now / 1000).unwrap_or(0));
+            b.set_message(s.as_str());
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let timeline = result?;
+    if let Some(path) = &args.chart {
+        let svg = crate::render::chart::svg(&timeline).map_err(|e| Error::Input {
+            path: path.display().to_string(),
+            problem: format!("cannot draw the chart: {e}"),
+        })?;
+        write_file(path, &svg)?;
+        printer.note(&format!("chart written to {}", path.display()))?;
+    }
+    if matches!(
+        printer.format,
+        crate::cli::OutputFormat::Json | crate::cli::OutputFormat::Yaml
+    ) {
+        printer.structured(&timeline)?;
+    } else {
+        printer.write(&crate::render::timeline::render(&timeline))?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// A progress bar on stderr for replays, only on a terminal.
+fn progress_bar() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "replaying {msg:>14} [{bar:40}] {pos}/{len} simulated s",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
+}
+
+/// Writes a file whole or not at all: a temporary file beside it, then a rename.
+fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
+    let err = |e: std::io::Error| Error::Input {
+        path: path.display().to_string(),
+        problem: format!("cannot write: {e}"),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "chart.svg".to_string());
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(e)
+    })
 }

@@ -5,7 +5,8 @@
 
 use crate::model::flavor::Price;
 use crate::model::snapshot::Snapshot;
-use crate::sched::strategy::{NewNode, Strategy, cost::Cost};
+use crate::sched::strategy::NewNode;
+use crate::sched::strategy::cost::{engine, plan_within};
 
 /// A node that may be consolidated.
 #[derive(Debug, Clone)]
@@ -37,6 +38,12 @@ pub struct Decision {
 pub const SINGLE_NODE_TRIALS: usize = 20;
 /// At most this many nodes in one multi-node decision.
 pub const MULTI_NODE_MAX: usize = 100;
+
+/// The optimizer's time per trial: a pass runs up to ~30 trials, and the pods of a few nodes
+/// are a small batch.
+fn trial_budget() -> std::time::Duration {
+    engine::scaled(std::time::Duration::from_millis(15))
+}
 
 /// The snapshot as if `remove` were gone: their pods pending, their claims going away.
 fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) {
@@ -70,7 +77,7 @@ fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) 
 /// fit on the others), whatever the price.
 pub fn replacements(snapshot: &Snapshot, remove: &[Candidate]) -> Vec<NewNode> {
     let (view, moved) = without(snapshot, remove);
-    Cost.plan(&view, &moved).new_nodes
+    plan_within(&view, &moved, Some(trial_budget())).new_nodes
 }
 
 /// Where the pods of some nodes would go if they were drained now.
@@ -141,7 +148,7 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     if moved.is_empty() {
         return Home::Fits;
     }
-    let placement = Cost.plan(&view, &moved);
+    let placement = plan_within(&view, &moved, Some(trial_budget()));
     if !placement.unschedulable.is_empty() {
         return Home::Nowhere(
             placement
@@ -161,7 +168,7 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
 /// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
 pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     let (view, moved) = without(snapshot, remove);
-    let placement = Cost.plan(&view, &moved);
+    let placement = plan_within(&view, &moved, Some(trial_budget()));
     if !placement.unschedulable.is_empty() {
         return None;
     }
@@ -250,7 +257,9 @@ fn node_candidates(snapshot: &Snapshot) -> Vec<Candidate> {
         .filter_map(|m| m.flavor.as_ref().ok())
         .collect();
     let blocked = |a: &crate::model::labels::Labels| {
-        a.get(super::disruption::DO_NOT_DISRUPT).map(String::as_str) == Some("true")
+        a.get(crate::model::labels::keys::DO_NOT_DISRUPT)
+            .map(String::as_str)
+            == Some("true")
     };
     let mut out: Vec<Candidate> = snapshot
         .nodes
@@ -405,7 +414,7 @@ pub fn simulate_least_waste(snapshot: &Snapshot) -> ConsolidationOutcome {
         let mut trial_set = removed.clone();
         trial_set.push(c.clone());
         let (view, moved) = without(snapshot, &trial_set);
-        let placement = Cost.plan(&view, &moved);
+        let placement = plan_within(&view, &moved, Some(trial_budget()));
         if placement.unschedulable.is_empty() && placement.new_nodes.is_empty() {
             removed.push(c);
         }

@@ -24,8 +24,9 @@ use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
 
-/// Annotation that blocks disruption on a node or a pod.
-pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+/// Annotation that blocks disruption on a node or a pod (a Karpenter key, shared with
+/// consolidation through the model so the two modules import in one direction only).
+pub use crate::model::labels::keys::DO_NOT_DISRUPT;
 
 /// What disruption decided in one pass.
 #[derive(Debug, Default)]
@@ -236,12 +237,11 @@ pub fn disrupt(
                     break;
                 }
             };
-            // Expiration is forceful; every other reason yields to do-not-disrupt annotations
-            // and to PodDisruptionBudgets that allow no disruption.
+            // Expiration is forceful; every other reason yields to do-not-disrupt annotations,
+            // to PodDisruptionBudgets that allow no disruption, and to the pool's budgets.
             if reason != "Expired" && blocked_by(node, claim, &pods, &pdbs, now).is_some() {
                 continue;
             }
-            // Expiration is forceful; the other reasons respect the budgets.
             if reason != "Expired" {
                 match allowed_disruptions(pool, reason, total, now) {
                     Ok(allowed) if in_progress < allowed => {}
@@ -266,6 +266,16 @@ pub fn disrupt(
             // A node removed this pass (empty, or drained at once) is no home for the pods of
             // a later drain or consolidation in the same pass.
             if movable == 0 {
+                // An empty node removed this pass is no home for the drains already going on in
+                // it: remove it only while their pods still fit without it.
+                if !drains_keep_home(reserved, &draining, std::slice::from_ref(&node.name)) {
+                    in_progress -= 1;
+                    out.notes.push(format!(
+                        "node {}: {reason}, but nodes draining this pass need its room; not removed",
+                        node.name
+                    ));
+                    continue;
+                }
                 draining.push(node.name.clone());
                 out.actions.push(taint);
                 evict(&mut out, &pods, &node.name, reason, false);
@@ -293,6 +303,17 @@ pub fn disrupt(
                     defer_rest(snapshot, &mut out, claim, node, reason, false);
                 }
                 Home::Needs(replacements) => {
+                    // Tainted this pass: its room is no home for the drains already going on,
+                    // nor for later ones.
+                    if !drains_keep_home(reserved, &draining, std::slice::from_ref(&node.name)) {
+                        in_progress -= 1;
+                        out.notes.push(format!(
+                            "node {}: {reason}, but nodes draining this pass need its room; not tainted yet",
+                            node.name
+                        ));
+                        continue;
+                    }
+                    draining.push(node.name.clone());
                     for n in &replacements {
                         out.actions.push(replacement_claim(
                             snapshot,
@@ -337,6 +358,13 @@ pub fn disrupt(
             let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
             let mut with = draining.clone();
             with.extend(removed.iter().cloned());
+            if !drains_keep_home(reserved, &draining, &removed) {
+                out.notes.push(format!(
+                    "consolidation of {} deferred: nodes draining this pass need their room",
+                    removed.join(", ")
+                ));
+                continue;
+            }
             if decision.replacements.is_empty() && home(reserved, &with) != Home::Fits {
                 // The simulation counted room that is not there yet (in-flight or initializing
                 // claims): no drain on a promise.
@@ -446,6 +474,21 @@ fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Sn
 
 /// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
 /// Warning Event on the NodePool.
+/// Whether the voluntary drains already decided this pass keep a home once `taken` stop being
+/// room too (tainted or removed by a later decision of the same pass): no pod is evicted towards
+/// a node that the same pass takes away.
+fn drains_keep_home(snapshot: &Snapshot, draining: &[String], taken: &[String]) -> bool {
+    if draining.is_empty() {
+        return true;
+    }
+    let mut view = snapshot.clone();
+    for n in view.nodes.iter_mut().filter(|n| taken.contains(&n.name)) {
+        // `home` counts only Ready nodes as room; the pods bound there stay where they are.
+        n.ready = Some(false);
+    }
+    home(&view, draining) == Home::Fits
+}
+
 fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
     let message = format!("{problem}; disruption skipped");
     out.notes.push(format!("NodePool {}: {message}", pool.name));

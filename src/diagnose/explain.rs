@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::nodeclaims::{self, Blocker};
 use super::{Finding, age_secs, format_secs};
-use crate::cli::StrategyName;
 use crate::controller::Config;
 use crate::model::condition;
 use crate::model::flavor::Price;
@@ -16,6 +15,7 @@ use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog;
 use crate::sched::state::ClusterState;
+use crate::sched::strategy::StrategyName;
 use crate::sched::strategy::{Budget, by_name, rejections};
 use crate::sched::{Rejection, Unfit};
 

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{Area, Cause, Finding, Severity, subject};
-use crate::cli::StrategyName;
 use crate::controller::action::UNREGISTERED_TAINT_KEY;
 use crate::model::flavor::{MEMBER_LABEL, PriceSource, annotations};
 use crate::model::labels::Labels;
@@ -17,6 +16,7 @@ use crate::model::resources::Resources;
 use crate::model::snapshot::{MachineDeploymentRecord, PodRecord, Snapshot};
 use crate::model::taints::{Effect, Taint};
 use crate::sched::catalog;
+use crate::sched::strategy::StrategyName;
 use crate::sched::strategy::{Budget, by_name};
 
 const AREA: Area = Area::Setup;

@@ -25,6 +25,8 @@ pub mod keys {
     pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
     /// The NodePool a node belongs to.
     pub const NODEPOOL: &str = "karpenter.sh/nodepool";
+    /// Annotation that blocks disruption of a node or a pod (`"true"`).
+    pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
 }
 
 /// A requirement operator.

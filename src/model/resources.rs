@@ -193,8 +193,17 @@ impl Resources {
     }
 
     /// True when `self` (a demand) fits in `free`.
+    /// Allocation-free (the hot path of every search); [`Resources::shortfall`] says why not.
     pub fn fits_in(&self, free: &Resources) -> bool {
-        self.shortfall(free).is_none()
+        let ok = |need: i64, have: i64| need <= 0 || need <= have;
+        ok(self.cpu_millis, free.cpu_millis)
+            && ok(self.memory_bytes, free.memory_bytes)
+            && ok(self.ephemeral_storage_bytes, free.ephemeral_storage_bytes)
+            && ok(self.pods, free.pods)
+            && self
+                .extended
+                .iter()
+                .all(|(name, &need)| ok(need, free.extended.get(name).copied().unwrap_or(0)))
     }
 
     /// The amount of one named resource, in its integer unit.

@@ -1,11 +1,13 @@
 //! Output: the [`Printer`] every command writes through (stdout, color decision), plus tables
 //! and structured (JSON/YAML) output.
 
+pub mod chart;
 pub mod help;
 pub mod man;
 pub mod plan;
 pub mod simulate;
 pub mod table;
+pub mod timeline;
 pub mod tree;
 
 use std::io::Write;

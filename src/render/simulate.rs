@@ -142,6 +142,14 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
             }
         }
     }
+    for s in &report.strategies {
+        if let (Some(bound), Some(pct)) = (s.lower_bound_per_hour, s.percent_above_lower_bound) {
+            out.push_str(&format!(
+                "\n{} is within {pct:.1} % of a lower bound ({bound}/h) for the new nodes.\n",
+                s.strategy
+            ));
+        }
+    }
     out.push_str(&unschedulable_text(report, color));
     out
 }

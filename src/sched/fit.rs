@@ -305,23 +305,68 @@ pub fn static_fit(
     taints: &[Taint],
     free: &Resources,
 ) -> Result<(), Unfit> {
-    if let Some(t) = first_untolerated(taints, &pod.tolerations) {
-        return Err(Unfit::TaintNotTolerated {
+    match static_block(pod, labels, taints, free) {
+        None => Ok(()),
+        Some(StaticBlock::Taint(t)) => Err(Unfit::TaintNotTolerated {
             taint: t.to_string(),
-        });
+        }),
+        Some(StaticBlock::Requirement(r)) => Err(requirement_unmet(r, labels)),
+        Some(StaticBlock::Volume(v, r)) => Err(Unfit::VolumeTopology {
+            claim: v.claim.clone(),
+            source: v.source.clone(),
+            requirement: r.to_string(),
+            key: r.key.clone(),
+            value: labels.get(&r.key).cloned(),
+        }),
+        Some(StaticBlock::Preference(r)) => Err(Unfit::PreferenceNotMet {
+            requirement: r.to_string(),
+            key: r.key.clone(),
+            value: labels.get(&r.key).cloned(),
+        }),
+        Some(StaticBlock::Resources) => match pod.requests.shortfall(free) {
+            Some(s) => Err(Unfit::Insufficient {
+                resource: s.resource,
+                need: s.need,
+                free: s.free,
+            }),
+            None => Ok(()),
+        },
+    }
+}
+
+/// [`static_fit`] as a yes or no, without building a reason: the hot path of search. Both
+/// come from one check ([`static_block`]), so they cannot disagree.
+pub fn static_ok(pod: &PodDemand, labels: &Labels, taints: &[Taint], free: &Resources) -> bool {
+    static_block(pod, labels, taints, free).is_none()
+}
+
+/// What blocks a pod statically, borrowed (no allocation).
+enum StaticBlock<'a> {
+    Taint(&'a Taint),
+    Requirement(&'a Requirement),
+    Volume(
+        &'a crate::model::constraints::VolumeRequirement,
+        &'a Requirement,
+    ),
+    Preference(&'a Requirement),
+    Resources,
+}
+
+fn static_block<'a>(
+    pod: &'a PodDemand,
+    labels: &Labels,
+    taints: &'a [Taint],
+    free: &Resources,
+) -> Option<StaticBlock<'a>> {
+    if let Some(t) = first_untolerated(taints, &pod.tolerations) {
+        return Some(StaticBlock::Taint(t));
     }
     if let Some(r) = pod.node_requirement_unmet(labels) {
-        return Err(requirement_unmet(r, labels));
+        return Some(StaticBlock::Requirement(r));
     }
     for v in &pod.volume_requirements {
         if let Some(r) = v.unmet(labels) {
-            return Err(Unfit::VolumeTopology {
-                claim: v.claim.clone(),
-                source: v.source.clone(),
-                requirement: r.to_string(),
-                key: r.key.clone(),
-                value: labels.get(&r.key).cloned(),
-            });
+            return Some(StaticBlock::Volume(v, r));
         }
     }
     if let Some(r) = pod
@@ -329,20 +374,12 @@ pub fn static_fit(
         .first()
         .and_then(|t| t.requirements.iter().find(|r| !r.matches(labels)))
     {
-        return Err(Unfit::PreferenceNotMet {
-            requirement: r.to_string(),
-            key: r.key.clone(),
-            value: labels.get(&r.key).cloned(),
-        });
+        return Some(StaticBlock::Preference(r));
     }
-    if let Some(s) = pod.requests.shortfall(free) {
-        return Err(Unfit::Insufficient {
-            resource: s.resource,
-            need: s.need,
-            free: s.free,
-        });
+    if !pod.requests.fits_in(free) {
+        return Some(StaticBlock::Resources);
     }
-    Ok(())
+    None
 }
 
 fn requirement_unmet(r: &Requirement, labels: &Labels) -> Unfit {

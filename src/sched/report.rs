@@ -32,6 +32,13 @@ pub struct StrategyReport {
     /// when `cost` was not run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_vs_cost_per_hour: Option<Price>,
+    /// A lower bound on the price per hour of the new nodes any plan needs for the pods left
+    /// after existing room (`cost` only: the value of its LP relaxation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound_per_hour: Option<Price>,
+    /// How far this plan's price is above that bound, in percent (one decimal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent_above_lower_bound: Option<f64>,
     /// Pods that fit nowhere.
     pub unschedulable: Vec<UnschedulablePod>,
 }
@@ -125,6 +132,8 @@ impl StrategyReport {
                 price_per_hour: p.price(),
             },
             extra_vs_cost_per_hour: None,
+            lower_bound_per_hour: p.lower_bound,
+            percent_above_lower_bound: p.lower_bound.and_then(|lb| percent_above(p.price(), lb)),
             unschedulable: p
                 .unschedulable
                 .iter()
@@ -135,6 +144,15 @@ impl StrategyReport {
                 .collect(),
         }
     }
+}
+
+/// `(price - bound) / bound` in percent, to one decimal; none for a zero bound.
+pub fn percent_above(price: Price, bound: Price) -> Option<f64> {
+    (bound.0 > 0).then(|| {
+        let tenths =
+            (i128::from(price.0 - bound.0) * 1000 + i128::from(bound.0) / 2) / i128::from(bound.0);
+        tenths as f64 / 10.0
+    })
 }
 
 impl SimulationReport {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::catalog::Offering;
-use super::fit::{Unfit, static_fit};
+use super::fit::{Unfit, static_fit, static_ok};
 use super::topology::Spread;
 use super::topology::affinity::AffinityIndex;
 use crate::model::labels::{Labels, keys};
@@ -209,6 +209,20 @@ impl<'a> ClusterState<'a> {
             return Ok(());
         }
         self.topology_fit(pod, &n.labels)
+    }
+
+    /// Whether a pod can go on a node now: [`ClusterState::fits`] as a yes or no, without
+    /// building a reason for the static part (the hot path of search).
+    pub fn can_place(&self, pod: usize, node: usize) -> bool {
+        let n = &self.nodes[node];
+        if n.cordoned {
+            return false;
+        }
+        let demand = &self.snapshot.pods[pod].demand;
+        static_ok(demand, &n.labels, &n.taints, &n.free)
+            && !demand.host_ports.iter().any(|p| n.ports.contains(p))
+            && ((self.affinity.is_empty() && self.spread.is_empty())
+                || self.topology_fit(pod, &n.labels).is_ok())
     }
 
     /// Pod anti-affinity (required both directions, preferred of the pod itself), pod affinity

@@ -1,7 +1,7 @@
 //! The infrastructure providers `init` knows: each machine-template kind, its apiVersion, the
 //! built-in template that renders it, and the field a flavor's instance type goes to.
 
-use crate::cli::CapiVersion;
+use super::CapiVersion;
 use crate::error::Error;
 
 /// The API group of every infrastructure provider.

@@ -14,7 +14,6 @@ pub mod infra;
 pub mod kubeconfig;
 pub mod render;
 
-use crate::cli::CapiVersion;
 use crate::error::{ClusterRole, Error};
 use crate::model::duration::NillableDuration;
 use crate::model::taints::Taint;
@@ -171,5 +170,37 @@ mod tests {
             check_version("1.36").unwrap_err().to_string(),
             "--kubernetes-version: \"1.36\" is not a version like v1.36.1"
         );
+    }
+}
+
+/// Cluster API versions `init` can generate (the command line derives `--capi-version` from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapiVersion {
+    /// cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11).
+    V1beta2,
+    /// cluster.x-k8s.io/v1beta1 (deprecated, still served).
+    V1beta1,
+}
+
+impl CapiVersion {
+    /// Every version, newest first.
+    pub const ALL: [CapiVersion; 2] = [CapiVersion::V1beta2, CapiVersion::V1beta1];
+
+    /// The version's name (`v1beta2`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapiVersion::V1beta2 => "v1beta2",
+            CapiVersion::V1beta1 => "v1beta1",
+        }
+    }
+
+    /// One line about it.
+    pub fn about(self) -> &'static str {
+        match self {
+            CapiVersion::V1beta2 => {
+                "cluster.x-k8s.io/v1beta2 (storage version since Cluster API 1.11)"
+            }
+            CapiVersion::V1beta1 => "cluster.x-k8s.io/v1beta1 (deprecated, still served)",
+        }
     }
 }

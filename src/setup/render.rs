@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::CapiVersion;
 use super::infra::FlavorField;
 use super::{SetupInput, UNREGISTERED_TAINT, target_comment};
-use crate::cli::CapiVersion;
 use crate::error::{ClusterRole, Error};
 use crate::kube::permissions::{self, Permission};
 use crate::model::flavor::{MEMBER_LABEL, annotations};

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use karpenter_capi::cli::CapiVersion;
 use karpenter_capi::model::duration::NillableDuration;
+use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::setup::render::Document;
 use karpenter_capi::setup::{FlavorSpec, SetupInput, flavor, infra};
 use serde_json::Value;

@@ -13,9 +13,9 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
-use crate::cli::CapiVersion;
 use crate::error::{ClusterRole, Error, Result};
 use crate::kube::errors::cluster_error;
+use crate::setup::CapiVersion;
 use crate::setup::infra::{self, InfraKind};
 use crate::setup::{Document, FIELD_MANAGER};
 

@@ -4,13 +4,13 @@
 //! instance-type name. Flavor taints are ignored, as upstream ignores the `taints` annotation.
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
-use crate::cli::StrategyName;
 use crate::model::labels::keys;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
-use crate::sched::fit::static_fit;
+use crate::sched::fit::static_ok;
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 
 /// Karpenter v1.5 truncates a NodeClaim's instance types to this many (cheapest first).
 pub const MAX_INSTANCE_TYPES: usize = 60;
@@ -51,7 +51,7 @@ impl Strategy for KarpenterCapi {
                         keys::HOSTNAME.to_string(),
                         labels_node.get(keys::HOSTNAME).cloned().unwrap_or_default(),
                     );
-                    static_fit(demand, &labels, &o.taints, &o.allocatable.minus(used)).is_ok()
+                    static_ok(demand, &labels, &o.taints, &o.allocatable.minus(used))
                 };
             // In-flight claims first, in creation order.
             let mut placed = false;

@@ -5,10 +5,10 @@
 //! Node groups know nothing of NodePools; flavor taints apply, as Cluster Autoscaler reads them.
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
-use crate::cli::StrategyName;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 
 /// The least-waste strategy.
 pub struct LeastWaste;
@@ -86,7 +86,7 @@ fn first_fit_decreasing(
     let mut opened: Vec<usize> = Vec::new();
     let mut placed = Vec::new();
     for &p in pods {
-        if let Some(&n) = opened.iter().find(|&&n| state.fits(p, n).is_ok()) {
+        if let Some(&n) = opened.iter().find(|&&n| state.can_place(p, n)) {
             state.place(p, n);
             placed.push(p);
             continue;
@@ -95,7 +95,7 @@ fn first_fit_decreasing(
             continue;
         }
         let n = state.open(o, NodeOrigin::New(index), None);
-        if state.fits(p, n).is_ok() {
+        if state.can_place(p, n) {
             state.place(p, n);
             placed.push(p);
             opened.push(n);

@@ -6,13 +6,15 @@
 pub mod cost;
 pub mod karpenter_capi;
 pub mod least_waste;
+pub mod name;
+
+pub use name::StrategyName;
 
 use std::collections::HashMap;
 
 use super::catalog::Offering;
 use super::fit::{Rejection, Unfit, static_fit};
 use super::state::{ClusterState, NodeOrigin};
-use crate::cli::StrategyName;
 use crate::model::flavor::Price;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
@@ -43,6 +45,9 @@ pub struct Placement {
     pub on_in_flight: Vec<(usize, String)>,
     /// Pods that fit nowhere, with a reason per flavor.
     pub unschedulable: Vec<(usize, Vec<Rejection>)>,
+    /// A lower bound on the price per hour of the new nodes any plan needs for the pods left
+    /// after existing and in-flight room (`cost` only; none when some of them stay unplaced).
+    pub lower_bound: Option<Price>,
     /// Preferences dropped per pod (Karpenter's relaxation order) before it could be placed,
     /// or before it was given up on.
     pub relaxed: Vec<(usize, Vec<String>)>,
@@ -166,7 +171,7 @@ pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize
     let candidates: Vec<usize> = (0..state.nodes.len()).collect();
     let mut rest = Vec::new();
     for &pod in queue {
-        match candidates.iter().find(|&&n| state.fits(pod, n).is_ok()) {
+        match candidates.iter().find(|&&n| state.can_place(pod, n)) {
             Some(&n) => state.place(pod, n),
             None => rest.push(pod),
         }
@@ -409,6 +414,7 @@ pub fn finish(
             .into_iter()
             .map(|p| (p, rejections(state, budget, offerings, p)))
             .collect(),
+        lower_bound: None,
         relaxed: Vec::new(),
     }
 }

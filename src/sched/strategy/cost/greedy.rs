@@ -383,7 +383,7 @@ fn greedy_loop(
                 let mut i = 0;
                 while taken < k && i < classes[c].pods.len() {
                     let p = classes[c].pods[i];
-                    if allowed.permits(p, o) && state.fits(p, node).is_ok() {
+                    if allowed.permits(p, o) && state.can_place(p, node) {
                         state.place(p, node);
                         classes[c].pods.remove(i);
                         taken += 1;
@@ -420,7 +420,7 @@ fn fill_open_nodes(state: &mut ClusterState, allowed: &Allowed, classes: &mut [C
             let p = class.pods[i];
             match new_nodes
                 .iter()
-                .find(|&&(n, o)| allowed.permits(p, o) && state.fits(p, n).is_ok())
+                .find(|&&(n, o)| allowed.permits(p, o) && state.can_place(p, n))
             {
                 Some(&(n, _)) => {
                     state.place(p, n);

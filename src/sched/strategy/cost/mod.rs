@@ -6,19 +6,24 @@
 //! pod class ([`greedy`]). Both work on the *distinct* offerings: flavors that differ only in
 //! labels no pod asks about (e.g. the same size in three zones) are one choice.
 
+pub mod colgen;
+pub mod engine;
 pub mod exact;
 pub mod greedy;
+pub mod integer;
+pub mod lp;
 
 use std::collections::HashMap;
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
-use crate::cli::StrategyName;
+use crate::model::flavor::Price;
 use crate::model::labels::{Labels, keys};
 use crate::model::pod::PodDemand;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
 use crate::sched::fit::static_fit;
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 
 /// The `cost` strategy.
 pub struct Cost;
@@ -61,9 +66,22 @@ impl Strategy for Cost {
     }
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        plan_within(snapshot, pending, None)
+    }
+}
+
+/// `cost`'s plan with the optimizer's time budget (default: by batch size, see
+/// [`engine::budget_for`]); consolidation's many trials pass a short one.
+pub fn plan_within(
+    snapshot: &Snapshot,
+    pending: &[usize],
+    budget: Option<std::time::Duration>,
+) -> Placement {
+    {
         let (all_offerings, _) = catalog::offerings(snapshot, true);
         let offerings = distinct(snapshot, &all_offerings);
         let mut state = ClusterState::new(snapshot, &all_offerings);
+        let time = budget;
         let budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);
@@ -72,15 +90,15 @@ impl Strategy for Cost {
             rest.iter().partition(|&&p| allowed.any(p));
 
         let cross_node = state.has_cross_node_constraints();
-        let mut budget_after = budget.clone();
         let exact = if placeable.len() <= exact::EXACT_LIMIT && !cross_node {
             exact::solve(snapshot, &offerings, &allowed, &placeable)
                 .filter(|nodes| exact::within_budget(&budget, &offerings, nodes))
         } else {
             None
         };
-        match exact {
+        let (state, budget_after, lower_bound) = match exact {
             Some(nodes) => {
+                let mut budget_after = budget.clone();
                 for (o, pods) in nodes {
                     let n = state.open(&offerings[o], NodeOrigin::New(o), None);
                     budget_after.take(&offerings[o]);
@@ -88,42 +106,126 @@ impl Strategy for Cost {
                         state.place(p, n);
                     }
                 }
-            }
-            // Constraints across nodes (spread, affinity, preferences): checked placement one
-            // pod at a time, as Karpenter does; the class packing below does not model them.
-            None if cross_node => {
-                unplaced.extend(crate::sched::topology::place::pack(
-                    &mut state,
-                    &mut budget_after,
-                    &offerings,
-                    &|p, o| allowed.permits(p, o),
-                    &placeable,
-                ));
+                // The exact optimum is its own lower bound.
+                let price = super::new_nodes(&state, &offerings)
+                    .iter()
+                    .map(|n| n.offering.flavor.price.0)
+                    .sum();
+                (state, budget_after, Some(Price(price)))
             }
             None => {
-                unplaced.extend(greedy::pack(
-                    &mut state,
-                    &mut budget_after,
-                    &offerings,
-                    &allowed,
-                    &placeable,
-                ));
-                if !cross_node {
-                    greedy::downsize(&mut state, &mut budget_after, &offerings, &allowed);
-                }
+                let (state, budget_after, left, bound) = optimized(
+                    &state, &budget, &offerings, &allowed, &placeable, cross_node, time,
+                );
+                unplaced.extend(left);
+                (state, budget_after, bound)
             }
-        }
+        };
         let position: HashMap<usize, usize> =
             queue.iter().enumerate().map(|(i, &p)| (p, i)).collect();
         unplaced.sort_by_key(|p| position.get(p).copied());
-        finish(
+        let mut placement = finish(
             StrategyName::Cost,
             &state,
             &budget_after,
             &offerings,
             unplaced,
-        )
+        );
+        placement.lower_bound = lower_bound;
+        placement
     }
+}
+
+/// Batches at most this large are also packed by the greedy alone, and the cheaper plan wins:
+/// a safety net that costs little at this size.
+const GREEDY_CROSS_CHECK: usize = 400;
+
+/// The optimizer's plan (classes, column generation, diving, local search), materialised
+/// through the checked fit; what it leaves, and the pods that need sequential placement, go
+/// through the checked greedy. Returns the state, the budget after it, the pods left unplaced
+/// and the lower bound (when every optimized pod was placed).
+fn optimized<'a>(
+    start: &ClusterState<'a>,
+    budget: &Budget,
+    offerings: &[Offering],
+    allowed: &Allowed,
+    placeable: &[usize],
+    cross_node: bool,
+    time: Option<std::time::Duration>,
+) -> (ClusterState<'a>, Budget, Vec<usize>, Option<Price>) {
+    let snapshot = start.snapshot();
+    let (sequential, optimizable): (Vec<usize>, Vec<usize>) = placeable
+        .iter()
+        .partition(|&&p| engine::needs_sequential(&snapshot.pods[p].demand));
+    let classes = engine::classes(start, offerings, allowed, &optimizable);
+    let time = time.unwrap_or_else(|| engine::budget_for(optimizable.len()));
+    let solved = engine::optimize(&classes, time);
+    let mut state = start.clone();
+    let mut budget_after = budget.clone();
+    let rest = engine::materialise(
+        &mut state,
+        &mut budget_after,
+        offerings,
+        allowed,
+        &classes,
+        &solved.nodes,
+    );
+    let optimized_all = rest.is_empty();
+    let mut left = greedy::pack(&mut state, &mut budget_after, offerings, allowed, &rest);
+    // Constraints across nodes (spread, affinity, preferences): checked placement one pod at
+    // a time, as Karpenter does; the class packing does not model them.
+    left.extend(crate::sched::topology::place::pack(
+        &mut state,
+        &mut budget_after,
+        offerings,
+        &|p, o| allowed.permits(p, o),
+        &sequential,
+    ));
+    if !cross_node {
+        greedy::downsize(&mut state, &mut budget_after, offerings, allowed);
+    }
+    let optimized_placed = optimized_all || {
+        let left_set: std::collections::HashSet<&usize> = left.iter().collect();
+        optimizable.iter().all(|p| !left_set.contains(p))
+    };
+    let bound = optimized_placed.then(|| {
+        // Floor, less a relative hair for floating point: a bound must never exceed the optimum.
+        Price(
+            (solved.lower_bound * (1.0 - 1e-6) * Price::UNIT as f64)
+                .floor()
+                .max(0.0) as i64,
+        )
+    });
+    if placeable.len() <= GREEDY_CROSS_CHECK {
+        let mut g_state = start.clone();
+        let mut g_budget = budget.clone();
+        let g_left = if cross_node {
+            crate::sched::topology::place::pack(
+                &mut g_state,
+                &mut g_budget,
+                offerings,
+                &|p, o| allowed.permits(p, o),
+                placeable,
+            )
+        } else {
+            let left = greedy::pack(&mut g_state, &mut g_budget, offerings, allowed, placeable);
+            greedy::downsize(&mut g_state, &mut g_budget, offerings, allowed);
+            left
+        };
+        let price = |s: &ClusterState| -> i64 {
+            super::new_nodes(s, offerings)
+                .iter()
+                .map(|n| n.offering.flavor.price.0)
+                .sum()
+        };
+        if (g_left.len(), price(&g_state)) < (left.len(), price(&state)) {
+            let g_bound = bound.filter(|_| g_left.is_empty());
+            return (g_state, g_budget, g_left, g_bound);
+        }
+    }
+    left.sort_unstable();
+    left.dedup();
+    (state, budget_after, left, bound)
 }
 
 /// Label keys some pod's scheduling depends on (selectors, affinity, non-hostname topology).

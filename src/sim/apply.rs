@@ -1,0 +1,326 @@
+//! Applying an autoscaler's [`Action`]s to the simulated cluster — the one place they land.
+//! Each action is carried out through the same [`Action::steps`] the kube shell executes, so a
+//! new action variant works here as soon as its writes do; each [`Write`] changes the snapshot
+//! the way the API server (and CAPI's MachineSet controller, for a scale) would.
+
+use serde_json::Value;
+
+use super::cluster::SimCluster;
+use crate::controller::action::Action;
+use crate::controller::write::Write;
+use crate::model::condition::Condition;
+use crate::model::flavor::MEMBER_LABEL;
+use crate::model::labels::{Labels, keys};
+use crate::model::machine::DELETE_MACHINE_ANNOTATION;
+use crate::model::nodeclaim::{MACHINE_ANNOTATION, MACHINE_DEPLOYMENT_ANNOTATION, NodeClaimRecord};
+use crate::model::object::RawObject;
+
+/// Carries out one action; on a failed write, runs its rollback and reports the failure.
+pub fn apply_action(c: &mut SimCluster, action: &Action) -> Result<(), String> {
+    let steps = action.steps();
+    for w in &steps.writes {
+        if let Err(e) = apply_write(c, w) {
+            for r in &steps.rollback {
+                let _ = apply_write(c, r);
+            }
+            return Err(format!("{} {}: {e}", action.name(), action.target()));
+        }
+    }
+    Ok(())
+}
+
+/// Carries out actions in order; failures become warnings (the next pass retries, as in `run`).
+pub fn apply_all(c: &mut SimCluster, actions: &[Action]) {
+    for a in actions {
+        if let Err(e) = apply_action(c, a) {
+            c.warn(e);
+        }
+    }
+}
+
+/// Merges a JSON merge patch of string values into a label or annotation map.
+fn merge_map(map: &mut Labels, patch: Option<&Value>) {
+    let Some(obj) = patch.and_then(Value::as_object) else {
+        return;
+    };
+    for (k, v) in obj {
+        match v.as_str() {
+            Some(s) => {
+                map.insert(k.clone(), s.to_string());
+            }
+            None => {
+                map.remove(k);
+            }
+        }
+    }
+}
+
+/// Re-reads the fields a NodeClaim record derives from its labels and annotations.
+fn rederive(claim: &mut NodeClaimRecord) {
+    claim.machine = claim
+        .annotations
+        .get(MACHINE_ANNOTATION)
+        .cloned()
+        .filter(|m| !m.is_empty());
+    claim.machine_deployment = claim
+        .annotations
+        .get(MACHINE_DEPLOYMENT_ANNOTATION)
+        .cloned();
+    claim.node_pool = claim.labels.get(keys::NODEPOOL).cloned();
+    claim.instance_type = claim.labels.get(keys::INSTANCE_TYPE).cloned();
+}
+
+fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
+    let now = c.now;
+    match w {
+        Write::Create {
+            resource, object, ..
+        } if resource.kind == "NodeClaim" => {
+            let mut obj = object.clone();
+            let name = match obj.pointer("/metadata/name").and_then(Value::as_str) {
+                Some(n) => n.to_string(),
+                None => {
+                    let prefix = obj
+                        .pointer("/metadata/generateName")
+                        .and_then(Value::as_str)
+                        .unwrap_or("nodeclaim-")
+                        .to_string();
+                    // As the API server does: the prefix and five random characters.
+                    let mut n = c.snap.nodeclaims.len() as u64 + 1;
+                    loop {
+                        let candidate =
+                            format!("{prefix}{}", super::cluster::suffix(n * 31 + now as u64));
+                        if !c.snap.nodeclaims.iter().any(|x| x.name == candidate) {
+                            break candidate;
+                        }
+                        n += 1;
+                    }
+                }
+            };
+            if c.snap.nodeclaims.iter().any(|x| x.name == name) {
+                return Err(format!("NodeClaim {name} already exists"));
+            }
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("name".into(), Value::String(name.clone()));
+                meta.insert("uid".into(), Value::String(format!("sim-{name}")));
+                meta.insert(
+                    "creationTimestamp".into(),
+                    Value::String(c.ts(now).to_string()),
+                );
+            }
+            let raw = RawObject::from_value(obj, "simulation").map_err(|e| e.to_string())?;
+            c.snap.nodeclaims.push(NodeClaimRecord::from_object(&raw));
+            c.rec.claim(now);
+        }
+        Write::MergePatch {
+            resource,
+            namespace,
+            name,
+            patch,
+            ..
+        } => {
+            let labels = patch.pointer("/metadata/labels");
+            let annotations = patch.pointer("/metadata/annotations");
+            match resource.kind {
+                "NodeClaim" => {
+                    let claim = c
+                        .snap
+                        .nodeclaims
+                        .iter_mut()
+                        .find(|x| &x.name == name)
+                        .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+                    merge_map(&mut claim.labels, labels);
+                    merge_map(&mut claim.annotations, annotations);
+                    rederive(claim);
+                }
+                "Machine" => {
+                    let m = c
+                        .snap
+                        .machines
+                        .iter_mut()
+                        .find(|x| &x.namespace == namespace && &x.name == name)
+                        .ok_or_else(|| format!("Machine {namespace}/{name} not found"))?;
+                    merge_map(&mut m.labels, labels);
+                    m.claimed = m.labels.contains_key(MEMBER_LABEL);
+                    if let Some(v) = annotations.and_then(|a| a.get(DELETE_MACHINE_ANNOTATION)) {
+                        m.marked_for_deletion = !v.is_null();
+                    }
+                }
+                other => return Err(format!("the simulation does not patch {other}s")),
+            }
+        }
+        Write::Scale {
+            namespace,
+            name,
+            replicas,
+            ..
+        } => {
+            let key = format!("{namespace}/{name}");
+            let md = c
+                .snap
+                .machine_deployments
+                .iter_mut()
+                .find(|m| m.key() == key)
+                .ok_or_else(|| format!("MachineDeployment {key} not found"))?;
+            let before = crate::controller::scale::current_replicas(md);
+            if let Some(spec) = md
+                .object
+                .value
+                .get_mut("spec")
+                .and_then(Value::as_object_mut)
+            {
+                spec.insert("replicas".into(), Value::from(*replicas));
+            } else {
+                md.object.value["spec"] = serde_json::json!({"replicas": replicas});
+            }
+            if *replicas > before {
+                c.rec.scale_up(now);
+            }
+            c.reconcile_machine_set(&key);
+        }
+        Write::EditNode {
+            name,
+            add_labels,
+            add_taints,
+            remove_taint_keys,
+            add_finalizers,
+            remove_finalizers,
+            ..
+        } => {
+            let n = c
+                .snap
+                .nodes
+                .iter_mut()
+                .find(|n| &n.name == name)
+                .ok_or_else(|| format!("Node {name} not found"))?;
+            n.labels
+                .extend(add_labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+            n.taints.retain(|t| !remove_taint_keys.contains(&t.key));
+            for t in add_taints {
+                if !n
+                    .taints
+                    .iter()
+                    .any(|x| x.key == t.key && x.effect == t.effect)
+                {
+                    n.taints.push(t.clone());
+                }
+            }
+            for f in add_finalizers {
+                if !n.finalizers.contains(f) {
+                    n.finalizers.push(f.clone());
+                }
+            }
+            n.finalizers.retain(|f| !remove_finalizers.contains(f));
+            let released = n.finalizers.is_empty();
+            if released && c.node_deleting(name) {
+                c.remove_node(name);
+            }
+        }
+        Write::SetNodeClaimStatus {
+            name,
+            fields,
+            conditions,
+        } => {
+            let ts = c.ts(now);
+            let claim = c
+                .snap
+                .nodeclaims
+                .iter_mut()
+                .find(|x| &x.name == name)
+                .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+            if let Some(p) = fields.get("providerID").and_then(Value::as_str) {
+                claim.provider_id = Some(p.to_string());
+            }
+            if let Some(n) = fields.get("nodeName").and_then(Value::as_str) {
+                claim.node_name = Some(n.to_string());
+            }
+            let mut became = Vec::new();
+            for u in conditions {
+                match claim.conditions.iter_mut().find(|x| x.type_ == u.type_) {
+                    Some(x) => {
+                        if x.status != u.status {
+                            x.last_transition_time = Some(ts);
+                            if u.status == "True" {
+                                became.push(u.type_.clone());
+                            }
+                        }
+                        x.status = u.status.clone();
+                        x.reason = u.reason.clone();
+                        x.message = u.message.clone();
+                    }
+                    None => {
+                        if u.status == "True" {
+                            became.push(u.type_.clone());
+                        }
+                        claim.conditions.push(Condition {
+                            type_: u.type_.clone(),
+                            status: u.status.clone(),
+                            reason: u.reason.clone(),
+                            message: u.message.clone(),
+                            last_transition_time: Some(ts),
+                        });
+                    }
+                }
+            }
+            for t in became {
+                match t.as_str() {
+                    "Registered" => c.rec.registered(now),
+                    "Initialized" => c.rec.initialized(now),
+                    _ => {}
+                }
+            }
+        }
+        Write::SetConditions {
+            resource,
+            name,
+            conditions,
+        } => {
+            if resource.kind != "ClusterAPINodeClass" {
+                return Err(format!(
+                    "the simulation does not set conditions on {}s",
+                    resource.kind
+                ));
+            }
+            let class = c
+                .snap
+                .nodeclasses
+                .iter_mut()
+                .find(|x| &x.name == name)
+                .ok_or_else(|| format!("ClusterAPINodeClass {name} not found"))?;
+            if let Some(r) = conditions.iter().find(|u| u.type_ == "Ready") {
+                class.ready = Some(r.status == "True");
+            }
+        }
+        Write::Delete {
+            resource,
+            namespace,
+            name,
+            ..
+        } => match resource.kind {
+            "NodeClaim" => {
+                let i = c
+                    .snap
+                    .nodeclaims
+                    .iter()
+                    .position(|x| &x.name == name)
+                    .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+                if c.mode.claim_finalizer {
+                    c.snap.nodeclaims[i].deleting = true;
+                } else {
+                    c.snap.nodeclaims.remove(i);
+                }
+            }
+            "Pod" => c.evict_pod(&format!("{namespace}/{name}")),
+            other => return Err(format!("the simulation does not delete {other}s")),
+        },
+        Write::Evict {
+            namespace, name, ..
+        } => c.evict_pod(&format!("{namespace}/{name}")),
+        Write::Event { .. } => c.rec.events += 1,
+        Write::Create { resource, .. } => {
+            return Err(format!("the simulation does not create {}s", resource.kind));
+        }
+    }
+    c.touch();
+    Ok(())
+}
