@@ -70,6 +70,55 @@ fn rederive(claim: &mut NodeClaimRecord) {
     claim.instance_type = claim.labels.get(keys::INSTANCE_TYPE).cloned();
 }
 
+/// Merges condition updates by type, as the shell does: `lastTransitionTime` moves only when the
+/// status changes. Returns the types that became `True`.
+fn merge_conditions(
+    existing: &mut Vec<Condition>,
+    updates: &[crate::controller::write::ConditionUpdate],
+    ts: jiff::Timestamp,
+) -> Vec<String> {
+    let mut became = Vec::new();
+    for u in updates {
+        match existing.iter_mut().find(|x| x.type_ == u.type_) {
+            Some(x) => {
+                if x.status != u.status {
+                    x.last_transition_time = Some(ts);
+                    if u.status == "True" {
+                        became.push(u.type_.clone());
+                    }
+                }
+                x.status = u.status.clone();
+                x.reason = u.reason.clone();
+                x.message = u.message.clone();
+            }
+            None => {
+                if u.status == "True" {
+                    became.push(u.type_.clone());
+                }
+                existing.push(Condition {
+                    type_: u.type_.clone(),
+                    status: u.status.clone(),
+                    reason: u.reason.clone(),
+                    message: u.message.clone(),
+                    last_transition_time: Some(ts),
+                });
+            }
+        }
+    }
+    became
+}
+
+/// Counts the lifecycle transitions the timeline reports.
+fn record_transitions(c: &mut SimCluster, became: &[String], now: i64) {
+    for t in became {
+        match t.as_str() {
+            "Registered" => c.rec.registered(now),
+            "Initialized" => c.rec.initialized(now),
+            _ => {}
+        }
+    }
+}
+
 fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
     let now = c.now;
     match w {
@@ -110,6 +159,7 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             }
             let raw = RawObject::from_value(obj, "simulation").map_err(|e| e.to_string())?;
             c.snap.nodeclaims.push(NodeClaimRecord::from_object(&raw));
+            c.last_created_claim = Some(name);
             c.rec.claim(now);
         }
         Write::MergePatch {
@@ -145,6 +195,16 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                     if let Some(v) = annotations.and_then(|a| a.get(DELETE_MACHINE_ANNOTATION)) {
                         m.marked_for_deletion = !v.is_null();
                     }
+                }
+                "Node" => {
+                    let n = c
+                        .snap
+                        .nodes
+                        .iter_mut()
+                        .find(|n| &n.name == name)
+                        .ok_or_else(|| format!("Node {name} not found"))?;
+                    merge_map(&mut n.labels, labels);
+                    merge_map(&mut n.annotations, annotations);
                 }
                 other => return Err(format!("the simulation does not patch {other}s")),
             }
@@ -234,42 +294,61 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             if let Some(n) = fields.get("nodeName").and_then(Value::as_str) {
                 claim.node_name = Some(n.to_string());
             }
-            let mut became = Vec::new();
-            for u in conditions {
-                match claim.conditions.iter_mut().find(|x| x.type_ == u.type_) {
-                    Some(x) => {
-                        if x.status != u.status {
-                            x.last_transition_time = Some(ts);
-                            if u.status == "True" {
-                                became.push(u.type_.clone());
-                            }
-                        }
-                        x.status = u.status.clone();
-                        x.reason = u.reason.clone();
-                        x.message = u.message.clone();
-                    }
-                    None => {
-                        if u.status == "True" {
-                            became.push(u.type_.clone());
-                        }
-                        claim.conditions.push(Condition {
-                            type_: u.type_.clone(),
-                            status: u.status.clone(),
-                            reason: u.reason.clone(),
-                            message: u.message.clone(),
-                            last_transition_time: Some(ts),
-                        });
-                    }
-                }
+            if let Some(t) = fields
+                .get("lastPodEventTime")
+                .and_then(Value::as_str)
+                .and_then(|t| t.parse().ok())
+            {
+                claim.last_pod_event = Some(t);
             }
-            for t in became {
-                match t.as_str() {
-                    "Registered" => c.rec.registered(now),
-                    "Initialized" => c.rec.initialized(now),
-                    _ => {}
-                }
+            let became = merge_conditions(&mut claim.conditions, conditions, ts);
+            record_transitions(c, &became, now);
+        }
+        Write::StatusOfCreated {
+            resource,
+            conditions,
+            ..
+        } => {
+            // Capacity and allocatable are read from the member MachineDeployment, not kept on
+            // the simulated claim; its conditions are.
+            if resource.kind != "NodeClaim" {
+                return Err(format!(
+                    "the simulation does not set status on {}s",
+                    resource.kind
+                ));
+            }
+            let ts = c.ts(now);
+            let name = c
+                .last_created_claim
+                .clone()
+                .ok_or("no NodeClaim was created before its status")?;
+            let claim = c
+                .snap
+                .nodeclaims
+                .iter_mut()
+                .find(|x| x.name == name)
+                .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+            let became = merge_conditions(&mut claim.conditions, conditions, ts);
+            record_transitions(c, &became, now);
+        }
+        Write::ClearConditions {
+            resource,
+            name,
+            types,
+        } => {
+            if resource.kind == "NodeClaim" {
+                let claim = c
+                    .snap
+                    .nodeclaims
+                    .iter_mut()
+                    .find(|x| &x.name == name)
+                    .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+                claim.conditions.retain(|x| !types.contains(&x.type_));
             }
         }
+        // NodePool status (`resources`, `nodes`, conditions) is for people and Karpenter's other
+        // controllers; nothing in the simulation reads it back.
+        Write::SetStatus { .. } => {}
         Write::SetConditions {
             resource,
             name,

@@ -100,6 +100,8 @@ pub struct SimCluster {
     pub last_pod_event: HashMap<String, Ms>,
     /// Things that did not go as the simulation expected (unsupported writes, ...).
     pub warnings: BTreeSet<String>,
+    /// The NodeClaim the last `Create` made (its name is generated), for the status write after it.
+    pub last_created_claim: Option<String>,
     trace: Trace,
     templates: Vec<PodDemand>,
     next_pod: Vec<u64>,
@@ -202,6 +204,7 @@ impl SimCluster {
             mode,
             rec: Recorder::default(),
             last_pod_event: HashMap::new(),
+            last_created_claim: None,
             warnings: BTreeSet::new(),
             next_pod: vec![0; trace.workloads.len()],
             trace: trace.clone(),
@@ -367,10 +370,13 @@ impl SimCluster {
             }
             Event::PodRunning(pod, node) => {
                 let now = self.now;
+                let started = self.ts(now);
                 if let Some(p) = self.snap.pods.iter_mut().find(|p| {
                     p.node_name.as_deref() == Some(node.as_str()) && p.demand.key() == pod
                 }) {
                     p.phase = Some("Running".to_string());
+                    // The kubelet's `status.startTime` (do-not-disrupt durations count from it).
+                    p.started = Some(started);
                     self.rec.pod_running(now, &pod);
                     self.changed = true;
                 }
@@ -473,6 +479,7 @@ impl SimCluster {
             priority_class: None,
             phase: Some("Pending".to_string()),
             containers: Vec::new(),
+            started: None,
         });
         self.workload_of.insert(k.clone(), w);
         self.rec.pod_created(self.now, &k, first_wave);
@@ -727,6 +734,7 @@ impl SimCluster {
                     priority_class: None,
                     phase: Some("Running".to_string()),
                     containers: Vec::new(),
+                    started: Some(self.ts(self.now)),
                 }
             })
             .collect();

@@ -76,11 +76,19 @@ impl Ours {
                         .iter()
                         .find(|x| x.type_ == "Initialized")
                         .and_then(|x| x.last_transition_time);
+                    // A pod event the watch saw counts before the claim's status shows it.
+                    let seen = claim
+                        .node_name
+                        .as_ref()
+                        .and_then(|n| c.last_pod_event.get(n))
+                        .copied();
                     let quiet = [initialized, claim.last_pod_event, claim.created]
                         .into_iter()
                         .flatten()
+                        .map(|t| at(c, t))
+                        .chain(seen)
                         .max()
-                        .map_or(0, |t| at(c, t));
+                        .unwrap_or(0);
                     times.push(quiet + after + slack);
                 }
                 let expire = claim
@@ -134,6 +142,12 @@ impl Agent for Ours {
     }
 
     fn on_wake(&mut self, c: &mut SimCluster) {
+        // What `run`'s pod watch would have seen: the latest pod event per node.
+        c.snap.pod_events = c
+            .last_pod_event
+            .iter()
+            .map(|(node, at)| (node.clone(), c.ts(*at)))
+            .collect();
         let plan = controller::plan(&c.snap, c.ts(c.now), &self.config);
         self.passes += 1;
         apply_all(c, &plan.actions);
