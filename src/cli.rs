@@ -153,7 +153,7 @@ installs both.")]
 }
 
 /// How `--help` groups the subcommands, in order, as clusterctl does. The lines under each heading
-/// are rendered from the subcommands' own about text; `tests/help.rs` fails on a subcommand that no
+/// are rendered from the subcommands' own about text; `tests/it/help.rs` fails on a subcommand that no
 /// group names.
 pub const COMMAND_GROUPS: &[(&str, &[&str])] = &[
     ("Setup", &["init"]),

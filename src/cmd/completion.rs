@@ -1,6 +1,6 @@
 //! `completion`: shell completion scripts generated from the clap definitions, for the
 //! `kubectl-karpenter_capi` executable. The same scripts are committed under `completions/`
-//! (kept in sync by `tests/generated.rs`). Completion of `kubectl karpenter-capi ...` through
+//! (kept in sync by `tests/it/generated.rs`). Completion of `kubectl karpenter-capi ...` through
 //! kubectl itself is [`crate::complete`]'s job.
 
 use clap_complete::{Generator, Shell};

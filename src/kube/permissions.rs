@@ -1,7 +1,7 @@
 //! The single list of API permissions `run` uses on each cluster. `init` renders the RBAC from
 //! it, `doctor` compares an identity's rights against it, and the shell only calls what it names.
 //!
-//! Exactly what `run` calls, no more: `tests/shell_run.rs` records every request the controller
+//! Exactly what `run` calls, no more: `tests/it/shell_run.rs` records every request the controller
 //! makes against the in-memory API over a whole lifecycle (watch, provision, bind, launch,
 //! register, initialize, drain, scale down, leader election) and compares the set with these
 //! lists both ways.

@@ -10,7 +10,7 @@ use clap::builder::StyledStr;
 ///
 /// # Guarantees
 /// Every visible subcommand is listed exactly once: one that no group names is listed in the last
-/// group rather than dropped (and `tests/help.rs` fails on it, so it gets a group).
+/// group rather than dropped (and `tests/it/help.rs` fails on it, so it gets a group).
 pub fn grouped(cmd: Command, groups: &[(&str, &[&str])]) -> Command {
     // Building adds the `help` subcommand, which the listing should show like any other.
     let mut built = cmd.clone();

@@ -1,6 +1,6 @@
 //! The man pages, generated from the clap definitions: one for the command and one per visible
 //! subcommand (`kubectl-karpenter_capi-init.1`, ...), committed under `man/` and kept in sync by
-//! `tests/generated.rs`. Not a subcommand: packagers install the committed files.
+//! `tests/it/generated.rs`. Not a subcommand: packagers install the committed files.
 
 use crate::error::Result;
 

@@ -1,7 +1,7 @@
 //! Disruption in the reconcile core: the seed's scale-to-zero, budgets, do-not-disrupt, blocking
 //! PodDisruptionBudgets, drift, and that the Machine marked is always the claim's own.
 
-mod shared;
+use crate::shared;
 
 use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, Plan, plan};

@@ -1,7 +1,7 @@
 //! The reconcile core on snapshots: provisioning, idempotence, restarts, binding, registration,
 //! initialization, timeouts and limits.
 
-mod shared;
+use crate::shared;
 
 use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, plan};

@@ -1,7 +1,7 @@
 //! `doctor` live: both clusters listed through the real shell (an in-memory API) and judged by
 //! the same checks as a dump — the healthy setup stays healthy.
 
-mod common;
+use crate::common;
 
 use common::FakeApi;
 use karpenter_capi::controller::Config;

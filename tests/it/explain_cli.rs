@@ -2,7 +2,7 @@
 //! c3-8 chosen by cost and least-waste, c3-16 by karpenter-capi, with prices), a stuck
 //! NodeClaim's timeline and cause, and unknown names with suggestions (exit 2).
 
-mod shared;
+use crate::shared;
 
 use assert_cmd::Command;
 

@@ -1,7 +1,7 @@
 //! What the generated bundle means to the rest of the tool: the loader `simulate -f` uses reads
 //! back exactly the flavors given, and the RBAC is exactly `kube::permissions`.
 
-mod support;
+use crate::support;
 
 use karpenter_capi::kube::permissions::{self, Permission};
 use karpenter_capi::model::flavor::{Price, PriceSource, annotations};

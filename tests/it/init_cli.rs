@@ -1,7 +1,7 @@
 //! `init` through the real binary: the seed's OVH setup pinned in snapshots, `--output-dir`
 //! layout, and bad inputs (exit code 2, a message naming the flag or field, nothing written).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

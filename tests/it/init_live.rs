@@ -3,7 +3,7 @@
 //! The fake does not honour `dryRun` nor evaluate RBAC or admission; see the report for what is
 //! therefore untested.
 
-mod support;
+use crate::support;
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! of the exact apiVersion generated, built-in kinds strictly through k8s-openapi types, for
 //! v1beta2 and v1beta1 and every infrastructure provider.
 
-mod support;
+use crate::support;
 
 use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::setup::infra::{FlavorField, KINDS};

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
-const TEMPLATE: &str = include_str!("../plugins/karpenter-capi.yaml");
+const TEMPLATE: &str = include_str!("../../plugins/karpenter-capi.yaml");
 
 /// The fields of krew's Plugin manifest; unknown fields are errors, so a typo is caught.
 #[derive(Debug, Deserialize)]

@@ -2,7 +2,7 @@
 //! (dry-run JSON asserted), the in-memory API shows the writes in order with failures injected
 //! between any two writes of a disruption, and a property test over random cluster states.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The executor against the in-memory API: each action's writes land as the API would store
 //! them, conflicts are retried, failures roll back and stop the pass, and a second pass finishes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

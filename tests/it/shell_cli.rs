@@ -1,7 +1,7 @@
 //! `run` through the real binary: replaying a dump with no cluster, flag combinations that
 //! cannot work, and clusters that cannot be reached (exit 2 with the cluster named).
 
-mod shared;
+use crate::shared;
 
 use assert_cmd::Command;
 use serde_json::Value;

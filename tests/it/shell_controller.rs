@@ -2,7 +2,7 @@
 //! reports ready, reconciles on change, acts only as leader, and stops cleanly; plus the Lease
 //! protocol and the metrics endpoint.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

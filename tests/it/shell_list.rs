@@ -1,7 +1,7 @@
 //! Listing live clusters into a Snapshot, and the messages for the faults an operator meets
 //! first: an unreachable cluster, a CRD that is not installed, a forbidden list.
 
-mod common;
+use crate::common;
 
 use common::FakeApi;
 use karpenter_capi::kube::list::live_snapshot;

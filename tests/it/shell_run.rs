@@ -2,7 +2,7 @@
 //! listing, the executor writes, and the next pass reads back what the last one wrote; through
 //! provisioning, binding, launch, registration and initialization, with faults on the way.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The scenarios from real reports (../shared/fixtures/scenarios) give the outcomes the issue
 //! pins, per strategy, through the library and the real binary.
 
-mod shared;
+use crate::shared;
 
 use assert_cmd::Command;
 use karpenter_capi::cmd::simulate::simulate;

@@ -1,0 +1,34 @@
+//! All integration tests in one binary: one link instead of thirty (the debug binaries are large and
+//! CI disk and two cores are not); each module below was once its own `tests/*.rs` file.
+
+// Helpers shared by the test modules.
+mod common;
+mod shared;
+mod support;
+
+mod controller_disruption;
+mod controller_plan;
+mod doctor_cli;
+mod doctor_fixtures;
+mod doctor_init_bundle;
+mod doctor_live;
+mod doctor_live_access;
+mod explain_cli;
+mod generated;
+mod help;
+mod init_bundle;
+mod init_cli;
+mod init_live;
+mod init_schema;
+mod kubectl;
+mod packaging;
+mod safety;
+mod sched_properties;
+mod shell_apply;
+mod shell_cli;
+mod shell_controller;
+mod shell_list;
+mod shell_run;
+mod shells;
+mod simulate_bad_input;
+mod simulate_scenarios;
