@@ -424,9 +424,10 @@ pub enum LogFormat {
     --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
     --apply --dry-run=server
 
-  # A least-privilege kubeconfig for the controller, from its ServiceAccount token
-  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh \\
-    --management-kubeconfig mgmt.kubeconfig"
+  # A least-privilege kubeconfig for the controller: a 30-day ServiceAccount token, as the
+  # workload Secret (re-run before it expires to rotate)
+  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --duration 720h \\
+    --management-kubeconfig mgmt.kubeconfig --secret | kubectl apply -f -"
 )]
 pub struct InitArgs {
     /// `init kubeconfig`: mint a kubeconfig for the controller's management ServiceAccount.
@@ -508,6 +509,10 @@ pub struct InitArgs {
     /// a Secret on the workload cluster.
     #[arg(long, value_name = "FILE")]
     pub controller_kubeconfig: Option<PathBuf>,
+    /// With --apply and a separate management cluster: how long the controller's token is valid
+    /// (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires.
+    #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
+    pub token_duration: crate::model::duration::GoDuration,
     /// Apply both bundles with server-side apply (field manager karpenter-capi): the management
     /// bundle to --management-kubeconfig/--management-context, the workload bundle to
     /// --kubeconfig/--context.
@@ -537,8 +542,8 @@ pub struct InitArgs {
 /// Subcommands of `init`.
 #[derive(Debug, Subcommand)]
 pub enum InitCommand {
-    /// Print a kubeconfig for the controller's management ServiceAccount, from its token Secret
-    /// on the live management cluster (apply the management bundle first).
+    /// Print a kubeconfig for the controller's management ServiceAccount, with a token the live
+    /// management cluster issues for --duration (apply the management bundle first).
     Kubeconfig(InitKubeconfigArgs),
 }
 
@@ -552,9 +557,17 @@ pub struct InitKubeconfigArgs {
     /// kubeconfig's].
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig.
+    /// Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig
+    /// (annotated karpenter-capi.sh/token-expires with the token's expiry).
     #[arg(long)]
     pub secret: bool,
+    /// How long the token is valid (a Go duration, at least 10m). The API server issues it
+    /// (TokenRequest) and may cap it; re-run before it expires to rotate.
+    #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
+    pub duration: crate::model::duration::GoDuration,
+    /// Write to FILE (mode 0600, replaced whole) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
     /// Namespace of that Secret (the controller's namespace).
     #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
     pub controller_namespace: String,

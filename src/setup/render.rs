@@ -199,10 +199,6 @@ pub mod names {
     pub fn management_identity(cluster: &str) -> String {
         format!("{cluster}-karpenter-capi")
     }
-    /// The token Secret of that ServiceAccount.
-    pub fn management_token(cluster: &str) -> String {
-        format!("{cluster}-karpenter-capi-token")
-    }
     /// The controller's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment on the
     /// workload cluster.
     pub const WORKLOAD_IDENTITY: &str = "karpenter-capi";
@@ -385,7 +381,6 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
         "flavors": flavors,
         "management": {
             "service_account": names::management_identity(&input.cluster_name),
-            "token_secret": names::management_token(&input.cluster_name),
             "rules": management_rules(input),
         },
         "workload": {
@@ -401,6 +396,12 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "management_secret_key": names::MANAGEMENT_KUBECONFIG_KEY,
             "management_kubeconfig_dir": names::MANAGEMENT_KUBECONFIG_DIR,
             "management_kubeconfig": input.management_kubeconfig,
+            "management_token_expires_annotation": super::kubeconfig::TOKEN_EXPIRES_ANNOTATION,
+            "management_token_expires": input
+                .management_kubeconfig
+                .as_deref()
+                .and_then(super::kubeconfig::kubeconfig_expiry)
+                .map(|t| t.to_string()),
         },
         "nodepool": {
             "name": names::NODEPOOL,
