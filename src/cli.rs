@@ -410,7 +410,7 @@ pub enum LogFormat {
   # The seed's OVH setup, printed (management bundle, then workload bundle)
   kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh \\
     --kubernetes-version v1.36.1 --infrastructure-kind openstack \\
-    --machine-image ubuntu-2404-noble --image ghcr.io/me/karpenter-capi:v0.1.0 \\
+    --machine-image ubuntu-2404-noble \\
     --flavor c3-4:cpu=2,memory=4G,price=0.05 \\
     --flavor c3-8:cpu=4,memory=8G,price=0.10 \\
     --flavor c3-16:cpu=8,memory=16G,price=0.20 --yes
@@ -421,7 +421,7 @@ pub enum LogFormat {
 
   # Defaults from the live management cluster, server-side applied (dry run first)
   kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --from-cluster \\
-    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
+    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml \\
     --apply --dry-run=server
 
   # A least-privilege kubeconfig for the controller: a 30-day ServiceAccount token, as the
@@ -502,8 +502,17 @@ pub struct InitArgs {
     /// generates (e.g. of a removed flavor); without it they are only listed as stale.
     #[arg(long, requires = "output_dir")]
     pub prune: bool,
-    /// Container image of the controller Deployment [required; asked on a terminal].
-    #[arg(long, value_name = "IMAGE")]
+    /// Container image of the controller Deployment.
+    #[arg(
+        long,
+        value_name = "IMAGE",
+        help = concat!(
+            "Container image of the controller Deployment [default: this version's image, ",
+            "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v",
+            env!("CARGO_PKG_VERSION"),
+            "; offered on a terminal]"
+        )
+    )]
     pub image: Option<String>,
     /// The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in
     /// a Secret on the workload cluster.

@@ -54,7 +54,9 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     }
     let templates = load_templates(args.templates.as_deref())?;
     let controller_kubeconfig = match &args.controller_kubeconfig {
-        Some(path) => Some(read_text(path, "--controller-kubeconfig")?),
+        Some(path) => Some(setup::kubeconfig::ControllerCredential::from_kubeconfig(
+            read_text(path, "--controller-kubeconfig")?,
+        )),
         None => None,
     };
 
@@ -169,7 +171,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         None => asker.ask(&Question {
             flag: "--image",
             text: "container image of the controller",
-            default: None,
+            default: Some(setup::DEFAULT_IMAGE),
             optional: false,
             check: &image_check,
         })?,
@@ -283,15 +285,19 @@ async fn apply_both(
             )
             .await?;
             note_capped(minted.expires, token_duration);
-            let kubeconfig = setup::kubeconfig::render(&setup::kubeconfig::TokenKubeconfig {
-                server: live::server_url(&mgmt_config),
-                ca_base64: ca_of(&mgmt_config),
-                token: minted.token,
-                namespace: input.namespace.clone(),
-                user: names::management_identity(&input.cluster_name),
-            })?;
+            let credential = setup::kubeconfig::ControllerCredential::minted(
+                &setup::kubeconfig::TokenKubeconfig {
+                    server: live::server_url(&mgmt_config),
+                    ca_base64: ca_of(&mgmt_config),
+                    token: minted.token,
+                    token_file: None,
+                    namespace: input.namespace.clone(),
+                    user: names::management_identity(&input.cluster_name),
+                },
+                minted.expires,
+            )?;
             let mut with_secret = input.clone();
-            with_secret.management_kubeconfig = Some(kubeconfig);
+            with_secret.management_kubeconfig = Some(credential);
             bundle = setup::render::render(&with_secret, templates)?;
         }
     }
@@ -319,7 +325,7 @@ fn kubeconfig(
     let seconds = token_seconds(args.duration, "--duration")?;
     let management = ClusterTarget::management(global);
     let rt = runtime()?;
-    let (text, expires) = rt.block_on(async {
+    let (kubeconfig, expires) = rt.block_on(async {
         let client = connect(&management).await?;
         let mgmt_config = config(&management).await?;
         let server = match &args.server {
@@ -328,24 +334,28 @@ fn kubeconfig(
         };
         let identity = names::management_identity(&args.cluster_name);
         let minted = live::request_token(&client, &namespace, &identity, seconds).await?;
-        let text = setup::kubeconfig::render(&setup::kubeconfig::TokenKubeconfig {
+        let kubeconfig = setup::kubeconfig::TokenKubeconfig {
             server,
             ca_base64: ca_of(&mgmt_config),
             token: minted.token,
+            token_file: None,
             namespace: namespace.clone(),
             user: identity,
-        })?;
-        Ok::<_, Error>((text, minted.expires))
+        };
+        Ok::<_, Error>((kubeconfig, minted.expires))
     })?;
     note_capped(expires, args.duration);
     let out = if args.secret {
-        let secret = setup::kubeconfig::secret(&args.controller_namespace, &text, Some(expires))?;
+        // In the cluster the kubeconfig reads the token from the file beside it, so re-running
+        // this (rotation) reaches the running controller without a restart.
+        let credential = setup::kubeconfig::ControllerCredential::minted(&kubeconfig, expires)?;
+        let secret = setup::kubeconfig::secret(&args.controller_namespace, &credential)?;
         format!(
             "{}\n{secret}",
             setup::target_comment(ClusterRole::Workload, Some(&args.controller_namespace))
         )
     } else {
-        text
+        setup::kubeconfig::render(&kubeconfig)?
     };
     match &args.output_file {
         // It holds a credential: created 0600, replaced whole.

@@ -38,7 +38,10 @@ pub fn check(snapshot: &Snapshot, now: Timestamp, out: &mut Vec<Finding>) {
         .filter(|o| o.group().is_empty())
     {
         if let Some(text) = kubeconfig_of(secret) {
-            out.extend(judge_kubeconfig(secret, &text, now));
+            // The kubeconfig's own token, else the Secret's `token` (its `tokenFile`).
+            let token = crate::setup::kubeconfig::kubeconfig_token(&text)
+                .or_else(|| key_of(secret, names::MANAGEMENT_TOKEN_KEY));
+            out.extend(judge_kubeconfig(secret, &text, token, now));
         } else if secret.value.get("type").and_then(Value::as_str) == Some(LEGACY_TOKEN_TYPE) {
             out.extend(judge_token_secret(secret, &autoscaler_accounts));
         }
@@ -55,7 +58,11 @@ fn kubeconfig_of(secret: &RawObject) -> Option<String> {
     if !ours {
         return None;
     }
-    let key = names::MANAGEMENT_KUBECONFIG_KEY;
+    key_of(secret, names::MANAGEMENT_KUBECONFIG_KEY)
+}
+
+/// A Secret's value for `key`, from `stringData` (a file) or `data` (base64, as the API serves it).
+fn key_of(secret: &RawObject, key: &str) -> Option<String> {
     if let Some(text) = secret
         .value
         .pointer(&format!("/stringData/{key}"))
@@ -89,14 +96,18 @@ fn kubeconfig_target(text: &str) -> (String, String) {
     (namespace, cluster)
 }
 
-fn judge_kubeconfig(secret: &RawObject, text: &str, now: Timestamp) -> Option<Finding> {
+fn judge_kubeconfig(
+    secret: &RawObject,
+    text: &str,
+    token: Option<String>,
+    now: Timestamp,
+) -> Option<Finding> {
     let subj = subject("Secret", secret.namespace(), secret.name());
     let (capi_ns, cluster) = kubeconfig_target(text);
     let rotate = format!(
-        "rotate it: `kubectl karpenter-capi init kubeconfig -n {capi_ns} --cluster-name {cluster} --secret --controller-namespace {} | kubectl apply -f -` (the controller rereads the mounted Secret within a minute; restart it if it has already been refused)",
+        "rotate it: `kubectl karpenter-capi init kubeconfig -n {capi_ns} --cluster-name {cluster} --secret --controller-namespace {} | kubectl apply -f -` (the controller picks the new token up within about two minutes)",
         secret.namespace()
     );
-    let token = crate::setup::kubeconfig::kubeconfig_token(text);
     let annotated = annotation(&secret.meta, TOKEN_EXPIRES_ANNOTATION)
         .and_then(|t| t.parse::<Timestamp>().ok());
     // The annotation is what `init kubeconfig` was told; the token's own exp is the truth when
@@ -219,6 +230,7 @@ mod tests {
             server: "https://mgmt:6443".into(),
             ca_base64: None,
             token: token.into(),
+            token_file: None,
             namespace: "capi-ovh".into(),
             user: "capi-ovh-karpenter-capi".into(),
         })
@@ -258,7 +270,7 @@ mod tests {
             .collect()
     }
 
-    const ROTATE: &str = "rotate it: `kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret --controller-namespace karpenter-capi | kubectl apply -f -` (the controller rereads the mounted Secret within a minute; restart it if it has already been refused)";
+    const ROTATE: &str = "rotate it: `kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret --controller-namespace karpenter-capi | kubectl apply -f -` (the controller picks the new token up within about two minutes)";
 
     #[test]
     fn warns_within_seven_days_of_expiry_and_errs_after() {
@@ -306,6 +318,40 @@ mod tests {
         let mut out = Vec::new();
         check(&snapshot, "2026-12-29T10:00:00Z".parse().unwrap(), &mut out);
         assert_eq!(out[0].remedy, ROTATE);
+    }
+
+    #[test]
+    fn a_minted_secret_is_judged_by_its_token_key() {
+        // As `init kubeconfig --secret` writes it: the kubeconfig's tokenFile is the `token` key.
+        let k = crate::setup::kubeconfig::TokenKubeconfig {
+            server: "https://mgmt:6443".into(),
+            ca_base64: None,
+            token: jwt(&json!({"exp": 1_798_624_800})),
+            token_file: None,
+            namespace: "capi-ovh".into(),
+            user: "capi-ovh-karpenter-capi".into(),
+        };
+        // The annotation says otherwise: the token's own exp wins.
+        let c = crate::setup::kubeconfig::ControllerCredential::minted(
+            &k,
+            "2027-01-01T00:00:00Z".parse().unwrap(),
+        )
+        .unwrap();
+        let text = crate::setup::kubeconfig::secret("karpenter-capi", &c).unwrap();
+        let found = run(
+            vec![secret(serde_saphyr::from_str(&text).unwrap())],
+            "2026-12-29T10:00:00Z",
+        );
+        assert_eq!(
+            found,
+            vec![(
+                Cause::ManagementTokenExpiring,
+                Severity::Warning,
+                "Secret/karpenter-capi/karpenter-capi-management-kubeconfig".to_string(),
+                "the controller's management token expires at 2026-12-30T10:00:00Z, in 24h"
+                    .to_string()
+            )]
+        );
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct TokenKubeconfig {
     pub ca_base64: Option<String>,
     /// The bearer token (plain text).
     pub token: String,
+    /// Reference the token by this path (`tokenFile`, reread by the client every minute) instead
+    /// of inlining it: the in-cluster kubeconfig, whose token is the Secret's other key.
+    pub token_file: Option<String>,
     /// The namespace the context defaults to (the Cluster API namespace).
     pub namespace: String,
     /// The ServiceAccount's name (names the user and context).
@@ -41,34 +44,78 @@ pub fn render(k: &TokenKubeconfig) -> Result<String, Error> {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "management", "cluster": cluster}],
-        "users": [{"name": k.user, "user": {"token": k.token}}],
+        "users": [{"name": k.user, "user": match &k.token_file {
+            Some(path) => json!({"tokenFile": path}),
+            None => json!({"token": k.token}),
+        }}],
         "contexts": [{"name": k.user, "context": {"cluster": "management", "user": k.user, "namespace": k.namespace}}],
         "current-context": k.user,
     });
     serde_saphyr::to_string(&value).map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
 }
 
-/// The workload-cluster Secret holding a management kubeconfig, as YAML; `expires` (the token's
-/// expiry) goes in the [`TOKEN_EXPIRES_ANNOTATION`] annotation.
-pub fn secret(
-    controller_namespace: &str,
-    kubeconfig: &str,
-    expires: Option<Timestamp>,
-) -> Result<String, Error> {
+/// What the controller's management-kubeconfig Secret holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerCredential {
+    /// The kubeconfig (key [`names::MANAGEMENT_KUBECONFIG_KEY`]).
+    pub kubeconfig: String,
+    /// The token, when the kubeconfig reads it from the file of key
+    /// [`names::MANAGEMENT_TOKEN_KEY`] (so a rotated token is picked up without a restart).
+    pub token: Option<String>,
+    /// When the token expires, for the [`TOKEN_EXPIRES_ANNOTATION`] annotation.
+    pub expires: Option<Timestamp>,
+}
+
+impl ControllerCredential {
+    /// A kubeconfig given whole (`init --controller-kubeconfig`): its token's `exp`, if any.
+    pub fn from_kubeconfig(text: String) -> ControllerCredential {
+        ControllerCredential {
+            expires: kubeconfig_expiry(&text),
+            kubeconfig: text,
+            token: None,
+        }
+    }
+
+    /// A minted token for the controller's ServiceAccount, as the in-cluster Secret holds it: a
+    /// kubeconfig reading the token from the mounted file beside it.
+    pub fn minted(k: &TokenKubeconfig, expires: Timestamp) -> Result<ControllerCredential, Error> {
+        let in_cluster = TokenKubeconfig {
+            token_file: Some(format!(
+                "{}/{}",
+                names::MANAGEMENT_KUBECONFIG_DIR,
+                names::MANAGEMENT_TOKEN_KEY
+            )),
+            ..k.clone()
+        };
+        Ok(ControllerCredential {
+            kubeconfig: render(&in_cluster)?,
+            token: Some(k.token.clone()),
+            expires: Some(expires),
+        })
+    }
+}
+
+/// The workload-cluster Secret holding the controller's management credential, as YAML (the
+/// same object `templates/workload/secret.yaml.j2` renders).
+pub fn secret(controller_namespace: &str, c: &ControllerCredential) -> Result<String, Error> {
     let mut metadata = json!({
         "name": names::MANAGEMENT_KUBECONFIG_SECRET,
         "namespace": controller_namespace,
         "labels": {"app.kubernetes.io/name": "karpenter-capi"},
     });
-    if let Some(t) = expires {
+    if let Some(t) = c.expires {
         metadata["annotations"] = json!({TOKEN_EXPIRES_ANNOTATION: t.to_string()});
+    }
+    let mut data = json!({names::MANAGEMENT_KUBECONFIG_KEY: c.kubeconfig});
+    if let Some(token) = &c.token {
+        data[names::MANAGEMENT_TOKEN_KEY] = json!(token);
     }
     let value = json!({
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",
         "metadata": metadata,
-        "stringData": {names::MANAGEMENT_KUBECONFIG_KEY: kubeconfig},
+        "stringData": data,
     });
     serde_saphyr::to_string(&value).map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
 }
@@ -247,6 +294,7 @@ mod tests {
             server: "https://mgmt.example:6443".to_string(),
             ca_base64: Some("Q0E=".to_string()),
             token: "tok".to_string(),
+            token_file: None,
             namespace: "capi-ovh".to_string(),
             user: "capi-ovh-karpenter-capi".to_string(),
         })
@@ -263,7 +311,16 @@ mod tests {
         assert_eq!(ctx.namespace.as_deref(), Some("capi-ovh"));
         assert_eq!(kubeconfig_token(&text).as_deref(), Some("tok"));
         let expires: Timestamp = "2026-12-30T10:00:00Z".parse().unwrap();
-        let secret = secret("karpenter-capi", &text, Some(expires)).unwrap();
+        let k = TokenKubeconfig {
+            server: "https://mgmt.example:6443".to_string(),
+            ca_base64: None,
+            token: "tok".to_string(),
+            token_file: None,
+            namespace: "capi-ovh".to_string(),
+            user: "capi-ovh-karpenter-capi".to_string(),
+        };
+        let c = ControllerCredential::minted(&k, expires).unwrap();
+        let secret = secret("karpenter-capi", &c).unwrap();
         let v: Value = serde_saphyr::from_str(&secret).unwrap();
         assert_eq!(
             v["metadata"]["name"],
@@ -273,7 +330,18 @@ mod tests {
             v["metadata"]["annotations"][TOKEN_EXPIRES_ANNOTATION],
             "2026-12-30T10:00:00Z"
         );
-        assert_eq!(v["stringData"]["kubeconfig"], text.as_str());
+        assert_eq!(v["stringData"]["token"], "tok");
+        // In the cluster the kubeconfig reads the token from the mounted file beside it, so a
+        // rotated Secret reaches the running controller (kube rereads token files every minute).
+        let in_cluster = v["stringData"]["kubeconfig"].as_str().unwrap();
+        let parsed = kube::config::Kubeconfig::from_yaml(in_cluster).unwrap();
+        let user = parsed.auth_infos[0].auth_info.as_ref().unwrap();
+        assert_eq!(
+            user.token_file.as_deref(),
+            Some("/etc/karpenter-capi/management/token")
+        );
+        assert!(user.token.is_none());
+        assert_eq!(kubeconfig_token(in_cluster), None);
     }
 
     #[test]
@@ -300,6 +368,7 @@ mod tests {
             server: "https://m".into(),
             ca_base64: None,
             token: jwt(&exp),
+            token_file: None,
             namespace: "n".into(),
             user: "u".into(),
         })

@@ -100,6 +100,7 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
             server: "https://mgmt.example:6443".into(),
             ca_base64: None,
             token: token_expiring(1_796_292_000),
+            token_file: None,
             namespace: "capi-ovh".into(),
             user: "capi-ovh-karpenter-capi".into(),
         },
@@ -171,7 +172,7 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
     assert_eq!(
         problems,
         vec![
-            "ManagementTokenExpiring warning Secret/karpenter-capi/karpenter-capi-management-kubeconfig: the controller's management token expires at 2026-12-03T10:00:00Z, in 71h30m\n  fix: rotate it: `kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret --controller-namespace karpenter-capi | kubectl apply -f -` (the controller rereads the mounted Secret within a minute; restart it if it has already been refused)",
+            "ManagementTokenExpiring warning Secret/karpenter-capi/karpenter-capi-management-kubeconfig: the controller's management token expires at 2026-12-03T10:00:00Z, in 71h30m\n  fix: rotate it: `kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret --controller-namespace karpenter-capi | kubectl apply -f -` (the controller picks the new token up within about two minutes)",
             "LongLivedToken warning Secret/capi-ovh/capi-ovh-karpenter-capi-token: a long-lived token Secret of ServiceAccount capi-ovh/capi-ovh-karpenter-capi: its token never expires, and whoever can read Secrets in capi-ovh can act as the autoscaler\n  fix: give the controller a short-lived token (`kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret | kubectl apply -f -`), then `kubectl delete secret -n capi-ovh capi-ovh-karpenter-capi-token`",
         ]
     );

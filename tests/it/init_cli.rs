@@ -348,19 +348,28 @@ fn missing_required_input_names_the_flag() {
         .filter(|(i, _)| *i != pos && *i != pos + 1)
         .map(|(_, a)| a)
         .collect();
-    // stdin is not a terminal here, so init cannot ask either.
+    // Without --image (and no terminal to offer it on), the Deployment runs this version's image.
     let out = bin()
         .args(args)
         .arg("--output-dir")
         .arg(&dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "error: required flag(s) --image not set; pass them (stdin is not a terminal, so init cannot ask):\n  --image  container image of the controller\n"
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!dir.exists());
+    let deployment =
+        std::fs::read_to_string(dir.join("workload/07-deployment-karpenter-capi.yaml")).unwrap();
+    assert!(
+        deployment.contains(&format!(
+            "        image: \"ghcr.io/karpenter-capi/kubectl-karpenter-capi:v{}\"\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{deployment}"
+    );
 }
 
 #[test]
@@ -369,13 +378,12 @@ fn every_missing_input_is_listed_in_one_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: required flag(s) --namespace, --cluster-name, --kubernetes-version, --infrastructure-kind, --flavor, --image not set; pass them (prompting is off with --yes):\n\
+        "error: required flag(s) --namespace, --cluster-name, --kubernetes-version, --infrastructure-kind, --flavor not set; pass them (prompting is off with --yes):\n\
          \x20 --namespace            namespace of the Cluster API Cluster on the management cluster\n\
          \x20 --cluster-name         name of the Cluster API Cluster\n\
          \x20 --kubernetes-version   Kubernetes version of the new nodes, e.g. v1.36.1\n\
          \x20 --infrastructure-kind  infrastructure provider, one of openstack (OpenStackMachineTemplate), docker (DockerMachineTemplate), dev (DevMachineTemplate), aws (AWSMachineTemplate), azure (AzureMachineTemplate), gcp (GCPMachineTemplate), hetzner (HCloudMachineTemplate), vsphere (VSphereMachineTemplate)\n\
-         \x20 --flavor               a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10\n\
-         \x20 --image                container image of the controller\n"
+         \x20 --flavor               a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10\n"
     );
     // The help marks them.
     let help = bin().args(["init", "--help"]).output().unwrap();
@@ -385,7 +393,6 @@ fn every_missing_input_is_listed_in_one_error() {
         "--kubernetes-version",
         "--infrastructure-kind",
         "--flavor",
-        "--image",
     ] {
         let line = help
             .lines()
@@ -395,6 +402,21 @@ fn every_missing_input_is_listed_in_one_error() {
             .join(" ");
         assert!(line.contains("[required"), "{flag}: {line}");
     }
+    // --image is not required: it defaults to this version's image, which the help names.
+    let line = help
+        .lines()
+        .skip_while(|l| !l.contains("--image <"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!line.contains("[required"), "{line}");
+    assert!(
+        line.contains(&format!(
+            "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v{}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{line}"
+    );
 }
 
 #[test]

@@ -225,7 +225,11 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
         .unwrap();
     let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     inp.separate_management = true;
-    inp.management_kubeconfig = Some("apiVersion: v1\nkind: Config\n".to_string());
+    inp.management_kubeconfig = Some(
+        karpenter_capi::setup::kubeconfig::ControllerCredential::from_kubeconfig(
+            "apiVersion: v1\nkind: Config\n".to_string(),
+        ),
+    );
     let bundle = render(&inp, &Templates::default()).unwrap();
 
     let lines = live::apply(&client, Target::Management, &bundle.management, false)
@@ -395,6 +399,7 @@ async fn mints_a_short_lived_kubeconfig_with_a_token_request() {
         server: "https://mgmt.example:6443".to_string(),
         ca_base64: kubeconfig::pem_base64(&[b"DER".to_vec()]),
         token: minted.token.clone(),
+        token_file: None,
         namespace: "capi-ovh".to_string(),
         user: "capi-ovh-karpenter-capi".to_string(),
     })

@@ -28,7 +28,11 @@ fn every_document_validates_for_every_provider_and_version() {
             let mut inp = input(capi, kind.short, &RICH_FLAVORS);
             inp.node_taints = vec!["example.com/dedicated=karpenter:NoSchedule".to_string()];
             inp.separate_management = true;
-            inp.management_kubeconfig = Some("apiVersion: v1\nkind: Config\n".to_string());
+            inp.management_kubeconfig = Some(
+                karpenter_capi::setup::kubeconfig::ControllerCredential::from_kubeconfig(
+                    "apiVersion: v1\nkind: Config\n".to_string(),
+                ),
+            );
             let bundle = render(&inp, &Templates::default()).unwrap();
             for doc in bundle.management.iter().chain(&bundle.workload) {
                 let what = format!("{capi:?} {}: {} {}", kind.short, doc.kind, doc.name);
