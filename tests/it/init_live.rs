@@ -380,14 +380,25 @@ async fn mints_a_short_lived_kubeconfig_with_a_token_request() {
     );
     assert_eq!(requests[0].body["kind"], "TokenRequest");
     assert_eq!(requests[0].body["spec"]["expirationSeconds"], 2_592_000);
+    // Exactly what the permission list for the identity running init names; the controller's
+    // own Role never has it.
+    let needed = karpenter_capi::kube::permissions::INIT_TOKEN;
     assert_eq!(
         requests[0].rbac(),
         Some((
-            String::new(),
-            "serviceaccounts/token".to_string(),
-            "create".to_string()
+            needed[0].group.to_string(),
+            needed[0].resource.to_string(),
+            needed[0].verbs[0].to_string()
         ))
     );
+    assert_eq!(needed.len(), 1);
+    assert_eq!(needed[0].verbs.len(), 1);
+    assert!(!karpenter_capi::kube::permissions::allows(
+        karpenter_capi::kube::permissions::MANAGEMENT,
+        "",
+        "serviceaccounts/token",
+        "create"
+    ));
     let lifetime = minted.expires.as_second() - before;
     assert!((2_592_000..2_592_000 + 5).contains(&lifetime), "{lifetime}");
     // The token's own exp says the same as the answer.
