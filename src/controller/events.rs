@@ -16,7 +16,13 @@ pub const NOMINATED: &str = "Nominated";
 /// Core's `Evicted`, on a pod evicted from a node being disrupted.
 pub const EVICTED: &str = "Evicted";
 
-fn normal(resource: write::ResourceType, namespace: &str, name: &str, reason: &str, message: String) -> Write {
+fn normal(
+    resource: write::ResourceType,
+    namespace: &str,
+    name: &str,
+    reason: &str,
+    message: String,
+) -> Write {
     Write::Event {
         resource,
         namespace: namespace.to_string(),
@@ -102,7 +108,13 @@ pub fn disruption_launching(reason: &str) -> Write {
 /// `DisruptionReason`).
 pub fn evicted(pod: &str, reason: &str) -> Write {
     let (namespace, name) = pod.split_once('/').unwrap_or(("", pod));
-    normal(write::POD, namespace, name, EVICTED, format!("Evicted pod: {reason}"))
+    normal(
+        write::POD,
+        namespace,
+        name,
+        EVICTED,
+        format!("Evicted pod: {reason}"),
+    )
 }
 
 #[cfg(test)]
@@ -117,12 +129,22 @@ mod tests {
                 reason,
                 message,
                 ..
-            } => (resource.kind.to_string(), name.clone(), reason.clone(), message.clone()),
-            Write::EventForCreated {
-                on, reason, message, ..
             } => (
-                on.as_ref().map_or("created".to_string(), |o| o.0.kind.to_string()),
-                on.as_ref().map_or(String::new(), |o| format!("{}/{}", o.1, o.2)),
+                resource.kind.to_string(),
+                name.clone(),
+                reason.clone(),
+                message.clone(),
+            ),
+            Write::EventForCreated {
+                on,
+                reason,
+                message,
+                ..
+            } => (
+                on.as_ref()
+                    .map_or("created".to_string(), |o| o.0.kind.to_string()),
+                on.as_ref()
+                    .map_or(String::new(), |o| format!("{}/{}", o.1, o.2)),
                 reason.clone(),
                 message.clone(),
             ),
@@ -139,8 +161,18 @@ mod tests {
         assert_eq!(
             t,
             vec![
-                ("Node".into(), "n1".into(), "DisruptionTerminating".into(), "Disrupting Node: Underutilized".into()),
-                ("NodeClaim".into(), "default-abc".into(), "DisruptionTerminating".into(), "Disrupting NodeClaim: Underutilized".into()),
+                (
+                    "Node".into(),
+                    "n1".into(),
+                    "DisruptionTerminating".into(),
+                    "Disrupting Node: Underutilized".into()
+                ),
+                (
+                    "NodeClaim".into(),
+                    "default-abc".into(),
+                    "DisruptionTerminating".into(),
+                    "Disrupting NodeClaim: Underutilized".into()
+                ),
             ]
         );
         let b: Vec<_> = disruption_blocked(
@@ -151,13 +183,27 @@ mod tests {
         .iter()
         .map(text)
         .collect();
-        assert_eq!(b[0].3, "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation");
-        assert_eq!((b[1].0.as_str(), b[1].2.as_str()), ("NodeClaim", "DisruptionBlocked"));
+        assert_eq!(
+            b[0].3,
+            "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation"
+        );
+        assert_eq!(
+            (b[1].0.as_str(), b[1].2.as_str()),
+            ("NodeClaim", "DisruptionBlocked")
+        );
         assert_eq!(
             text(&nominated(&["default/web-0".to_string()])[0]),
-            ("Pod".into(), "default/web-0".into(), "Nominated".into(), "Pod should schedule on: nodeclaim/{created}".into())
+            (
+                "Pod".into(),
+                "default/web-0".into(),
+                "Nominated".into(),
+                "Pod should schedule on: nodeclaim/{created}".into()
+            )
         );
-        assert_eq!(text(&disruption_launching("Drifted")).3, "Launching NodeClaim: Drifted");
+        assert_eq!(
+            text(&disruption_launching("Drifted")).3,
+            "Launching NodeClaim: Drifted"
+        );
         assert_eq!(text(&evicted("ns/p", "Empty")).3, "Evicted pod: Empty");
         assert_eq!(sentence(""), "");
     }

@@ -19,8 +19,8 @@ use super::Plan;
 use super::action::Action;
 use super::disruption::REPLACES_ANNOTATION;
 use crate::model::duration::GoDuration;
-use crate::model::labels::keys;
 use crate::model::labels::Labels;
+use crate::model::labels::keys;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::snapshot::Snapshot;
 
@@ -81,14 +81,26 @@ impl Counter {
     /// Core's help text, shortened.
     pub fn help(self) -> &'static str {
         match self {
-            Counter::NodeClaimsCreated => "NodeClaims created, by reason, nodepool and whether minValues was relaxed",
-            Counter::NodeClaimsTerminated => "NodeClaims terminated, by nodepool, capacity type and zone",
-            Counter::NodeClaimsDisrupted => "NodeClaims disrupted, by reason, nodepool, capacity type, consolidation policy and termination mode",
-            Counter::PodsDisruptionInitiated => "Pod disruptions initiated (reschedulable pods of disrupted NodeClaims), labelled as nodeclaims_disrupted",
+            Counter::NodeClaimsCreated => {
+                "NodeClaims created, by reason, nodepool and whether minValues was relaxed"
+            }
+            Counter::NodeClaimsTerminated => {
+                "NodeClaims terminated, by nodepool, capacity type and zone"
+            }
+            Counter::NodeClaimsDisrupted => {
+                "NodeClaims disrupted, by reason, nodepool, capacity type, consolidation policy and termination mode"
+            }
+            Counter::PodsDisruptionInitiated => {
+                "Pod disruptions initiated (reschedulable pods of disrupted NodeClaims), labelled as nodeclaims_disrupted"
+            }
             Counter::NodesCreated => "Nodes registered, by nodepool and zone",
             Counter::NodesTerminated => "Nodes terminated, by nodepool and zone",
-            Counter::DisruptionDecisions => "Disruption decisions performed, by decision, reason and consolidation type",
-            Counter::DisruptionDecisionsByNodePool => "Disruption decisions performed, by nodepool, decision, reason and consolidation type",
+            Counter::DisruptionDecisions => {
+                "Disruption decisions performed, by decision, reason and consolidation type"
+            }
+            Counter::DisruptionDecisionsByNodePool => {
+                "Disruption decisions performed, by nodepool, decision, reason and consolidation type"
+            }
         }
     }
 }
@@ -112,8 +124,7 @@ pub fn snake_case(s: &str) -> String {
         if c.is_uppercase() && i > 0 {
             let prev = chars[i - 1];
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower)
-            {
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
                 out.push('_');
             }
         }
@@ -150,7 +161,10 @@ fn disrupted_labels(snapshot: &Snapshot, name: &str, reason: &str, policy: &str)
         ("nodepool", label(&labels, keys::NODEPOOL)),
         ("capacity_type", label(&labels, keys::CAPACITY_TYPE)),
         ("consolidation_policy", policy.to_string()),
-        ("termination_mode", termination_mode(c.and_then(|c| c.termination_grace_period.as_deref()))),
+        (
+            "termination_mode",
+            termination_mode(c.and_then(|c| c.termination_grace_period.as_deref())),
+        ),
     ]
 }
 
@@ -178,10 +192,19 @@ struct Decision {
 
 /// The counters the applied actions increment, in order. `applied` are the actions of one pass
 /// whose writes all succeeded (a failed or skipped action counts nothing).
-pub fn counts<'a>(applied: impl IntoIterator<Item = &'a Action>, snapshot: &Snapshot) -> Vec<Count> {
+pub fn counts<'a>(
+    applied: impl IntoIterator<Item = &'a Action>,
+    snapshot: &Snapshot,
+) -> Vec<Count> {
     let applied: Vec<&Action> = applied.into_iter().collect();
     let mut out = Vec::new();
-    let mut push = |counter, labels, by| out.push(Count { counter, labels, by });
+    let mut push = |counter, labels, by| {
+        out.push(Count {
+            counter,
+            labels,
+            by,
+        })
+    };
     // Nodes a replacement claim was created for (this pass, or earlier and still there).
     let replaced: BTreeSet<String> = applied
         .iter()
@@ -246,7 +269,9 @@ pub fn counts<'a>(applied: impl IntoIterator<Item = &'a Action>, snapshot: &Snap
                 );
             }
             Action::RemoveNodeClaimFinalizer { node_claim, .. } => {
-                let l = claim(snapshot, node_claim).map(|c| c.labels.clone()).unwrap_or_default();
+                let l = claim(snapshot, node_claim)
+                    .map(|c| c.labels.clone())
+                    .unwrap_or_default();
                 push(
                     Counter::NodeClaimsTerminated,
                     vec![
@@ -432,7 +457,12 @@ pub fn gauges(snapshot: &Snapshot) -> Gauges {
     let mut out = Gauges::default();
     if !snapshot.implicit_nodepool {
         for pool in &snapshot.nodepools {
-            let labels = |r: &str| vec![("resource_type", resource_type(r)), ("nodepool", pool.name.clone())];
+            let labels = |r: &str| {
+                vec![
+                    ("resource_type", resource_type(r)),
+                    ("nodepool", pool.name.clone()),
+                ]
+            };
             let (sum, nodes) = super::status::pool_capacity(snapshot, pool);
             let mut usage = vec![
                 ("cpu".to_string(), sum.cpu_millis),
@@ -513,7 +543,10 @@ mod tests {
 
     #[test]
     fn snake_case_is_cores() {
-        assert_eq!(snake_case("WhenEmptyOrUnderutilized"), "when_empty_or_underutilized");
+        assert_eq!(
+            snake_case("WhenEmptyOrUnderutilized"),
+            "when_empty_or_underutilized"
+        );
         assert_eq!(snake_case("LaunchTimeout"), "launch_timeout");
         assert_eq!(snake_case("Drifted"), "drifted");
         assert_eq!(snake_case("GarbageCollected"), "garbage_collected");

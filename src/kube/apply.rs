@@ -213,11 +213,17 @@ impl Executor {
                     .and_then(|c: &String| c.split('/').next_back())
                 {
                     let (resource, namespace, name) = on.clone().unwrap_or_else(|| {
-                        (*resource_created(&steps.writes), String::new(), created.to_string())
+                        (
+                            *resource_created(&steps.writes),
+                            String::new(),
+                            created.to_string(),
+                        )
                     });
                     let message = message.replace(write::CREATED_NAME, created);
-                    self.event(&resource, &namespace, &name, event_type, reason, &message, now)
-                        .await;
+                    self.event(
+                        &resource, &namespace, &name, event_type, reason, &message, now,
+                    )
+                    .await;
                 }
                 continue;
             }
@@ -621,7 +627,11 @@ impl Executor {
     ) {
         let key = super::recorder::key(resource.kind, namespace, name, reason, message);
         if !self.events.first(&key) {
-            debug!(reason, object = name, "Event recorded recently; not sent again");
+            debug!(
+                reason,
+                object = name,
+                "Event recorded recently; not sent again"
+            );
             return;
         }
         if let Err(e) = self

@@ -155,7 +155,10 @@ fn details(a: &Action) -> String {
         }
         Action::AbortDisruption { message, .. } => format!("untaint: {message}"),
         Action::ReportDisruptionBlocked { message, .. } => {
-            format!("DisruptionBlocked: {}", crate::controller::events::sentence(message))
+            format!(
+                "DisruptionBlocked: {}",
+                crate::controller::events::sentence(message)
+            )
         }
         Action::AdoptMachine {
             node,
