@@ -77,7 +77,7 @@ impl World {
     }
 
     /// Machine `m-<i>` of `md-<cpu>`; with `node`, its Node `node-<i>` (Ready) and a DaemonSet
-    /// pod; with `claim` too, its NodeClaim `c-<i>` (initialized an hour ago).
+    /// pod (tolerating every taint, as its template: never evicted); with `claim` too, its NodeClaim `c-<i>` (initialized an hour ago).
     fn machine(mut self, cpu: u32, i: usize, node: bool, claim: bool) -> World {
         let pid = format!("openstack:///{i}");
         let md = format!("md-{cpu}");
@@ -99,7 +99,7 @@ impl World {
             self.objs.push(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": format!("cilium-{i}"), "namespace": "kube-system", "uid": format!("uid-cilium-{i}"),
                   "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "cilium", "uid": "u", "controller": true}]},
-                "spec": {"nodeName": format!("node-{i}"), "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
+                "spec": {"nodeName": format!("node-{i}"), "tolerations": [{"operator": "Exists"}], "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
                 "status": {"phase": "Running"}}));
         }
         self.objs.push(m);
@@ -382,14 +382,13 @@ fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
         lines(&p),
         vec![
             "taintNode Node/node-1",
-            "evictPod Pod/kube-system/cilium-1",
             "markMachineForDeletion Machine/capi-ovh/m-1",
             "deleteNodeClaim NodeClaim/c-1",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
         ]
     );
     assert!(matches!(
-        p.actions[4],
+        p.actions[3],
         Action::ScaleMachineDeployment {
             from: 5,
             replicas: 4,
@@ -399,7 +398,7 @@ fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
     // The scale carries the resourceVersion read.
     use karpenter_capi::controller::write::Write;
     assert!(
-        matches!(&p.actions[4].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
+        matches!(&p.actions[3].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
     );
 }
 
@@ -764,13 +763,41 @@ fn tainted(w: World, node: &str, reason: &str) -> World {
     })
 }
 
+/// A DaemonSet pod on `node-1` that does not tolerate the disrupted taint, with a priority class.
+fn ds_pod(name: &str, node: usize, priority: Option<&str>) -> Value {
+    let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "kube-system", "uid": format!("uid-{name}"),
+          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": "d", "controller": true}]},
+        "spec": {"nodeName": format!("node-{node}"), "containers": [{"name": "c", "resources": {"requests": {"cpu": "50m"}}}]},
+        "status": {"phase": "Running"}});
+    if let Some(pc) = priority {
+        p["spec"]["priorityClassName"] = json!(pc);
+    }
+    p
+}
+
+fn evictions(p: &Plan) -> Vec<String> {
+    lines(p)
+        .into_iter()
+        .filter(|l| l.starts_with("evictPod"))
+        .collect()
+}
+
+fn without(mut w: World, name: &str) -> World {
+    w.objs.retain(|o| o["metadata"]["name"] != name);
+    w
+}
+
 #[test]
 fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
+    // Core `terminator.go` `groupPodsByPriority`: non-critical, non-critical DaemonSet, critical,
+    // critical DaemonSet; each tier only once the previous one is gone. cilium-1 (tolerates every
+    // taint), the mirror pod and the tolerating pod are never evicted and never wait.
     let critical = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns", "namespace": "kube-system", "uid": "uid-dns"},
         "spec": {"nodeName": "node-1", "priorityClassName": "system-cluster-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
     let mirror = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd", "namespace": "kube-system",
         "annotations": {"kubernetes.io/config.mirror": "x"}, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "n", "controller": true}]},
-        "spec": {"nodeName": "node-1", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
+        "spec": {"nodeName": "node-1", "priorityClassName": "system-node-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
     let tolerant = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tolerant", "namespace": "default"},
         "spec": {"nodeName": "node-1", "tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}], "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
     let base = World::new("WhenEmpty")
@@ -780,48 +807,131 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
         .pod("busy", Some(2), "1")
         .add(critical)
         .add(mirror)
-        .add(tolerant);
-    // Tier 1 (non-critical) first: only web.
-    let w = tainted(
-        base.clone().pod("web", Some(1), "500m"),
-        "node-1",
-        "Expired",
+        .add(tolerant)
+        .add(ds_pod("exporter", 1, None))
+        .add(ds_pod("proxy", 1, Some("system-node-critical")));
+    for reason in ["Expired", "Drifted", "Empty"] {
+        // Tier 1 (non-critical) first: only web.
+        let w = tainted(base.clone().pod("web", Some(1), "500m"), "node-1", reason);
+        let p = w.plan();
+        assert_eq!(evictions(&p), vec!["evictPod Pod/default/web"], "{reason}");
+        use karpenter_capi::controller::write::Write;
+        let ev = p.actions.iter().find(|a| a.name() == "evictPod").unwrap();
+        assert!(
+            matches!(&ev.steps().writes[0], Write::Evict { uid: Some(u), .. } if u == "uid-web")
+        );
+        // web terminating: nothing of the next tier goes yet, and the node is not finished.
+        let w = w.with("Pod", "web", |p| {
+            p["metadata"]["deletionTimestamp"] = json!(ago(1))
+        });
+        let p = w.plan();
+        assert!(evictions(&p).is_empty(), "{reason} {:?}", lines(&p));
+        assert!(!lines(&p).iter().any(|l| l.starts_with("markMachine")));
+        // web gone: the non-critical DaemonSet pod (tier 2) ...
+        let w = without(w, "web");
+        let p = w.plan();
+        assert_eq!(
+            evictions(&p),
+            vec!["evictPod Pod/kube-system/exporter"],
+            "{reason}"
+        );
+        assert!(!lines(&p).iter().any(|l| l.starts_with("markMachine")));
+        // ... then the critical pod (tier 3) ...
+        let w = without(w, "exporter");
+        let p = w.plan();
+        assert_eq!(
+            evictions(&p),
+            vec!["evictPod Pod/kube-system/dns"],
+            "{reason}"
+        );
+        // ... then the critical DaemonSet pod (tier 4), still before the Machine is marked ...
+        let w = without(w, "dns");
+        let p = w.plan();
+        assert_eq!(
+            lines(&p),
+            vec!["evictPod Pod/kube-system/proxy"],
+            "{reason}"
+        );
+        // ... and only then the Machine goes (mirror, tolerating and cilium pods stay).
+        let p = without(w, "proxy").plan();
+        assert_eq!(
+            lines(&p),
+            vec![
+                "markMachineForDeletion Machine/capi-ovh/m-1",
+                "deleteNodeClaim NodeClaim/c-1",
+                "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+            ],
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_node_drains_its_daemonset_pods_before_its_machine_goes() {
+    // Empty (only DaemonSet pods): tainted, the non-critical DaemonSet pod evicted; the Machine
+    // mark, the claim's deletion and the scale-down wait (pending) until the tiers are gone.
+    let w = one_empty(1).add(ds_pod("exporter", 1, None)).add(ds_pod(
+        "proxy",
+        1,
+        Some("system-node-critical"),
+    ));
+    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec!["taintNode Node/node-1", "evictPod Pod/kube-system/exporter"]
     );
+    let pending: Vec<&str> = p.pending.iter().map(|a| a.name()).collect();
+    assert_eq!(
+        pending,
+        vec![
+            "markMachineForDeletion",
+            "deleteNodeClaim",
+            "scaleMachineDeployment"
+        ]
+    );
+    // Next passes, the node tainted with its reason: tier 4, then the Machine.
+    let w = tainted(without(w, "exporter"), "node-1", "Empty");
+    assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/proxy"]);
+    assert_eq!(
+        lines(&without(w, "proxy").plan()),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // Only DaemonSet pods that tolerate the taint (cilium): removed in the same pass.
+    assert_eq!(
+        lines(&one_empty(1).plan()),
+        vec![
+            "taintNode Node/node-1",
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+}
+
+#[test]
+fn a_deleted_claim_drains_its_daemonset_pods_before_its_machine_is_marked() {
+    // `kubectl delete nodeclaim` (forceful): same tiers, DaemonSet pods included.
+    let w = one_empty(1)
+        .add(ds_pod("proxy", 1, Some("system-node-critical")))
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["deletionTimestamp"] = json!(ago(5))
+        });
     let p = w.plan();
-    let evicted: Vec<String> = lines(&p)
-        .into_iter()
-        .filter(|l| l.starts_with("evictPod"))
-        .collect();
-    assert_eq!(evicted, vec!["evictPod Pod/default/web"]);
-    use karpenter_capi::controller::write::Write;
-    let ev = p.actions.iter().find(|a| a.name() == "evictPod").unwrap();
-    assert!(matches!(&ev.steps().writes[0], Write::Evict { uid: Some(u), .. } if u == "uid-web"));
-    // web terminating: nothing of the next tier goes yet.
-    let w = w.with("Pod", "web", |p| {
-        p["metadata"]["deletionTimestamp"] = json!(ago(1))
-    });
-    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec!["taintNode Node/node-1", "evictPod Pod/kube-system/proxy"]
+    );
+    let p = without(w, "proxy").plan();
     assert!(
-        !lines(&p).iter().any(|l| l.starts_with("evictPod")),
+        lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()),
         "{:?}",
         lines(&p)
     );
-    // web gone: the non-critical DaemonSet pod (tier 2), then the critical pod (tier 3).
-    let mut gone = w;
-    gone.objs.retain(|o| o["metadata"]["name"] != "web");
-    let p = gone.plan();
-    let evicted: Vec<String> = lines(&p)
-        .into_iter()
-        .filter(|l| l.starts_with("evictPod"))
-        .collect();
-    assert_eq!(evicted, vec!["evictPod Pod/kube-system/cilium-1"]);
-    gone.objs.retain(|o| o["metadata"]["name"] != "cilium-1");
-    let p = gone.plan();
-    let evicted: Vec<String> = lines(&p)
-        .into_iter()
-        .filter(|l| l.starts_with("evictPod"))
-        .collect();
-    assert_eq!(evicted, vec!["evictPod Pod/kube-system/dns"]);
+    assert!(!lines(&p).iter().any(|l| l.starts_with("evictPod")));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1382,7 +1492,6 @@ fn an_empty_node_removed_this_pass_is_no_home_for_a_consolidation() {
         lines(&p),
         vec![
             "taintNode Node/node-2",
-            "evictPod Pod/kube-system/cilium-2",
             "markMachineForDeletion Machine/capi-ovh/m-2",
             "deleteNodeClaim NodeClaim/c-2",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-2",
