@@ -648,7 +648,7 @@ fn decide(
         NillableDuration::After(d) if age > d.as_secs_i64() => return Ok(Some("Expired")),
         _ => {}
     }
-    if super::drift::drift_reason(snapshot, pool, claim).is_some() {
+    if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
         return Ok(Some("Drifted"));
     }
     if movable == 0

@@ -624,6 +624,124 @@ fn template_drift_is_suspended_while_cluster_api_rolls_out() {
     );
 }
 
+#[test]
+fn a_past_rollout_after_is_a_rollout_in_progress() {
+    // Cluster API (`mdutil/util.go` `FindNewAndOldMachineSets`): once `spec.rollout.after`
+    // (v1beta1 `spec.rolloutAfter`) has passed, every MachineSet created before it is old and
+    // is replaced; until then a scale-down could remove another Machine than the one we marked.
+    let scaled = |p: &Plan| {
+        p.actions.iter().any(|a| {
+            matches!(
+                a,
+                Action::ScaleMachineDeployment {
+                    from: 1,
+                    replicas: 0,
+                    ..
+                }
+            )
+        })
+    };
+    let after = |w: World, field: &str, t: String| {
+        w.with("MachineDeployment", "md-4", |md| match field {
+            "v1beta1" => md["spec"]["rolloutAfter"] = json!(t),
+            _ => md["spec"]["rollout"] = json!({"after": t}),
+        })
+    };
+    let held: Vec<(World, String)> = vec![
+        (
+            after(
+                one_empty(1).add(machine_set(4, "md-4-a", 1, 6000)),
+                "v1beta2",
+                ago(60),
+            ),
+            format!(
+                "replicas not lowered from 1: rolling out: spec.rollout.after {} has passed and MachineSet md-4-a, created before it, is still there",
+                ago(60)
+            ),
+        ),
+        (
+            // No MachineSet in view: the Machine's own age tells.
+            after(one_empty(1), "v1beta1", ago(60)),
+            format!(
+                "replicas not lowered from 1: rolling out: spec.rollout.after {} has passed and Machine m-1, created before it, is still there",
+                ago(60)
+            ),
+        ),
+    ];
+    for (w, why) in held {
+        let p = w.plan();
+        assert!(!scaled(&p), "{why}: {:?}", lines(&p));
+        assert!(has_note(&p, &why), "{why}: {:?}", p.notes);
+        // The claim is still deleted and its Machine marked: it goes once the rollout is over.
+        assert!(lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()));
+    }
+    let free: Vec<(World, &str)> = vec![
+        (
+            after(
+                one_empty(1).add(machine_set(4, "md-4-a", 1, 6000)),
+                "v1beta2",
+                ago(-3600),
+            ),
+            "in the future",
+        ),
+        (
+            after(
+                one_empty(1).add(machine_set(4, "md-4-b", 1, 30)),
+                "v1beta2",
+                ago(60),
+            ),
+            "the MachineSet with replicas is newer than it: rolled out",
+        ),
+        (
+            after(
+                one_empty(1)
+                    .add(machine_set(4, "md-4-a", 0, 6000))
+                    .add(machine_set(4, "md-4-b", 1, 30)),
+                "v1beta1",
+                ago(60),
+            ),
+            "the old MachineSet has no replicas left",
+        ),
+    ];
+    for (w, case) in free {
+        let p = w.plan();
+        assert!(scaled(&p), "{case}: {:?} {:?}", lines(&p), p.notes);
+    }
+}
+
+#[test]
+fn a_past_rollout_after_suspends_template_drift_unless_on_delete() {
+    // node-2's claim recorded an older template: drift, unless Cluster API is itself rolling
+    // the MachineDeployment out because of `spec.rollout.after`.
+    let w = |strategy: &str, t: String| {
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .pod("other", Some(1), "1")
+            .pod("web", Some(2), "1")
+            .add(machine_set(4, "md-4-a", 2, 6000))
+            .with("NodeClaim", "c-2", |c| {
+                c["metadata"]["annotations"]["karpenter-capi/machine-template-hash"] =
+                    json!("stale")
+            })
+            .with("MachineDeployment", "md-4", |md| {
+                md["spec"]["rollout"] = json!({"after": t, "strategy": {"type": strategy}})
+            })
+    };
+    let tainted = |p: &Plan| lines(p).contains(&"taintNode Node/node-2".to_string());
+    let p = w("RollingUpdate", ago(60)).plan();
+    assert!(!tainted(&p), "{:?}", lines(&p));
+    let p = w("RollingUpdate", ago(-60)).plan();
+    assert!(tainted(&p), "not yet due: {:?}", lines(&p));
+    let p = w("OnDelete", ago(60)).plan();
+    assert!(
+        tainted(&p),
+        "OnDelete leaves replacement to our drift: {:?}",
+        lines(&p)
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 4: NodeClaim finalizer, garbage collection, user deletions.
 
