@@ -404,7 +404,7 @@ mod tests {
     fn pem_bundle_from_der() {
         assert_eq!(pem_base64(&[]), None);
         let der = vec![0x30u8; 30];
-        let pem = base64_decode(&pem_base64(&[der.clone()]).unwrap()).unwrap();
+        let pem = base64_decode(&pem_base64(std::slice::from_ref(&der)).unwrap()).unwrap();
         let pem = String::from_utf8(pem).unwrap();
         assert_eq!(
             pem,
