@@ -143,7 +143,6 @@ pub fn disrupt(
                     .unwrap_or("Disrupted")
                     .to_string();
                 if drained(&pods) {
-                    // DaemonSet pods go with their node.
                     finish(snapshot, &mut out, claim, node, &reason);
                 } else if grace_elapsed(pool, claim, now) {
                     // terminationGracePeriod is over: pods go regardless of PDBs.
@@ -278,8 +277,14 @@ pub fn disrupt(
                 }
                 draining.push(node.name.clone());
                 out.actions.push(taint);
-                evict(&mut out, &pods, &node.name, reason, false);
-                finish(snapshot, &mut out, claim, node, reason);
+                // Its DaemonSet pods still go tier by tier (core `terminator.go`); the Machine
+                // goes once they are gone.
+                if drained(&pods) {
+                    finish(snapshot, &mut out, claim, node, reason);
+                } else {
+                    evict(&mut out, &pods, &node.name, reason, false);
+                    defer_rest(snapshot, &mut out, claim, node, reason, false);
+                }
                 continue;
             }
             // Forceful (expiry): drain at once; the pods go pending and are provisioned for.
@@ -643,7 +648,7 @@ fn decide(
         NillableDuration::After(d) if age > d.as_secs_i64() => return Ok(Some("Expired")),
         _ => {}
     }
-    if super::drift::drift_reason(snapshot, pool, claim).is_some() {
+    if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
         return Ok(Some("Drifted"));
     }
     if movable == 0

@@ -106,7 +106,7 @@ pub fn claim_conditions(
             };
             let mut to_set = Vec::new();
             let mut clear = Vec::new();
-            match (drift_reason(snapshot, pool, claim), current("Drifted")) {
+            match (drift_reason(snapshot, pool, claim, now), current("Drifted")) {
                 (Some(r), Some((s, reason))) if s == "True" && reason == r.as_str() => {}
                 (Some(r), _) => to_set.push(set("Drifted", r.as_str(), r.as_str())),
                 (None, Some(_)) => clear.push("Drifted".to_string()),

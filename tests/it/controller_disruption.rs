@@ -33,7 +33,8 @@ fn base(replicas: usize, pool_patch: &str) -> String {
     )
 }
 
-/// A registered, initialized c3-4 node `i` with its claim, Machine and a cilium pod; plus `pods`.
+/// A registered, initialized c3-4 node `i` with its claim, Machine and a cilium pod (tolerating
+/// every taint as its DaemonSet's template does, so never evicted); plus `pods`.
 fn node(i: usize, initialized_ago: i64, pods: &str, node_annotations: &str) -> String {
     let pid = format!("openstack:///n{i}");
     format!(
@@ -68,7 +69,7 @@ status: {{capacity: {{cpu: '2', memory: 4G, pods: '110'}}, allocatable: {{cpu: '
 apiVersion: v1
 kind: Pod
 metadata: {{name: cilium-{i}, namespace: kube-system, ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: cilium, uid: u, controller: true}}]}}
-spec: {{nodeName: node-{i}, containers: [{{name: c, resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]}}
+spec: {{nodeName: node-{i}, tolerations: [{{operator: Exists}}], containers: [{{name: c, resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]}}
 status: {{phase: Running}}
 {pods}",
         created = ago(3600),
@@ -129,7 +130,6 @@ fn seed_scale_to_zero_after_consolidate_after() {
         names(&p),
         vec![
             "taintNode",
-            "evictPod",
             "markMachineForDeletion",
             "deleteNodeClaim",
             "scaleMachineDeployment"
@@ -139,14 +139,14 @@ fn seed_scale_to_zero_after_consolidate_after() {
         matches!(&p.actions[0], Action::TaintNode { node, taint, reason, saving_per_hour, .. }
         if node == "node-1" && taint == "karpenter.sh/disrupted:NoSchedule" && reason == "Empty" && saving_per_hour.0 == 50_000_000)
     );
-    assert!(matches!(&p.actions[1], Action::EvictPod { pod, .. } if pod == "kube-system/cilium-1"));
+    // cilium tolerates the disrupted taint: never evicted, the node is drained as it is.
     assert!(
-        matches!(&p.actions[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+        matches!(&p.actions[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
     );
     assert!(
-        matches!(&p.actions[3], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
+        matches!(&p.actions[2], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
     );
-    match &p.actions[4] {
+    match &p.actions[3] {
         Action::ScaleMachineDeployment {
             from,
             replicas,
@@ -532,17 +532,16 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
         pending,
         vec![
             "evictPod",
-            "evictPod",
             "markMachineForDeletion",
             "deleteNodeClaim",
             "scaleMachineDeployment"
         ]
     );
     assert!(
-        matches!(&p.pending[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+        matches!(&p.pending[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
     );
     assert!(matches!(
-        &p.pending[4],
+        &p.pending[3],
         Action::ScaleMachineDeployment {
             from: 1,
             replicas: 0,
@@ -550,7 +549,7 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
         }
     ));
     let json = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["pending"][3]["action"], "deleteNodeClaim");
+    assert_eq!(json["pending"][2]["action"], "deleteNodeClaim");
 }
 
 /// Plans with pod events the watches saw (node name, seconds ago).
