@@ -1157,6 +1157,30 @@ fn a_node_a_pending_pod_fits_on_is_not_empty() {
         "{:?}",
         lines(&p)
     );
+    // No new claim either: the pod goes to the node kept for it.
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+    // A pending pod too big for the node leaves it Empty: it goes, and nothing is created.
+    let p = one_empty(1).pod("huge", None, "64").plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "taintNode Node/node-1",
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // Two empty nodes, one pending pod: one node is kept for it, the other goes.
+    let p = one_empty(2)
+        .machine(4, 2, true, true)
+        .pod("pending", None, "1")
+        .plan();
+    let tainted: Vec<String> = lines(&p)
+        .into_iter()
+        .filter(|l| l.starts_with("taintNode") || l.starts_with("createNodeClaim"))
+        .collect();
+    assert_eq!(tainted.len(), 1, "{:?}", lines(&p));
+    assert!(tainted[0].starts_with("taintNode"), "{tainted:?}");
 }
 
 #[test]
@@ -1216,6 +1240,64 @@ fn pending_pods_take_their_room_before_consolidation() {
         "{:?}",
         lines(&p)
     );
+}
+
+#[test]
+fn pending_pods_that_fit_nowhere_neither_block_nor_loop_consolidation() {
+    // node-1's web (1 cpu) fits beside busy on node-2 (do-not-disrupt): node-1 is consolidated
+    // away. A pending pod no flavor holds (64 cpu) takes no room anywhere, so the same decision
+    // is made with it (core simulates pending pods with the candidates' but only the candidates'
+    // pods must schedule), and the next pass finishes it instead of calling it off or
+    // provisioning for it again.
+    let base = World::new("WhenEmptyOrUnderutilized")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("web", Some(1), "1")
+        .pod("busy", Some(2), "1")
+        .with("Node", "node-2", |n| {
+            n["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"})
+        });
+    let alone = base.clone().plan();
+    let w = base.pod("huge", None, "64");
+    let with = w.plan();
+    assert_eq!(
+        lines(&with),
+        vec!["taintNode Node/node-1", "evictPod Pod/default/web"]
+    );
+    assert_eq!(lines(&alone), lines(&with));
+    assert!(
+        has_note(
+            &with,
+            "pod default/huge fits no flavor: c-4: needs 64 cpu, c-4 has 3900m allocatable"
+        ),
+        "{:?}",
+        with.notes
+    );
+    // Next pass: web runs on node-2 again, huge still pending.
+    let next = tainted(w, "node-1", "Underutilized").with("Pod", "web", |p| {
+        p["spec"]["nodeName"] = json!("node-2")
+    });
+    let p = next.plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // And once node-1 is gone, nothing more: no claim for huge, no disruption.
+    let mut done = next;
+    done.objs.retain(|o| {
+        !(o["metadata"]["name"] == "node-1"
+            || o["metadata"]["name"] == "m-1"
+            || o["metadata"]["name"] == "c-1"
+            || o["metadata"]["name"] == "cilium-1")
+    });
+    let done = done.with("MachineDeployment", "md-4", |md| md["spec"]["replicas"] = json!(1));
+    let p = done.plan();
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
 }
 
 // ---------------------------------------------------------------------------------------------
