@@ -41,6 +41,8 @@ pub struct Disruption {
     pub notes: Vec<String>,
     /// The rest of each decision under way, for later passes (drains finish first).
     pub pending: Vec<Action>,
+    /// Why nodes may not be disrupted (Karpenter's `DisruptionBlocked`), for the plan's status.
+    pub reports: Vec<Action>,
 }
 
 pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
@@ -188,6 +190,15 @@ pub fn disrupt(
                 continue;
             }
             let pods = pods_on(snapshot, &node.name);
+            // Core tells why of every node its validation refuses, candidate or not.
+            if let Some(why) = blocked_by(node, claim, &pods, &pdbs, now) {
+                out.reports.push(Action::ReportDisruptionBlocked {
+                    target: format!("Node/{}", node.name),
+                    node: node.name.clone(),
+                    node_claim: claim.name.clone(),
+                    message: why,
+                });
+            }
             let movable = pods.iter().filter(|p| !p.daemon).count();
             let wanted_by_pending = pending_room.contains(&node.name);
             let reason = match decide(
@@ -592,7 +603,7 @@ pub fn blocked_by(
     }
     if let Some(p) = pods.iter().find(|p| pod_do_not_disrupt(p, now)) {
         return Some(format!(
-            "pod {} has \"{DO_NOT_DISRUPT}\" annotation",
+            "pod has \"{DO_NOT_DISRUPT}\" annotation (Pod={})",
             p.demand.key()
         ));
     }
@@ -603,7 +614,9 @@ pub fn blocked_by(
                     .find(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
             })
             .flatten()
-            .map(|(ns, _, name)| format!("pdb {ns}/{name} prevents pod evictions"))
+            .map(|(ns, _, name)| {
+                format!("pdb prevents pod evictions (PodDisruptionBudget=[{ns}/{name}])")
+            })
     })
 }
 

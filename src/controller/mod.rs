@@ -19,6 +19,8 @@ pub mod consolidation;
 pub mod disruption;
 pub mod drain;
 pub mod drift;
+pub mod events;
+pub mod karpenter_metrics;
 pub mod lifecycle;
 pub mod provision;
 pub mod rollout;
@@ -155,7 +157,8 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     actions.extend(disrupted.actions);
     actions.extend(terminated.actions);
     actions.extend(scaling);
-    let status = status::status(snapshot, now, &removals.claims);
+    let mut status = status::status(snapshot, now, &removals.claims);
+    status.extend(disrupted.reports);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
     Plan {

@@ -781,3 +781,141 @@ fn consolidate_after_counts_from_the_last_pod_event() {
     let p = run_with_events(&written.replace(&ago(40), &ago(5)), &[("node-1", 1)]);
     assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
 }
+
+/// Karpenter's counters for every action of a plan as if all were applied, as `name{k=v,...} n`.
+fn counted(text: &str) -> Vec<String> {
+    use karpenter_capi::controller::karpenter_metrics::counts;
+    let s = snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: text.to_string(),
+    }])
+    .unwrap();
+    let p = plan(&s, NOW.parse().unwrap(), &Config::default());
+    counts(p.actions.iter().chain(p.status.iter()), &s)
+        .iter()
+        .map(|c| {
+            let labels: Vec<String> = c.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{}{{{}}} {}", c.counter.name(), labels.join(","), c.by)
+        })
+        .collect()
+}
+
+#[test]
+fn karpenter_counters_follow_cores_commands() {
+    // Two half-empty nodes consolidated into one replacement: one multi-node replace decision,
+    // two disrupted claims under the pool's policy, one claim created for the reason.
+    assert_eq!(
+        counted(&two_c3_8("1500m")),
+        vec![
+            "nodeclaims_created{reason=underutilized,nodepool=default,min_values_relaxed=false} 1",
+            "nodeclaims_disrupted{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "pods_disruption_initiated{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "nodeclaims_disrupted{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "pods_disruption_initiated{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "voluntary_disruption_decisions_by_nodepool{nodepool=default,decision=replace,reason=underutilized,consolidation_type=multi} 1",
+            "voluntary_disruption_decisions{decision=replace,reason=underutilized,consolidation_type=multi} 1",
+        ]
+    );
+    // Two empty nodes: one `empty` command (core's emptiness is one command per pass); the
+    // final deletes of a disruption count nothing more.
+    let two_empty = format!(
+        "{}{}{}",
+        base(2, "    budgets: [{nodes: '100%'}]\n"),
+        node(1, 600, "", ""),
+        node(2, 600, "", "")
+    );
+    let c = counted(&two_empty);
+    assert_eq!(
+        c.iter().filter(|l| l.starts_with("nodeclaims_disrupted{reason=empty,nodepool=default,capacity_type=,consolidation_policy=when_empty,")).count(),
+        2,
+        "{c:?}"
+    );
+    assert_eq!(
+        c.iter()
+            .filter(|l| l.starts_with("voluntary_disruption_decisions"))
+            .collect::<Vec<_>>(),
+        vec![
+            "voluntary_disruption_decisions_by_nodepool{nodepool=default,decision=delete,reason=empty,consolidation_type=empty} 1",
+            "voluntary_disruption_decisions{decision=delete,reason=empty,consolidation_type=empty} 1",
+        ]
+    );
+    // A Node whose Machine is gone loses our finalizer: one node terminated.
+    let orphan = "---\napiVersion: v1\nkind: Node\nmetadata: {name: gone, finalizers: [karpenter.sh/termination], labels: {karpenter.sh/nodepool: default, topology.kubernetes.io/zone: eu-west-1a}}\nspec: {providerID: 'openstack:///gone'}\n";
+    let other = "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {name: other, namespace: capi-ovh, labels: {cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4}}\nspec: {clusterName: capi-ovh}\n";
+    assert_eq!(
+        counted(&format!("{}{orphan}{other}", base(0, ""))),
+        vec!["nodes_terminated{nodepool=default,zone=eu-west-1a} 1"]
+    );
+}
+
+#[test]
+fn a_blocked_node_is_reported_in_cores_words() {
+    let blocked = |text: &str| -> Vec<(String, String, String)> {
+        let s = snapshot_from_sources(&[Source {
+            name: "t.yaml".into(),
+            text: text.to_string(),
+        }])
+        .unwrap();
+        plan(&s, NOW.parse().unwrap(), &Config::default())
+            .status
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::ReportDisruptionBlocked {
+                    node,
+                    node_claim,
+                    message,
+                    ..
+                } => Some((node, node_claim, message)),
+                _ => None,
+            })
+            .collect()
+    };
+    let one = |n: &str, c: &str, m: &str| vec![(n.to_string(), c.to_string(), m.to_string())];
+    assert_eq!(
+        blocked(&format!(
+            "{}{}",
+            base(1, ""),
+            node(1, 600, "", "karpenter.sh/do-not-disrupt: 'true'")
+        )),
+        one(
+            "node-1",
+            "default-1",
+            "disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation"
+        )
+    );
+    assert_eq!(
+        blocked(&format!(
+            "{}{}",
+            base(1, ""),
+            node(
+                1,
+                600,
+                &app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'true'"),
+                ""
+            )
+        )),
+        one(
+            "node-1",
+            "default-1",
+            "pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/web-1)"
+        )
+    );
+    let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
+    assert_eq!(
+        blocked(&format!(
+            "{}{}{pdb}",
+            base(1, ""),
+            node(1, 600, &app_pod("web-1", 1, ""), "")
+        )),
+        one(
+            "node-1",
+            "default-1",
+            "pdb prevents pod evictions (PodDisruptionBudget=[default/web])"
+        )
+    );
+    assert_eq!(
+        blocked(&format!("{}{}", base(1, ""), node(1, 600, "", ""))),
+        vec![],
+        "nothing blocks an empty node"
+    );
+}
