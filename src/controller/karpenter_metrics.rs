@@ -315,12 +315,18 @@ pub fn counts<'a>(
                     1,
                 );
             }
+            // Core counts the disruptions its controllers decide; a claim a user deleted is
+            // drained too, but is no disruption.
             Action::TaintNode {
                 node,
                 reason,
                 node_claim: Some(name),
                 ..
-            } => {
+            } if matches!(
+                reason.as_str(),
+                "Empty" | "Underutilized" | "Drifted" | "Expired"
+            ) =>
+            {
                 let pool_name = claim(snapshot, name).and_then(|c| c.node_pool.clone());
                 let pool = snapshot
                     .nodepools
