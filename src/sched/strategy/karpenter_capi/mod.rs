@@ -21,7 +21,7 @@
 //!   max size, the first by lower-cased name (provider `pkg/cloudprovider/cloudprovider.go`
 //!   `resolveInstanceType`); none left fails the launch and its pods stay pending.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
 use crate::model::labels::{Labels, keys};
@@ -29,7 +29,7 @@ use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
-use crate::sched::fit::static_ok;
+use crate::sched::fit::{Rejection, Unfit, static_ok};
 use crate::sched::state::{ClusterState, NodeOrigin};
 use crate::sched::strategy::StrategyName;
 
@@ -69,6 +69,9 @@ impl Strategy for KarpenterCapi {
         let rest = place_on_existing(&mut state, &queue);
         let mut claims: Vec<Claim> = Vec::new();
         let mut unplaced = Vec::new();
+        // Pods no claim could take because of `minValues`: the reason the generic rejections
+        // (per flavor) cannot show.
+        let mut min_values_blocked: BTreeMap<usize, Unfit> = BTreeMap::new();
         // Label keys that topology constraints look at (zone, custom keys): a claim keeps only
         // instance types that agree on them with the domain it was opened in, as Karpenter's
         // topology requirements narrow a NodeClaim.
@@ -159,8 +162,11 @@ impl Strategy for KarpenterCapi {
                         .iter()
                         .all(|k| offerings[o].labels.get(k) == offerings[first].labels.get(k))
                 });
-                if !min_values_met(&snapshot.nodepools[pool], &offerings, &candidates) {
+                if let Some(unfit) =
+                    min_values_unmet(&snapshot.nodepools[pool], &offerings, &candidates)
+                {
                     state.close_if_empty(node);
+                    min_values_blocked.entry(pod).or_insert(unfit);
                     continue;
                 }
                 let options: Vec<&Offering> = candidates.iter().map(|&o| &offerings[o]).collect();
@@ -188,15 +194,21 @@ impl Strategy for KarpenterCapi {
         claims.sort_by_key(|c| c.opened);
         for claim in &claims {
             let mut options = claim.candidates_truncated();
-            let launched = if min_values_met(&snapshot.nodepools[claim.pool], &offerings, &options)
-            {
-                // The provider: the compatible types still below their max size, by name.
-                options.retain(|&o| budget.check_size(&offerings[o]).is_ok());
-                options.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
-                options.first().copied()
-            } else {
-                None
-            };
+            let launched =
+                match min_values_unmet(&snapshot.nodepools[claim.pool], &offerings, &options) {
+                    None => {
+                        // The provider: the compatible types still below their max size, by name.
+                        options.retain(|&o| budget.check_size(&offerings[o]).is_ok());
+                        options.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+                        options.first().copied()
+                    }
+                    Some(unfit) => {
+                        for &p in &state.nodes[claim.node].pods {
+                            min_values_blocked.entry(p).or_insert_with(|| unfit.clone());
+                        }
+                        None
+                    }
+                };
             let node = &mut state.nodes[claim.node];
             match launched {
                 Some(chosen) => {
@@ -211,13 +223,25 @@ impl Strategy for KarpenterCapi {
             }
         }
         unplaced.sort_unstable();
-        finish(
+        let mut placement = finish(
             StrategyName::KarpenterCapi,
             &state,
             &budget,
             &offerings,
             unplaced,
-        )
+        );
+        for (pod, rejections) in placement.unschedulable.iter_mut() {
+            if let Some(unfit) = min_values_blocked.remove(pod) {
+                let Unfit::MinValuesUnmet { node_pool, .. } = &unfit else {
+                    continue;
+                };
+                rejections.push(Rejection {
+                    subject: node_pool.clone(),
+                    unfit,
+                });
+            }
+        }
+        placement
     }
 }
 
@@ -244,12 +268,22 @@ fn label_value<'a>(o: &'a Offering, key: &str) -> Option<&'a String> {
 /// Whether these options keep at least the pool's `minValues` distinct values of each key
 /// (core `scheduling` `Requirements.HasMinValues`, `InstanceTypes.SatisfiesMinValues`).
 fn min_values_met(pool: &NodePool, offerings: &[Offering], options: &[usize]) -> bool {
-    pool.min_values.iter().all(|(key, &min)| {
+    min_values_unmet(pool, offerings, options).is_none()
+}
+
+/// The first key of the pool's `minValues` these options miss, as a reason.
+fn min_values_unmet(pool: &NodePool, offerings: &[Offering], options: &[usize]) -> Option<Unfit> {
+    pool.min_values.iter().find_map(|(key, &min)| {
         let distinct: BTreeSet<&String> = options
             .iter()
             .filter_map(|&o| label_value(&offerings[o], key))
             .collect();
-        distinct.len() >= min
+        (distinct.len() < min).then(|| Unfit::MinValuesUnmet {
+            node_pool: pool.name.clone(),
+            key: key.clone(),
+            min,
+            found: distinct.len(),
+        })
     })
 }
 

@@ -258,6 +258,14 @@ fn min_values_keeps_a_claim_flexible() {
     let p = plan(&snap);
     assert!(p.new_nodes.is_empty());
     assert_eq!(unschedulable(&snap, &p), ["p1", "p2"]);
+    let reasons: Vec<String> = p.unschedulable[0].1.iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "a-2cpu: needs 3 cpu, a-2cpu has 2 allocatable",
+            "default: NodePool default needs 3 distinct values of node.kubernetes.io/instance-type in a NodeClaim (minValues); one holding this pod keeps 2"
+        ]
+    );
 }
 
 #[test]
