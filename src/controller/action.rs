@@ -247,6 +247,18 @@ pub enum Action {
         /// Why.
         message: String,
     },
+    /// Tell the owner why disruption may not touch a node (Karpenter's `DisruptionBlocked` Event
+    /// on the Node and its NodeClaim; a report, so it goes in the plan's status).
+    ReportDisruptionBlocked {
+        /// `Node/name`.
+        target: String,
+        /// The Node.
+        node: String,
+        /// Its NodeClaim.
+        node_claim: String,
+        /// Why, as core words it (`disruption is blocked through the ... annotation`).
+        message: String,
+    },
     /// Adopt a Machine that has a Node but no NodeClaim: create its claim (registered and
     /// initialized) and label the Machine and the Node as Karpenter's.
     AdoptMachine {
@@ -404,6 +416,7 @@ impl Action {
             | Action::RemoveNodeFinalizer { target, .. }
             | Action::RemoveNodeClaimFinalizer { target, .. }
             | Action::AbortDisruption { target, .. }
+            | Action::ReportDisruptionBlocked { target, .. }
             | Action::AdoptMachine { target, .. }
             | Action::StampNodeClaimHash { target, .. }
             | Action::SetNodeClaimConditions { target, .. }
@@ -430,6 +443,7 @@ impl Action {
             Action::RemoveNodeFinalizer { .. } => "removeNodeFinalizer",
             Action::RemoveNodeClaimFinalizer { .. } => "removeNodeClaimFinalizer",
             Action::AbortDisruption { .. } => "abortDisruption",
+            Action::ReportDisruptionBlocked { .. } => "reportDisruptionBlocked",
             Action::AdoptMachine { .. } => "adoptMachine",
             Action::StampNodeClaimHash { .. } => "stampNodeClaimHash",
             Action::SetNodeClaimConditions { .. } => "setNodeClaimConditions",
@@ -445,7 +459,12 @@ impl Action {
             rollback: Vec::new(),
         };
         match self {
-            Action::CreateNodeClaim { manifest, .. } => {
+            Action::CreateNodeClaim {
+                manifest,
+                pods,
+                reason,
+                ..
+            } => {
                 // A create drops `status`: the claim's initial status (Karpenter's conditions,
                 // Unknown until each step happens, and the capacity known at launch) follows on
                 // the status subresource.
@@ -477,7 +496,16 @@ impl Action {
                             fields,
                             conditions,
                         },
-                    ],
+                    ]
+                    .into_iter()
+                    // Core nominates the pods of a provisioning claim; a replacement claim
+                    // gets `DisruptionLaunching` instead.
+                    .chain(if reason == "Provisioning" {
+                        super::events::nominated(pods)
+                    } else {
+                        vec![super::events::disruption_launching(reason)]
+                    })
+                    .collect(),
                     rollback: Vec::new(),
                 }
             }
@@ -701,13 +729,11 @@ impl Action {
                 node,
                 taint,
                 reason,
-                saving_per_hour,
                 node_claim,
                 since,
                 ..
             } => Steps {
                 writes: [
-
                     Write::EditNode {
                         name: node.clone(),
                         add_labels: BTreeMap::new(),
@@ -717,17 +743,10 @@ impl Action {
                         remove_finalizers: Vec::new(),
                         add_owner_references: Vec::new(),
                     },
-                    Write::Event {
-                        resource: write::NODE,
-                        namespace: String::new(),
-                        name: node.clone(),
-                        event_type: "Normal".to_string(),
-                        reason: "DisruptionTerminating".to_string(),
-                        // Karpenter's message (core disruption/events), then the saving.
-                        message: format!("Disrupting Node: {reason} (saving {saving_per_hour}/h)"),
-                    },
                 ]
                 .into_iter()
+                // Karpenter's DisruptionTerminating on the Node, then (below) on the claim.
+                .chain(super::events::disruption_terminating(node, None, reason))
                 .chain(node_claim.iter().flat_map(|claim| {
                     [
                         // When the drain started, on the claim (no state outside the cluster).
@@ -745,28 +764,41 @@ impl Action {
                             fields: serde_json::Map::new(),
                             conditions: vec![condition("DisruptionReason", "True", reason, "")],
                         },
-                        Write::Event {
-                            resource: write::NODE_CLAIM,
-                            namespace: String::new(),
-                            name: claim.clone(),
-                            event_type: "Normal".to_string(),
-                            reason: "DisruptionTerminating".to_string(),
-                            message: format!("Disrupting NodeClaim: {reason} (node {node}, saving {saving_per_hour}/h)"),
-                        },
                     ]
+                    .into_iter()
+                    .chain(
+                        super::events::disruption_terminating(node, Some(claim), reason)
+                            .into_iter()
+                            .skip(1),
+                    )
                 }))
                 .collect(),
                 rollback: Vec::new(),
             },
-            Action::EvictPod { pod, force, uid, .. } => {
+            Action::EvictPod { pod, force, uid, reason, .. } => {
                 let (namespace, name) = split(pod);
                 let uid = uid.clone();
                 if *force {
                     one(Write::Delete { cluster: ClusterRole::Workload, resource: write::POD, namespace, name, uid })
                 } else {
-                    one(Write::Evict { namespace, name, uid })
+                    Steps {
+                        writes: vec![
+                            Write::Evict { namespace, name, uid },
+                            super::events::evicted(pod, reason),
+                        ],
+                        rollback: Vec::new(),
+                    }
                 }
             }
+            Action::ReportDisruptionBlocked {
+                node,
+                node_claim,
+                message,
+                ..
+            } => Steps {
+                writes: super::events::disruption_blocked(node, node_claim, message),
+                rollback: Vec::new(),
+            },
             Action::WarnNodePool { node_pool, reason, message, .. } => one(Write::Event {
                 resource: write::NODE_POOL,
                 namespace: String::new(),

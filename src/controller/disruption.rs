@@ -41,6 +41,8 @@ pub struct Disruption {
     pub notes: Vec<String>,
     /// The rest of each decision under way, for later passes (drains finish first).
     pub pending: Vec<Action>,
+    /// Why nodes may not be disrupted (Karpenter's `DisruptionBlocked`), for the plan's status.
+    pub reports: Vec<Action>,
 }
 
 pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
@@ -143,7 +145,6 @@ pub fn disrupt(
                     .unwrap_or("Disrupted")
                     .to_string();
                 if drained(&pods) {
-                    // DaemonSet pods go with their node.
                     finish(snapshot, &mut out, claim, node, &reason);
                 } else if grace_elapsed(pool, claim, now) {
                     // terminationGracePeriod is over: pods go regardless of PDBs.
@@ -189,6 +190,15 @@ pub fn disrupt(
                 continue;
             }
             let pods = pods_on(snapshot, &node.name);
+            // Core tells why of every node its validation refuses, candidate or not.
+            if let Some(why) = blocked_by(node, claim, &pods, &pdbs, now) {
+                out.reports.push(Action::ReportDisruptionBlocked {
+                    target: format!("Node/{}", node.name),
+                    node: node.name.clone(),
+                    node_claim: claim.name.clone(),
+                    message: why,
+                });
+            }
             let movable = pods.iter().filter(|p| !p.daemon).count();
             let wanted_by_pending = pending_room.contains(&node.name);
             let reason = match decide(
@@ -278,8 +288,14 @@ pub fn disrupt(
                 }
                 draining.push(node.name.clone());
                 out.actions.push(taint);
-                evict(&mut out, &pods, &node.name, reason, false);
-                finish(snapshot, &mut out, claim, node, reason);
+                // Its DaemonSet pods still go tier by tier (core `terminator.go`); the Machine
+                // goes once they are gone.
+                if drained(&pods) {
+                    finish(snapshot, &mut out, claim, node, reason);
+                } else {
+                    evict(&mut out, &pods, &node.name, reason, false);
+                    defer_rest(snapshot, &mut out, claim, node, reason, false);
+                }
                 continue;
             }
             // Forceful (expiry): drain at once; the pods go pending and are provisioned for.
@@ -587,7 +603,7 @@ pub fn blocked_by(
     }
     if let Some(p) = pods.iter().find(|p| pod_do_not_disrupt(p, now)) {
         return Some(format!(
-            "pod {} has \"{DO_NOT_DISRUPT}\" annotation",
+            "pod has \"{DO_NOT_DISRUPT}\" annotation (Pod={})",
             p.demand.key()
         ));
     }
@@ -598,7 +614,9 @@ pub fn blocked_by(
                     .find(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
             })
             .flatten()
-            .map(|(ns, _, name)| format!("pdb {ns}/{name} prevents pod evictions"))
+            .map(|(ns, _, name)| {
+                format!("pdb prevents pod evictions (PodDisruptionBudget=[{ns}/{name}])")
+            })
     })
 }
 
@@ -643,7 +661,7 @@ fn decide(
         NillableDuration::After(d) if age > d.as_secs_i64() => return Ok(Some("Expired")),
         _ => {}
     }
-    if super::drift::drift_reason(snapshot, pool, claim).is_some() {
+    if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
         return Ok(Some("Drifted"));
     }
     if movable == 0

@@ -39,10 +39,14 @@ pub fn never_evicted(p: &PodRecord) -> bool {
         })
 }
 
-/// Whether a node being disrupted is drained: only DaemonSet pods and pods a drain never
-/// evicts are left (DaemonSet pods go with their node).
+/// Whether a node being disrupted is drained: only pods a drain never evicts are left. DaemonSet
+/// pods count like any other (tiers 2 and 4): core's `Drain` returns done only once no pod
+/// `IsWaitingEviction`, DaemonSet pods included (`terminator.go`, `utils/pod/scheduling.go`), so
+/// their graceful shutdown runs before the Machine goes. The DaemonSet controller does not put
+/// them back: they do not tolerate the `karpenter.sh/disrupted:NoSchedule` taint, or they would
+/// never be evicted. Terminating pods are waited for.
 pub fn drained(pods: &[&PodRecord]) -> bool {
-    pods.iter().all(|p| p.daemon || never_evicted(p))
+    pods.iter().all(|p| never_evicted(p))
 }
 
 /// Expiry (and a user's deletion, see `termination`) drains at once; the other reasons are

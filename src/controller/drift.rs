@@ -117,6 +117,7 @@ pub fn drift_reason(
     snapshot: &Snapshot,
     pool: &NodePool,
     claim: &NodeClaimRecord,
+    now: jiff::Timestamp,
 ) -> Option<DriftReason> {
     if !(claim.condition_true("Launched") || claim.provider_id.is_some()) {
         return None;
@@ -159,7 +160,7 @@ pub fn drift_reason(
         // Cluster API's own rollout replaces these Machines: not a second time by us
         // (OnDelete leaves the replacement to our budgeted drift).
         && (super::rollout::strategy(md) == "OnDelete"
-            || super::rollout::rolling_out(snapshot, md).is_none())
+            || super::rollout::rolling_out(snapshot, md, now).is_none())
     {
         return Some(DriftReason::MachineTemplateDrifted);
     }

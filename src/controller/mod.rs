@@ -19,6 +19,8 @@ pub mod consolidation;
 pub mod disruption;
 pub mod drain;
 pub mod drift;
+pub mod events;
+pub mod karpenter_metrics;
 pub mod lifecycle;
 pub mod provision;
 pub mod rollout;
@@ -149,13 +151,14 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     notes.extend(provision_notes);
     notes.extend(disrupted.notes);
     notes.extend(terminated.notes);
-    let (scaling, scale_notes) = scale::scale(snapshot, &removals, &created);
+    let (scaling, scale_notes) = scale::scale(snapshot, &removals, &created, now);
     notes.extend(scale_notes);
     actions.extend(created);
     actions.extend(disrupted.actions);
     actions.extend(terminated.actions);
     actions.extend(scaling);
-    let status = status::status(snapshot, now, &removals.claims);
+    let mut status = status::status(snapshot, now, &removals.claims);
+    status.extend(disrupted.reports);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
     Plan {

@@ -7,7 +7,11 @@
 //! machineset_deletion_order.go`: Machines already being deleted go first, then those with
 //! `cluster.x-k8s.io/delete-machine`) and its rollouts (`machinedeployment_sync.go`,
 //! `machinedeployment_rollout_ondelete.go`: old MachineSets are scaled down first, oldest
-//! first), and Cluster Autoscaler's `IsMachineDeploymentAndRollingOut`.
+//! first), and Cluster Autoscaler's `IsMachineDeploymentAndRollingOut`; `spec.rollout.after`
+//! (v1beta1 `spec.rolloutAfter`) as `mdutil/util.go` `FindNewAndOldMachineSets` reads it: once
+//! that time has passed, every MachineSet created before it is old and is rolled out.
+
+use jiff::Timestamp;
 
 use crate::model::machine::{DEPLOYMENT_NAME_LABEL, MachineRecord};
 use crate::model::object::RawObject;
@@ -68,6 +72,47 @@ pub fn machine_sets<'a>(
     sets
 }
 
+/// `spec.rollout.after` (v1beta2) or `spec.rolloutAfter` (v1beta1), when set and readable.
+pub fn rollout_after(md: &MachineDeploymentRecord) -> Option<Timestamp> {
+    md.object
+        .str_at("/spec/rollout/after")
+        .or_else(|| md.object.str_at("/spec/rolloutAfter"))
+        .and_then(|t| t.parse::<Timestamp>().ok())
+}
+
+fn created(obj: &RawObject) -> Option<Timestamp> {
+    obj.meta.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// A rollout `spec.rollout.after` asks for and Cluster API has not finished: the time has passed
+/// and a MachineSet created before it still has replicas (with no MachineSet in view, a Machine
+/// of the MachineDeployment created before it).
+fn rollout_after_pending(
+    snapshot: &Snapshot,
+    md: &MachineDeploymentRecord,
+    sets: &[&RawObject],
+    now: Timestamp,
+) -> Option<String> {
+    let after = rollout_after(md).filter(|a| *a <= now)?;
+    let before = |t: Option<Timestamp>| t.is_some_and(|t| t < after);
+    let old = if sets.is_empty() {
+        let key = md.key();
+        snapshot
+            .machines
+            .iter()
+            .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()))
+            .find(|m| before(m.created))
+            .map(|m| format!("Machine {}", m.name))
+    } else {
+        sets.iter()
+            .find(|s| set_replicas(s) > 0 && before(created(s)))
+            .map(|s| format!("MachineSet {}", s.name()))
+    }?;
+    Some(format!(
+        "rolling out: spec.rollout.after {after} has passed and {old}, created before it, is still there"
+    ))
+}
+
 fn set_replicas(set: &RawObject) -> i64 {
     i64_at(set, "/spec/replicas")
         .unwrap_or(0)
@@ -75,8 +120,13 @@ fn set_replicas(set: &RawObject) -> i64 {
 }
 
 /// Why Cluster API is replacing this MachineDeployment's Machines right now (None: it is not):
-/// a spec change not observed yet, several MachineSets with replicas, or Machines not up to date.
-pub fn rolling_out(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<String> {
+/// a spec change not observed yet, several MachineSets with replicas, Machines not up to date,
+/// or a `spec.rollout.after` that has passed with Machines older than it.
+pub fn rolling_out(
+    snapshot: &Snapshot,
+    md: &MachineDeploymentRecord,
+    now: Timestamp,
+) -> Option<String> {
     if let (Some(generation), Some(observed)) = (
         md.object.meta.generation,
         i64_at(&md.object, "/status/observedGeneration"),
@@ -86,8 +136,9 @@ pub fn rolling_out(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<
             "status.observedGeneration {observed} is behind metadata.generation {generation}"
         ));
     }
-    let with_replicas: Vec<&str> = machine_sets(snapshot, md)
-        .into_iter()
+    let sets = machine_sets(snapshot, md);
+    let with_replicas: Vec<&str> = sets
+        .iter()
         .filter(|s| set_replicas(s) > 0)
         .map(|s| s.name())
         .collect();
@@ -107,7 +158,7 @@ pub fn rolling_out(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<
     {
         return Some(format!("rolling out: {u} of {r} Machines up to date"));
     }
-    None
+    rollout_after_pending(snapshot, md, &sets, now)
 }
 
 /// Why lowering this MachineDeployment's replicas now could make Cluster API delete other
@@ -116,6 +167,7 @@ pub fn scale_down_hold(
     snapshot: &Snapshot,
     md: &MachineDeploymentRecord,
     leaving: &[&MachineRecord],
+    now: Timestamp,
 ) -> Option<String> {
     if paused(&md.object) {
         return Some("the MachineDeployment is paused".to_string());
@@ -164,7 +216,7 @@ pub fn scale_down_hold(
             ));
         }
     }
-    match rolling_out(snapshot, md) {
+    match rolling_out(snapshot, md, now) {
         None => None,
         // OnDelete scales the oldest MachineSet with replicas down first, choosing by deletion
         // order within it: safe when every Machine leaving is in that MachineSet.

@@ -35,6 +35,7 @@ pub fn scale(
     snapshot: &Snapshot,
     removals: &Removals,
     created: &[Action],
+    now: jiff::Timestamp,
 ) -> (Vec<Action>, Vec<String>) {
     let mut actions = Vec::new();
     let mut notes = Vec::new();
@@ -109,7 +110,7 @@ pub fn scale(
                 .rev()
                 .take(room)
                 .collect();
-            if !surplus.is_empty() && scale_down_hold(snapshot, md, &surplus).is_none() {
+            if !surplus.is_empty() && scale_down_hold(snapshot, md, &surplus, now).is_none() {
                 for m in &surplus {
                     surplus_marks.push(mark(m, None, "ScaleDown"));
                 }
@@ -126,7 +127,7 @@ pub fn scale(
         if target >= current {
             continue;
         }
-        if let Some(why) = scale_down_hold(snapshot, md, &leaving) {
+        if let Some(why) = scale_down_hold(snapshot, md, &leaving, now) {
             notes.push(format!(
                 "MachineDeployment {key}: replicas not lowered from {current}: {why}; the marked Machine(s) {} wait",
                 leaving.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")

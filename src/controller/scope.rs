@@ -82,6 +82,11 @@ impl Action {
             } => std::iter::once(node(n))
                 .chain(node_claim.as_deref().map(claim))
                 .collect(),
+            Action::ReportDisruptionBlocked {
+                node: n,
+                node_claim,
+                ..
+            } => vec![node(n), claim(node_claim)],
             Action::EvictPod { node: n, .. } | Action::RemoveNodeFinalizer { node: n, .. } => {
                 vec![node(n)]
             }

@@ -106,7 +106,7 @@ pub fn claim_conditions(
             };
             let mut to_set = Vec::new();
             let mut clear = Vec::new();
-            match (drift_reason(snapshot, pool, claim), current("Drifted")) {
+            match (drift_reason(snapshot, pool, claim, now), current("Drifted")) {
                 (Some(r), Some((s, reason))) if s == "True" && reason == r.as_str() => {}
                 (Some(r), _) => to_set.push(set("Drifted", r.as_str(), r.as_str())),
                 (None, Some(_)) => clear.push("Drifted".to_string()),
@@ -133,6 +133,25 @@ pub fn claim_conditions(
     out
 }
 
+/// The summed capacity of a NodePool's nodes and how many there are (core's counter, which
+/// both `status.resources` and `karpenter_nodepools_usage` report).
+pub fn pool_capacity(
+    snapshot: &Snapshot,
+    pool: &crate::model::nodepool::NodePool,
+) -> (crate::model::resources::Resources, usize) {
+    let mut sum = crate::model::resources::Resources::default();
+    let mut nodes = 0;
+    for n in snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.labels.get(crate::model::labels::keys::NODEPOOL) == Some(&pool.name))
+    {
+        sum = sum.plus(&n.capacity);
+        nodes += 1;
+    }
+    (sum, nodes)
+}
+
 /// A NodePool's nodes, summed capacity and readiness, written when its status says otherwise.
 pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
     let mut out = Vec::new();
@@ -141,15 +160,7 @@ pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
             // An implied pool (files without one) has no object to report on.
             continue;
         }
-        let nodes: Vec<_> = snapshot
-            .nodes
-            .iter()
-            .filter(|n| n.labels.get(crate::model::labels::keys::NODEPOOL) == Some(&pool.name))
-            .collect();
-        let mut sum = crate::model::resources::Resources::default();
-        for n in &nodes {
-            sum = sum.plus(&n.capacity);
-        }
+        let (sum, nodes) = pool_capacity(snapshot, pool);
         let mut resources = BTreeMap::new();
         resources.insert("cpu".to_string(), cpu_quantity(sum.cpu_millis));
         resources.insert("memory".to_string(), sum.memory_bytes.to_string());
@@ -162,7 +173,7 @@ pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
         for (k, v) in &sum.extended {
             resources.insert(k.clone(), v.to_string());
         }
-        resources.insert("nodes".to_string(), nodes.len().to_string());
+        resources.insert("nodes".to_string(), nodes.to_string());
         let class_ready = match &pool.node_class {
             Some(name) => snapshot
                 .nodeclasses
@@ -180,7 +191,7 @@ pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
             ),
             Some(_) => String::new(),
         };
-        if pool.status_nodes == Some(nodes.len() as i64)
+        if pool.status_nodes == Some(nodes as i64)
             && pool.status_resources.as_ref() == Some(&resources)
             && pool.ready == Some(ready)
         {
@@ -189,7 +200,7 @@ pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
         out.push(Action::UpdateNodePoolStatus {
             target: format!("NodePool/{}", pool.name),
             node_pool: pool.name.clone(),
-            nodes: nodes.len() as i64,
+            nodes: nodes as i64,
             resources,
             ready,
             message,

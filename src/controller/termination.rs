@@ -173,7 +173,7 @@ fn drain_then_remove(
     let held = snapshot
         .claim_machine_deployment(claim)
         .and_then(|k| snapshot.machine_deployments.iter().find(|md| md.key() == k))
-        .and_then(|md| scale_down_hold(snapshot, md, &[m]));
+        .and_then(|md| scale_down_hold(snapshot, md, &[m], now));
     // Marked again while its removal can go on (the mark may have been rolled back); a held
     // scale-down shows as a note from `scale`.
     if !m.marked_for_deletion || held.is_none() {

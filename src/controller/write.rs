@@ -107,6 +107,9 @@ pub const CLUSTER: ResourceType = ResourceType {
     namespaced: true,
 };
 
+/// In the message of a [`Write::EventForCreated`], the name the API gave the created object.
+pub const CREATED_NAME: &str = "{created}";
+
 /// A status condition to set (Karpenter's shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -254,6 +257,19 @@ pub enum Write {
         name: String,
         /// A UID precondition (the pod evicted must be the one planned on).
         uid: Option<String>,
+    },
+    /// Record an Event about the object the previous `Create` of the same action made, or naming
+    /// it (its name is generated): Karpenter's `Nominated` on the pods a claim is for, its
+    /// `DisruptionLaunching` on a replacement claim.
+    EventForCreated {
+        /// The object the Event is on (type, namespace, name); None: the created object itself.
+        on: Option<(ResourceType, String, String)>,
+        /// `Normal` or `Warning`.
+        event_type: String,
+        /// CamelCase reason.
+        reason: String,
+        /// Message; [`CREATED_NAME`] stands for the created object's name.
+        message: String,
     },
     /// Record a Kubernetes Event on an object of the workload cluster.
     Event {

@@ -13,7 +13,9 @@
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
 //! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
 //!   refused with 429 (a PodDisruptionBudget) is retried by the next pass, not an error.
-//! - `Event`: a core/v1 Event; failing to record one is logged and never fails the action.
+//! - `Event`, `EventForCreated`: a core/v1 Event, unless the same one was recorded within the
+//!   de-duplication window ([`super::recorder`]); failing to record one is logged and never fails
+//!   the action.
 //!
 //! # Guarantees
 //! - Actions run in plan order (the core puts provisioning before disruption); the writes of an
@@ -107,6 +109,8 @@ pub struct Executor {
     instance: String,
     /// Checked before every write: with leader election, closed once leadership may have passed.
     gate: Gate,
+    /// Events recorded recently (not sent again within the window).
+    events: std::sync::Arc<super::recorder::Dedupe>,
 }
 
 impl Executor {
@@ -119,6 +123,7 @@ impl Executor {
             clients,
             instance,
             gate: Gate::open(),
+            events: std::sync::Arc::default(),
         }
     }
 
@@ -192,6 +197,33 @@ impl Executor {
                         .await
                 {
                     warn!(action = action.name(), object = name, error = %e, "created, but its initial status was not written");
+                }
+                continue;
+            }
+            if let Write::EventForCreated {
+                on,
+                event_type,
+                reason,
+                message,
+            } = w
+            {
+                // About or naming the object just created; nothing to say if none was.
+                if let Some(created) = created
+                    .last()
+                    .and_then(|c: &String| c.split('/').next_back())
+                {
+                    let (resource, namespace, name) = on.clone().unwrap_or_else(|| {
+                        (
+                            *resource_created(&steps.writes),
+                            String::new(),
+                            created.to_string(),
+                        )
+                    });
+                    let message = message.replace(write::CREATED_NAME, created);
+                    self.event(
+                        &resource, &namespace, &name, event_type, reason, &message, now,
+                    )
+                    .await;
                 }
                 continue;
             }
@@ -353,7 +385,7 @@ impl Executor {
                 Ok(None)
             }
             // Only meaningful right after its create (see `execute_action`).
-            Write::StatusOfCreated { .. } => Ok(None),
+            Write::StatusOfCreated { .. } | Write::EventForCreated { .. } => Ok(None),
             Write::ClearConditions {
                 resource,
                 name,
@@ -439,12 +471,8 @@ impl Executor {
                 reason,
                 message,
             } => {
-                if let Err(e) = self
-                    .record_event(resource, namespace, name, event_type, reason, message, now)
-                    .await
-                {
-                    warn!(error = %e, reason, object = name, "could not record the Event");
-                }
+                self.event(resource, namespace, name, event_type, reason, message, now)
+                    .await;
                 Ok(None)
             }
         }
@@ -584,6 +612,36 @@ impl Executor {
         })
     }
 
+    /// Records an Event unless the same one was recorded within the de-duplication window; a
+    /// failure is logged, never an error of the action.
+    #[allow(clippy::too_many_arguments)]
+    async fn event(
+        &self,
+        resource: &ResourceType,
+        namespace: &str,
+        name: &str,
+        event_type: &str,
+        reason: &str,
+        message: &str,
+        now: Timestamp,
+    ) {
+        let key = super::recorder::key(resource.kind, namespace, name, reason, message);
+        if !self.events.first(&key) {
+            debug!(
+                reason,
+                object = name,
+                "Event recorded recently; not sent again"
+            );
+            return;
+        }
+        if let Err(e) = self
+            .record_event(resource, namespace, name, event_type, reason, message, now)
+            .await
+        {
+            warn!(error = %e, reason, object = name, "could not record the Event");
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn record_event(
         &self,
@@ -672,4 +730,15 @@ fn patch_params() -> PatchParams {
         field_manager: Some(FIELD_MANAGER.to_string()),
         ..PatchParams::default()
     }
+}
+
+/// The type of the object an action creates (its `Create` write).
+fn resource_created(writes: &[Write]) -> &ResourceType {
+    writes
+        .iter()
+        .find_map(|w| match w {
+            Write::Create { resource, .. } => Some(resource),
+            _ => None,
+        })
+        .unwrap_or(&write::NODE_CLAIM)
 }

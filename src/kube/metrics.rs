@@ -33,6 +33,7 @@ use tokio::net::TcpListener;
 use tracing::{debug, info};
 
 use super::apply::{ActionOutcome, ActionResult};
+use crate::controller::karpenter_metrics::{self as km, Count, Gauges};
 use crate::error::{Error, Result};
 
 type Labels = Vec<(String, String)>;
@@ -78,6 +79,8 @@ pub struct Metrics {
     pub leader: Gauge,
     /// Values clamped and objects skipped in the last pass (see `model::odd`), by treatment.
     pub odd_values: Family<Labels, Gauge>,
+    /// Karpenter's metrics, under their own names (`karpenter_...`).
+    pub karpenter: KarpenterMetrics,
     ready: AtomicBool,
     progress: Mutex<Progress>,
     liveness_bound: Duration,
@@ -91,9 +94,11 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// A fresh registry with every metric registered under the `karpenter_capi` prefix.
+    /// A fresh registry: ours under the `karpenter_capi` prefix, Karpenter's under `karpenter`.
     pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("karpenter_capi");
+        let mut root = Registry::default();
+        let karpenter = KarpenterMetrics::register(root.sub_registry_with_prefix("karpenter"));
+        let registry = root.sub_registry_with_prefix("karpenter_capi");
         let passes = Family::<Labels, Counter>::default();
         let actions = Family::<Labels, Counter>::default();
         let errors = Family::<Labels, Counter>::default();
@@ -146,7 +151,8 @@ impl Metrics {
         );
         Metrics {
             odd_values,
-            registry,
+            registry: root,
+            karpenter,
             passes,
             actions,
             errors,
@@ -372,5 +378,125 @@ pub async fn serve(
                 debug!(error = %e, "metrics connection");
             }
         });
+    }
+}
+
+type FloatGauge = Gauge<f64, std::sync::atomic::AtomicU64>;
+type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
+
+/// Core's duration buckets (`pkg/metrics/constants.go` `DurationBuckets`), so dashboards'
+/// `le` values match.
+const DURATION_BUCKETS: [f64; 45] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0, 120.0, 150.0, 300.0, 450.0, 600.0,
+];
+
+fn duration_histogram() -> Histogram {
+    Histogram::new(DURATION_BUCKETS)
+}
+
+/// Karpenter's metrics for what this controller does (names, label keys and values from core;
+/// see `controller::karpenter_metrics`, which decides every value; this only records).
+pub struct KarpenterMetrics {
+    counters: Vec<(km::Counter, Family<Labels, Counter>)>,
+    /// `karpenter_nodepools_usage`.
+    pub nodepool_usage: Family<Labels, FloatGauge>,
+    /// `karpenter_nodepools_limit`.
+    pub nodepool_limit: Family<Labels, FloatGauge>,
+    /// `karpenter_pods_state`.
+    pub pods_state: Family<Labels, Gauge>,
+    /// `karpenter_scheduler_scheduling_duration_seconds{controller}` (core
+    /// `provisioning/scheduling/metrics.go`).
+    pub scheduling_duration: HistogramFamily,
+    /// `karpenter_provisioner_scheduling_duration_seconds`: the name before core v1, which
+    /// published dashboards still query.
+    pub provisioner_scheduling_duration: Histogram,
+}
+
+fn owned(labels: &km::LabelSet) -> Labels {
+    labels
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect()
+}
+
+impl KarpenterMetrics {
+    fn register(registry: &mut Registry) -> KarpenterMetrics {
+        let counters: Vec<(km::Counter, Family<Labels, Counter>)> = km::Counter::ALL
+            .iter()
+            .map(|c| (*c, Family::default()))
+            .collect();
+        for (c, family) in &counters {
+            registry.register(c.name(), c.help(), family.clone());
+        }
+        let m = KarpenterMetrics {
+            counters,
+            nodepool_usage: Family::default(),
+            nodepool_limit: Family::default(),
+            pods_state: Family::default(),
+            scheduling_duration: Family::new_with_constructor(duration_histogram),
+            provisioner_scheduling_duration: duration_histogram(),
+        };
+        registry.register(
+            "nodepools_usage",
+            "Resources provisioned for a nodepool, by nodepool and resource type",
+            m.nodepool_usage.clone(),
+        );
+        registry.register(
+            "nodepools_limit",
+            "Limits of a nodepool, by nodepool and resource type",
+            m.nodepool_limit.clone(),
+        );
+        registry.register(
+            "pods_state",
+            "Pod state: 1 per pod, labelled by name, namespace, owner, node, nodepool, zone, architecture, capacity type, instance type, phase and readiness",
+            m.pods_state.clone(),
+        );
+        registry.register(
+            "scheduler_scheduling_duration_seconds",
+            "Duration of scheduling simulations used for provisioning and disruption, in seconds",
+            m.scheduling_duration.clone(),
+        );
+        registry.register(
+            "provisioner_scheduling_duration_seconds",
+            "Duration of scheduling simulations, in seconds (the name before Karpenter v1)",
+            m.provisioner_scheduling_duration.clone(),
+        );
+        m
+    }
+
+    /// Adds what the applied actions of a pass counted.
+    pub fn count(&self, counts: &[Count]) {
+        for c in counts {
+            if let Some((_, family)) = self.counters.iter().find(|(k, _)| *k == c.counter) {
+                family.get_or_create(&owned(&c.labels)).inc_by(c.by);
+            }
+        }
+    }
+
+    /// Replaces the gauges with a pass's (series of objects gone since disappear).
+    pub fn set_gauges(&self, g: &Gauges) {
+        for (family, rows) in [
+            (&self.nodepool_usage, &g.nodepool_usage),
+            (&self.nodepool_limit, &g.nodepool_limit),
+        ] {
+            family.clear();
+            for (labels, value) in rows {
+                family.get_or_create(&owned(labels)).set(*value);
+            }
+        }
+        self.pods_state.clear();
+        for labels in &g.pods_state {
+            self.pods_state.get_or_create(&owned(labels)).set(1);
+        }
+    }
+
+    /// One scheduling simulation (a plan) took this long.
+    pub fn scheduled(&self, seconds: f64) {
+        self.scheduling_duration
+            .get_or_create(&vec![("controller".to_string(), "provisioner".to_string())])
+            .observe(seconds);
+        self.provisioner_scheduling_duration.observe(seconds);
     }
 }

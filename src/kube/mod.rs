@@ -4,7 +4,8 @@
 //! - [`client`]: which kubeconfig/context reaches the workload and the management cluster.
 //! - [`list`]: one listing of both clusters into a `Snapshot` (`run --once`, `doctor`, `explain`).
 //! - [`watch`]: watchers and reflector stores for continuous mode, trimmed and compacted.
-//! - [`apply`]: the executor of `Action::steps` (field manager `karpenter-capi`).
+//! - [`apply`]: the executor of `Action::steps` (field manager `karpenter-capi`); [`recorder`]:
+//!   Event de-duplication as Karpenter's recorder does it.
 //! - [`reconciler`]: the observe -> plan -> act loop, batch window, backoff.
 //! - [`leader`]: leader election on a Lease; [`metrics`]: Prometheus, `/healthz`, `/readyz`.
 //! - [`errors`]: API errors as messages naming cluster, verb, resource and the fix.
@@ -21,5 +22,6 @@ pub mod list;
 pub mod metrics;
 pub mod permissions;
 pub mod reconciler;
+pub mod recorder;
 pub mod trace;
 pub mod watch;

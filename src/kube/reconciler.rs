@@ -150,11 +150,14 @@ pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
         .node_claims
         .set(snapshot.nodeclaims.len() as i64);
     ctx.metrics.oddities(&snapshot.oddities);
+    ctx.metrics
+        .karpenter
+        .set_gauges(&controller::karpenter_metrics::gauges(snapshot));
     let started = Instant::now();
     let plan = controller::plan(snapshot, now, &ctx.config);
-    ctx.metrics
-        .plan_duration
-        .observe(started.elapsed().as_secs_f64());
+    let took = started.elapsed().as_secs_f64();
+    ctx.metrics.plan_duration.observe(took);
+    ctx.metrics.karpenter.scheduled(took);
     debug!(actions = plan.actions.len(), "planned");
     if ctx.dry_run {
         for a in &plan.actions {
@@ -172,6 +175,17 @@ pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
     }
     let results = ctx.executor.execute(&plan, now).await;
     ctx.metrics.record(&results);
+    // Karpenter's counters count what was done: the actions whose writes all succeeded.
+    let outcomes: Vec<bool> = results
+        .iter()
+        .map(|r| r.outcome == ActionOutcome::Applied)
+        .collect();
+    ctx.metrics
+        .karpenter
+        .count(&controller::karpenter_metrics::counts(
+            controller::karpenter_metrics::applied(&plan, &outcomes),
+            snapshot,
+        ));
     PassReport { plan, results }
 }
 

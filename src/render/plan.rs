@@ -154,6 +154,12 @@ fn details(a: &Action) -> String {
             "remove karpenter.sh/termination".to_string()
         }
         Action::AbortDisruption { message, .. } => format!("untaint: {message}"),
+        Action::ReportDisruptionBlocked { message, .. } => {
+            format!(
+                "DisruptionBlocked: {}",
+                crate::controller::events::sentence(message)
+            )
+        }
         Action::AdoptMachine {
             node,
             node_claim,

@@ -395,7 +395,7 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
         Write::Evict {
             namespace, name, ..
         } => c.evict_pod(&format!("{namespace}/{name}")),
-        Write::Event { .. } => c.rec.events += 1,
+        Write::Event { .. } | Write::EventForCreated { .. } => c.rec.events += 1,
         Write::Create { resource, .. } => {
             return Err(format!("the simulation does not create {}s", resource.kind));
         }

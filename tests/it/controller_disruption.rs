@@ -33,7 +33,8 @@ fn base(replicas: usize, pool_patch: &str) -> String {
     )
 }
 
-/// A registered, initialized c3-4 node `i` with its claim, Machine and a cilium pod; plus `pods`.
+/// A registered, initialized c3-4 node `i` with its claim, Machine and a cilium pod (tolerating
+/// every taint as its DaemonSet's template does, so never evicted); plus `pods`.
 fn node(i: usize, initialized_ago: i64, pods: &str, node_annotations: &str) -> String {
     let pid = format!("openstack:///n{i}");
     format!(
@@ -68,7 +69,7 @@ status: {{capacity: {{cpu: '2', memory: 4G, pods: '110'}}, allocatable: {{cpu: '
 apiVersion: v1
 kind: Pod
 metadata: {{name: cilium-{i}, namespace: kube-system, ownerReferences: [{{apiVersion: apps/v1, kind: DaemonSet, name: cilium, uid: u, controller: true}}]}}
-spec: {{nodeName: node-{i}, containers: [{{name: c, resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]}}
+spec: {{nodeName: node-{i}, tolerations: [{{operator: Exists}}], containers: [{{name: c, resources: {{requests: {{cpu: 100m, memory: 128Mi}}}}}}]}}
 status: {{phase: Running}}
 {pods}",
         created = ago(3600),
@@ -129,7 +130,6 @@ fn seed_scale_to_zero_after_consolidate_after() {
         names(&p),
         vec![
             "taintNode",
-            "evictPod",
             "markMachineForDeletion",
             "deleteNodeClaim",
             "scaleMachineDeployment"
@@ -139,14 +139,14 @@ fn seed_scale_to_zero_after_consolidate_after() {
         matches!(&p.actions[0], Action::TaintNode { node, taint, reason, saving_per_hour, .. }
         if node == "node-1" && taint == "karpenter.sh/disrupted:NoSchedule" && reason == "Empty" && saving_per_hour.0 == 50_000_000)
     );
-    assert!(matches!(&p.actions[1], Action::EvictPod { pod, .. } if pod == "kube-system/cilium-1"));
+    // cilium tolerates the disrupted taint: never evicted, the node is drained as it is.
     assert!(
-        matches!(&p.actions[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+        matches!(&p.actions[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
     );
     assert!(
-        matches!(&p.actions[3], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
+        matches!(&p.actions[2], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
     );
-    match &p.actions[4] {
+    match &p.actions[3] {
         Action::ScaleMachineDeployment {
             from,
             replicas,
@@ -532,17 +532,16 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
         pending,
         vec![
             "evictPod",
-            "evictPod",
             "markMachineForDeletion",
             "deleteNodeClaim",
             "scaleMachineDeployment"
         ]
     );
     assert!(
-        matches!(&p.pending[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+        matches!(&p.pending[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
     );
     assert!(matches!(
-        &p.pending[4],
+        &p.pending[3],
         Action::ScaleMachineDeployment {
             from: 1,
             replicas: 0,
@@ -550,7 +549,7 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
         }
     ));
     let json = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["pending"][3]["action"], "deleteNodeClaim");
+    assert_eq!(json["pending"][2]["action"], "deleteNodeClaim");
 }
 
 /// Plans with pod events the watches saw (node name, seconds ago).
@@ -781,4 +780,142 @@ fn consolidate_after_counts_from_the_last_pod_event() {
     // Within core's 10 s de-duplication window, a newer event is not written.
     let p = run_with_events(&written.replace(&ago(40), &ago(5)), &[("node-1", 1)]);
     assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
+}
+
+/// Karpenter's counters for every action of a plan as if all were applied, as `name{k=v,...} n`.
+fn counted(text: &str) -> Vec<String> {
+    use karpenter_capi::controller::karpenter_metrics::counts;
+    let s = snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: text.to_string(),
+    }])
+    .unwrap();
+    let p = plan(&s, NOW.parse().unwrap(), &Config::default());
+    counts(p.actions.iter().chain(p.status.iter()), &s)
+        .iter()
+        .map(|c| {
+            let labels: Vec<String> = c.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{}{{{}}} {}", c.counter.name(), labels.join(","), c.by)
+        })
+        .collect()
+}
+
+#[test]
+fn karpenter_counters_follow_cores_commands() {
+    // Two half-empty nodes consolidated into one replacement: one multi-node replace decision,
+    // two disrupted claims under the pool's policy, one claim created for the reason.
+    assert_eq!(
+        counted(&two_c3_8("1500m")),
+        vec![
+            "nodeclaims_created{reason=underutilized,nodepool=default,min_values_relaxed=false} 1",
+            "nodeclaims_disrupted{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "pods_disruption_initiated{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "nodeclaims_disrupted{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "pods_disruption_initiated{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
+            "voluntary_disruption_decisions_by_nodepool{nodepool=default,decision=replace,reason=underutilized,consolidation_type=multi} 1",
+            "voluntary_disruption_decisions{decision=replace,reason=underutilized,consolidation_type=multi} 1",
+        ]
+    );
+    // Two empty nodes: one `empty` command (core's emptiness is one command per pass); the
+    // final deletes of a disruption count nothing more.
+    let two_empty = format!(
+        "{}{}{}",
+        base(2, "    budgets: [{nodes: '100%'}]\n"),
+        node(1, 600, "", ""),
+        node(2, 600, "", "")
+    );
+    let c = counted(&two_empty);
+    assert_eq!(
+        c.iter().filter(|l| l.starts_with("nodeclaims_disrupted{reason=empty,nodepool=default,capacity_type=,consolidation_policy=when_empty,")).count(),
+        2,
+        "{c:?}"
+    );
+    assert_eq!(
+        c.iter()
+            .filter(|l| l.starts_with("voluntary_disruption_decisions"))
+            .collect::<Vec<_>>(),
+        vec![
+            "voluntary_disruption_decisions_by_nodepool{nodepool=default,decision=delete,reason=empty,consolidation_type=empty} 1",
+            "voluntary_disruption_decisions{decision=delete,reason=empty,consolidation_type=empty} 1",
+        ]
+    );
+    // A Node whose Machine is gone loses our finalizer: one node terminated.
+    let orphan = "---\napiVersion: v1\nkind: Node\nmetadata: {name: gone, finalizers: [karpenter.sh/termination], labels: {karpenter.sh/nodepool: default, topology.kubernetes.io/zone: eu-west-1a}}\nspec: {providerID: 'openstack:///gone'}\n";
+    let other = "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {name: other, namespace: capi-ovh, labels: {cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4}}\nspec: {clusterName: capi-ovh}\n";
+    assert_eq!(
+        counted(&format!("{}{orphan}{other}", base(0, ""))),
+        vec!["nodes_terminated{nodepool=default,zone=eu-west-1a} 1"]
+    );
+}
+
+#[test]
+fn a_blocked_node_is_reported_in_cores_words() {
+    let blocked = |text: &str| -> Vec<(String, String, String)> {
+        let s = snapshot_from_sources(&[Source {
+            name: "t.yaml".into(),
+            text: text.to_string(),
+        }])
+        .unwrap();
+        plan(&s, NOW.parse().unwrap(), &Config::default())
+            .status
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::ReportDisruptionBlocked {
+                    node,
+                    node_claim,
+                    message,
+                    ..
+                } => Some((node, node_claim, message)),
+                _ => None,
+            })
+            .collect()
+    };
+    let one = |n: &str, c: &str, m: &str| vec![(n.to_string(), c.to_string(), m.to_string())];
+    assert_eq!(
+        blocked(&format!(
+            "{}{}",
+            base(1, ""),
+            node(1, 600, "", "karpenter.sh/do-not-disrupt: 'true'")
+        )),
+        one(
+            "node-1",
+            "default-1",
+            "disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation"
+        )
+    );
+    assert_eq!(
+        blocked(&format!(
+            "{}{}",
+            base(1, ""),
+            node(
+                1,
+                600,
+                &app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'true'"),
+                ""
+            )
+        )),
+        one(
+            "node-1",
+            "default-1",
+            "pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/web-1)"
+        )
+    );
+    let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
+    assert_eq!(
+        blocked(&format!(
+            "{}{}{pdb}",
+            base(1, ""),
+            node(1, 600, &app_pod("web-1", 1, ""), "")
+        )),
+        one(
+            "node-1",
+            "default-1",
+            "pdb prevents pod evictions (PodDisruptionBudget=[default/web])"
+        )
+    );
+    assert_eq!(
+        blocked(&format!("{}{}", base(1, ""), node(1, 600, "", ""))),
+        vec![],
+        "nothing blocks an empty node"
+    );
 }

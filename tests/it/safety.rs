@@ -77,7 +77,7 @@ impl World {
     }
 
     /// Machine `m-<i>` of `md-<cpu>`; with `node`, its Node `node-<i>` (Ready) and a DaemonSet
-    /// pod; with `claim` too, its NodeClaim `c-<i>` (initialized an hour ago).
+    /// pod (tolerating every taint, as its template: never evicted); with `claim` too, its NodeClaim `c-<i>` (initialized an hour ago).
     fn machine(mut self, cpu: u32, i: usize, node: bool, claim: bool) -> World {
         let pid = format!("openstack:///{i}");
         let md = format!("md-{cpu}");
@@ -99,7 +99,7 @@ impl World {
             self.objs.push(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": format!("cilium-{i}"), "namespace": "kube-system", "uid": format!("uid-cilium-{i}"),
                   "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "cilium", "uid": "u", "controller": true}]},
-                "spec": {"nodeName": format!("node-{i}"), "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
+                "spec": {"nodeName": format!("node-{i}"), "tolerations": [{"operator": "Exists"}], "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
                 "status": {"phase": "Running"}}));
         }
         self.objs.push(m);
@@ -382,14 +382,13 @@ fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
         lines(&p),
         vec![
             "taintNode Node/node-1",
-            "evictPod Pod/kube-system/cilium-1",
             "markMachineForDeletion Machine/capi-ovh/m-1",
             "deleteNodeClaim NodeClaim/c-1",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
         ]
     );
     assert!(matches!(
-        p.actions[4],
+        p.actions[3],
         Action::ScaleMachineDeployment {
             from: 5,
             replicas: 4,
@@ -399,7 +398,7 @@ fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
     // The scale carries the resourceVersion read.
     use karpenter_capi::controller::write::Write;
     assert!(
-        matches!(&p.actions[4].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
+        matches!(&p.actions[3].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
     );
 }
 
@@ -625,6 +624,124 @@ fn template_drift_is_suspended_while_cluster_api_rolls_out() {
     );
 }
 
+#[test]
+fn a_past_rollout_after_is_a_rollout_in_progress() {
+    // Cluster API (`mdutil/util.go` `FindNewAndOldMachineSets`): once `spec.rollout.after`
+    // (v1beta1 `spec.rolloutAfter`) has passed, every MachineSet created before it is old and
+    // is replaced; until then a scale-down could remove another Machine than the one we marked.
+    let scaled = |p: &Plan| {
+        p.actions.iter().any(|a| {
+            matches!(
+                a,
+                Action::ScaleMachineDeployment {
+                    from: 1,
+                    replicas: 0,
+                    ..
+                }
+            )
+        })
+    };
+    let after = |w: World, field: &str, t: String| {
+        w.with("MachineDeployment", "md-4", |md| match field {
+            "v1beta1" => md["spec"]["rolloutAfter"] = json!(t),
+            _ => md["spec"]["rollout"] = json!({"after": t}),
+        })
+    };
+    let held: Vec<(World, String)> = vec![
+        (
+            after(
+                one_empty(1).add(machine_set(4, "md-4-a", 1, 6000)),
+                "v1beta2",
+                ago(60),
+            ),
+            format!(
+                "replicas not lowered from 1: rolling out: spec.rollout.after {} has passed and MachineSet md-4-a, created before it, is still there",
+                ago(60)
+            ),
+        ),
+        (
+            // No MachineSet in view: the Machine's own age tells.
+            after(one_empty(1), "v1beta1", ago(60)),
+            format!(
+                "replicas not lowered from 1: rolling out: spec.rollout.after {} has passed and Machine m-1, created before it, is still there",
+                ago(60)
+            ),
+        ),
+    ];
+    for (w, why) in held {
+        let p = w.plan();
+        assert!(!scaled(&p), "{why}: {:?}", lines(&p));
+        assert!(has_note(&p, &why), "{why}: {:?}", p.notes);
+        // The claim is still deleted and its Machine marked: it goes once the rollout is over.
+        assert!(lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()));
+    }
+    let free: Vec<(World, &str)> = vec![
+        (
+            after(
+                one_empty(1).add(machine_set(4, "md-4-a", 1, 6000)),
+                "v1beta2",
+                ago(-3600),
+            ),
+            "in the future",
+        ),
+        (
+            after(
+                one_empty(1).add(machine_set(4, "md-4-b", 1, 30)),
+                "v1beta2",
+                ago(60),
+            ),
+            "the MachineSet with replicas is newer than it: rolled out",
+        ),
+        (
+            after(
+                one_empty(1)
+                    .add(machine_set(4, "md-4-a", 0, 6000))
+                    .add(machine_set(4, "md-4-b", 1, 30)),
+                "v1beta1",
+                ago(60),
+            ),
+            "the old MachineSet has no replicas left",
+        ),
+    ];
+    for (w, case) in free {
+        let p = w.plan();
+        assert!(scaled(&p), "{case}: {:?} {:?}", lines(&p), p.notes);
+    }
+}
+
+#[test]
+fn a_past_rollout_after_suspends_template_drift_unless_on_delete() {
+    // node-2's claim recorded an older template: drift, unless Cluster API is itself rolling
+    // the MachineDeployment out because of `spec.rollout.after`.
+    let w = |strategy: &str, t: String| {
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .pod("other", Some(1), "1")
+            .pod("web", Some(2), "1")
+            .add(machine_set(4, "md-4-a", 2, 6000))
+            .with("NodeClaim", "c-2", |c| {
+                c["metadata"]["annotations"]["karpenter-capi/machine-template-hash"] =
+                    json!("stale")
+            })
+            .with("MachineDeployment", "md-4", |md| {
+                md["spec"]["rollout"] = json!({"after": t, "strategy": {"type": strategy}})
+            })
+    };
+    let tainted = |p: &Plan| lines(p).contains(&"taintNode Node/node-2".to_string());
+    let p = w("RollingUpdate", ago(60)).plan();
+    assert!(!tainted(&p), "{:?}", lines(&p));
+    let p = w("RollingUpdate", ago(-60)).plan();
+    assert!(tainted(&p), "not yet due: {:?}", lines(&p));
+    let p = w("OnDelete", ago(60)).plan();
+    assert!(
+        tainted(&p),
+        "OnDelete leaves replacement to our drift: {:?}",
+        lines(&p)
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 4: NodeClaim finalizer, garbage collection, user deletions.
 
@@ -764,13 +881,41 @@ fn tainted(w: World, node: &str, reason: &str) -> World {
     })
 }
 
+/// A DaemonSet pod on `node-1` that does not tolerate the disrupted taint, with a priority class.
+fn ds_pod(name: &str, node: usize, priority: Option<&str>) -> Value {
+    let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "kube-system", "uid": format!("uid-{name}"),
+          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": "d", "controller": true}]},
+        "spec": {"nodeName": format!("node-{node}"), "containers": [{"name": "c", "resources": {"requests": {"cpu": "50m"}}}]},
+        "status": {"phase": "Running"}});
+    if let Some(pc) = priority {
+        p["spec"]["priorityClassName"] = json!(pc);
+    }
+    p
+}
+
+fn evictions(p: &Plan) -> Vec<String> {
+    lines(p)
+        .into_iter()
+        .filter(|l| l.starts_with("evictPod"))
+        .collect()
+}
+
+fn without(mut w: World, name: &str) -> World {
+    w.objs.retain(|o| o["metadata"]["name"] != name);
+    w
+}
+
 #[test]
 fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
+    // Core `terminator.go` `groupPodsByPriority`: non-critical, non-critical DaemonSet, critical,
+    // critical DaemonSet; each tier only once the previous one is gone. cilium-1 (tolerates every
+    // taint), the mirror pod and the tolerating pod are never evicted and never wait.
     let critical = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns", "namespace": "kube-system", "uid": "uid-dns"},
         "spec": {"nodeName": "node-1", "priorityClassName": "system-cluster-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
     let mirror = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd", "namespace": "kube-system",
         "annotations": {"kubernetes.io/config.mirror": "x"}, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "n", "controller": true}]},
-        "spec": {"nodeName": "node-1", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
+        "spec": {"nodeName": "node-1", "priorityClassName": "system-node-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
     let tolerant = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tolerant", "namespace": "default"},
         "spec": {"nodeName": "node-1", "tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}], "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
     let base = World::new("WhenEmpty")
@@ -780,48 +925,131 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
         .pod("busy", Some(2), "1")
         .add(critical)
         .add(mirror)
-        .add(tolerant);
-    // Tier 1 (non-critical) first: only web.
-    let w = tainted(
-        base.clone().pod("web", Some(1), "500m"),
-        "node-1",
-        "Expired",
+        .add(tolerant)
+        .add(ds_pod("exporter", 1, None))
+        .add(ds_pod("proxy", 1, Some("system-node-critical")));
+    for reason in ["Expired", "Drifted", "Empty"] {
+        // Tier 1 (non-critical) first: only web.
+        let w = tainted(base.clone().pod("web", Some(1), "500m"), "node-1", reason);
+        let p = w.plan();
+        assert_eq!(evictions(&p), vec!["evictPod Pod/default/web"], "{reason}");
+        use karpenter_capi::controller::write::Write;
+        let ev = p.actions.iter().find(|a| a.name() == "evictPod").unwrap();
+        assert!(
+            matches!(&ev.steps().writes[0], Write::Evict { uid: Some(u), .. } if u == "uid-web")
+        );
+        // web terminating: nothing of the next tier goes yet, and the node is not finished.
+        let w = w.with("Pod", "web", |p| {
+            p["metadata"]["deletionTimestamp"] = json!(ago(1))
+        });
+        let p = w.plan();
+        assert!(evictions(&p).is_empty(), "{reason} {:?}", lines(&p));
+        assert!(!lines(&p).iter().any(|l| l.starts_with("markMachine")));
+        // web gone: the non-critical DaemonSet pod (tier 2) ...
+        let w = without(w, "web");
+        let p = w.plan();
+        assert_eq!(
+            evictions(&p),
+            vec!["evictPod Pod/kube-system/exporter"],
+            "{reason}"
+        );
+        assert!(!lines(&p).iter().any(|l| l.starts_with("markMachine")));
+        // ... then the critical pod (tier 3) ...
+        let w = without(w, "exporter");
+        let p = w.plan();
+        assert_eq!(
+            evictions(&p),
+            vec!["evictPod Pod/kube-system/dns"],
+            "{reason}"
+        );
+        // ... then the critical DaemonSet pod (tier 4), still before the Machine is marked ...
+        let w = without(w, "dns");
+        let p = w.plan();
+        assert_eq!(
+            lines(&p),
+            vec!["evictPod Pod/kube-system/proxy"],
+            "{reason}"
+        );
+        // ... and only then the Machine goes (mirror, tolerating and cilium pods stay).
+        let p = without(w, "proxy").plan();
+        assert_eq!(
+            lines(&p),
+            vec![
+                "markMachineForDeletion Machine/capi-ovh/m-1",
+                "deleteNodeClaim NodeClaim/c-1",
+                "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+            ],
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_node_drains_its_daemonset_pods_before_its_machine_goes() {
+    // Empty (only DaemonSet pods): tainted, the non-critical DaemonSet pod evicted; the Machine
+    // mark, the claim's deletion and the scale-down wait (pending) until the tiers are gone.
+    let w = one_empty(1).add(ds_pod("exporter", 1, None)).add(ds_pod(
+        "proxy",
+        1,
+        Some("system-node-critical"),
+    ));
+    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec!["taintNode Node/node-1", "evictPod Pod/kube-system/exporter"]
     );
+    let pending: Vec<&str> = p.pending.iter().map(|a| a.name()).collect();
+    assert_eq!(
+        pending,
+        vec![
+            "markMachineForDeletion",
+            "deleteNodeClaim",
+            "scaleMachineDeployment"
+        ]
+    );
+    // Next passes, the node tainted with its reason: tier 4, then the Machine.
+    let w = tainted(without(w, "exporter"), "node-1", "Empty");
+    assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/proxy"]);
+    assert_eq!(
+        lines(&without(w, "proxy").plan()),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // Only DaemonSet pods that tolerate the taint (cilium): removed in the same pass.
+    assert_eq!(
+        lines(&one_empty(1).plan()),
+        vec![
+            "taintNode Node/node-1",
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+}
+
+#[test]
+fn a_deleted_claim_drains_its_daemonset_pods_before_its_machine_is_marked() {
+    // `kubectl delete nodeclaim` (forceful): same tiers, DaemonSet pods included.
+    let w = one_empty(1)
+        .add(ds_pod("proxy", 1, Some("system-node-critical")))
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["deletionTimestamp"] = json!(ago(5))
+        });
     let p = w.plan();
-    let evicted: Vec<String> = lines(&p)
-        .into_iter()
-        .filter(|l| l.starts_with("evictPod"))
-        .collect();
-    assert_eq!(evicted, vec!["evictPod Pod/default/web"]);
-    use karpenter_capi::controller::write::Write;
-    let ev = p.actions.iter().find(|a| a.name() == "evictPod").unwrap();
-    assert!(matches!(&ev.steps().writes[0], Write::Evict { uid: Some(u), .. } if u == "uid-web"));
-    // web terminating: nothing of the next tier goes yet.
-    let w = w.with("Pod", "web", |p| {
-        p["metadata"]["deletionTimestamp"] = json!(ago(1))
-    });
-    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec!["taintNode Node/node-1", "evictPod Pod/kube-system/proxy"]
+    );
+    let p = without(w, "proxy").plan();
     assert!(
-        !lines(&p).iter().any(|l| l.starts_with("evictPod")),
+        lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()),
         "{:?}",
         lines(&p)
     );
-    // web gone: the non-critical DaemonSet pod (tier 2), then the critical pod (tier 3).
-    let mut gone = w;
-    gone.objs.retain(|o| o["metadata"]["name"] != "web");
-    let p = gone.plan();
-    let evicted: Vec<String> = lines(&p)
-        .into_iter()
-        .filter(|l| l.starts_with("evictPod"))
-        .collect();
-    assert_eq!(evicted, vec!["evictPod Pod/kube-system/cilium-1"]);
-    gone.objs.retain(|o| o["metadata"]["name"] != "cilium-1");
-    let p = gone.plan();
-    let evicted: Vec<String> = lines(&p)
-        .into_iter()
-        .filter(|l| l.starts_with("evictPod"))
-        .collect();
-    assert_eq!(evicted, vec!["evictPod Pod/kube-system/dns"]);
+    assert!(!lines(&p).iter().any(|l| l.starts_with("evictPod")));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1382,7 +1610,6 @@ fn an_empty_node_removed_this_pass_is_no_home_for_a_consolidation() {
         lines(&p),
         vec![
             "taintNode Node/node-2",
-            "evictPod Pod/kube-system/cilium-2",
             "markMachineForDeletion Machine/capi-ovh/m-2",
             "deleteNodeClaim NodeClaim/c-2",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-2",

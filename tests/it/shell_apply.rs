@@ -206,6 +206,8 @@ async fn create_scale_and_claim_land_as_written() {
         writes.iter().map(|r| r.line()).collect::<Vec<_>>(),
         vec![
             "POST /apis/karpenter.sh/v1/nodeclaims",
+            // Karpenter's Nominated on the pod the claim is for, naming the generated claim.
+            "POST /api/v1/namespaces/default/events",
             "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/c3-8/scale"
         ]
     );
@@ -215,9 +217,19 @@ async fn create_scale_and_claim_land_as_written() {
             .all(|r| r.query.contains("fieldManager=karpenter-capi")),
         "{writes:?}"
     );
-    assert_eq!(writes[1].body, json!({"spec": {"replicas": 1}}));
+    assert_eq!(writes[1].body["reason"], "Nominated");
+    assert_eq!(writes[1].body["type"], "Normal");
+    assert_eq!(
+        writes[1].body["message"],
+        format!("Pod should schedule on: nodeclaim/{name}")
+    );
+    assert_eq!(
+        writes[1].body["involvedObject"],
+        json!({"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "big-0"})
+    );
+    assert_eq!(writes[2].body, json!({"spec": {"replicas": 1}}));
     assert!(
-        writes[1]
+        writes[2]
             .content_type
             .starts_with("application/merge-patch+json")
     );

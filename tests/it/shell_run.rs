@@ -1088,3 +1088,301 @@ async fn spread_blocked_pod_gets_a_node_in_the_emptier_zone() {
         "{out}"
     );
 }
+
+/// The series of one metric in an OpenMetrics text, `name{labels} value` lines.
+fn series<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
+        .collect()
+}
+
+/// Karpenter's metric names and labels, counted from what was done: a dry run and a failed
+/// create count nothing; a provisioning pass counts one claim; registration one node; an empty
+/// node's disruption one disrupted claim and one decision. Gauges follow the snapshot.
+#[tokio::test]
+async fn karpenter_metrics_count_what_was_done_under_cores_names() {
+    use karpenter_capi::kube::list::live_snapshot;
+    use karpenter_capi::kube::reconciler::{Context, pass as reconcile_pass};
+
+    let fake = seed_world();
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client.clone(),
+    };
+    let context = |dry_run| {
+        Context::new(
+            clients.clone(),
+            Config::default(),
+            Some("capi-ovh".to_string()),
+            dry_run,
+        )
+    };
+    let snapshot = || async {
+        live_snapshot(&client, &client, Some("capi-ovh"))
+            .await
+            .unwrap()
+    };
+
+    // A dry run plans a claim but creates none: nothing counted.
+    let dry = context(true);
+    let report = reconcile_pass(&dry, &snapshot().await).await;
+    assert!(
+        report
+            .plan
+            .actions
+            .iter()
+            .any(|a| a.name() == "createNodeClaim")
+    );
+    assert_eq!(
+        series(&dry.metrics.render(), "karpenter_nodeclaims_created_total"),
+        Vec::<&str>::new()
+    );
+
+    // A create the API refuses counts nothing either.
+    let ctx = context(false);
+    fake.fail("POST", "/apis/karpenter.sh/v1/nodeclaims", 500, 1);
+    reconcile_pass(&ctx, &snapshot().await).await;
+    assert!(claims(&fake).is_empty());
+    assert_eq!(
+        series(&ctx.metrics.render(), "karpenter_nodeclaims_created_total"),
+        Vec::<&str>::new()
+    );
+
+    // The provisioning pass: one claim, by core's reason and labels.
+    let report = reconcile_pass(&ctx, &snapshot().await).await;
+    let claim = report.created_claims()[0].clone();
+    let m = ctx.metrics.render();
+    assert_eq!(
+        series(&m, "karpenter_nodeclaims_created_total"),
+        vec![
+            r#"karpenter_nodeclaims_created_total{reason="provisioned",nodepool="default",min_values_relaxed="false"} 1"#
+        ]
+    );
+    assert_eq!(
+        series(&m, "karpenter_nodepools_limit"),
+        vec![r#"karpenter_nodepools_limit{resource_type="cpu",nodepool="default"} 20.0"#]
+    );
+    assert!(
+        series(&m, "karpenter_nodepools_usage").contains(
+            &r#"karpenter_nodepools_usage{resource_type="nodes",nodepool="default"} 0.0"#
+        ),
+        "{m}"
+    );
+    assert_eq!(
+        series(&m, "karpenter_pods_state"),
+        vec![
+            r#"karpenter_pods_state{name="big-0",namespace="default",owner="",node="",scheduled="false",nodepool="",zone="",arch="",capacity_type="",instance_type="",phase="Pending",ready="false",managed="false"} 1"#
+        ]
+    );
+    assert!(
+        m.contains(
+            "karpenter_scheduler_scheduling_duration_seconds_count{controller=\"provisioner\"} 2"
+        ) && m.contains("karpenter_provisioner_scheduling_duration_seconds_count 2"),
+        "{m}"
+    );
+    // Ours stay under our prefix.
+    assert!(
+        m.contains(
+            "karpenter_capi_actions_total{action=\"createNodeClaim\",outcome=\"applied\"} 1"
+        ),
+        "{m}"
+    );
+
+    // Cluster API makes the Machine with its providerID; the kubelet registers and is Ready.
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": format!("{MD}-7xq2n"), "namespace": "capi-ovh", "creationTimestamp": now_stamp(),
+                     "labels": {"cluster.x-k8s.io/deployment-name": MD, "cluster.x-k8s.io/cluster-name": "capi-ovh"}},
+        "spec": {"clusterName": "capi-ovh", "providerID": "openstack:///abc", "bootstrap": {"dataSecretName": "b"},
+                 "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachine", "name": format!("{MD}-7xq2n")}}
+    }));
+    reconcile_pass(&ctx, &snapshot().await).await;
+    reconcile_pass(&ctx, &snapshot().await).await;
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-abc", "labels": {"kubernetes.io/hostname": "worker-abc"}},
+        "spec": {"providerID": "openstack:///abc", "taints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "allocatable": {"cpu": "3800m", "memory": "7Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
+    }));
+    reconcile_pass(&ctx, &snapshot().await).await;
+    let m = ctx.metrics.render();
+    let zone = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap()["metadata"]["labels"]
+        ["topology.kubernetes.io/zone"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert_eq!(
+        series(&m, "karpenter_nodes_created_total"),
+        vec![format!(
+            r#"karpenter_nodes_created_total{{nodepool="default",zone="{zone}"}} 1"#
+        )]
+    );
+    reconcile_pass(&ctx, &snapshot().await).await;
+    let m = ctx.metrics.render();
+    assert!(
+        series(&m, "karpenter_nodepools_usage")
+            .contains(&r#"karpenter_nodepools_usage{resource_type="cpu",nodepool="default"} 4.0"#),
+        "{m}"
+    );
+
+    // The pod goes; the node has been Empty past consolidateAfter (30s): it is disrupted.
+    fake.remove("", "pods", "default", "big-0");
+    fake.mutate("karpenter.sh", "nodeclaims", "", &claim, |c| {
+        for cond in c["status"]["conditions"].as_array_mut().unwrap() {
+            cond["lastTransitionTime"] = json!("2020-01-01T00:00:00Z");
+        }
+    });
+    fake.clear_log();
+    let report = reconcile_pass(&ctx, &snapshot().await).await;
+    assert!(
+        report.plan.actions.iter().any(|a| a.name() == "taintNode"),
+        "{:?}",
+        report.plan
+    );
+    let m = ctx.metrics.render();
+    assert_eq!(
+        series(&m, "karpenter_nodeclaims_disrupted_total"),
+        vec![
+            r#"karpenter_nodeclaims_disrupted_total{reason="empty",nodepool="default",capacity_type="on-demand",consolidation_policy="when_empty",termination_mode="graceful"} 1"#
+        ]
+    );
+    assert_eq!(
+        series(&m, "karpenter_voluntary_disruption_decisions_total"),
+        vec![
+            r#"karpenter_voluntary_disruption_decisions_total{decision="delete",reason="empty",consolidation_type="empty"} 1"#
+        ]
+    );
+    assert_eq!(
+        series(&m, "karpenter_pods_state"),
+        Vec::<&str>::new(),
+        "the pod's series goes with it"
+    );
+    // Karpenter's DisruptionTerminating, on the Node and on the NodeClaim.
+    let mut events: Vec<(String, String, String)> = fake
+        .all("", "events")
+        .iter()
+        .filter(|e| e["reason"] == "DisruptionTerminating")
+        .map(|e| {
+            (
+                e["involvedObject"]["kind"].as_str().unwrap().to_string(),
+                e["involvedObject"]["name"].as_str().unwrap().to_string(),
+                e["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    events.sort();
+    assert_eq!(
+        events,
+        vec![
+            (
+                "Node".to_string(),
+                "worker-abc".to_string(),
+                "Disrupting Node: Empty".to_string()
+            ),
+            (
+                "NodeClaim".to_string(),
+                claim.clone(),
+                "Disrupting NodeClaim: Empty".to_string()
+            ),
+        ]
+    );
+}
+
+/// Karpenter's `DisruptionBlocked` on the Node and its NodeClaim, in core's words, once per
+/// de-duplication window however many passes see it.
+#[tokio::test]
+async fn a_blocked_node_gets_cores_disruption_blocked_event_once() {
+    use karpenter_capi::kube::list::live_snapshot;
+    use karpenter_capi::kube::reconciler::{Context, pass as reconcile_pass};
+
+    let fake = seed_world();
+    fake.remove("", "pods", "default", "big-0");
+    fake.seed(json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "default-aaaaa", "creationTimestamp": "2020-01-01T00:00:00Z",
+                     "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c3-8"},
+                     "finalizers": ["karpenter.sh/termination"],
+                     "annotations": {"cluster.x-k8s.io/machine": format!("capi-ovh/{MD}-aaaaa")}},
+        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}},
+        "status": {"providerID": "openstack:///aaaaa", "nodeName": "worker-a", "conditions": [
+            {"type": "Launched", "status": "True", "reason": "Launched", "message": "", "lastTransitionTime": "2020-01-01T00:00:00Z"},
+            {"type": "Registered", "status": "True", "reason": "Registered", "message": "", "lastTransitionTime": "2020-01-01T00:00:00Z"},
+            {"type": "Initialized", "status": "True", "reason": "Initialized", "message": "", "lastTransitionTime": "2020-01-01T00:00:00Z"}]}
+    }));
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-a", "labels": {"karpenter.sh/nodepool": "default", "karpenter.sh/initialized": "true", "karpenter.sh/registered": "true"},
+                     "finalizers": ["karpenter.sh/termination"]},
+        "spec": {"providerID": "openstack:///aaaaa"},
+        "status": {"capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}, "allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
+    }));
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "batch-0", "namespace": "default", "annotations": {"karpenter.sh/do-not-disrupt": "true"}},
+        "spec": {"nodeName": "worker-a", "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}]},
+        "status": {"phase": "Running"}
+    }));
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": format!("{MD}-aaaaa"), "namespace": "capi-ovh",
+                     "labels": {"cluster.x-k8s.io/deployment-name": MD, "cluster.x-k8s.io/cluster-name": "capi-ovh", "node.cluster.x-k8s.io/karpenter-member": ""}},
+        "spec": {"clusterName": "capi-ovh", "providerID": "openstack:///aaaaa"}
+    }));
+    let client = fake.client();
+    let ctx = Context::new(
+        Clients {
+            workload: client.clone(),
+            management: client.clone(),
+        },
+        Config::default(),
+        Some("capi-ovh".to_string()),
+        false,
+    );
+    for _ in 0..3 {
+        let snapshot = live_snapshot(&client, &client, Some("capi-ovh"))
+            .await
+            .unwrap();
+        let report = reconcile_pass(&ctx, &snapshot).await;
+        assert!(
+            !report.plan.actions.iter().any(|a| a.name() == "taintNode"),
+            "a blocked node is not disrupted: {:?}",
+            report.plan
+        );
+    }
+    let mut blocked: Vec<(String, String, String, String)> = fake
+        .all("", "events")
+        .iter()
+        .filter(|e| e["reason"] == "DisruptionBlocked")
+        .map(|e| {
+            (
+                e["involvedObject"]["kind"].as_str().unwrap().to_string(),
+                e["involvedObject"]["name"].as_str().unwrap().to_string(),
+                e["type"].as_str().unwrap().to_string(),
+                e["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    blocked.sort();
+    let message = r#"Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=default/batch-0)"#;
+    assert_eq!(
+        blocked,
+        vec![
+            (
+                "Node".to_string(),
+                "worker-a".to_string(),
+                "Normal".to_string(),
+                message.to_string()
+            ),
+            (
+                "NodeClaim".to_string(),
+                "default-aaaaa".to_string(),
+                "Normal".to_string(),
+                message.to_string()
+            ),
+        ],
+        "once each, though three passes saw it"
+    );
+}

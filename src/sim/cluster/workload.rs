@@ -119,12 +119,17 @@ impl SimCluster {
     }
 
     /// Evicts a pod: it goes, and its workload creates a replacement (a standalone pod is
-    /// simply pending again).
+    /// simply pending again; a DaemonSet pod just goes).
     pub fn evict_pod(&mut self, pod: &str) {
         let Some(p) = self.snap.pods.iter_mut().find(|p| p.demand.key() == pod) else {
             return;
         };
         if p.daemon {
+            // The DaemonSet controller does not put it back on a node tainted
+            // `karpenter.sh/disrupted:NoSchedule` (a pod tolerating that is never evicted), and a
+            // DaemonSet pod is no pod event (core `nodeclaim/podevents`).
+            self.snap.pods.retain(|p| p.demand.key() != pod);
+            self.touch();
             return;
         }
         self.rec.evictions += 1;
