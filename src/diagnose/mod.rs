@@ -2,7 +2,8 @@
 //! clock, the controller settings and (live) the reviewed access rules are arguments.
 //!
 //! One module per area: [`setup`] (NodePools, node classes, member MachineDeployments and their
-//! bootstrap templates), [`nodeclaims`] (the chain from NodeClaim to Machine to Node),
+//! bootstrap templates), [`shapes`] (objects older versions left), [`scope`] (one Cluster per
+//! controller), [`nodeclaims`] (the chain from NodeClaim to Machine to Node),
 //! [`access`] (the management identity's RBAC) and [`controller`] (the controller's own pods).
 //!
 //! # Guarantees
@@ -14,6 +15,7 @@ pub mod access;
 pub mod controller;
 pub mod explain;
 pub mod nodeclaims;
+pub mod scope;
 pub mod setup;
 pub mod shapes;
 
@@ -268,6 +270,7 @@ pub fn run(
     let mut findings = Vec::new();
     setup::check(snapshot, &mut findings);
     shapes::check(snapshot, &mut findings);
+    scope::check(snapshot, &mut findings);
     oddities(snapshot, &mut findings);
     nodeclaims::check(snapshot, now, config, &mut findings);
     access::check(snapshot, access_source, &mut findings);

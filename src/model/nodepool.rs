@@ -44,6 +44,11 @@ pub struct NodePool {
     pub weight: i32,
     /// Requirements every node of the pool satisfies.
     pub requirements: Vec<Requirement>,
+    /// `minValues` of the requirements, per key (the largest when a key repeats, as Karpenter
+    /// merges requirements): a NodeClaim must keep at least this many distinct values of the key
+    /// among its instance types.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub min_values: std::collections::BTreeMap<String, usize>,
     /// `spec.template.metadata.labels`.
     pub labels: Labels,
     /// `spec.template.metadata.annotations`.
@@ -84,6 +89,7 @@ impl NodePool {
             uid: None,
             weight: 0,
             requirements: Vec::new(),
+            min_values: Default::default(),
             labels: Labels::new(),
             annotations: Labels::new(),
             taints: Vec::new(),
@@ -112,6 +118,7 @@ impl NodePool {
         let v = &obj.value;
         let spec_field = "spec.template.spec";
         let mut requirements = Vec::new();
+        let mut min_values = std::collections::BTreeMap::new();
         for (i, r) in v
             .pointer("/spec/template/spec/requirements")
             .and_then(|r| r.as_array())
@@ -140,6 +147,17 @@ impl NodePool {
                         .collect()
                 })
                 .unwrap_or_default();
+            if let Some(m) = r.get("minValues") {
+                // The CRD allows 1 to 50.
+                let n = m.as_u64().filter(|n| (1..=50).contains(n)).ok_or_else(|| {
+                    obj.error(
+                        format!("{field}.minValues"),
+                        format!("must be an integer from 1 to 50, not {m}"),
+                    )
+                })? as usize;
+                let e = min_values.entry(key.to_string()).or_insert(0);
+                *e = n.max(*e);
+            }
             requirements.push(Requirement {
                 key: key.to_string(),
                 operator,
@@ -230,6 +248,7 @@ impl NodePool {
             weight: i32::try_from(weight)
                 .map_err(|_| obj.error("spec.weight", "must be between 1 and 100"))?,
             requirements,
+            min_values,
             labels: map_at("/spec/template/metadata/labels"),
             annotations: map_at("/spec/template/metadata/annotations"),
             taints,

@@ -67,6 +67,9 @@ pub struct ContainerRecord {
     pub name: String,
     /// Image reference.
     pub image: String,
+    /// `command` then `args`, as written (`doctor` reads the controller's flags from them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
     /// `ready` from the container status.
     pub ready: bool,
     /// Restarts so far.

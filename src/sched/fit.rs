@@ -141,6 +141,18 @@ pub enum Unfit {
         /// Its max size.
         max: i64,
     },
+    /// A NodeClaim of the NodePool holding the pod would keep fewer distinct values of a key
+    /// than the requirement's `minValues` (the `karpenter-capi` strategy, as Karpenter).
+    MinValuesUnmet {
+        /// The NodePool.
+        node_pool: String,
+        /// The requirement's key.
+        key: String,
+        /// Its `minValues`.
+        min: usize,
+        /// The distinct values the claim would keep.
+        found: usize,
+    },
     /// The node is cordoned.
     Cordoned,
     /// No NodePool offers any flavor (no valid member MachineDeployment).
@@ -259,6 +271,14 @@ impl Unfit {
             } => {
                 format!("MachineDeployment {machine_deployment} is at its max size {max}")
             }
+            Unfit::MinValuesUnmet {
+                node_pool,
+                key,
+                min,
+                found,
+            } => format!(
+                "NodePool {node_pool} needs {min} distinct values of {key} in a NodeClaim (minValues); one holding this pod keeps {found}"
+            ),
             Unfit::Cordoned => format!("{subject} is cordoned"),
             Unfit::NoOffering => {
                 "no NodePool offers any flavor: no valid member MachineDeployment".to_string()

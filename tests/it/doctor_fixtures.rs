@@ -101,6 +101,10 @@ fn every_cause_of_the_issue_has_a_fixture() {
         "InsufficientManagementAccess",
         "ControllerImagePullFailed",
         "ControllerNotRunning",
+        "NodeClaimMissingOfferingLabels",
+        "ForeignHashVersion",
+        "MemberLabelWithValue",
+        "UnscopedSetup",
     ];
     let announced: Vec<String> = fixtures()
         .iter()
@@ -200,4 +204,101 @@ fn ages_decide_between_in_progress_and_stuck() {
             .starts_with("not registered 15m1s after creation, past the 15m registration timeout"),
         "{message}"
     );
+}
+
+#[test]
+fn unscoped_setup_is_judged_by_the_controller_flags_and_the_node_class() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor/unscoped-setup.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let run = |text: &str| {
+        let snapshot = snapshot_from_sources(&[Source {
+            name: "t".into(),
+            text: text.to_string(),
+        }])
+        .unwrap();
+        diagnose::run(
+            &snapshot,
+            "2026-11-30T10:30:00Z".parse().unwrap(),
+            &Config::default(),
+            AccessSource::RbacObjects,
+        )
+        .findings
+        .into_iter()
+        .filter(|f| f.cause.to_string() == "UnscopedSetup")
+        .collect::<Vec<_>>()
+    };
+    let found = run(&text);
+    assert_eq!(found.len(), 2);
+    assert_eq!(
+        found[0].message,
+        "container controller runs the controller without --cluster-name, and namespace capi-ovh holds the MachineDeployments of Clusters capi-ovh, capi-ovh-b: its lists and watches take all of them, so this cluster's pods would scale the other Clusters' member MachineDeployments"
+    );
+    assert_eq!(
+        found[0].remedy,
+        "add --cluster-name=<this Cluster: one of capi-ovh, capi-ovh-b> to the container's args: kubectl -n karpenter edit deployment karpenter-capi"
+    );
+    assert_eq!(
+        found[1].message,
+        "its member MachineDeployments belong to Clusters capi-ovh, capi-ovh-b: a NodeClaim for this cluster's pods may be launched in another Cluster"
+    );
+    assert!(
+        found[1]
+            .remedy
+            .starts_with("scope the node class to one Cluster: kubectl patch clusterapinodeclass default --type merge -p '{\"spec\":{\"scalableResourceSelector\":{\"matchLabels\":{\"cluster.x-k8s.io/cluster-name\":\"<this Cluster>\"}}}}'"),
+        "{}",
+        found[1].remedy
+    );
+
+    // The controller scoped with --cluster-name (either form): nothing to report.
+    for flag in ["--cluster-name=capi-ovh", "--cluster-name, capi-ovh"] {
+        let scoped = text.replace(
+            "--namespace=capi-ovh,",
+            &format!("--namespace=capi-ovh, {flag},"),
+        );
+        assert!(run(&scoped).is_empty(), "{flag}");
+    }
+    // Watching another namespace: only the NodePool spans Clusters.
+    let elsewhere = text.replace("--namespace=capi-ovh,", "--namespace=other,");
+    let found = run(&elsewhere);
+    assert_eq!(
+        found.iter().map(|f| f.subject.as_str()).collect::<Vec<_>>(),
+        ["NodePool/default"]
+    );
+    // The node class selects one Cluster's members: only the controller is unscoped.
+    let selected = text.replacen(
+        "kind: ClusterAPINodeClass\nmetadata:\n  name: default\nspec: {}\n",
+        "kind: ClusterAPINodeClass\nmetadata:\n  name: default\nspec:\n  scalableResourceSelector: {matchLabels: {cluster.x-k8s.io/cluster-name: capi-ovh}}\n",
+        1,
+    );
+    // Each MachineDeployment carries its own Cluster's label (as Cluster API's webhook sets it).
+    let mut parts: Vec<String> = selected.split("---\n").map(str::to_string).collect();
+    for p in parts
+        .iter_mut()
+        .filter(|p| p.contains("kind: MachineDeployment\n"))
+    {
+        let cluster = if p.contains("clusterName: capi-ovh-b\n") {
+            "capi-ovh-b"
+        } else {
+            "capi-ovh"
+        };
+        *p = p.replace(
+            "    node.cluster.x-k8s.io/karpenter-member: \"\"\n",
+            &format!(
+                "    node.cluster.x-k8s.io/karpenter-member: \"\"\n    cluster.x-k8s.io/cluster-name: {cluster}\n"
+            ),
+        );
+    }
+    let found = run(&parts.join("---\n"));
+    assert_eq!(
+        found.iter().map(|f| f.subject.as_str()).collect::<Vec<_>>(),
+        ["Deployment/karpenter/karpenter-capi"]
+    );
+    // One Cluster per namespace: nothing.
+    let apart = text.replacen(
+        "  name: capi-ovh-b-karpenter-c3-8\n  namespace: capi-ovh\n",
+        "  name: capi-ovh-b-karpenter-c3-8\n  namespace: capi-ovh-b\n",
+        1,
+    );
+    assert!(run(&apart).is_empty());
 }

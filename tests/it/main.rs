@@ -22,6 +22,7 @@ mod init_live;
 mod init_schema;
 mod kubectl;
 mod packaging;
+mod rbac_authz;
 mod safety;
 mod sched_properties;
 mod shell_apply;

@@ -168,6 +168,13 @@ fn containers_of(
             ContainerRecord {
                 name: c.name.clone(),
                 image: c.image.clone().unwrap_or_default(),
+                args: c
+                    .command
+                    .iter()
+                    .flatten()
+                    .chain(c.args.iter().flatten())
+                    .cloned()
+                    .collect(),
                 ready: status.is_some_and(|s| s.ready),
                 restart_count: status.map_or(0, |s| s.restart_count),
                 waiting: status

@@ -145,7 +145,9 @@ impl<S: Strategy> Strategy for Relaxing<S> {
     }
 }
 
-/// Karpenter's queue: CPU request descending, memory descending, creation time, then name.
+/// Karpenter's queue (`byCPUAndMemoryDescending` in core `provisioning/scheduling/queue.go`):
+/// CPU request descending, memory descending, creation time, then uid (a pod read from a file
+/// may have none: those sort first), then `namespace/name`, so the order is total.
 pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
     let mut q = pending.to_vec();
     q.sort_by(|&a, &b| {
@@ -161,6 +163,7 @@ pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
                     .cmp(&pa.demand.requests.memory_bytes),
             )
             .then(pa.created.cmp(&pb.created))
+            .then_with(|| pa.uid.cmp(&pb.uid))
             .then_with(|| pa.demand.key().cmp(&pb.demand.key()))
     });
     q
@@ -286,6 +289,13 @@ impl Budget {
 
     /// Why one more node of this offering is not allowed, if it is not.
     pub fn check(&self, o: &Offering) -> Result<(), Unfit> {
+        self.check_pool(o)?;
+        self.check_size(o)
+    }
+
+    /// The NodePool-limit part of [`Budget::check`]: one more node of this offering's capacity
+    /// would exceed a limit of its pool.
+    pub fn check_pool(&self, o: &Offering) -> Result<(), Unfit> {
         if let Some(limits) = self.pools.get(&o.node_pool) {
             for (resource, limit, usage) in limits {
                 let add = if resource == "nodes" {
@@ -303,6 +313,11 @@ impl Budget {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The MachineDeployment part of [`Budget::check`]: its max size is reached.
+    pub fn check_size(&self, o: &Offering) -> Result<(), Unfit> {
         if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment)
             && used + 1 > *max
         {
@@ -333,6 +348,35 @@ impl Budget {
             room = room.min((max - used).max(0));
         }
         room
+    }
+
+    /// Charges a NodePool's limits with one node of the largest of these options, per resource
+    /// (what a NodeClaim that may still become any of them could use), as Karpenter does for an
+    /// in-batch NodeClaim (`subtractMax` in core `provisioning/scheduling/scheduler.go`).
+    pub fn charge_pool_max(&mut self, node_pool: &str, options: &[&Offering]) {
+        if options.is_empty() {
+            return;
+        }
+        if let Some(limits) = self.pools.get_mut(node_pool) {
+            for (resource, _, usage) in limits.iter_mut() {
+                *usage += if resource == "nodes" {
+                    1
+                } else {
+                    options
+                        .iter()
+                        .map(|o| o.flavor.capacity.get(resource))
+                        .max()
+                        .unwrap_or(0)
+                };
+            }
+        }
+    }
+
+    /// Records one more node of this offering's MachineDeployment (not its pool's limits).
+    pub fn take_size(&mut self, o: &Offering) {
+        if let Some((_, used)) = self.sizes.get_mut(&o.flavor.machine_deployment) {
+            *used += 1;
+        }
     }
 
     /// Records one more node of this offering.

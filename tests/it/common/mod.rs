@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod authz;
+
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -272,6 +274,9 @@ struct State {
 pub struct FakeApi {
     state: Arc<Mutex<State>>,
     events: broadcast::Sender<(String, String, Value)>, // group, plural, watch event
+    /// The identity of this clone's requests: when set, each is authorized against the stored
+    /// RBAC objects ([`authz`]); unset, everything is allowed.
+    user: Option<Arc<str>>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -292,6 +297,7 @@ impl FakeApi {
                 ..State::default()
             })),
             events,
+            user: None,
         }
     }
 
@@ -323,6 +329,14 @@ impl FakeApi {
     /// A kube client talking to this fake.
     pub fn client(&self) -> kube::Client {
         kube::Client::new(self.clone(), "default")
+    }
+
+    /// A kube client whose requests are made as `user` (`system:serviceaccount:NS:NAME` for a
+    /// ServiceAccount) and answered 403 unless the stored RBAC objects allow them.
+    pub fn client_as(&self, user: &str) -> kube::Client {
+        let mut fake = self.clone();
+        fake.user = Some(Arc::from(user));
+        kube::Client::new(fake, "default")
     }
 
     /// Seeds objects (YAML, several documents).
@@ -502,6 +516,25 @@ impl FakeApi {
         body: Value,
     ) -> Option<Response<Body>> {
         let mut st = self.state.lock().unwrap();
+        // Authorization before anything else, as the API server does it.
+        if let Some(user) = &self.user
+            && let Some(a) = authz::attributes(method, path, query)
+            && !authz::allowed(&st.objects, user, &a)
+        {
+            st.log.push(Req {
+                method: method.into(),
+                path: path.into(),
+                query: query.into(),
+                content_type: content_type.into(),
+                body,
+                code: 403,
+            });
+            return Some(status(
+                403,
+                "Forbidden",
+                &authz::forbidden_message(user, &a),
+            ));
+        }
         // Faults first: they stand for the API server refusing the request.
         if let Some(f) = st
             .faults

@@ -1,0 +1,317 @@
+//! `karpenter-capi`: what the upstream Karpenter Cluster API provider does, on Karpenter v1.5
+//! (the core version the provider vendors). Karpenter packs pods, in its queue order, into
+//! NodeClaims that keep every instance type still able to hold them (all priced 0, so none is
+//! preferred); the provider then takes the lexicographically first compatible instance-type name.
+//! Flavor taints are ignored, as upstream ignores the `taints` annotation.
+//!
+//! The rules mirrored, each from the upstream file named:
+//! - pod order: [`queue_order`] (core `provisioning/scheduling/queue.go`);
+//! - before each pod, the in-batch NodeClaims are re-sorted by fewest pods, and the pod joins the
+//!   first that can take it (core `scheduler.go` `add`, `addToInflightNode`);
+//! - a new NodeClaim comes from the first NodePool (weight order) with a compatible instance
+//!   type within its remaining limits, and charges those limits with the largest of its initial
+//!   options (`addToNewNodeClaim`, `filterByRemainingResources`, `subtractMax`);
+//! - `minValues`: a pod that would leave a NodeClaim fewer distinct values of a key than the
+//!   NodePool's `minValues` does not join it (core `nodeclaim.go` `CanAdd`, policy `Strict`);
+//! - after packing, each NodeClaim's options are truncated to [`MAX_INSTANCE_TYPES`] in price
+//!   order, which with every price 0 is the provider's list order (the API lists
+//!   MachineDeployments by namespace/name; a file keeps its own order), and a NodeClaim whose
+//!   truncated options miss `minValues` is not launched (`Results.TruncateInstanceTypes`);
+//! - the provider takes, among the truncated options whose MachineDeployment is still below its
+//!   max size, the first by lower-cased name (provider `pkg/cloudprovider/cloudprovider.go`
+//!   `resolveInstanceType`); none left fails the launch and its pods stay pending.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
+use crate::model::labels::{Labels, keys};
+use crate::model::nodepool::NodePool;
+use crate::model::resources::Resources;
+use crate::model::snapshot::Snapshot;
+use crate::sched::catalog::{self, Offering};
+use crate::sched::fit::{Rejection, Unfit, static_ok};
+use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
+
+#[cfg(test)]
+mod tests;
+
+/// Karpenter v1.5 (`MaxInstanceTypes` in core `provisioning/scheduling/nodeclaimtemplate.go`,
+/// 60 in the version the provider vendors) truncates a NodeClaim's instance types to this many.
+pub const MAX_INSTANCE_TYPES: usize = 60;
+
+/// The upstream strategy.
+pub struct KarpenterCapi;
+
+/// A NodeClaim being filled: its NodePool, the instance types still possible (offering indices
+/// in list order), its pods' summed requests, and when it was opened.
+struct Claim {
+    node: usize,
+    pool: usize,
+    candidates: Vec<usize>,
+    requested: Resources,
+    opened: usize,
+}
+
+impl Strategy for KarpenterCapi {
+    fn name(&self) -> StrategyName {
+        StrategyName::KarpenterCapi
+    }
+
+    fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        let (offerings, _) = catalog::offerings(snapshot, false);
+        let mut state = ClusterState::new(snapshot, &offerings);
+        let mut budget = Budget::new(snapshot);
+        // An offering is available while its MachineDeployment is below its max size, as the
+        // provider lists it when the batch starts; it does not change during the batch.
+        let listed = budget.clone();
+        let queue = queue_order(snapshot, pending);
+        let rest = place_on_existing(&mut state, &queue);
+        let mut claims: Vec<Claim> = Vec::new();
+        let mut unplaced = Vec::new();
+        // Pods no claim could take because of `minValues`: the reason the generic rejections
+        // (per flavor) cannot show.
+        let mut min_values_blocked: BTreeMap<usize, Unfit> = BTreeMap::new();
+        // Label keys that topology constraints look at (zone, custom keys): a claim keeps only
+        // instance types that agree on them with the domain it was opened in, as Karpenter's
+        // topology requirements narrow a NodeClaim.
+        let topo_keys = topology_label_keys(snapshot);
+        for pod in rest {
+            let demand = &snapshot.pods[pod].demand;
+            let fits = |o: &Offering, used: &Resources, node_labels: &Labels| {
+                let mut labels = o.labels.clone();
+                labels.insert(
+                    keys::HOSTNAME.to_string(),
+                    node_labels.get(keys::HOSTNAME).cloned().unwrap_or_default(),
+                );
+                static_ok(demand, &labels, &o.taints, &o.allocatable.minus(used))
+            };
+            // Fewest pods first; a stable sort, as Go's insertion sort is for the small batches
+            // this is about (beyond 12 claims Go's order among equal counts is unspecified).
+            claims.sort_by_key(|c| state.nodes[c.node].pods.len());
+            let mut placed = false;
+            for claim in claims.iter_mut() {
+                if state
+                    .topology_fit(pod, &state.nodes[claim.node].labels)
+                    .is_err()
+                {
+                    continue;
+                }
+                let labels = state.nodes[claim.node].labels.clone();
+                let narrowed: Vec<usize> = claim
+                    .candidates
+                    .iter()
+                    .copied()
+                    .filter(|&o| fits(&offerings[o], &claim.requested, &labels))
+                    .collect();
+                if !narrowed.is_empty()
+                    && min_values_met(&snapshot.nodepools[claim.pool], &offerings, &narrowed)
+                {
+                    claim.candidates = narrowed;
+                    claim.requested.add(&demand.requests);
+                    state.place(pod, claim.node);
+                    placed = true;
+                    break;
+                }
+            }
+            if placed {
+                continue;
+            }
+            // A new claim from the first NodePool (weight order) that has compatible types.
+            let empty = Resources::default();
+            let mut opened = false;
+            for pool in 0..snapshot.nodepools.len() {
+                let mut candidates: Vec<usize> = (0..offerings.len())
+                    .filter(|&o| offerings[o].pool_index == pool)
+                    .filter(|&o| {
+                        listed.check_size(&offerings[o]).is_ok()
+                            && budget.check_pool(&offerings[o]).is_ok()
+                            && fits(&offerings[o], &empty, &Labels::default())
+                    })
+                    .collect();
+                if candidates.is_empty() {
+                    continue;
+                }
+                // The topology domain the claim is opened in: that of the first candidate by
+                // name (the one the provider would launch) whose domain takes the pod.
+                let mut by_name = candidates.clone();
+                by_name.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+                let mut opened_node = None;
+                let mut tried: Vec<Vec<Option<&String>>> = Vec::new();
+                for &c in &by_name {
+                    let domain: Vec<Option<&String>> = topo_keys
+                        .iter()
+                        .map(|k| offerings[c].labels.get(k))
+                        .collect();
+                    if tried.contains(&domain) {
+                        continue;
+                    }
+                    tried.push(domain);
+                    let node = state.open(&offerings[c], NodeOrigin::New(c), None);
+                    if state.topology_fit(pod, &state.nodes[node].labels).is_ok() {
+                        opened_node = Some((node, c));
+                        break;
+                    }
+                    state.close_if_empty(node);
+                }
+                let Some((node, first)) = opened_node else {
+                    continue;
+                };
+                candidates.retain(|&o| {
+                    topo_keys
+                        .iter()
+                        .all(|k| offerings[o].labels.get(k) == offerings[first].labels.get(k))
+                });
+                if let Some(unfit) =
+                    min_values_unmet(&snapshot.nodepools[pool], &offerings, &candidates)
+                {
+                    state.close_if_empty(node);
+                    min_values_blocked.entry(pod).or_insert(unfit);
+                    continue;
+                }
+                let options: Vec<&Offering> = candidates.iter().map(|&o| &offerings[o]).collect();
+                budget.charge_pool_max(&snapshot.nodepools[pool].name, &options);
+                // The claim's own resource checks are done per candidate; the plan node only
+                // carries its pods and topology.
+                state.nodes[node].free = unlimited();
+                state.place(pod, node);
+                let opened_seq = claims.len();
+                claims.push(Claim {
+                    node,
+                    pool,
+                    candidates,
+                    requested: demand.requests.clone(),
+                    opened: opened_seq,
+                });
+                opened = true;
+                break;
+            }
+            if !opened {
+                unplaced.push(pod);
+            }
+        }
+        // Launch, in the order the claims were opened.
+        claims.sort_by_key(|c| c.opened);
+        for claim in &claims {
+            let mut options = claim.candidates_truncated();
+            let launched =
+                match min_values_unmet(&snapshot.nodepools[claim.pool], &offerings, &options) {
+                    None => {
+                        // The provider: the compatible types still below their max size, by name.
+                        options.retain(|&o| budget.check_size(&offerings[o]).is_ok());
+                        options.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+                        options.first().copied()
+                    }
+                    Some(unfit) => {
+                        for &p in &state.nodes[claim.node].pods {
+                            min_values_blocked.entry(p).or_insert_with(|| unfit.clone());
+                        }
+                        None
+                    }
+                };
+            let node = &mut state.nodes[claim.node];
+            match launched {
+                Some(chosen) => {
+                    budget.take_size(&offerings[chosen]);
+                    node.origin = NodeOrigin::New(chosen);
+                    node.free = offerings[chosen].allocatable.minus(&claim.requested);
+                }
+                None => {
+                    // Not launched: its pods stay pending.
+                    unplaced.append(&mut node.pods);
+                }
+            }
+        }
+        unplaced.sort_unstable();
+        let mut placement = finish(
+            StrategyName::KarpenterCapi,
+            &state,
+            &budget,
+            &offerings,
+            unplaced,
+        );
+        for (pod, rejections) in placement.unschedulable.iter_mut() {
+            if let Some(unfit) = min_values_blocked.remove(pod) {
+                let Unfit::MinValuesUnmet { node_pool, .. } = &unfit else {
+                    continue;
+                };
+                rejections.push(Rejection {
+                    subject: node_pool.clone(),
+                    unfit,
+                });
+            }
+        }
+        placement
+    }
+}
+
+impl Claim {
+    /// The options Karpenter sends to the provider: the first [`MAX_INSTANCE_TYPES`] in price
+    /// order, which with every price 0 is list order.
+    fn candidates_truncated(&self) -> Vec<usize> {
+        self.candidates
+            .iter()
+            .copied()
+            .take(MAX_INSTANCE_TYPES)
+            .collect()
+    }
+}
+
+/// The value of a label key on an offering's nodes; the instance type is its flavor's name.
+fn label_value<'a>(o: &'a Offering, key: &str) -> Option<&'a String> {
+    if key == keys::INSTANCE_TYPE {
+        return Some(&o.flavor.instance_type);
+    }
+    o.labels.get(key)
+}
+
+/// Whether these options keep at least the pool's `minValues` distinct values of each key
+/// (core `scheduling` `Requirements.HasMinValues`, `InstanceTypes.SatisfiesMinValues`).
+fn min_values_met(pool: &NodePool, offerings: &[Offering], options: &[usize]) -> bool {
+    min_values_unmet(pool, offerings, options).is_none()
+}
+
+/// The first key of the pool's `minValues` these options miss, as a reason.
+fn min_values_unmet(pool: &NodePool, offerings: &[Offering], options: &[usize]) -> Option<Unfit> {
+    pool.min_values.iter().find_map(|(key, &min)| {
+        let distinct: BTreeSet<&String> = options
+            .iter()
+            .filter_map(|&o| label_value(&offerings[o], key))
+            .collect();
+        (distinct.len() < min).then(|| Unfit::MinValuesUnmet {
+            node_pool: pool.name.clone(),
+            key: key.clone(),
+            min,
+            found: distinct.len(),
+        })
+    })
+}
+
+/// Label keys (other than the hostname) that pod topology constraints use.
+fn topology_label_keys(snapshot: &Snapshot) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for p in &snapshot.pods {
+        let d = &p.demand;
+        out.extend(d.spread.iter().map(|c| c.topology_key.clone()));
+        out.extend(
+            d.affinity
+                .iter()
+                .chain(d.anti_affinity.iter())
+                .chain(d.preferred_affinity.iter().map(|w| &w.term))
+                .chain(d.preferred_anti_affinity.iter().map(|w| &w.term))
+                .map(|t| t.topology_key.clone()),
+        );
+    }
+    out.remove(keys::HOSTNAME);
+    out.into_iter().collect()
+}
+
+fn unlimited() -> Resources {
+    Resources {
+        cpu_millis: i64::MAX / 4,
+        memory_bytes: i64::MAX / 4,
+        ephemeral_storage_bytes: i64::MAX / 4,
+        pods: i64::MAX / 4,
+        extended: Default::default(),
+    }
+}
