@@ -1,7 +1,8 @@
 //! Scale benchmarks (a bench binary, `cargo bench --bench scale`): wall time, peak memory and
 //! distance to the lower bound of the strategies on Karpenter's scheduling-benchmark shape
 //! (1k/5k/20k pods, 400 types x 3 zones); one controller plan over 10,000 pending pods, 1,000
-//! nodes and 100 MachineDeployments; and the plugin binary end to end (`run --once --dry-run`,
+//! nodes and 100 MachineDeployments, and one over 5,000 nodes (30,000 bound pods, 1,000 pending,
+//! 500 MachineDeployments, consolidation on: the safety checks at that size); and the plugin binary end to end (`run --once --dry-run`,
 //! default `simulate` at 10k pods). Each case runs in its own process so its peak memory is its
 //! own. Karpenter's full benchmark mix (spread, affinity, anti-affinity) runs too. Numbers go
 //! to the README, never into assertions.
@@ -410,6 +411,7 @@ fn main() {
             ["controller", label] => match *label {
                 "busy" => controller_plan("busy", 100, 1000, 10_000, 10_000, true),
                 "underutilized" => controller_plan("underutilized", 100, 1000, 3_000, 0, true),
+                "5k-nodes" => controller_plan("5k nodes", 500, 5000, 30_000, 1_000, true),
                 _ => controller_plan("no disruption", 100, 1000, 10_000, 10_000, false),
             },
             ["timeline"] => timeline_day(),
@@ -440,6 +442,9 @@ fn main() {
     child(&["controller", "no-disruption"]);
     child(&["controller", "busy"]);
     child(&["controller", "underutilized"]);
+    if !quick {
+        child(&["controller", "5k-nodes"]);
+    }
     end_to_end(
         "run --once --dry-run, 10k pending / 1k nodes / 100 MDs",
         &cluster(100, 1000, 10_000, 10_000, true),

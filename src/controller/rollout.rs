@@ -162,13 +162,22 @@ pub fn rolling_out(
 }
 
 /// Why lowering this MachineDeployment's replicas now could make Cluster API delete other
-/// Machines than `leaving` (the ones marked), or would act on a stale view. None: safe.
+/// Machines than `leaving` (the ones marked), or would act on a stale view (a watch not yet
+/// re-synced, its generation not observed, its Machines not matching its MachineSets). None: safe.
 pub fn scale_down_hold(
     snapshot: &Snapshot,
     md: &MachineDeploymentRecord,
     leaving: &[&MachineRecord],
     now: Timestamp,
 ) -> Option<String> {
+    // A watch re-listing (after a restart or an expired resourceVersion) still serves the objects
+    // of before: Machines and MachineSets may have changed since.
+    if !snapshot.unsynced.is_empty() {
+        return Some(format!(
+            "stale view: the watches of {} have not re-synced yet",
+            snapshot.unsynced.join(", ")
+        ));
+    }
     if paused(&md.object) {
         return Some("the MachineDeployment is paused".to_string());
     }

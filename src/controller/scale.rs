@@ -110,11 +110,23 @@ pub fn scale(
                 .rev()
                 .take(room)
                 .collect();
-            if !surplus.is_empty() && scale_down_hold(snapshot, md, &surplus, now).is_none() {
-                for m in &surplus {
-                    surplus_marks.push(mark(m, None, "ScaleDown"));
+            if !surplus.is_empty() {
+                match scale_down_hold(snapshot, md, &surplus, now) {
+                    None => {
+                        for m in &surplus {
+                            surplus_marks.push(mark(m, None, "ScaleDown"));
+                        }
+                        leaving = surplus;
+                    }
+                    Some(why) => notes.push(format!(
+                        "MachineDeployment {key}: surplus Machine(s) {} not removed: {why}",
+                        surplus
+                            .iter()
+                            .map(|m| m.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
                 }
-                leaving = surplus;
             }
         }
         if leaving.is_empty() {

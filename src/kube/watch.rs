@@ -14,6 +14,7 @@
 //! unreachable) with the same messages as `run --once`; the caller retries with backoff.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
@@ -44,6 +45,36 @@ pub struct Stores {
     entries: Vec<(Listed, ResourceType, Store<DynamicObject>)>,
     warnings: Vec<String>,
     pod_events: PodEvents,
+    /// Per store (same order as `entries`): whether its watcher has completed its latest
+    /// (re-)list. See [`Synced`].
+    synced: Vec<Synced>,
+}
+
+/// Whether a watcher's view is complete: false from kube-runtime's `Event::Init` (the initial
+/// list, or a re-list after a restart or an expired resourceVersion) until its `Event::InitDone`.
+/// Meanwhile the reflector still serves the objects of before the re-list, which may be stale.
+#[derive(Clone, Default)]
+pub struct Synced(Arc<AtomicBool>);
+
+impl Synced {
+    /// A flag that starts synced (stores seeded by the caller).
+    pub fn new(synced: bool) -> Synced {
+        Synced(Arc::new(AtomicBool::new(synced)))
+    }
+
+    /// Follows a watcher event: `Init` starts a (re-)list, `InitDone` completes it.
+    pub fn observe<K>(&self, event: &watcher::Event<K>) {
+        match event {
+            watcher::Event::Init => self.0.store(false, Ordering::SeqCst),
+            watcher::Event::InitDone => self.0.store(true, Ordering::SeqCst),
+            _ => {}
+        }
+    }
+
+    /// Whether the latest (re-)list completed.
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// The latest pod event seen per node name (see [`pod_event`]).
@@ -209,11 +240,31 @@ impl Stores {
         entries: Vec<(Listed, ResourceType, Store<DynamicObject>)>,
         warnings: Vec<String>,
     ) -> Stores {
+        let synced = entries.iter().map(|_| Synced::new(true)).collect();
         Stores {
             entries,
             warnings,
             pod_events: PodEvents::default(),
+            synced,
         }
+    }
+
+    /// The sync flags of the stores, in the order of their entries (the watchers set them;
+    /// tests seeding stores by hand may too).
+    pub fn synced(&self) -> &[Synced] {
+        &self.synced
+    }
+
+    /// The stores whose watch has not completed its latest (re-)list, as `<cluster> <resource>`.
+    pub fn unsynced(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .zip(&self.synced)
+            .filter(|(_, s)| !s.get())
+            .map(|((listed, rt, _), _)| {
+                format!("{} cluster {}", listed.cluster, api::resource_name(rt))
+            })
+            .collect()
     }
 
     /// Records a pod event on `node` at `at` (what the pod watch does; tests feed it too).
@@ -239,6 +290,14 @@ impl Stores {
     /// own (only workload templates look across objects, and a live listing has none), and
     /// expanding every pod of a large cluster to JSON at once would double the memory.
     pub fn snapshot(&self) -> Result<Snapshot> {
+        // The flags are read before the objects: a store whose flag reads synced here holds at
+        // least that complete list (a re-list starting meanwhile keeps serving it until done).
+        let unsynced = self.unsynced();
+        let machines_unsynced = self
+            .entries
+            .iter()
+            .zip(&self.synced)
+            .any(|((_, rt, _), s)| rt.kind == "Machine" && !s.get());
         let mut others = Vec::new();
         let mut pods = Vec::new();
         for (listed, rt, store) in &self.entries {
@@ -254,6 +313,12 @@ impl Stores {
             }
         }
         let mut snapshot = snapshot_from_values(others, self.warnings.clone())?;
+        snapshot.unsynced = unsynced;
+        if machines_unsynced {
+            // A Machine missing from a view being re-listed proves nothing (garbage collection
+            // waits for a complete view).
+            snapshot.machines_observed = false;
+        }
         if let Ok(mut map) = self.pod_events.lock() {
             // Nodes that are gone need no more events.
             map.retain(|node, _| snapshot.nodes.iter().any(|n| &n.name == node));
@@ -318,6 +383,7 @@ pub async fn start(
     let mut warnings = Vec::new();
     let mut tasks = Vec::new();
     let pod_events = PodEvents::default();
+    let mut synced = Vec::new();
     for (listed, probe) in OBSERVED.iter().zip(probes) {
         if let Some(w) = probe.warning {
             warn!("{w}");
@@ -330,6 +396,8 @@ pub async fn start(
         let api = dynamic_api(clients.of(listed.cluster), &rt, listed.namespace(namespace));
         let is_pod = rt.group.is_empty() && rt.kind == "Pod";
         let (before, events) = (store.clone(), pod_events.clone());
+        let flag = Synced::new(false);
+        synced.push(flag.clone());
         let mut config = watcher::Config::default().page_size(500);
         if let Some(selector) = listed.cluster_selector(cluster) {
             config = config.labels(&selector);
@@ -362,7 +430,12 @@ pub async fn start(
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
                 match event {
-                    Ok(_) => notify.notify_one(),
+                    // After the reflector applied it: `InitDone` means the store holds the
+                    // new list.
+                    Ok(event) => {
+                        flag.observe(&event);
+                        notify.notify_one()
+                    }
                     Err(e) => {
                         metrics.error("watch");
                         warn!(watch = %what, error = %e, "watch failed; retrying with backoff");
@@ -377,6 +450,7 @@ pub async fn start(
             entries,
             warnings,
             pod_events,
+            synced,
         },
         tasks,
     ))

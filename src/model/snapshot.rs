@@ -194,6 +194,10 @@ pub struct Snapshot {
     /// The Machines were listed (a live listing, or an input holding at least one Machine): only
     /// then may a Machine's absence mean it is gone.
     pub machines_observed: bool,
+    /// Watched kinds (`<cluster> <resource>`) whose watch has not completed its initial list,
+    /// or its re-list after a restart (kube-runtime's `Init` seen, `InitDone` not yet): their
+    /// objects may be stale, so no scale-down acts on them. Empty for a listing or files.
+    pub unsynced: Vec<String>,
 }
 
 impl Snapshot {

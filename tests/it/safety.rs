@@ -444,6 +444,67 @@ fn a_stale_view_holds_the_scale_down_with_a_note() {
     );
 }
 
+impl World {
+    /// Plans with the watches of `unsynced` not re-synced (what `kube::watch` reports).
+    fn plan_unsynced(&self, unsynced: &[&str]) -> Plan {
+        let mut s = snapshot_from_sources(&[Source {
+            name: "w.yaml".into(),
+            text: self.text(),
+        }])
+        .unwrap();
+        s.unsynced = unsynced.iter().map(|u| u.to_string()).collect();
+        plan(&s, NOW.parse().unwrap(), &Config::default())
+    }
+}
+
+#[test]
+fn a_watch_not_yet_resynced_holds_every_scale_down() {
+    // Rule 2: while any watch is (re-)listing, the stores serve the objects of before it: no
+    // replicas are lowered, whatever the MachineDeployment (the mark is kept: it is idempotent
+    // and a later pass scales once the view is fresh).
+    let why = "stale view: the watches of management cluster machinesets.cluster.x-k8s.io have not re-synced yet";
+    let states: Vec<(World, Vec<&str>)> = vec![
+        // An empty node removed.
+        (
+            one_empty(1),
+            vec![
+                "taintNode Node/node-1",
+                "markMachineForDeletion Machine/capi-ovh/m-1",
+                "deleteNodeClaim NodeClaim/c-1",
+            ],
+        ),
+        // A surplus Machine (no Node, no claim waiting): not even marked while stale (a note
+        // "surplus Machine(s) m-2 not removed: ...").
+        (
+            World::new("WhenEmpty")
+                .md(4, 2)
+                .machine(4, 1, true, true)
+                .pod("web", Some(1), "1")
+                .machine(4, 2, false, false),
+            vec![],
+        ),
+    ];
+    for (w, held) in states {
+        let fresh = w.plan();
+        assert!(
+            lines(&fresh)
+                .iter()
+                .any(|l| l.starts_with("scaleMachineDeployment")),
+            "{:?}",
+            lines(&fresh)
+        );
+        let p = w.plan_unsynced(&["management cluster machinesets.cluster.x-k8s.io"]);
+        assert_eq!(lines(&p), held);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.starts_with("MachineDeployment capi-ovh/md-4: ") && n.contains(why)),
+            "{:?}",
+            p.notes
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 3: Cluster API must delete the Machine we marked.
 
@@ -1157,6 +1218,30 @@ fn a_node_a_pending_pod_fits_on_is_not_empty() {
         "{:?}",
         lines(&p)
     );
+    // No new claim either: the pod goes to the node kept for it.
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+    // A pending pod too big for the node leaves it Empty: it goes, and nothing is created.
+    let p = one_empty(1).pod("huge", None, "64").plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "taintNode Node/node-1",
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // Two empty nodes, one pending pod: one node is kept for it, the other goes.
+    let p = one_empty(2)
+        .machine(4, 2, true, true)
+        .pod("pending", None, "1")
+        .plan();
+    let tainted: Vec<String> = lines(&p)
+        .into_iter()
+        .filter(|l| l.starts_with("taintNode") || l.starts_with("createNodeClaim"))
+        .collect();
+    assert_eq!(tainted.len(), 1, "{:?}", lines(&p));
+    assert!(tainted[0].starts_with("taintNode"), "{tainted:?}");
 }
 
 #[test]
@@ -1218,6 +1303,65 @@ fn pending_pods_take_their_room_before_consolidation() {
     );
 }
 
+#[test]
+fn pending_pods_that_fit_nowhere_neither_block_nor_loop_consolidation() {
+    // node-1's web (1 cpu) fits beside busy on node-2 (do-not-disrupt): node-1 is consolidated
+    // away. A pending pod no flavor holds (64 cpu) takes no room anywhere, so the same decision
+    // is made with it (core simulates pending pods with the candidates' but only the candidates'
+    // pods must schedule), and the next pass finishes it instead of calling it off or
+    // provisioning for it again.
+    let base = World::new("WhenEmptyOrUnderutilized")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("web", Some(1), "1")
+        .pod("busy", Some(2), "1")
+        .with("Node", "node-2", |n| {
+            n["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"})
+        });
+    let alone = base.clone().plan();
+    let w = base.pod("huge", None, "64");
+    let with = w.plan();
+    assert_eq!(
+        lines(&with),
+        vec!["taintNode Node/node-1", "evictPod Pod/default/web"]
+    );
+    assert_eq!(lines(&alone), lines(&with));
+    assert!(
+        has_note(
+            &with,
+            "pod default/huge fits no flavor: c-4: needs 64 cpu, c-4 has 3900m allocatable"
+        ),
+        "{:?}",
+        with.notes
+    );
+    // Next pass: web runs on node-2 again, huge still pending.
+    let next = tainted(w, "node-1", "Underutilized")
+        .with("Pod", "web", |p| p["spec"]["nodeName"] = json!("node-2"));
+    let p = next.plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    // And once node-1 is gone, nothing more: no claim for huge, no disruption.
+    let mut done = next;
+    done.objs.retain(|o| {
+        !(o["metadata"]["name"] == "node-1"
+            || o["metadata"]["name"] == "m-1"
+            || o["metadata"]["name"] == "c-1"
+            || o["metadata"]["name"] == "cilium-1")
+    });
+    let done = done.with("MachineDeployment", "md-4", |md| {
+        md["spec"]["replicas"] = json!(1)
+    });
+    let p = done.plan();
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 8 and the whole sequence on the in-memory API, with failures injected.
 
@@ -1245,6 +1389,83 @@ async fn run_pass(fake: &FakeApi) -> Result<karpenter_capi::error::Outcome, karp
         &printer,
     )
     .await
+}
+
+/// Polls `f` every 50 ms until it holds (at most `secs` seconds).
+async fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    for _ in 0..secs * 20 {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    f()
+}
+
+#[tokio::test]
+async fn a_watch_relisting_after_a_restart_holds_the_scale_down_until_it_is_done() {
+    // The in-memory API expires the MachineSet watch (410, as after an API server restart) and
+    // fails its re-list: kube-runtime's watcher starts over (`Init`) and the store keeps the old
+    // objects until `InitDone`. Meanwhile the snapshot says so and no scale-down goes.
+    let w = one_empty(1).add(machine_set(4, "md-4-a", 1, 600));
+    let fake = fake_of(&w);
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    let metrics = std::sync::Arc::new(karpenter_capi::kube::metrics::Metrics::new());
+    let notify = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (stores, tasks) =
+        karpenter_capi::kube::watch::start(&clients, Some(NS), None, notify, metrics)
+            .await
+            .unwrap();
+    stores.wait_until_ready().await;
+    let now: Timestamp = NOW.parse().unwrap();
+    let scales = |stores: &karpenter_capi::kube::watch::Stores| {
+        let snap = stores.snapshot().unwrap();
+        let p = plan(&snap, now, &Config::default());
+        (
+            lines(&p)
+                .iter()
+                .any(|l| l.starts_with("scaleMachineDeployment")),
+            p.notes,
+            snap.unsynced,
+        )
+    };
+    let (scaled, _, unsynced) = scales(&stores);
+    assert!(scaled && unsynced.is_empty(), "{unsynced:?}");
+
+    fake.fail("GET", "/machinesets", 500, 10_000);
+    fake.expire_watches("cluster.x-k8s.io", "machinesets");
+    assert!(
+        eventually(20, || !stores.unsynced().is_empty()).await,
+        "the watcher never re-listed"
+    );
+    let (scaled, notes, unsynced) = scales(&stores);
+    assert_eq!(
+        unsynced,
+        vec!["management cluster machinesets.cluster.x-k8s.io".to_string()]
+    );
+    assert!(!scaled, "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "replicas not lowered from 1: stale view: the watches of management cluster machinesets.cluster.x-k8s.io have not re-synced yet"
+        )),
+        "{notes:?}"
+    );
+
+    // The API answers again: the re-list completes and the scale-down goes.
+    fake.clear_faults();
+    assert!(
+        eventually(40, || stores.unsynced().is_empty()).await,
+        "the watcher never re-synced"
+    );
+    let (scaled, notes, _) = scales(&stores);
+    assert!(scaled, "{notes:?}");
+    for t in tasks {
+        t.abort();
+    }
 }
 
 /// What Cluster API does with replicas: deletes Machines beyond `spec.replicas`, the marked ones

@@ -477,6 +477,22 @@ impl FakeApi {
         });
     }
 
+    /// Ends every watch of `group`/`plural` with a `410 Expired` error event (an expired
+    /// resourceVersion, as after an API server restart): the watchers must re-list.
+    pub fn expire_watches(&self, group: &str, plural: &str) {
+        let _ = self.events.send((
+            group.to_string(),
+            plural.to_string(),
+            json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "reason": "Expired", "code": 410, "message": "too old resource version"}}),
+        ));
+    }
+
+    /// Drops every injected fault not used up yet.
+    pub fn clear_faults(&self) {
+        self.state.lock().unwrap().faults.clear();
+    }
+
     /// Changes an object behind the controller's back (another writer), bumping its resourceVersion.
     pub fn mutate(
         &self,
@@ -907,6 +923,13 @@ impl FakeApi {
             async move {
                 loop {
                     match rx.recv().await {
+                        Ok((g, p, ev)) if g == group && p == plural && ev["type"] == "ERROR" => {
+                            let line = format!("{ev}\n");
+                            return Some((
+                                Ok::<_, Infallible>(hyper::body::Frame::data(Bytes::from(line))),
+                                rx,
+                            ));
+                        }
                         Ok((g, p, mut ev)) if g == group && p == plural => {
                             let obj_ns = ev
                                 .pointer("/object/metadata/namespace")
