@@ -313,10 +313,22 @@ fn controller_plan(
         actions = plan(&snap, now, &Config::default()).actions.len();
     }
     let per = t.elapsed().as_secs_f64() / f64::from(runs);
+    // Karpenter's gauges each pass: computed from the snapshot, recorded and scraped once.
+    let metrics = karpenter_capi::kube::metrics::Metrics::new();
+    let t = Instant::now();
+    let mut scraped = 0;
+    for _ in 0..runs {
+        let g = karpenter_capi::controller::karpenter_metrics::gauges(&snap);
+        metrics.karpenter.set_gauges(&g);
+        scraped = metrics.render().len();
+    }
+    let gauges = t.elapsed().as_secs_f64() / f64::from(runs);
     println!(
-        "controller plan {pending} pending / {bound} bound / {nodes} nodes / {mds} MDs, {label:<13} load {:>6.3}s  plan {:>7.1} ms  actions {actions}  peak RSS {:>6.1} MiB",
+        "controller plan {pending} pending / {bound} bound / {nodes} nodes / {mds} MDs, {label:<13} load {:>6.3}s  plan {:>7.1} ms  actions {actions}  karpenter gauges+scrape {:>6.1} ms ({} KiB)  peak RSS {:>6.1} MiB",
         load.as_secs_f64(),
         per * 1000.0,
+        gauges * 1000.0,
+        scraped / 1024,
         peak_rss_mib()
     );
 }

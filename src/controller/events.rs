@@ -87,6 +87,7 @@ pub fn nominated(pods: &[String]) -> Vec<Write> {
                 event_type: "Normal".to_string(),
                 reason: NOMINATED.to_string(),
                 message: format!("Pod should schedule on: nodeclaim/{CREATED_NAME}"),
+                rate_limited: true,
             }
         })
         .collect()
@@ -100,6 +101,7 @@ pub fn disruption_launching(reason: &str) -> Write {
         event_type: "Normal".to_string(),
         reason: DISRUPTION_LAUNCHING.to_string(),
         message: format!("Launching NodeClaim: {}", sentence(reason)),
+        rate_limited: false,
     }
 }
 

@@ -315,12 +315,18 @@ pub fn counts<'a>(
                     1,
                 );
             }
+            // Core counts the disruptions its controllers decide; a claim a user deleted is
+            // drained too, but is no disruption.
             Action::TaintNode {
                 node,
                 reason,
                 node_claim: Some(name),
                 ..
-            } => {
+            } if matches!(
+                reason.as_str(),
+                "Empty" | "Underutilized" | "Drifted" | "Expired"
+            ) =>
+            {
                 let pool_name = claim(snapshot, name).and_then(|c| c.node_pool.clone());
                 let pool = snapshot
                     .nodepools
@@ -481,12 +487,19 @@ pub fn gauges(snapshot: &Snapshot) -> Gauges {
             }
         }
     }
+    // Thousands of pods on hundreds of nodes: look nodes up by name.
+    let nodes: std::collections::HashMap<&str, &Labels> = snapshot
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), &n.labels))
+        .collect();
+    let none = Labels::new();
     for p in &snapshot.pods {
-        let node = p
+        let nl = p
             .node_name
-            .as_ref()
-            .and_then(|n| snapshot.nodes.iter().find(|x| &x.name == n));
-        let nl = node.map(|n| n.labels.clone()).unwrap_or_default();
+            .as_deref()
+            .and_then(|n| nodes.get(n).copied())
+            .unwrap_or(&none);
         // Core's self link of the first owner: /apis/<apiVersion>/namespaces/<ns>/<kind>s/<name>.
         let owner = p
             .owner
@@ -512,11 +525,11 @@ pub fn gauges(snapshot: &Snapshot) -> Gauges {
             ("owner", owner),
             ("node", node_name.clone()),
             ("scheduled", (!node_name.is_empty()).to_string()),
-            ("nodepool", label(&nl, keys::NODEPOOL)),
-            ("zone", label(&nl, keys::ZONE)),
-            ("arch", label(&nl, keys::ARCH)),
-            ("capacity_type", label(&nl, keys::CAPACITY_TYPE)),
-            ("instance_type", label(&nl, keys::INSTANCE_TYPE)),
+            ("nodepool", label(nl, keys::NODEPOOL)),
+            ("zone", label(nl, keys::ZONE)),
+            ("arch", label(nl, keys::ARCH)),
+            ("capacity_type", label(nl, keys::CAPACITY_TYPE)),
+            ("instance_type", label(nl, keys::INSTANCE_TYPE)),
             ("phase", p.phase.clone().unwrap_or_default()),
             ("ready", ready.to_string()),
             ("managed", nl.contains_key(keys::NODEPOOL).to_string()),

@@ -270,6 +270,9 @@ pub enum Write {
         reason: String,
         /// Message; [`CREATED_NAME`] stands for the created object's name.
         message: String,
+        /// Sent through core's token bucket for nominations (5 a second, bursts of 10), so a
+        /// claim for hundreds of pods does not make hundreds of Events at once.
+        rate_limited: bool,
     },
     /// Record a Kubernetes Event on an object of the workload cluster.
     Event {

@@ -205,6 +205,7 @@ impl Executor {
                 event_type,
                 reason,
                 message,
+                rate_limited,
             } = w
             {
                 // About or naming the object just created; nothing to say if none was.
@@ -220,10 +221,9 @@ impl Executor {
                         )
                     });
                     let message = message.replace(write::CREATED_NAME, created);
-                    self.event(
-                        &resource, &namespace, &name, event_type, reason, &message, now,
-                    )
-                    .await;
+                    let event = (event_type.as_str(), reason.as_str(), message.as_str());
+                    self.event(&resource, &namespace, &name, event, *rate_limited, now)
+                        .await;
                 }
                 continue;
             }
@@ -471,7 +471,8 @@ impl Executor {
                 reason,
                 message,
             } => {
-                self.event(resource, namespace, name, event_type, reason, message, now)
+                let event = (event_type.as_str(), reason.as_str(), message.as_str());
+                self.event(resource, namespace, name, event, false, now)
                     .await;
                 Ok(None)
             }
@@ -612,17 +613,16 @@ impl Executor {
         })
     }
 
-    /// Records an Event unless the same one was recorded within the de-duplication window; a
-    /// failure is logged, never an error of the action.
-    #[allow(clippy::too_many_arguments)]
+    /// Records an Event (type, reason, message) unless the same one was recorded within the
+    /// de-duplication window, or it is rate-limited and the bucket is empty; a failure is
+    /// logged, never an error of the action.
     async fn event(
         &self,
         resource: &ResourceType,
         namespace: &str,
         name: &str,
-        event_type: &str,
-        reason: &str,
-        message: &str,
+        (event_type, reason, message): (&str, &str, &str),
+        rate_limited: bool,
         now: Timestamp,
     ) {
         let key = super::recorder::key(resource.kind, namespace, name, reason, message);
@@ -632,6 +632,10 @@ impl Executor {
                 object = name,
                 "Event recorded recently; not sent again"
             );
+            return;
+        }
+        if rate_limited && !self.events.token() {
+            debug!(reason, object = name, "Event rate-limited; not sent");
             return;
         }
         if let Err(e) = self

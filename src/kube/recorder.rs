@@ -10,11 +10,39 @@ use std::time::{Duration, Instant};
 /// Core's default de-duplication timeout.
 pub const DEDUPE_WINDOW: Duration = Duration::from_secs(120);
 
-/// Which Events were recorded recently.
+/// Core's nomination rate (`PodNominationRateLimiter`): tokens per second and burst.
+pub const NOMINATION_RATE: (f64, f64) = (5.0, 10.0);
+
+/// A token bucket (client-go's `NewTokenBucketRateLimiter`, without waiting: no token, no
+/// Event).
+#[derive(Debug)]
+struct Bucket {
+    per_second: f64,
+    burst: f64,
+    tokens: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    fn take(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.per_second).min(self.burst);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Which Events were recorded recently, and the nomination bucket.
 #[derive(Debug)]
 pub struct Dedupe {
     window: Duration,
     seen: Mutex<HashMap<String, Instant>>,
+    bucket: Mutex<Bucket>,
 }
 
 impl Default for Dedupe {
@@ -26,10 +54,25 @@ impl Default for Dedupe {
 impl Dedupe {
     /// A cache forgetting Events after `window`.
     pub fn new(window: Duration) -> Dedupe {
+        let (per_second, burst) = NOMINATION_RATE;
         Dedupe {
             window,
             seen: Mutex::new(HashMap::new()),
+            bucket: Mutex::new(Bucket {
+                per_second,
+                burst,
+                tokens: burst,
+                at: Instant::now(),
+            }),
         }
+    }
+
+    /// Whether a rate-limited Event may go now (takes a token if so).
+    pub fn token(&self) -> bool {
+        self.bucket
+            .lock()
+            .map(|mut b| b.take(Instant::now()))
+            .unwrap_or(true)
     }
 
     /// Whether an Event with this key should be sent now (and remembers it if so).
@@ -67,5 +110,29 @@ mod tests {
         let short = Dedupe::new(Duration::ZERO);
         assert!(short.first(&k));
         assert!(short.first(&k), "a zero window forgets at once");
+    }
+
+    #[test]
+    fn nominations_go_in_bursts_of_ten_then_five_a_second() {
+        let d = Dedupe::default();
+        let sent = (0..500).filter(|_| d.token()).count();
+        // The burst, plus what refilled while the loop ran (microseconds: none).
+        assert_eq!(sent, 10);
+        let start = Instant::now();
+        let mut b = Bucket {
+            per_second: 5.0,
+            burst: 10.0,
+            tokens: 0.0,
+            at: start,
+        };
+        assert!(!b.take(start));
+        assert!(b.take(start + Duration::from_millis(200)));
+        assert!(!b.take(start + Duration::from_millis(200)));
+        let later = start + Duration::from_secs(60);
+        assert_eq!(
+            (0..20).filter(|_| b.take(later)).count(),
+            10,
+            "never more than the burst"
+        );
     }
 }

@@ -846,6 +846,36 @@ fn karpenter_counters_follow_cores_commands() {
         counted(&format!("{}{orphan}{other}", base(0, ""))),
         vec!["nodes_terminated{nodepool=default,zone=eu-west-1a} 1"]
     );
+    // A deleted claim whose Machine is being deleted loses our finalizer: one claim terminated.
+    // Its drain (a user's deletion) was no disruption, so nothing else counts.
+    let deleted = node(1, 600, "", "")
+        .replacen(
+            "  name: default-1\n",
+            &format!("  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n", ago(60)),
+            1,
+        )
+        .replace(
+            "node.kubernetes.io/instance-type: c3-4}",
+            "node.kubernetes.io/instance-type: c3-4, karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: gra1}",
+        )
+        .replace(
+            "metadata: {name: m-1, namespace: capi-ovh, ",
+            &format!("metadata: {{name: m-1, namespace: capi-ovh, deletionTimestamp: '{}', ", ago(5)),
+        );
+    assert_eq!(
+        counted(&format!("{}{deleted}", base(1, ""))),
+        vec!["nodeclaims_terminated{nodepool=default,capacity_type=on-demand,zone=gra1} 1"]
+    );
+    let with_pod = node(1, 600, &app_pod("web-1", 1, ""), "").replacen(
+        "  name: default-1\n",
+        &format!("  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n", ago(60)),
+        1,
+    );
+    assert_eq!(
+        counted(&format!("{}{with_pod}", base(1, ""))),
+        Vec::<String>::new(),
+        "a user's deletion drains, but is no disruption"
+    );
 }
 
 #[test]

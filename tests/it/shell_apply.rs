@@ -680,3 +680,39 @@ async fn a_create_with_a_fixed_name_is_a_server_side_apply() {
     );
     assert_eq!(fake.all("karpenter.sh", "nodeclaims").len(), 2);
 }
+
+/// A claim for many pods nominates them through core's bucket (bursts of 10), not one Event per
+/// pod at once; a replacement claim gets `DisruptionLaunching` on itself instead.
+#[tokio::test]
+async fn nominations_are_rate_limited_and_a_replacement_announces_its_launch() {
+    let (fake, exec) = world();
+    let mut many = create_claim();
+    if let Action::CreateNodeClaim { pods, .. } = &mut many {
+        *pods = (0..40).map(|i| format!("default/web-{i}")).collect();
+    }
+    let mut replacement = create_claim();
+    if let Action::CreateNodeClaim { reason, .. } = &mut replacement {
+        *reason = "Drifted".to_string();
+    }
+    let results = exec.execute(&plan(vec![many, replacement]), now()).await;
+    assert!(results.iter().all(|r| r.outcome == ActionOutcome::Applied));
+    let events = fake.all("", "events");
+    let nominated = events.iter().filter(|e| e["reason"] == "Nominated").count();
+    assert_eq!(nominated, 10, "the burst, then 5 a second");
+    let replacement = results[1].created[0].strip_prefix("NodeClaim/").unwrap();
+    let launching: Vec<(&str, &str, &str)> = events
+        .iter()
+        .filter(|e| e["reason"] == "DisruptionLaunching")
+        .map(|e| {
+            (
+                e["involvedObject"]["kind"].as_str().unwrap(),
+                e["involvedObject"]["name"].as_str().unwrap(),
+                e["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        launching,
+        vec![("NodeClaim", replacement, "Launching NodeClaim: Drifted")]
+    );
+}
