@@ -296,10 +296,11 @@ impl Snapshot {
             .collect();
         self.nodeclaims.iter().filter(move |c| {
             !c.deleting
-                && !(c.node_name.as_deref().is_some_and(|n| names.contains(n))
-                    || c.provider_id
-                        .as_deref()
-                        .is_some_and(|p| provider_ids.contains(p)))
+                && !c.node_name.as_deref().is_some_and(|n| names.contains(n))
+                && !c
+                    .provider_id
+                    .as_deref()
+                    .is_some_and(|p| provider_ids.contains(p))
         })
     }
 }
