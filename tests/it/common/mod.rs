@@ -532,6 +532,24 @@ impl FakeApi {
         body: Value,
     ) -> Option<Response<Body>> {
         let mut st = self.state.lock().unwrap();
+        // Reviews of one's own identity and rules are open to every identity (the default
+        // `system:basic-user` role); unauthenticated clients are the cluster admin.
+        if method == "POST" && path.ends_with("/selfsubjectreviews") {
+            let mut answer = body.clone();
+            answer["status"] = json!({"userInfo": {"username": self.user.as_deref().unwrap_or("kubernetes-admin")}});
+            return Some(ok(201, answer));
+        }
+        if method == "POST" && path.ends_with("/selfsubjectrulesreviews") {
+            let namespace = body["spec"]["namespace"].as_str().unwrap_or("").to_string();
+            let rules = match &self.user {
+                Some(user) => authz::rules_for(&st.objects, user, &namespace),
+                None => vec![json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})],
+            };
+            let mut answer = body.clone();
+            answer["status"] =
+                json!({"resourceRules": rules, "nonResourceRules": [], "incomplete": false});
+            return Some(ok(201, answer));
+        }
         // Authorization before anything else, as the API server does it.
         if let Some(user) = &self.user
             && let Some(a) = authz::attributes(method, path, query)
