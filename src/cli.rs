@@ -518,6 +518,13 @@ pub struct InitArgs {
     /// a Secret on the workload cluster.
     #[arg(long, value_name = "FILE")]
     pub controller_kubeconfig: Option<PathBuf>,
+    /// Pods the cluster is expected to hold: sizes the controller Deployment's memory request and
+    /// limit (about 10 MiB + 10 KiB per pod + 58 KiB per node, plus 25%; README "Memory sizing").
+    #[arg(long, default_value_t = crate::setup::sizing::DEFAULT_EXPECTED_PODS, value_name = "N")]
+    pub expected_pods: u64,
+    /// Nodes the cluster is expected to hold [default: expected pods / 10].
+    #[arg(long, value_name = "N")]
+    pub expected_nodes: Option<u64>,
     /// With --apply and a separate management cluster: how long the controller's token is valid
     /// (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires.
     #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]

@@ -195,6 +195,8 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         flavors,
         node_taints: args.node_taints.clone(),
         image,
+        expected_pods: args.expected_pods,
+        expected_nodes: setup::sizing::nodes_for(args.expected_pods, args.expected_nodes),
         machine_image,
         clone_from,
         controller_namespace: args.controller_namespace.clone(),

@@ -13,6 +13,7 @@ pub mod flavor;
 pub mod infra;
 pub mod kubeconfig;
 pub mod render;
+pub mod sizing;
 
 use crate::error::{ClusterRole, Error};
 use crate::model::duration::NillableDuration;
@@ -53,6 +54,10 @@ pub struct SetupInput {
     pub node_taints: Vec<String>,
     /// The controller's container image.
     pub image: String,
+    /// Pods the cluster is expected to hold (`--expected-pods`): sizes the controller's memory.
+    pub expected_pods: u64,
+    /// Nodes it is expected to hold (`--expected-nodes`, or pods / 10).
+    pub expected_nodes: u64,
     /// OS image for providers whose template requires one (`--machine-image`).
     pub machine_image: Option<String>,
     /// An existing machine template's `spec.template.spec` to clone per flavor

@@ -344,6 +344,7 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
         .iter()
         .map(|f| f.memory_bytes.saturating_mul(f.max))
         .sum();
+    let memory = super::sizing::controller_memory_mib(input.expected_pods, input.expected_nodes);
 
     Ok(json!({
         "cluster": {
@@ -393,6 +394,8 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "leader_election_role": names::LEADER_ELECTION,
             "leader_election_rules": rules(permissions::LEADER_ELECTION),
             "image": input.image,
+            "memory_request": format!("{}Mi", memory.0),
+            "memory_limit": format!("{}Mi", memory.1),
             "separate_management": input.separate_management,
             "management_secret": names::MANAGEMENT_KUBECONFIG_SECRET,
             "management_secret_key": names::MANAGEMENT_KUBECONFIG_KEY,

@@ -808,3 +808,44 @@ fn a_bad_answer_is_asked_again_and_earlier_answers_are_kept() {
     );
     assert!(shown.contains("\"version\": \"v1.36.1\""), "{shown}");
 }
+
+#[test]
+fn the_controller_memory_is_sized_from_the_expected_cluster() {
+    let memory = |extra: &[&str]| {
+        let out = bin()
+            .args(support::ovh_args())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let deployment = &text[text.find("kind: Deployment").unwrap()..];
+        let resources = &deployment[deployment.find("        resources:\n").unwrap()..];
+        resources.lines().take(6).collect::<Vec<_>>().join("\n")
+    };
+    let sized = |request: &str, limit: &str| {
+        format!(
+            "        resources:\n          requests:\n            cpu: 100m\n            memory: {request}\n          limits:\n            memory: {limit}"
+        )
+    };
+    // The default (5,000 pods on 500 nodes) keeps the previous values.
+    assert_eq!(memory(&[]), sized("128Mi", "512Mi"));
+    assert_eq!(
+        memory(&["--expected-pods", "20000"]),
+        sized("448Mi", "896Mi")
+    );
+    assert_eq!(
+        memory(&["--expected-pods", "50000", "--expected-nodes", "5000"]),
+        sized("1024Mi", "2048Mi")
+    );
+    let out = bin()
+        .args(support::ovh_args())
+        .args(["--expected-pods", "-3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
