@@ -26,6 +26,13 @@ pub use render::{Bundle, Document, Templates};
 pub const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered:NoExecute";
 /// The field manager of server-side apply.
 pub const FIELD_MANAGER: &str = "karpenter-capi";
+/// The controller image `init` names unless told otherwise: the project's image (built by the
+/// `Dockerfile`) at this binary's own version, so the manifests run what generated them
+/// (`--help` spells the same name; tests/it/packaging.rs keeps them and the Dockerfile equal).
+pub const DEFAULT_IMAGE: &str = concat!(
+    "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v",
+    env!("CARGO_PKG_VERSION")
+);
 
 /// Everything `init` needs, validated.
 #[derive(Debug, Clone)]
@@ -62,8 +69,8 @@ pub struct SetupInput {
     /// Whether the management cluster is a different cluster: the controller then reads its
     /// kubeconfig from a Secret.
     pub separate_management: bool,
-    /// The management kubeconfig to store in that Secret, when known.
-    pub management_kubeconfig: Option<String>,
+    /// The management credential to store in that Secret, when known.
+    pub management_kubeconfig: Option<kubeconfig::ControllerCredential>,
 }
 
 impl SetupInput {

@@ -199,10 +199,6 @@ pub mod names {
     pub fn management_identity(cluster: &str) -> String {
         format!("{cluster}-karpenter-capi")
     }
-    /// The token Secret of that ServiceAccount.
-    pub fn management_token(cluster: &str) -> String {
-        format!("{cluster}-karpenter-capi-token")
-    }
     /// The controller's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment on the
     /// workload cluster.
     pub const WORKLOAD_IDENTITY: &str = "karpenter-capi";
@@ -212,6 +208,8 @@ pub mod names {
     pub const MANAGEMENT_KUBECONFIG_SECRET: &str = "karpenter-capi-management-kubeconfig";
     /// The key of the kubeconfig in that Secret.
     pub const MANAGEMENT_KUBECONFIG_KEY: &str = "kubeconfig";
+    /// The key of a minted token in that Secret (the kubeconfig's `tokenFile`).
+    pub const MANAGEMENT_TOKEN_KEY: &str = "token";
     /// Where the Deployment mounts it.
     pub const MANAGEMENT_KUBECONFIG_DIR: &str = "/etc/karpenter-capi/management";
     /// The NodePool and ClusterAPINodeClass.
@@ -385,7 +383,6 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
         "flavors": flavors,
         "management": {
             "service_account": names::management_identity(&input.cluster_name),
-            "token_secret": names::management_token(&input.cluster_name),
             "rules": management_rules(input),
         },
         "workload": {
@@ -400,7 +397,15 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "management_secret": names::MANAGEMENT_KUBECONFIG_SECRET,
             "management_secret_key": names::MANAGEMENT_KUBECONFIG_KEY,
             "management_kubeconfig_dir": names::MANAGEMENT_KUBECONFIG_DIR,
-            "management_kubeconfig": input.management_kubeconfig,
+            "management_kubeconfig": input.management_kubeconfig.as_ref().map(|c| &c.kubeconfig),
+            "management_token_key": names::MANAGEMENT_TOKEN_KEY,
+            "management_token": input.management_kubeconfig.as_ref().and_then(|c| c.token.as_ref()),
+            "management_token_expires_annotation": super::kubeconfig::TOKEN_EXPIRES_ANNOTATION,
+            "management_token_expires": input
+                .management_kubeconfig
+                .as_ref()
+                .and_then(|c| c.expires)
+                .map(|t| t.to_string()),
         },
         "nodepool": {
             "name": names::NODEPOOL,

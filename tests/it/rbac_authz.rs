@@ -121,7 +121,7 @@ fn world_with(separate: bool, change: impl FnOnce(&mut karpenter_capi::setup::Bu
         );
     }
     // The controller's identity is the Deployment's ServiceAccount; on a separate management
-    // cluster, the ServiceAccount its token Secret belongs to.
+    // cluster, the management bundle's ServiceAccount (`init kubeconfig` mints its token).
     let deployment = bundle
         .workload
         .iter()
@@ -134,18 +134,16 @@ fn world_with(separate: bool, change: impl FnOnce(&mut karpenter_capi::setup::Bu
             .as_str()
             .unwrap()
     );
-    let token = bundle
+    let account = bundle
         .management
         .iter()
-        .find(|d| d.kind == "Secret")
+        .find(|d| d.kind == "ServiceAccount")
         .unwrap();
     let management_user = if separate {
         format!(
             "system:serviceaccount:{}:{}",
-            token.namespace.as_deref().unwrap(),
-            token.value["metadata"]["annotations"]["kubernetes.io/service-account.name"]
-                .as_str()
-                .unwrap()
+            account.namespace.as_deref().unwrap(),
+            account.name
         )
     } else {
         workload_user.clone()
