@@ -69,8 +69,8 @@ fn served() -> Vec<common::TypeInfo> {
 }
 
 /// Applies `init`'s bundle: every document whose type the fake serves (RBAC, ServiceAccounts,
-/// the NodePool, node class, MachineDeployments, bootstrap template); the Deployment, the
-/// token Secret and the infrastructure templates are not read by the controller and not served.
+/// the NodePool, node class, MachineDeployments, bootstrap template); the Deployment and the
+/// infrastructure templates are not read by the controller and not served.
 fn apply(fake: &FakeApi, docs: &[karpenter_capi::setup::Document]) -> Vec<String> {
     let types = served();
     let mut applied = Vec::new();
@@ -415,4 +415,40 @@ async fn without_the_self_hosted_binding_the_controller_gets_403() {
         )),
         "{refused:?}"
     );
+}
+
+/// The controller's management identity cannot mint a token for itself (it could otherwise extend
+/// its own credential forever); the identity running `init kubeconfig` can.
+#[tokio::test]
+async fn only_the_identity_running_init_may_mint_the_controller_token() {
+    let management = FakeApi::with_types(served());
+    let mut input = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
+    input.separate_management = true;
+    let bundle = render(&input, &Templates::default()).unwrap();
+    apply(&management, &bundle.management);
+    let controller = management.client_as("system:serviceaccount:capi-ovh:capi-ovh-karpenter-capi");
+    let err = karpenter_capi::cmd::init::live::request_token(
+        &controller,
+        "capi-ovh",
+        "capi-ovh-karpenter-capi",
+        3600,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("(403)") || err.contains("forbidden"), "{err}");
+    assert!(
+        err.ends_with("hint: the identity running init needs `create` on `serviceaccounts/token` in namespace capi-ovh (the controller itself does not)"),
+        "{err}"
+    );
+    // The administrator (no RBAC check) gets one.
+    let minted = karpenter_capi::cmd::init::live::request_token(
+        &management.client(),
+        "capi-ovh",
+        "capi-ovh-karpenter-capi",
+        3600,
+    )
+    .await
+    .unwrap();
+    assert!(!minted.token.is_empty());
 }
