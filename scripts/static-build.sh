@@ -39,24 +39,39 @@ if readelf -d "$out" | grep -q '(NEEDED)'; then
     exit 1
 fi
 
-# The empty root: the binary and one scenario file, nothing else (no /etc, /tmp, /proc, libc).
+# The empty root: the binary, one scenario file and the runtime's default devices, nothing else
+# (no /etc, /tmp, /proc, libc).
 root="$(mktemp -d "${TMPDIR:-/tmp}/karpenter-capi-root.XXXXXX")"
 trap 'rm -rf "$root"' EXIT
 cp "$out" "$root/$bin"
 cp scenarios/default.yaml "$root/scenario.yaml"
 chmod 0755 "$root" "$root/$bin"
 chmod 0644 "$root/scenario.yaml"
+# The character devices every OCI runtime puts in a container's /dev, even on `FROM scratch`
+# (runtime-spec "Default Devices"): the binary's hash seeds read /dev/urandom (a static glibc
+# binary has no dlsym'd getrandom, so the getrandom crate falls back to the file). Only root
+# can create them; without them `version` still runs and `simulate` aborts on the seed.
+if [ "$(id -u)" = 0 ]; then
+    mkdir -m 0755 "$root/dev"
+    mknod -m 0666 "$root/dev/null" c 1 3
+    mknod -m 0666 "$root/dev/zero" c 1 5
+    mknod -m 0666 "$root/dev/random" c 1 8
+    mknod -m 0666 "$root/dev/urandom" c 1 9
+fi
 
+# Resolved before the environment is emptied (env -i leaves no PATH; chroot is in /usr/sbin).
+chroot_bin="$(command -v chroot || true)"
+unshare_bin="$(command -v unshare || true)"
 in_empty_root() {
-    if [ "$(id -u)" = 0 ]; then
-        env -i chroot --userspec="$uid:$gid" "$root" "/$bin" "$@"
+    if [ "$(id -u)" = 0 ] && [ -n "$chroot_bin" ]; then
+        env -i "$chroot_bin" --userspec="$uid:$gid" "$root" "/$bin" "$@"
     else
-        env -i unshare --user --map-user="$uid" --map-group="$gid" --root="$root" "/$bin" "$@"
+        env -i "$unshare_bin" --user --map-user="$uid" --map-group="$gid" --root="$root" "/$bin" "$@"
     fi
 }
 
 echo "== built in $((end - start)) s: $(stat -c %s "$out") bytes ($(du -h "$out" | cut -f1)), static"
-echo "== empty root $root: $(find "$root" -mindepth 1 | sed "s|$root||" | tr '\n' ' ')"
+echo "== empty root $root: $(find "$root" -mindepth 1 | sed "s|$root||" | sort | tr '\n' ' ')"
 echo "== as uid $uid gid $gid: version"
 in_empty_root version
 echo "== as uid $uid gid $gid: simulate (built-in scenario)"
