@@ -195,8 +195,8 @@ fn load_error(target: &ClusterTarget, message: String) -> Error {
     }
 }
 
-/// Makes ring rustls' process-wide provider. Without this, a build where rustls also has
-/// aws-lc-rs enabled (every test build: kube-fake-client pulls it in) panics on the first client.
+/// Makes ring rustls' process-wide provider. Without this, a build where some other crate also
+/// enables rustls's aws-lc-rs provider would panic on the first client.
 fn install_crypto_provider() {
     // An error only means a provider is already installed, which is what we want.
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -1,6 +1,5 @@
-//! `init`'s live parts against kube-fake-client's in-memory API server: server-side apply of the
-//! bundles, `--from-cluster` defaults and cloning; minting the controller's kubeconfig with a
-//! TokenRequest runs against the in-memory API of `common` (kube-fake-client has no subresources).
+//! `init`'s live parts against the in-memory API of `common`: server-side apply of the bundles,
+//! `--from-cluster` defaults and cloning, minting the controller's kubeconfig with a TokenRequest.
 //! The fake does not honour `dryRun` nor evaluate RBAC or admission; see the report for what is
 //! therefore untested.
 
@@ -8,7 +7,6 @@ use crate::common;
 use crate::support;
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex};
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -21,7 +19,6 @@ use karpenter_capi::setup::CapiVersion;
 use karpenter_capi::setup::render::{Templates, render};
 use karpenter_capi::setup::{infra, kubeconfig};
 use kube::api::Api;
-use kube_fake_client::{ClientBuilder, interceptor};
 use serde_json::{Value, json};
 
 /// A namespaced custom resource the fake API server should serve, as a plain JSON object.
@@ -59,32 +56,11 @@ macro_rules! custom_resource {
 }
 
 custom_resource!(
-    CapiCluster,
-    "cluster.x-k8s.io",
-    "v1beta2",
-    "Cluster",
-    "clusters"
-);
-custom_resource!(
     MachineDeployment,
     "cluster.x-k8s.io",
     "v1beta2",
     "MachineDeployment",
     "machinedeployments"
-);
-custom_resource!(
-    KubeadmControlPlane,
-    "controlplane.cluster.x-k8s.io",
-    "v1beta2",
-    "KubeadmControlPlane",
-    "kubeadmcontrolplanes"
-);
-custom_resource!(
-    KubeadmConfigTemplate,
-    "bootstrap.cluster.x-k8s.io",
-    "v1beta2",
-    "KubeadmConfigTemplate",
-    "kubeadmconfigtemplates"
 );
 custom_resource!(
     OpenStackMachineTemplate,
@@ -94,13 +70,42 @@ custom_resource!(
     "openstackmachinetemplates"
 );
 
-fn builder() -> ClientBuilder {
-    ClientBuilder::new()
-        .with_resource::<CapiCluster>()
-        .with_resource::<MachineDeployment>()
-        .with_resource::<KubeadmControlPlane>()
-        .with_resource::<KubeadmConfigTemplate>()
-        .with_resource::<OpenStackMachineTemplate>()
+/// The in-memory API serving what `init` reads and applies: the common types, RBAC, Deployments,
+/// the control plane and the OpenStack machine templates.
+fn api() -> common::FakeApi {
+    let mut types = common::all_types();
+    types.extend(common::authz::rbac_types());
+    types.extend([
+        common::t("apps", &["v1"], "deployments", "Deployment", true, true, false),
+        common::t(
+            "controlplane.cluster.x-k8s.io",
+            &["v1beta2"],
+            "kubeadmcontrolplanes",
+            "KubeadmControlPlane",
+            true,
+            true,
+            false,
+        ),
+        common::t(
+            "infrastructure.cluster.x-k8s.io",
+            &["v1beta1"],
+            "openstackmachinetemplates",
+            "OpenStackMachineTemplate",
+            true,
+            false,
+            false,
+        ),
+    ]);
+    common::FakeApi::with_types(types)
+}
+
+/// A client of the in-memory API holding the seed's management cluster.
+fn seeded() -> kube::Client {
+    let api = api();
+    for o in seed_objects() {
+        api.seed(o);
+    }
+    api.client()
 }
 
 /// The seed's management cluster: the Cluster, its control plane and worker MachineDeployment
@@ -125,11 +130,7 @@ fn seed_objects() -> Vec<Value> {
 
 #[tokio::test]
 async fn from_cluster_reads_version_provider_and_template_to_clone() {
-    let client = builder()
-        .with_runtime_objects(seed_objects())
-        .build()
-        .await
-        .unwrap();
+    let client = seeded();
     let d = live::read_defaults(&client, "capi-ovh", None, None, None)
         .await
         .unwrap();
@@ -167,11 +168,7 @@ async fn from_cluster_reads_version_provider_and_template_to_clone() {
 
 #[tokio::test]
 async fn from_cluster_errors_name_what_is_missing() {
-    let client = builder()
-        .with_runtime_objects(seed_objects())
-        .build()
-        .await
-        .unwrap();
+    let client = seeded();
     let err = live::read_defaults(&client, "capi-ovh", Some("other"), None, None)
         .await
         .unwrap_err()
@@ -195,7 +192,7 @@ async fn from_cluster_errors_name_what_is_missing() {
         err.starts_with("management cluster: get openstackmachinetemplates.infrastructure.cluster.x-k8s.io/missing-template in namespace capi-ovh: "),
         "{err}"
     );
-    let empty = builder().build().await.unwrap();
+    let empty = api().client();
     let err = live::read_defaults(&empty, "capi-ovh", None, None, None)
         .await
         .unwrap_err()
@@ -208,21 +205,8 @@ async fn from_cluster_errors_name_what_is_missing() {
 
 #[tokio::test]
 async fn apply_uses_server_side_apply_with_our_field_manager() {
-    let seen: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
-    let record = seen.clone();
-    let funcs = interceptor::Funcs::new().patch(move |ctx| {
-        record.lock().unwrap().push((
-            ctx.name.to_string(),
-            format!("{:?}", ctx.patch_type),
-            ctx.params.field_manager.clone().unwrap_or_default(),
-        ));
-        Ok(None)
-    });
-    let client = builder()
-        .with_interceptor_funcs(funcs)
-        .build()
-        .await
-        .unwrap();
+    let fake = api();
+    let client = fake.client();
     let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     inp.separate_management = true;
     inp.management_kubeconfig = Some(
@@ -240,8 +224,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
         "management: serviceaccount/capi-ovh-karpenter-capi serverside-applied"
     );
     assert_eq!(lines.len(), bundle.management.len());
-    // The fake serves neither cluster-scoped custom resources (NodePool, ClusterAPINodeClass) nor
-    // apply on a Namespace's own path ("Invalid path"); the rest of the workload bundle is applied.
+    // The workload bundle but its Namespace and Karpenter objects (applied in tests/it/rbac_authz.rs).
     let workload: Vec<_> = bundle
         .workload
         .iter()
@@ -252,16 +235,20 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
         .await
         .unwrap();
 
-    {
-        // Scoped: the interceptor takes this lock again on the re-apply below.
-        let seen = seen.lock().unwrap();
-        assert_eq!(seen.len(), bundle.management.len() + workload.len());
-        assert!(
-            seen.iter()
-                .all(|(_, t, m)| t == "ApplyPatch" && m == "karpenter-capi"),
-            "{seen:?}"
-        );
-    }
+    // Every write was a server-side apply (PATCH, apply-patch+yaml) by our field manager.
+    let writes: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .collect();
+    assert_eq!(writes.len(), bundle.management.len() + workload.len());
+    assert!(
+        writes.iter().all(|r| r.method == "PATCH"
+            && r.content_type.contains("apply-patch")
+            && r.query.contains("fieldManager=karpenter-capi")),
+        "{:?}",
+        writes.iter().map(|r| r.line()).collect::<Vec<_>>()
+    );
 
     let mds: Api<MachineDeployment> = Api::namespaced(client.clone(), "capi-ovh");
     let md = mds.get("capi-ovh-karpenter-c3-8").await.unwrap();
@@ -324,19 +311,9 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
 
 #[tokio::test]
 async fn apply_failures_name_cluster_verb_and_object() {
-    let funcs = interceptor::Funcs::new().patch(|ctx| {
-        if ctx.name == "capi-ovh-karpenter-capi" {
-            return Err(kube_fake_client::Error::Internal(
-                "forbidden by test".to_string(),
-            ));
-        }
-        Ok(None)
-    });
-    let client = builder()
-        .with_interceptor_funcs(funcs)
-        .build()
-        .await
-        .unwrap();
+    let fake = api();
+    fake.fail("PATCH", "serviceaccounts/capi-ovh-karpenter-capi", 500, 10);
+    let client = fake.client();
     let bundle = render(
         &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
         &Templates::default(),
@@ -475,7 +452,7 @@ async fn token_errors_say_what_to_do() {
 
 #[tokio::test]
 async fn reapplying_keeps_the_replicas_the_controller_set() {
-    let client = builder().build().await.unwrap();
+    let client = api().client();
     let bundle = render(
         &support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS),
         &Templates::default(),

@@ -208,8 +208,7 @@ async fn forbidden_list_names_cluster_verb_resource_and_namespace() {
 
 #[tokio::test]
 async fn unreachable_cluster_names_the_cluster_and_what_to_check() {
-    // Test builds carry two rustls providers (kube-fake-client brings aws-lc-rs): pick ring, as
-    // `kube::client::connect` does.
+    // Pick ring as rustls's provider, as `kube::client::connect` does.
     let _ = rustls::crypto::ring::default_provider().install_default();
     // Nothing listens on port 9 of the loopback interface: the connection is refused.
     let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());

@@ -1,6 +1,6 @@
 //! An in-memory Kubernetes API server for the shell tests, served to `kube::Client` as a
-//! `tower::Service`. kube-fake-client 0.3 has no `scale` subresource, no Eviction API, no
-//! `generateName`, no watches and treats every custom resource as namespaced, so this fake
+//! `tower::Service` (kube-fake-client 0.3, tried first, has no `scale` subresource, no Eviction
+//! API, no `generateName`, no watches and treats every custom resource as namespaced); it
 //! covers exactly what the shell uses: discovery by group/version/plural (404 when a CRD is not
 //! installed), list (with watch streams), get, create (generateName, uid, resourceVersion),
 //! merge patch and server-side apply (with `metadata.resourceVersion` as a precondition),
@@ -36,7 +36,7 @@ pub struct TypeInfo {
     pub scale: bool,
 }
 
-fn t(
+pub fn t(
     group: &'static str,
     versions: &[&'static str],
     plural: &'static str,
