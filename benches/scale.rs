@@ -420,6 +420,14 @@ fn main() {
                 scheduling(n.parse().expect("a count"), strategy);
             }
             ["mix", n] => full_mix(n.parse().expect("a count"), StrategyName::Cost),
+            ["controller", "sized", m, n, b, p] => controller_plan(
+                "sized",
+                m.parse().expect("a count"),
+                n.parse().expect("a count"),
+                b.parse().expect("a count"),
+                p.parse().expect("a count"),
+                true,
+            ),
             ["controller", label] => match *label {
                 "busy" => controller_plan("busy", 100, 1000, 10_000, 10_000, true),
                 "underutilized" => controller_plan("underutilized", 100, 1000, 3_000, 0, true),

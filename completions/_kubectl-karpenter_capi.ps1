@@ -63,8 +63,11 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('--expire-after', '--expire-after', [CompletionResultType]::ParameterName, 'NodePool expireAfter (a duration such as 720h, or Never)')
             [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back')
             [CompletionResult]::new('--output-dir', '--output-dir', [CompletionResultType]::ParameterName, 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing. Only the files init generates are written (all or none); other files in DIR are never touched')
-            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Container image of the controller Deployment [required; asked on a terminal]')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'Container image of the controller Deployment [default: this version''s image, ghcr.io/karpenter-capi/kubectl-karpenter-capi:v0.1.0; offered on a terminal]')
             [CompletionResult]::new('--controller-kubeconfig', '--controller-kubeconfig', [CompletionResultType]::ParameterName, 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster')
+            [CompletionResult]::new('--expected-pods', '--expected-pods', [CompletionResultType]::ParameterName, 'Pods the cluster is expected to hold: sizes the controller Deployment''s memory request and limit (about 10 MiB + 10 KiB per pod + 58 KiB per node, plus 25%; README "Memory sizing")')
+            [CompletionResult]::new('--expected-nodes', '--expected-nodes', [CompletionResultType]::ParameterName, 'Nodes the cluster is expected to hold [default: expected pods / 10]')
+            [CompletionResult]::new('--token-duration', '--token-duration', [CompletionResultType]::ParameterName, 'With --apply and a separate management cluster: how long the controller''s token is valid (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'With --apply: `none` applies, `server` sends a server-side dry run, `client` (or `--dry-run` alone) prints what would be applied without contacting the clusters')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
@@ -88,13 +91,15 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)')
+            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'kubectl-karpenter_capi;init;kubeconfig' {
             [CompletionResult]::new('--cluster-name', '--cluster-name', [CompletionResultType]::ParameterName, 'Name of the Cluster API Cluster (names the ServiceAccount)')
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'The API server URL as the workload cluster reaches it [default: the management kubeconfig''s]')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'How long the token is valid (a Go duration, at least 10m). The API server issues it (TokenRequest) and may cap it; re-run before it expires to rotate')
+            [CompletionResult]::new('--output-file', '--output-file', [CompletionResultType]::ParameterName, 'Write to FILE (mode 0600, replaced whole) instead of standard output')
             [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of that Secret (the controller''s namespace)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
@@ -108,7 +113,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
             [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one API request before giving up, as kubectl''s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client''s own (30s to connect)')
-            [CompletionResult]::new('--secret', '--secret', [CompletionResultType]::ParameterName, 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig')
+            [CompletionResult]::new('--secret', '--secret', [CompletionResultType]::ParameterName, 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig (annotated karpenter-capi.sh/token-expires with the token''s expiry)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -116,7 +121,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             break
         }
         'kubectl-karpenter_capi;init;help' {
-            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)')
+            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -291,7 +296,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             break
         }
         'kubectl-karpenter_capi;help;init' {
-            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)')
+            [CompletionResult]::new('kubeconfig', 'kubeconfig', [CompletionResultType]::ParameterValue, 'Print a kubeconfig for the controller''s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)')
             break
         }
         'kubectl-karpenter_capi;help;init;kubeconfig' {

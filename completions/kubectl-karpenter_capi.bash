@@ -506,7 +506,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__init)
-            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --force --prune --image --controller-kubeconfig --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version kubeconfig help"
+            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --force --prune --image --controller-kubeconfig --expected-pods --expected-nodes --token-duration --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version kubeconfig help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -577,6 +577,18 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --controller-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expected-pods)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expected-nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-duration)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -682,7 +694,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__init__subcmd__kubeconfig)
-            opts="-n -o -v -h -V --cluster-name --server --secret --controller-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-n -o -v -h -V --cluster-name --server --secret --duration --output-file --controller-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -693,6 +705,14 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

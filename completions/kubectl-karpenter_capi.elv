@@ -59,8 +59,11 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --expire-after 'NodePool expireAfter (a duration such as 720h, or Never)'
             cand --templates 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back'
             cand --output-dir 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing. Only the files init generates are written (all or none); other files in DIR are never touched'
-            cand --image 'Container image of the controller Deployment [required; asked on a terminal]'
+            cand --image 'Container image of the controller Deployment [default: this version''s image, ghcr.io/karpenter-capi/kubectl-karpenter-capi:v0.1.0; offered on a terminal]'
             cand --controller-kubeconfig 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster'
+            cand --expected-pods 'Pods the cluster is expected to hold: sizes the controller Deployment''s memory request and limit (about 10 MiB + 10 KiB per pod + 58 KiB per node, plus 25%; README "Memory sizing")'
+            cand --expected-nodes 'Nodes the cluster is expected to hold [default: expected pods / 10]'
+            cand --token-duration 'With --apply and a separate management cluster: how long the controller''s token is valid (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires'
             cand --dry-run 'With --apply: `none` applies, `server` sends a server-side dry run, `client` (or `--dry-run` alone) prints what would be applied without contacting the clusters'
             cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context of the workload cluster'
@@ -84,12 +87,14 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kubectl-karpenter_capi;init;kubeconfig'= {
             cand --cluster-name 'Name of the Cluster API Cluster (names the ServiceAccount)'
             cand --server 'The API server URL as the workload cluster reaches it [default: the management kubeconfig''s]'
+            cand --duration 'How long the token is valid (a Go duration, at least 10m). The API server issues it (TokenRequest) and may cap it; re-run before it expires to rotate'
+            cand --output-file 'Write to FILE (mode 0600, replaced whole) instead of standard output'
             cand --controller-namespace 'Namespace of that Secret (the controller''s namespace)'
             cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context of the workload cluster'
@@ -103,14 +108,14 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
             cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
             cand --request-timeout 'How long to wait for one API request before giving up, as kubectl''s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client''s own (30s to connect)'
-            cand --secret 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig'
+            cand --secret 'Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig (annotated karpenter-capi.sh/token-expires with the token''s expiry)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'kubectl-karpenter_capi;init;help'= {
-            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kubectl-karpenter_capi;init;help;kubeconfig'= {
@@ -275,7 +280,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kubectl-karpenter_capi;help;init'= {
-            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, from its token Secret on the live management cluster (apply the management bundle first)'
+            cand kubeconfig 'Print a kubeconfig for the controller''s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)'
         }
         &'kubectl-karpenter_capi;help;init;kubeconfig'= {
         }

@@ -3,7 +3,9 @@
 //! shaped like real API objects), then runs controller passes (snapshot + plan) over them, and
 //! reports the peak resident set size (VmHWM from /proc/self/status).
 //!
-//! Run: `cargo run --example memory` (add `--release` for plan times; memory is the same).
+//! Run: `cargo run --example memory [PODS [NODES]]` (default 5,000 and 500; add `--release` for
+//! plan times; memory is the same). Two sizes give the per-pod and per-node figures `init
+//! --expected-pods` sizes the Deployment's memory with.
 
 use std::time::Instant;
 
@@ -14,8 +16,16 @@ use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
 
-const PODS: usize = 5_000;
-const NODES: usize = 500;
+/// Pods and nodes of the run (arguments 1 and 2).
+static SIZE: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+
+fn pods() -> usize {
+    SIZE.get().map_or(5_000, |s| s.0)
+}
+
+fn nodes() -> usize {
+    SIZE.get().map_or(500, |s| s.1)
+}
 const MDS: usize = 50;
 
 fn status_kib(field: &str) -> u64 {
@@ -121,7 +131,7 @@ fn machine(i: usize) -> Value {
 fn pod(i: usize) -> Value {
     let bound = !i.is_multiple_of(50); // 100 pending pods, the rest running
     let app = format!("app-{}", i % 200);
-    let mut status = json!({"phase": "Running", "podIP": format!("10.1.{}.{}", i / 256, i % 256), "hostIP": format!("10.0.{}.{}", (i % NODES) / 256, (i % NODES) % 256),
+    let mut status = json!({"phase": "Running", "podIP": format!("10.1.{}.{}", i / 256, i % 256), "hostIP": format!("10.0.{}.{}", (i % nodes()) / 256, (i % nodes()) % 256),
         "startTime": "2026-11-30T09:00:00Z", "qosClass": "Burstable",
         "conditions": (["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"].iter().map(|t| json!({"type": t, "status": "True", "lastTransitionTime": "2026-11-30T09:00:00Z"})).collect::<Vec<_>>()),
         "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "started": true, "image": format!("registry.example.com/{app}:v1.2.3"),
@@ -149,7 +159,7 @@ fn pod(i: usize) -> Value {
             {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]
     });
     if bound {
-        spec["nodeName"] = json!(format!("node-{:03}", i % NODES));
+        spec["nodeName"] = json!(format!("node-{:03}", i % nodes()));
     }
     json!({
         "apiVersion": "v1", "kind": "Pod",
@@ -166,6 +176,13 @@ fn pod(i: usize) -> Value {
 }
 
 fn main() {
+    let arg = |n: usize, default: usize| {
+        std::env::args()
+            .nth(n)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(default)
+    };
+    let _ = SIZE.set((arg(1, 5_000), arg(2, 500)));
     let before = status_kib("VmRSS:");
     // Generated per type and fed to the store one object at a time, as a watcher's pages are:
     // the generator's JSON never piles up.
@@ -186,10 +203,10 @@ fn main() {
                     "containers": [{"name": "agent", "image": "quay.io/cilium/cilium:v1.18.0", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}}}),
             )),
             "machinedeployments" => Box::new((0..MDS).map(md)),
-            "nodes" => Box::new((0..NODES).map(node)),
-            "nodeclaims" => Box::new((0..NODES).map(nodeclaim)),
-            "machines" => Box::new((0..NODES).map(machine)),
-            "pods" => Box::new((0..PODS).map(pod)),
+            "nodes" => Box::new((0..nodes()).map(node)),
+            "nodeclaims" => Box::new((0..nodes()).map(nodeclaim)),
+            "machines" => Box::new((0..nodes()).map(machine)),
+            "pods" => Box::new((0..pods()).map(pod)),
             _ => Box::new(std::iter::empty()),
         }
     };
@@ -254,7 +271,9 @@ fn main() {
     let after = status_kib("VmRSS:");
     let peak = status_kib("VmHWM:");
     println!(
-        "objects in stores:        {count} ({PODS} pods, {NODES} nodes, {NODES} NodeClaims, {NODES} Machines, {MDS} MachineDeployments)"
+        "objects in stores:        {count} ({} pods, {n} nodes, {n} NodeClaims, {n} Machines, {MDS} MachineDeployments)",
+        pods(),
+        n = nodes()
     );
     println!(
         "RSS before:               {:.1} MiB",

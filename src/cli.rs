@@ -410,7 +410,7 @@ pub enum LogFormat {
   # The seed's OVH setup, printed (management bundle, then workload bundle)
   kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh \\
     --kubernetes-version v1.36.1 --infrastructure-kind openstack \\
-    --machine-image ubuntu-2404-noble --image ghcr.io/me/karpenter-capi:v0.1.0 \\
+    --machine-image ubuntu-2404-noble \\
     --flavor c3-4:cpu=2,memory=4G,price=0.05 \\
     --flavor c3-8:cpu=4,memory=8G,price=0.10 \\
     --flavor c3-16:cpu=8,memory=16G,price=0.20 --yes
@@ -421,12 +421,13 @@ pub enum LogFormat {
 
   # Defaults from the live management cluster, server-side applied (dry run first)
   kubectl karpenter-capi init -n capi-ovh --cluster-name capi-ovh --from-cluster \\
-    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml --image IMAGE \\
+    --management-kubeconfig mgmt.kubeconfig --flavors flavors.yaml \\
     --apply --dry-run=server
 
-  # A least-privilege kubeconfig for the controller, from its ServiceAccount token
-  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh \\
-    --management-kubeconfig mgmt.kubeconfig"
+  # A least-privilege kubeconfig for the controller: a 30-day ServiceAccount token, as the
+  # workload Secret (re-run before it expires to rotate)
+  kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --duration 720h \\
+    --management-kubeconfig mgmt.kubeconfig --secret | kubectl apply -f -"
 )]
 pub struct InitArgs {
     /// `init kubeconfig`: mint a kubeconfig for the controller's management ServiceAccount.
@@ -501,13 +502,33 @@ pub struct InitArgs {
     /// generates (e.g. of a removed flavor); without it they are only listed as stale.
     #[arg(long, requires = "output_dir")]
     pub prune: bool,
-    /// Container image of the controller Deployment [required; asked on a terminal].
-    #[arg(long, value_name = "IMAGE")]
+    /// Container image of the controller Deployment.
+    #[arg(
+        long,
+        value_name = "IMAGE",
+        help = concat!(
+            "Container image of the controller Deployment [default: this version's image, ",
+            "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v",
+            env!("CARGO_PKG_VERSION"),
+            "; offered on a terminal]"
+        )
+    )]
     pub image: Option<String>,
     /// The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in
     /// a Secret on the workload cluster.
     #[arg(long, value_name = "FILE")]
     pub controller_kubeconfig: Option<PathBuf>,
+    /// Pods the cluster is expected to hold: sizes the controller Deployment's memory request and
+    /// limit (about 10 MiB + 10 KiB per pod + 58 KiB per node, plus 25%; README "Memory sizing").
+    #[arg(long, default_value_t = crate::setup::sizing::DEFAULT_EXPECTED_PODS, value_name = "N")]
+    pub expected_pods: u64,
+    /// Nodes the cluster is expected to hold [default: expected pods / 10].
+    #[arg(long, value_name = "N")]
+    pub expected_nodes: Option<u64>,
+    /// With --apply and a separate management cluster: how long the controller's token is valid
+    /// (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires.
+    #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
+    pub token_duration: crate::model::duration::GoDuration,
     /// Apply both bundles with server-side apply (field manager karpenter-capi): the management
     /// bundle to --management-kubeconfig/--management-context, the workload bundle to
     /// --kubeconfig/--context.
@@ -537,8 +558,8 @@ pub struct InitArgs {
 /// Subcommands of `init`.
 #[derive(Debug, Subcommand)]
 pub enum InitCommand {
-    /// Print a kubeconfig for the controller's management ServiceAccount, from its token Secret
-    /// on the live management cluster (apply the management bundle first).
+    /// Print a kubeconfig for the controller's management ServiceAccount, with a token the live
+    /// management cluster issues for --duration (apply the management bundle first).
     Kubeconfig(InitKubeconfigArgs),
 }
 
@@ -552,9 +573,17 @@ pub struct InitKubeconfigArgs {
     /// kubeconfig's].
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig.
+    /// Print a Secret for the workload cluster holding the kubeconfig instead of the kubeconfig
+    /// (annotated karpenter-capi.sh/token-expires with the token's expiry).
     #[arg(long)]
     pub secret: bool,
+    /// How long the token is valid (a Go duration, at least 10m). The API server issues it
+    /// (TokenRequest) and may cap it; re-run before it expires to rotate.
+    #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
+    pub duration: crate::model::duration::GoDuration,
+    /// Write to FILE (mode 0600, replaced whole) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
     /// Namespace of that Secret (the controller's namespace).
     #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
     pub controller_namespace: String,

@@ -72,7 +72,11 @@ pub async fn load_live(
     now: Timestamp,
     review_access: bool,
 ) -> Result<Loaded> {
-    let snapshot = crate::kube::list::live_snapshot(workload, management, namespace).await?;
+    let mut snapshot = crate::kube::list::live_snapshot(workload, management, namespace).await?;
+    if review_access {
+        let found = credential_secrets(workload, management, &snapshot).await;
+        snapshot.objects.extend(found);
+    }
     let identity = if review_access {
         let namespaces = diagnose::access::capi_namespaces(&snapshot);
         Some(
@@ -92,6 +96,73 @@ pub async fn load_live(
         now,
         identity,
     })
+}
+
+/// The Secrets the credential checks judge ([`diagnose::credentials`]), read for `doctor` only
+/// (the controller never reads Secrets): the controller's management kubeconfig Secret in each
+/// namespace a controller pod runs in (and the default one) on the workload cluster, and the
+/// legacy ServiceAccount token Secrets in the Cluster API namespaces on the management cluster.
+/// What cannot be read is left unchecked, with a warning unless it simply does not exist.
+pub async fn credential_secrets(
+    workload: &kube::Client,
+    management: &kube::Client,
+    snapshot: &Snapshot,
+) -> Vec<crate::model::object::RawObject> {
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::api::{Api, ListParams};
+
+    use crate::setup::render::names;
+    let mut controller_namespaces: Vec<String> = snapshot
+        .pods
+        .iter()
+        .filter(|p| diagnose::controller::is_controller_pod(p))
+        .map(|p| p.demand.namespace.clone())
+        .collect();
+    controller_namespaces.push(names::WORKLOAD_IDENTITY.to_string());
+    controller_namespaces.sort();
+    controller_namespaces.dedup();
+    let mut values = Vec::new();
+    let skipped = |what: &str, e: kube::Error| {
+        if crate::kube::errors::status_code(&e) != Some(404) {
+            tracing::warn!("doctor: cannot read {what} ({e}); its token lifetime is not checked");
+        }
+    };
+    for ns in &controller_namespaces {
+        let api: Api<Secret> = Api::namespaced(workload.clone(), ns);
+        match api.get(names::MANAGEMENT_KUBECONFIG_SECRET).await {
+            Ok(s) => values.push((s, "workload cluster")),
+            Err(e) => skipped(
+                &format!(
+                    "secrets/{} in namespace {ns} on the workload cluster",
+                    names::MANAGEMENT_KUBECONFIG_SECRET
+                ),
+                e,
+            ),
+        }
+    }
+    let legacy = ListParams::default().fields(&format!(
+        "type={}",
+        diagnose::credentials::LEGACY_TOKEN_TYPE
+    ));
+    for ns in diagnose::access::capi_namespaces(snapshot) {
+        let api: Api<Secret> = Api::namespaced(management.clone(), &ns);
+        match api.list(&legacy).await {
+            Ok(list) => values.extend(list.items.into_iter().map(|s| (s, "management cluster"))),
+            Err(e) => skipped(
+                &format!("secrets in namespace {ns} on the management cluster"),
+                e,
+            ),
+        }
+    }
+    values
+        .into_iter()
+        .filter_map(|(s, origin)| {
+            let mut v = serde_json::to_value(&s).ok()?;
+            v["apiVersion"] = serde_json::json!("v1");
+            v["kind"] = serde_json::json!("Secret");
+            crate::model::object::RawObject::from_value(v, origin).ok()
+        })
+        .collect()
 }
 
 /// Runs `doctor`.

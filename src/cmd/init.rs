@@ -7,21 +7,21 @@ pub mod prompt;
 
 use std::io::IsTerminal;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::cli::{
     CapiVersion, DryRun, GlobalArgs, InitArgs, InitCommand, InitKubeconfigArgs, OutputFormat,
 };
 use crate::error::{ClusterRole, Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, config, connect};
+use crate::model::duration::GoDuration;
 use crate::render::Printer;
 use crate::setup::render::names;
 use crate::setup::{self, Bundle, FlavorSpec, SetupInput, Templates, flavor, infra};
 
 use prompt::{Ask, NoPrompt, Question, Terminal};
 
-/// How long `--apply` waits for the token controller to fill the new token Secret.
-const TOKEN_WAIT: Duration = Duration::from_secs(30);
+/// The shortest token the API server issues (`expirationSeconds` must be at least 10 minutes).
+const MIN_TOKEN_SECS: u64 = 600;
 
 /// Runs `init` or `init kubeconfig`.
 pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Outcome> {
@@ -54,7 +54,9 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     }
     let templates = load_templates(args.templates.as_deref())?;
     let controller_kubeconfig = match &args.controller_kubeconfig {
-        Some(path) => Some(read_text(path, "--controller-kubeconfig")?),
+        Some(path) => Some(setup::kubeconfig::ControllerCredential::from_kubeconfig(
+            read_text(path, "--controller-kubeconfig")?,
+        )),
         None => None,
     };
 
@@ -169,7 +171,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         None => asker.ask(&Question {
             flag: "--image",
             text: "container image of the controller",
-            default: None,
+            default: Some(setup::DEFAULT_IMAGE),
             optional: false,
             check: &image_check,
         })?,
@@ -193,6 +195,8 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         flavors,
         node_taints: args.node_taints.clone(),
         image,
+        expected_pods: args.expected_pods,
+        expected_nodes: setup::sizing::nodes_for(args.expected_pods, args.expected_nodes),
         machine_image,
         clone_from,
         controller_namespace: args.controller_namespace.clone(),
@@ -210,7 +214,13 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         };
         let dry_run = args.dry_run == DryRun::Server;
         return rt.block_on(apply_both(
-            global, &input, &templates, bundle, dry_run, printer,
+            global,
+            &input,
+            &templates,
+            bundle,
+            dry_run,
+            args.token_duration,
+            printer,
         ));
     }
     if args.dry_run == DryRun::Server {
@@ -255,6 +265,7 @@ async fn apply_both(
     templates: &Templates,
     mut bundle: Bundle,
     dry_run: bool,
+    token_duration: GoDuration,
     printer: &Printer,
 ) -> Result<Outcome> {
     let management = ClusterTarget::management(global);
@@ -268,17 +279,27 @@ async fn apply_both(
             printer.line("management: the controller's kubeconfig Secret is minted only on a real apply (its token does not exist in a dry run)")?;
         } else {
             let mgmt_config = config(&management).await?;
-            let token = names::management_token(&input.cluster_name);
-            let (token, ca) = live::read_token(&mgmt, &input.namespace, &token, TOKEN_WAIT).await?;
-            let kubeconfig = setup::kubeconfig::render(&setup::kubeconfig::TokenKubeconfig {
-                server: live::server_url(&mgmt_config),
-                ca_base64: ca,
-                token,
-                namespace: input.namespace.clone(),
-                user: names::management_identity(&input.cluster_name),
-            })?;
+            let minted = live::request_token(
+                &mgmt,
+                &input.namespace,
+                &names::management_identity(&input.cluster_name),
+                token_seconds(token_duration, "--token-duration")?,
+            )
+            .await?;
+            note_capped(minted.expires, token_duration);
+            let credential = setup::kubeconfig::ControllerCredential::minted(
+                &setup::kubeconfig::TokenKubeconfig {
+                    server: live::server_url(&mgmt_config),
+                    ca_base64: ca_of(&mgmt_config),
+                    token: minted.token,
+                    token_file: None,
+                    namespace: input.namespace.clone(),
+                    user: names::management_identity(&input.cluster_name),
+                },
+                minted.expires,
+            )?;
             let mut with_secret = input.clone();
-            with_secret.management_kubeconfig = Some(kubeconfig);
+            with_secret.management_kubeconfig = Some(credential);
             bundle = setup::render::render(&with_secret, templates)?;
         }
     }
@@ -289,7 +310,9 @@ async fn apply_both(
     Ok(Outcome::Success)
 }
 
-/// `init kubeconfig`: a kubeconfig for the controller's management ServiceAccount.
+/// `init kubeconfig`: a kubeconfig for the controller's management ServiceAccount, holding a
+/// token the API server issues for `--duration` (TokenRequest). Re-running it before the token
+/// expires is the rotation (README, "Credentials").
 fn kubeconfig(
     global: &GlobalArgs,
     args: &InitKubeconfigArgs,
@@ -301,34 +324,86 @@ fn kubeconfig(
         .ok_or_else(|| Error::usage("--namespace is required: the Cluster API Cluster's namespace on the management cluster"))?;
     flavor::check_dns_label(&args.cluster_name)
         .map_err(|p| Error::usage(format!("--cluster-name: {p}")))?;
+    let seconds = token_seconds(args.duration, "--duration")?;
     let management = ClusterTarget::management(global);
     let rt = runtime()?;
-    let text = rt.block_on(async {
+    let (kubeconfig, expires) = rt.block_on(async {
         let client = connect(&management).await?;
+        let mgmt_config = config(&management).await?;
         let server = match &args.server {
             Some(s) => s.clone(),
-            None => live::server_url(&config(&management).await?),
+            None => live::server_url(&mgmt_config),
         };
-        let secret = names::management_token(&args.cluster_name);
-        let (token, ca) = live::read_token(&client, &namespace, &secret, Duration::ZERO).await?;
-        setup::kubeconfig::render(&setup::kubeconfig::TokenKubeconfig {
+        let identity = names::management_identity(&args.cluster_name);
+        let minted = live::request_token(&client, &namespace, &identity, seconds).await?;
+        let kubeconfig = setup::kubeconfig::TokenKubeconfig {
             server,
-            ca_base64: ca,
-            token,
+            ca_base64: ca_of(&mgmt_config),
+            token: minted.token,
+            token_file: None,
             namespace: namespace.clone(),
-            user: names::management_identity(&args.cluster_name),
-        })
+            user: identity,
+        };
+        Ok::<_, Error>((kubeconfig, minted.expires))
     })?;
-    if args.secret {
-        let secret = setup::kubeconfig::secret(&args.controller_namespace, &text)?;
-        printer.write(&format!(
+    note_capped(expires, args.duration);
+    let out = if args.secret {
+        // In the cluster the kubeconfig reads the token from the file beside it, so re-running
+        // this (rotation) reaches the running controller without a restart.
+        let credential = setup::kubeconfig::ControllerCredential::minted(&kubeconfig, expires)?;
+        let secret = setup::kubeconfig::secret(&args.controller_namespace, &credential)?;
+        format!(
             "{}\n{secret}",
             setup::target_comment(ClusterRole::Workload, Some(&args.controller_namespace))
-        ))?;
+        )
     } else {
-        printer.write(&text)?;
+        setup::kubeconfig::render(&kubeconfig)?
+    };
+    match &args.output_file {
+        // It holds a credential: created 0600, replaced whole.
+        Some(path) => {
+            output::write_private(path, &out)?;
+            eprintln!(
+                "wrote {} (mode 0600); the token expires at {expires}",
+                path.display()
+            );
+        }
+        None => printer.write(&out)?,
     }
     Ok(Outcome::Success)
+}
+
+/// A token lifetime in seconds, at least the API server's minimum.
+fn token_seconds(d: GoDuration, flag: &str) -> Result<i64> {
+    if d.as_secs() < MIN_TOKEN_SECS {
+        return Err(Error::usage(format!(
+            "{flag} {d}: a ServiceAccount token lives at least 10m (the API server's minimum)"
+        )));
+    }
+    Ok(d.as_secs_i64())
+}
+
+/// Says so when the API server granted a shorter token than asked for (its
+/// `--service-account-max-token-expiration` caps it).
+fn note_capped(expires: jiff::Timestamp, asked: GoDuration) {
+    let wanted = jiff::Timestamp::now()
+        .as_second()
+        .saturating_add(asked.as_secs_i64());
+    // A minute of slack for the round trip.
+    if expires.as_second() + 60 < wanted {
+        eprintln!(
+            "note: the API server issued the token until {expires}, shorter than the {asked} asked for (its --service-account-max-token-expiration); rotate before then"
+        );
+    }
+}
+
+/// The CA bundle the management kubeconfig trusts, for the controller's kubeconfig (same server,
+/// same CA); None when it trusts the system roots.
+fn ca_of(config: &kube::Config) -> Option<String> {
+    config
+        .root_cert
+        .as_deref()
+        .and_then(setup::kubeconfig::pem_base64)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

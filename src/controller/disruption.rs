@@ -94,6 +94,18 @@ pub fn disrupt(
     // Empty, and the room they take is not a home for displaced pods.
     let (pending_room, reserved) = reserve_for_pending_pods(snapshot);
     let reserved = reserved.as_ref().unwrap_or(snapshot);
+    // The pods of each node, indexed once: a scan of every pod per candidate is quadratic at
+    // thousands of nodes.
+    let mut by_node: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (i, p) in snapshot.pods.iter().enumerate() {
+        if let Some(n) = p.node_name.as_deref().filter(|_| !p.terminal) {
+            by_node.entry(n).or_default().push(i);
+        }
+    }
+    let indices = |node: &str| by_node.get(node).map(Vec::as_slice).unwrap_or(&[]);
+    let pods_on = |_: &Snapshot, node: &str| -> Vec<&PodRecord> {
+        indices(node).iter().map(|&i| &snapshot.pods[i]).collect()
+    };
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -227,16 +239,10 @@ pub fn disrupt(
                             claim: claim.name.clone(),
                             node: node.name.clone(),
                             price: claim_price(snapshot, claim),
-                            pods: snapshot
-                                .pods
+                            pods: indices(&node.name)
                                 .iter()
-                                .enumerate()
-                                .filter(|(_, p)| {
-                                    !p.terminal
-                                        && !p.daemon
-                                        && p.node_name.as_deref() == Some(node.name.as_str())
-                                })
-                                .map(|(i, _)| i)
+                                .copied()
+                                .filter(|&i| !snapshot.pods[i].daemon)
                                 .collect(),
                         });
                     }

@@ -4,7 +4,8 @@
 //! One module per area: [`setup`] (NodePools, node classes, member MachineDeployments and their
 //! bootstrap templates), [`shapes`] (objects older versions left), [`scope`] (one Cluster per
 //! controller), [`nodeclaims`] (the chain from NodeClaim to Machine to Node),
-//! [`access`] (the management identity's RBAC) and [`controller`] (the controller's own pods).
+//! [`access`] (the management identity's RBAC), [`credentials`] (its token's lifetime) and
+//! [`controller`] (the controller's own pods).
 //!
 //! # Guarantees
 //! Every finding names a cause code, a severity, a `Kind/namespace/name` subject (`Kind/name`
@@ -13,6 +14,7 @@
 
 pub mod access;
 pub mod controller;
+pub mod credentials;
 pub mod explain;
 pub mod nodeclaims;
 pub mod scope;
@@ -170,6 +172,14 @@ pub enum Cause {
     InsufficientManagementAccess,
     /// The management identity has exactly what `run` needs.
     ManagementAccessOk,
+    /// The controller's management token has expired.
+    ManagementTokenExpired,
+    /// The controller's management token expires within 7 days.
+    ManagementTokenExpiring,
+    /// The controller's management token is valid for more than 7 days.
+    ManagementTokenOk,
+    /// A token that never expires (a legacy ServiceAccount token Secret, or one without `exp`).
+    LongLivedToken,
     // Controller.
     /// The controller's image cannot be pulled.
     ControllerImagePullFailed,
@@ -274,6 +284,7 @@ pub fn run(
     oddities(snapshot, &mut findings);
     nodeclaims::check(snapshot, now, config, &mut findings);
     access::check(snapshot, access_source, &mut findings);
+    credentials::check(snapshot, now, &mut findings);
     controller::check(snapshot, &mut findings);
     // Stable: areas in display order, input order within each.
     findings.sort_by_key(|f| f.area);

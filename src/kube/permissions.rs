@@ -146,6 +146,16 @@ pub const LEADER_ELECTION: &[Permission] = &[Permission {
     verbs: &["get", "create", "update"],
 }];
 
+/// What `init kubeconfig` (and `init --apply` with a separate management cluster) needs of the
+/// identity running it on the management cluster, in the Cluster's namespace, besides applying
+/// the bundle: a TokenRequest for the controller's ServiceAccount. Never granted to the
+/// controller (it could then extend its own credential); `doctor` reports it there as excess.
+pub const INIT_TOKEN: &[Permission] = &[Permission {
+    group: "",
+    resource: "serviceaccounts/token",
+    verbs: &["create"],
+}];
+
 /// Whether a permission list grants `verb` on `group`/`resource`.
 pub fn allows(list: &[Permission], group: &str, resource: &str, verb: &str) -> bool {
     list.iter()

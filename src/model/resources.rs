@@ -74,6 +74,29 @@ impl fmt::Display for Shortfall {
 }
 
 impl Resources {
+    /// How many copies of these requests fit in `free`, resource by resource (unbounded when
+    /// nothing is requested).
+    pub fn copies_in(&self, free: &Resources) -> i64 {
+        let per = |need: i64, have: i64| {
+            if need <= 0 {
+                i64::MAX
+            } else {
+                (have / need).max(0)
+            }
+        };
+        let mut k = per(self.cpu_millis, free.cpu_millis)
+            .min(per(self.memory_bytes, free.memory_bytes))
+            .min(per(
+                self.ephemeral_storage_bytes,
+                free.ephemeral_storage_bytes,
+            ))
+            .min(per(self.pods, free.pods));
+        for (name, v) in &self.extended {
+            k = k.min(per(*v, free.extended.get(name).copied().unwrap_or(0)));
+        }
+        k
+    }
+
     /// Reads a Kubernetes resource list (`{cpu: "4", memory: 8Gi}`); returns the offending
     /// resource name with the error. An amount beyond `i64` (`9Ei`) is the largest value
     /// ([`crate::model::odd`] reports it); sums and differences saturate, so it stays that.

@@ -286,12 +286,21 @@ impl Snapshot {
     pub fn in_flight_claims(
         &self,
     ) -> impl Iterator<Item = &super::nodeclaim::NodeClaimRecord> + '_ {
+        // Sets built once: a scan of the nodes per claim is quadratic at thousands of nodes.
+        let names: std::collections::HashSet<&str> =
+            self.nodes.iter().map(|n| n.name.as_str()).collect();
+        let provider_ids: std::collections::HashSet<&str> = self
+            .nodes
+            .iter()
+            .filter_map(|n| n.provider_id.as_deref())
+            .collect();
         self.nodeclaims.iter().filter(move |c| {
             !c.deleting
-                && !self.nodes.iter().any(|n| {
-                    c.node_name.as_ref() == Some(&n.name)
-                        || (c.provider_id.is_some() && n.provider_id == c.provider_id)
-                })
+                && !c.node_name.as_deref().is_some_and(|n| names.contains(n))
+                && !c
+                    .provider_id
+                    .as_deref()
+                    .is_some_and(|p| provider_ids.contains(p))
         })
     }
 }

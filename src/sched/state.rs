@@ -73,16 +73,26 @@ impl<'a> ClusterState<'a> {
             new_count: 0,
         };
         let mut by_name = HashMap::new();
+        // Claims still initializing by providerID (the first one, as a scan in order would
+        // find it): one pass over the claims, not one per node (trials build this state often).
+        let mut initializing_by_pid = HashMap::new();
+        for c in snapshot
+            .nodeclaims
+            .iter()
+            .filter(|c| !c.deleting && !c.condition_true("Initialized"))
+        {
+            if let Some(pid) = c.provider_id.as_deref() {
+                initializing_by_pid.entry(pid).or_insert(c);
+            }
+        }
         for (i, n) in snapshot.nodes.iter().enumerate() {
             by_name.insert(n.name.as_str(), state.nodes.len());
             // A node still being initialized for a NodeClaim is counted as Karpenter does: its
             // ephemeral and startup taints are about to go.
-            let initializing = snapshot.nodeclaims.iter().find(|c| {
-                !c.deleting
-                    && !c.condition_true("Initialized")
-                    && c.provider_id.is_some()
-                    && c.provider_id == n.provider_id
-            });
+            let initializing = n
+                .provider_id
+                .as_deref()
+                .and_then(|pid| initializing_by_pid.get(pid).copied());
             let taints = match initializing {
                 Some(c) => n
                     .taints

@@ -13,6 +13,7 @@ pub mod flavor;
 pub mod infra;
 pub mod kubeconfig;
 pub mod render;
+pub mod sizing;
 
 use crate::error::{ClusterRole, Error};
 use crate::model::duration::NillableDuration;
@@ -26,6 +27,13 @@ pub use render::{Bundle, Document, Templates};
 pub const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered:NoExecute";
 /// The field manager of server-side apply.
 pub const FIELD_MANAGER: &str = "karpenter-capi";
+/// The controller image `init` names unless told otherwise: the project's image (built by the
+/// `Dockerfile`) at this binary's own version, so the manifests run what generated them
+/// (`--help` spells the same name; tests/it/packaging.rs keeps them and the Dockerfile equal).
+pub const DEFAULT_IMAGE: &str = concat!(
+    "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v",
+    env!("CARGO_PKG_VERSION")
+);
 
 /// Everything `init` needs, validated.
 #[derive(Debug, Clone)]
@@ -46,6 +54,10 @@ pub struct SetupInput {
     pub node_taints: Vec<String>,
     /// The controller's container image.
     pub image: String,
+    /// Pods the cluster is expected to hold (`--expected-pods`): sizes the controller's memory.
+    pub expected_pods: u64,
+    /// Nodes it is expected to hold (`--expected-nodes`, or pods / 10).
+    pub expected_nodes: u64,
     /// OS image for providers whose template requires one (`--machine-image`).
     pub machine_image: Option<String>,
     /// An existing machine template's `spec.template.spec` to clone per flavor
@@ -62,8 +74,8 @@ pub struct SetupInput {
     /// Whether the management cluster is a different cluster: the controller then reads its
     /// kubeconfig from a Secret.
     pub separate_management: bool,
-    /// The management kubeconfig to store in that Secret, when known.
-    pub management_kubeconfig: Option<String>,
+    /// The management credential to store in that Secret, when known.
+    pub management_kubeconfig: Option<kubeconfig::ControllerCredential>,
 }
 
 impl SetupInput {

@@ -199,10 +199,6 @@ pub mod names {
     pub fn management_identity(cluster: &str) -> String {
         format!("{cluster}-karpenter-capi")
     }
-    /// The token Secret of that ServiceAccount.
-    pub fn management_token(cluster: &str) -> String {
-        format!("{cluster}-karpenter-capi-token")
-    }
     /// The controller's ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment on the
     /// workload cluster.
     pub const WORKLOAD_IDENTITY: &str = "karpenter-capi";
@@ -212,6 +208,8 @@ pub mod names {
     pub const MANAGEMENT_KUBECONFIG_SECRET: &str = "karpenter-capi-management-kubeconfig";
     /// The key of the kubeconfig in that Secret.
     pub const MANAGEMENT_KUBECONFIG_KEY: &str = "kubeconfig";
+    /// The key of a minted token in that Secret (the kubeconfig's `tokenFile`).
+    pub const MANAGEMENT_TOKEN_KEY: &str = "token";
     /// Where the Deployment mounts it.
     pub const MANAGEMENT_KUBECONFIG_DIR: &str = "/etc/karpenter-capi/management";
     /// The NodePool and ClusterAPINodeClass.
@@ -346,6 +344,7 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
         .iter()
         .map(|f| f.memory_bytes.saturating_mul(f.max))
         .sum();
+    let memory = super::sizing::controller_memory_mib(input.expected_pods, input.expected_nodes);
 
     Ok(json!({
         "cluster": {
@@ -385,7 +384,6 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
         "flavors": flavors,
         "management": {
             "service_account": names::management_identity(&input.cluster_name),
-            "token_secret": names::management_token(&input.cluster_name),
             "rules": management_rules(input),
         },
         "workload": {
@@ -396,11 +394,21 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "leader_election_role": names::LEADER_ELECTION,
             "leader_election_rules": rules(permissions::LEADER_ELECTION),
             "image": input.image,
+            "memory_request": format!("{}Mi", memory.0),
+            "memory_limit": format!("{}Mi", memory.1),
             "separate_management": input.separate_management,
             "management_secret": names::MANAGEMENT_KUBECONFIG_SECRET,
             "management_secret_key": names::MANAGEMENT_KUBECONFIG_KEY,
             "management_kubeconfig_dir": names::MANAGEMENT_KUBECONFIG_DIR,
-            "management_kubeconfig": input.management_kubeconfig,
+            "management_kubeconfig": input.management_kubeconfig.as_ref().map(|c| &c.kubeconfig),
+            "management_token_key": names::MANAGEMENT_TOKEN_KEY,
+            "management_token": input.management_kubeconfig.as_ref().and_then(|c| c.token.as_ref()),
+            "management_token_expires_annotation": super::kubeconfig::TOKEN_EXPIRES_ANNOTATION,
+            "management_token_expires": input
+                .management_kubeconfig
+                .as_ref()
+                .and_then(|c| c.expires)
+                .map(|t| t.to_string()),
         },
         "nodepool": {
             "name": names::NODEPOOL,

@@ -59,3 +59,121 @@ async fn live_doctor_on_an_in_memory_cluster_is_healthy() {
             .any(|f| f.cause.as_str() == "NodeClaimInitialized")
     );
 }
+
+/// A JWT-shaped token expiring at `exp` (seconds); doctor reads it without verifying.
+fn token_expiring(exp: i64) -> String {
+    let url = |b: &[u8]| {
+        karpenter_capi::setup::kubeconfig::base64(b)
+            .trim_end_matches('=')
+            .replace('+', "-")
+            .replace('/', "_")
+    };
+    format!(
+        "{}.{}.c2ln",
+        url(br#"{"alg":"RS256"}"#),
+        url(format!(r#"{{"exp":{exp}}}"#).as_bytes())
+    )
+}
+
+#[tokio::test]
+async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_secrets() {
+    let cluster = FakeApi::new();
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/doctor/healthy.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    for doc in text.split("\n---\n") {
+        let v: serde_json::Value = serde_saphyr::from_str(doc).unwrap();
+        if !v["apiVersion"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("rbac.authorization.k8s.io")
+        {
+            cluster.seed(v);
+        }
+    }
+    // What `init kubeconfig --secret` applied 27 days ago: a 30-day token, as the API returns it
+    // (data, base64), expiring 2026-12-03T10:00:00Z.
+    let kubeconfig = karpenter_capi::setup::kubeconfig::render(
+        &karpenter_capi::setup::kubeconfig::TokenKubeconfig {
+            server: "https://mgmt.example:6443".into(),
+            ca_base64: None,
+            token: token_expiring(1_796_292_000),
+            token_file: None,
+            namespace: "capi-ovh".into(),
+            user: "capi-ovh-karpenter-capi".into(),
+        },
+    )
+    .unwrap();
+    cluster.seed(serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "karpenter-capi-management-kubeconfig", "namespace": "karpenter-capi",
+            "annotations": {"karpenter-capi.sh/token-expires": "2026-12-03T10:00:00Z"}},
+        "data": {"kubeconfig": karpenter_capi::setup::kubeconfig::base64(kubeconfig.as_bytes())},
+    }));
+    // The token Secret an older init created, still there.
+    cluster.seed(serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+        "metadata": {"name": "capi-ovh-karpenter-capi-token", "namespace": "capi-ovh",
+            "annotations": {"kubernetes.io/service-account.name": "capi-ovh-karpenter-capi"}},
+        "data": {"token": "ZXlK"},
+    }));
+    let now = "2026-11-30T10:30:00Z".parse().unwrap();
+    let mut loaded = karpenter_capi::cmd::doctor::load_live(
+        &cluster.client(),
+        &cluster.client(),
+        "User/test",
+        None,
+        now,
+        false,
+    )
+    .await
+    .unwrap();
+    cluster.clear_log();
+    let secrets = karpenter_capi::cmd::doctor::credential_secrets(
+        &cluster.client(),
+        &cluster.client(),
+        &loaded.snapshot,
+    )
+    .await;
+    // One get per controller namespace (the fixture's controller pod runs in `karpenter`, and
+    // init's default) and one filtered list: doctor reads no other Secret.
+    assert_eq!(
+        cluster
+            .requests()
+            .iter()
+            .map(|r| format!("{} {}", r.line(), r.query))
+            .collect::<Vec<_>>(),
+        vec![
+            "GET /api/v1/namespaces/karpenter/secrets/karpenter-capi-management-kubeconfig ",
+            "GET /api/v1/namespaces/karpenter-capi/secrets/karpenter-capi-management-kubeconfig ",
+            "GET /api/v1/namespaces/capi-ovh/secrets &fieldSelector=type%3Dkubernetes.io%2Fservice-account-token",
+        ]
+    );
+    loaded.snapshot.objects.extend(secrets);
+    let report = diagnose::run(
+        &loaded.snapshot,
+        now,
+        &Config::default(),
+        AccessSource::RbacObjects,
+    );
+    let problems: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity != Severity::Ok)
+        .map(|f| {
+            format!(
+                "{} {} {}: {}\n  fix: {}",
+                f.cause, f.severity, f.subject, f.message, f.remedy
+            )
+        })
+        .collect();
+    assert_eq!(
+        problems,
+        vec![
+            "ManagementTokenExpiring warning Secret/karpenter-capi/karpenter-capi-management-kubeconfig: the controller's management token expires at 2026-12-03T10:00:00Z, in 71h30m\n  fix: rotate it: `kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret --controller-namespace karpenter-capi | kubectl apply -f -` (the controller picks the new token up within about two minutes)",
+            "LongLivedToken warning Secret/capi-ovh/capi-ovh-karpenter-capi-token: a long-lived token Secret of ServiceAccount capi-ovh/capi-ovh-karpenter-capi: its token never expires, and whoever can read Secrets in capi-ovh can act as the autoscaler\n  fix: give the controller a short-lived token (`kubectl karpenter-capi init kubeconfig -n capi-ovh --cluster-name capi-ovh --secret | kubectl apply -f -`), then `kubectl delete secret -n capi-ovh capi-ovh-karpenter-capi-token`",
+        ]
+    );
+}

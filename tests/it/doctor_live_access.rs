@@ -1,34 +1,36 @@
 //! Live access review against an in-memory API server: the SelfSubjectReview and
 //! SelfSubjectRulesReview answers become an identity that the same checks as offline judge.
 
+use crate::common::{self, FakeApi};
 use karpenter_capi::controller::Config;
 use karpenter_capi::diagnose::{self, AccessSource, Severity};
 use karpenter_capi::error::ClusterRole;
 use karpenter_capi::kube::access::review_identity;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
-use kube_fake_client::{ClientBuilder, interceptor};
 use serde_json::{Value, json};
 
-/// An API server that answers reviews: `username` for who, `rules` for what.
-async fn api(username: &'static str, rules: Value) -> kube::Client {
-    ClientBuilder::new()
-        .with_interceptor_funcs(interceptor::Funcs::new().create(move |ctx| {
-            let mut answer = ctx.object.clone();
-            match ctx.object.get("kind").and_then(Value::as_str) {
-                Some("SelfSubjectReview") => {
-                    answer["status"] = json!({"userInfo": {"username": username}});
-                    Ok(Some(answer))
-                }
-                Some("SelfSubjectRulesReview") => {
-                    answer["status"] = json!({"resourceRules": rules.clone(), "nonResourceRules": [], "incomplete": false});
-                    Ok(Some(answer))
-                }
-                _ => Ok(None),
-            }
-        }))
-        .build()
-        .await
-        .unwrap()
+/// An API server whose RBAC gives `username` exactly `rules` (a ClusterRole bound to it); the
+/// in-memory API answers the SelfSubjectReview and SelfSubjectRulesReview from them.
+fn api(username: &str, rules: Value) -> kube::Client {
+    let mut types = common::all_types();
+    types.extend(common::authz::rbac_types());
+    let fake = FakeApi::with_types(types);
+    let subject = match username.strip_prefix("system:serviceaccount:") {
+        Some(rest) => {
+            let (ns, name) = rest.split_once(':').unwrap();
+            json!({"kind": "ServiceAccount", "namespace": ns, "name": name})
+        }
+        None => json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": username}),
+    };
+    fake.seed(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "under-test"}, "rules": rules}),
+    );
+    fake.seed(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "under-test"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "under-test"},
+        "subjects": [subject]}));
+    fake.client_as(username)
 }
 
 fn snapshot() -> karpenter_capi::model::Snapshot {
@@ -40,11 +42,8 @@ fn snapshot() -> karpenter_capi::model::Snapshot {
     snapshot_from_sources(&[Source { name: path, text }]).unwrap()
 }
 
-async fn access_findings(
-    username: &'static str,
-    rules: Value,
-) -> Vec<(String, Severity, String, String)> {
-    let client = api(username, rules).await;
+async fn access_findings(username: &str, rules: Value) -> Vec<(String, Severity, String, String)> {
+    let client = api(username, rules);
     let snap = snapshot();
     let namespaces = diagnose::access::capi_namespaces(&snap);
     assert_eq!(namespaces, vec!["capi-ovh"]);

@@ -169,12 +169,8 @@ fn rbac_is_exactly_the_permissions_run_uses() {
             binding["roleRef"],
             json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "capi-ovh-karpenter-capi"})
         );
-        let token = &find(&b.management, "Secret")[0].value;
-        assert_eq!(token["type"], "kubernetes.io/service-account-token");
-        assert_eq!(
-            token["metadata"]["annotations"]["kubernetes.io/service-account.name"],
-            "capi-ovh-karpenter-capi"
-        );
+        // No long-lived token Secret: `init kubeconfig` mints a short-lived token instead.
+        assert!(find(&b.management, "Secret").is_empty());
 
         // Workload: the ClusterRole is WORKLOAD, the leader-election Role is LEADER_ELECTION.
         let cr = &find(&b.workload, "ClusterRole")[0];

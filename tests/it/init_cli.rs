@@ -53,9 +53,14 @@ fn ovh_setup_with_a_separate_management_cluster() {
     let dir = scratch("kubeconfig");
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("controller.kubeconfig");
+    // A TokenRequest token (its `exp` is 2026-12-30T10:00:00Z): the Secret records the expiry.
+    let claims = karpenter_capi::setup::kubeconfig::base64(br#"{"exp":1798624800}"#);
     std::fs::write(
         &kubeconfig,
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n",
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts: [{{name: x, context: {{cluster: m, user: u}}}}]\nusers: [{{name: u, user: {{token: eyJhbGciOiJSUzI1NiJ9.{}.c2ln}}}}]\n",
+            claims.trim_end_matches('=')
+        ),
     )
     .unwrap();
     let out = bin()
@@ -71,7 +76,45 @@ fn ovh_setup_with_a_separate_management_cluster() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let workload = &text[text.find("kind: Namespace").unwrap()..];
+    assert!(
+        workload.contains(
+            "  annotations:\n    karpenter-capi.sh/token-expires: \"2026-12-30T10:00:00Z\"\n"
+        ),
+        "{workload}"
+    );
     insta::assert_snapshot!("ovh_workload_separate_management", workload);
+    // Written to files, the Secret holding the credential is its owner's only; the rest is not.
+    let out_dir = dir.join("out");
+    let out = bin()
+        .args(support::ovh_args())
+        .arg("--controller-kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--output-dir")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &str| {
+            std::fs::metadata(out_dir.join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(
+            mode("workload/07-secret-karpenter-capi-management-kubeconfig.yaml"),
+            0o600,
+            "credentials are the owner's only"
+        );
+        assert_ne!(mode("workload/08-deployment-karpenter-capi.yaml"), 0o600);
+    }
 }
 
 #[test]
@@ -102,14 +145,13 @@ fn output_dir_layout() {
             "01-serviceaccount-capi-ovh-karpenter-capi.yaml",
             "02-role-capi-ovh-karpenter-capi.yaml",
             "03-rolebinding-capi-ovh-karpenter-capi.yaml",
-            "04-secret-capi-ovh-karpenter-capi-token.yaml",
-            "05-kubeadmconfigtemplate-capi-ovh-karpenter.yaml",
-            "06-openstackmachinetemplate-capi-ovh-karpenter-c3-4.yaml",
-            "07-machinedeployment-capi-ovh-karpenter-c3-4.yaml",
-            "08-openstackmachinetemplate-capi-ovh-karpenter-c3-8.yaml",
-            "09-machinedeployment-capi-ovh-karpenter-c3-8.yaml",
-            "10-openstackmachinetemplate-capi-ovh-karpenter-c3-16.yaml",
-            "11-machinedeployment-capi-ovh-karpenter-c3-16.yaml",
+            "04-kubeadmconfigtemplate-capi-ovh-karpenter.yaml",
+            "05-openstackmachinetemplate-capi-ovh-karpenter-c3-4.yaml",
+            "06-machinedeployment-capi-ovh-karpenter-c3-4.yaml",
+            "07-openstackmachinetemplate-capi-ovh-karpenter-c3-8.yaml",
+            "08-machinedeployment-capi-ovh-karpenter-c3-8.yaml",
+            "09-openstackmachinetemplate-capi-ovh-karpenter-c3-16.yaml",
+            "10-machinedeployment-capi-ovh-karpenter-c3-16.yaml",
         ]
     );
     assert_eq!(
@@ -127,7 +169,7 @@ fn output_dir_layout() {
         ]
     );
     let md = std::fs::read_to_string(
-        dir.join("management/07-machinedeployment-capi-ovh-karpenter-c3-4.yaml"),
+        dir.join("management/06-machinedeployment-capi-ovh-karpenter-c3-4.yaml"),
     )
     .unwrap();
     assert!(md.starts_with("# target: management cluster (where Cluster API runs), namespace capi-ovh\napiVersion: \"cluster.x-k8s.io/v1beta2\"\n"), "{md}");
@@ -145,7 +187,7 @@ fn output_dir_layout() {
     assert!(again.status.success());
     assert!(
         String::from_utf8_lossy(&again.stderr).starts_with(&format!(
-            "wrote {}: 0 created, 0 replaced, 20 unchanged\n",
+            "wrote {}: 0 created, 0 replaced, 19 unchanged\n",
             dir.display()
         )),
         "{}",
@@ -306,19 +348,28 @@ fn missing_required_input_names_the_flag() {
         .filter(|(i, _)| *i != pos && *i != pos + 1)
         .map(|(_, a)| a)
         .collect();
-    // stdin is not a terminal here, so init cannot ask either.
+    // Without --image (and no terminal to offer it on), the Deployment runs this version's image.
     let out = bin()
         .args(args)
         .arg("--output-dir")
         .arg(&dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "error: required flag(s) --image not set; pass them (stdin is not a terminal, so init cannot ask):\n  --image  container image of the controller\n"
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!dir.exists());
+    let deployment =
+        std::fs::read_to_string(dir.join("workload/07-deployment-karpenter-capi.yaml")).unwrap();
+    assert!(
+        deployment.contains(&format!(
+            "        image: \"ghcr.io/karpenter-capi/kubectl-karpenter-capi:v{}\"\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{deployment}"
+    );
 }
 
 #[test]
@@ -327,13 +378,12 @@ fn every_missing_input_is_listed_in_one_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: required flag(s) --namespace, --cluster-name, --kubernetes-version, --infrastructure-kind, --flavor, --image not set; pass them (prompting is off with --yes):\n\
+        "error: required flag(s) --namespace, --cluster-name, --kubernetes-version, --infrastructure-kind, --flavor not set; pass them (prompting is off with --yes):\n\
          \x20 --namespace            namespace of the Cluster API Cluster on the management cluster\n\
          \x20 --cluster-name         name of the Cluster API Cluster\n\
          \x20 --kubernetes-version   Kubernetes version of the new nodes, e.g. v1.36.1\n\
          \x20 --infrastructure-kind  infrastructure provider, one of openstack (OpenStackMachineTemplate), docker (DockerMachineTemplate), dev (DevMachineTemplate), aws (AWSMachineTemplate), azure (AzureMachineTemplate), gcp (GCPMachineTemplate), hetzner (HCloudMachineTemplate), vsphere (VSphereMachineTemplate)\n\
-         \x20 --flavor               a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10\n\
-         \x20 --image                container image of the controller\n"
+         \x20 --flavor               a flavor NAME:cpu=N,memory=Q,price=P, e.g. c3-8:cpu=4,memory=8G,price=0.10\n"
     );
     // The help marks them.
     let help = bin().args(["init", "--help"]).output().unwrap();
@@ -343,7 +393,6 @@ fn every_missing_input_is_listed_in_one_error() {
         "--kubernetes-version",
         "--infrastructure-kind",
         "--flavor",
-        "--image",
     ] {
         let line = help
             .lines()
@@ -353,6 +402,21 @@ fn every_missing_input_is_listed_in_one_error() {
             .join(" ");
         assert!(line.contains("[required"), "{flag}: {line}");
     }
+    // --image is not required: it defaults to this version's image, which the help names.
+    let line = help
+        .lines()
+        .skip_while(|l| !l.contains("--image <"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!line.contains("[required"), "{line}");
+    assert!(
+        line.contains(&format!(
+            "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v{}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{line}"
+    );
 }
 
 #[test]
@@ -372,10 +436,10 @@ fn json_and_yaml_output_is_one_list() {
     assert_eq!(list["apiVersion"], "v1");
     assert_eq!(list["kind"], "List");
     let items = list["items"].as_array().unwrap();
-    assert_eq!(items.len(), 11 + 9, "both bundles");
+    assert_eq!(items.len(), 10 + 9, "both bundles");
     assert_eq!(items[0]["kind"], "ServiceAccount");
-    assert_eq!(items[10]["kind"], "MachineDeployment");
-    assert_eq!(items[19]["kind"], "NodePool");
+    assert_eq!(items[9]["kind"], "MachineDeployment");
+    assert_eq!(items[18]["kind"], "NodePool");
     let out = bin()
         .args(support::ovh_args())
         .args(["-o", "yaml"])
@@ -385,7 +449,7 @@ fn json_and_yaml_output_is_one_list() {
     let text = String::from_utf8_lossy(&out.stdout);
     let list: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(list["kind"], "List");
-    assert_eq!(list["items"].as_array().unwrap().len(), 20);
+    assert_eq!(list["items"].as_array().unwrap().len(), 19);
 }
 
 /// The names of the files under `dir`, relative, sorted.
@@ -442,7 +506,7 @@ fn files_around_output_dir_survive() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.starts_with(&format!(
-            "wrote {}: 20 created, 0 replaced, 0 unchanged\n",
+            "wrote {}: 19 created, 0 replaced, 0 unchanged\n",
             dir.display()
         )),
         "{err}"
@@ -457,19 +521,7 @@ fn files_around_output_dir_survive() {
         std::fs::read_to_string(dir.join("management/NOTES.md")).unwrap(),
         "my notes\n"
     );
-    assert_eq!(tree(&dir).len(), 2 + 20 + 1, "theirs, ours and the record");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let secret =
-            std::fs::metadata(dir.join("management/04-secret-capi-ovh-karpenter-capi-token.yaml"))
-                .unwrap();
-        assert_eq!(
-            secret.permissions().mode() & 0o777,
-            0o600,
-            "credentials are the owner's only"
-        );
-    }
+    assert_eq!(tree(&dir).len(), 2 + 19 + 1, "theirs, ours and the record");
     // A run without the c3-16 flavor: its files are stale, listed, kept; --prune removes them.
     let two: Vec<String> = support::ovh_args()
         .into_iter()
@@ -486,9 +538,9 @@ fn files_around_output_dir_survive() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("stale (written by an earlier init, no longer generated; --prune removes them): management/10-openstackmachinetemplate-capi-ovh-karpenter-c3-16.yaml, management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml"), "{err}");
+    assert!(err.contains("stale (written by an earlier init, no longer generated; --prune removes them): management/09-openstackmachinetemplate-capi-ovh-karpenter-c3-16.yaml, management/10-machinedeployment-capi-ovh-karpenter-c3-16.yaml"), "{err}");
     assert!(
-        dir.join("management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml")
+        dir.join("management/10-machinedeployment-capi-ovh-karpenter-c3-16.yaml")
             .exists()
     );
     let out = bin()
@@ -501,11 +553,11 @@ fn files_around_output_dir_survive() {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("removed stale management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml"),
+        err.contains("removed stale management/10-machinedeployment-capi-ovh-karpenter-c3-16.yaml"),
         "{err}"
     );
     assert!(
-        !dir.join("management/11-machinedeployment-capi-ovh-karpenter-c3-16.yaml")
+        !dir.join("management/10-machinedeployment-capi-ovh-karpenter-c3-16.yaml")
             .exists()
     );
     assert_eq!(
@@ -755,4 +807,45 @@ fn a_bad_answer_is_asked_again_and_earlier_answers_are_kept() {
         "{shown}"
     );
     assert!(shown.contains("\"version\": \"v1.36.1\""), "{shown}");
+}
+
+#[test]
+fn the_controller_memory_is_sized_from_the_expected_cluster() {
+    let memory = |extra: &[&str]| {
+        let out = bin()
+            .args(support::ovh_args())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let deployment = &text[text.find("kind: Deployment").unwrap()..];
+        let resources = &deployment[deployment.find("        resources:\n").unwrap()..];
+        resources.lines().take(6).collect::<Vec<_>>().join("\n")
+    };
+    let sized = |request: &str, limit: &str| {
+        format!(
+            "        resources:\n          requests:\n            cpu: 100m\n            memory: {request}\n          limits:\n            memory: {limit}"
+        )
+    };
+    // The default (5,000 pods on 500 nodes) keeps the previous values.
+    assert_eq!(memory(&[]), sized("128Mi", "512Mi"));
+    assert_eq!(
+        memory(&["--expected-pods", "20000"]),
+        sized("448Mi", "896Mi")
+    );
+    assert_eq!(
+        memory(&["--expected-pods", "50000", "--expected-nodes", "5000"]),
+        sized("1024Mi", "2048Mi")
+    );
+    let out = bin()
+        .args(support::ovh_args())
+        .args(["--expected-pods", "-3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

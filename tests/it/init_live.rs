@@ -1,19 +1,20 @@
 //! `init`'s live parts against kube-fake-client's in-memory API server: server-side apply of the
-//! bundles, `--from-cluster` defaults and cloning, and minting the controller's kubeconfig.
+//! bundles, `--from-cluster` defaults and cloning; minting the controller's kubeconfig with a
+//! TokenRequest runs against the in-memory API of `common` (kube-fake-client has no subresources).
 //! The fake does not honour `dryRun` nor evaluate RBAC or admission; see the report for what is
 //! therefore untested.
 
+use crate::common;
 use crate::support;
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::{ByteString, NamespaceResourceScope};
 use karpenter_capi::cmd::init::live;
 use karpenter_capi::error::ClusterRole as Target;
 use karpenter_capi::setup::CapiVersion;
@@ -224,7 +225,11 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
         .unwrap();
     let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     inp.separate_management = true;
-    inp.management_kubeconfig = Some("apiVersion: v1\nkind: Config\n".to_string());
+    inp.management_kubeconfig = Some(
+        karpenter_capi::setup::kubeconfig::ControllerCredential::from_kubeconfig(
+            "apiVersion: v1\nkind: Config\n".to_string(),
+        ),
+    );
     let bundle = render(&inp, &Templates::default()).unwrap();
 
     let lines = live::apply(&client, Target::Management, &bundle.management, false)
@@ -344,49 +349,73 @@ async fn apply_failures_name_cluster_verb_and_object() {
     assert!(err.starts_with("management cluster: apply serviceaccounts/capi-ovh-karpenter-capi in namespace capi-ovh: "), "{err}");
 }
 
-fn token_secret(data: Option<(&str, &str)>) -> Secret {
-    let mut s = Secret::default();
-    s.metadata.name = Some("capi-ovh-karpenter-capi-token".to_string());
-    s.metadata.namespace = Some("capi-ovh".to_string());
-    s.type_ = Some("kubernetes.io/service-account-token".to_string());
-    if let Some((token, ca)) = data {
-        s.data = Some(
-            [
-                ("token".to_string(), ByteString(token.as_bytes().to_vec())),
-                ("ca.crt".to_string(), ByteString(ca.as_bytes().to_vec())),
-            ]
-            .into_iter()
-            .collect(),
-        );
-    }
-    s
+/// The in-memory API with the controller's management ServiceAccount applied.
+fn with_service_account() -> common::FakeApi {
+    let api = common::FakeApi::new();
+    api.seed(json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "capi-ovh-karpenter-capi", "namespace": "capi-ovh"},
+    }));
+    api
 }
 
 #[tokio::test]
-async fn mints_a_kubeconfig_from_the_token_secret() {
-    let client = ClientBuilder::new()
-        .with_object(token_secret(Some(("sa-token", "CA PEM"))))
-        .build()
-        .await
-        .unwrap();
-    let (token, ca) = live::read_token(
-        &client,
+async fn mints_a_short_lived_kubeconfig_with_a_token_request() {
+    let api = with_service_account();
+    let before = jiff::Timestamp::now().as_second();
+    let minted = live::request_token(
+        &api.client(),
         "capi-ovh",
-        "capi-ovh-karpenter-capi-token",
-        Duration::ZERO,
+        "capi-ovh-karpenter-capi",
+        30 * 24 * 3600,
     )
     .await
     .unwrap();
-    assert_eq!(token, "sa-token");
-    assert_eq!(ca.as_deref(), Some("Q0EgUEVN"));
+    // One TokenRequest on the subresource, asking for exactly the duration; nothing else.
+    let requests = api.requests();
+    assert_eq!(
+        requests.iter().map(|r| r.line()).collect::<Vec<_>>(),
+        vec!["POST /api/v1/namespaces/capi-ovh/serviceaccounts/capi-ovh-karpenter-capi/token"]
+    );
+    assert_eq!(requests[0].body["kind"], "TokenRequest");
+    assert_eq!(requests[0].body["spec"]["expirationSeconds"], 2_592_000);
+    // Exactly what the permission list for the identity running init names; the controller's
+    // own Role never has it.
+    let needed = karpenter_capi::kube::permissions::INIT_TOKEN;
+    assert_eq!(
+        requests[0].rbac(),
+        Some((
+            needed[0].group.to_string(),
+            needed[0].resource.to_string(),
+            needed[0].verbs[0].to_string()
+        ))
+    );
+    assert_eq!(needed.len(), 1);
+    assert_eq!(needed[0].verbs.len(), 1);
+    assert!(!karpenter_capi::kube::permissions::allows(
+        karpenter_capi::kube::permissions::MANAGEMENT,
+        "",
+        "serviceaccounts/token",
+        "create"
+    ));
+    let lifetime = minted.expires.as_second() - before;
+    assert!((2_592_000..2_592_000 + 5).contains(&lifetime), "{lifetime}");
+    // The token's own exp says the same as the answer.
+    assert_eq!(
+        kubeconfig::token_expiry(&minted.token),
+        kubeconfig::TokenExpiry::At(minted.expires)
+    );
     let text = kubeconfig::render(&kubeconfig::TokenKubeconfig {
         server: "https://mgmt.example:6443".to_string(),
-        ca_base64: ca,
-        token,
+        ca_base64: kubeconfig::pem_base64(&[b"DER".to_vec()]),
+        token: minted.token.clone(),
+        token_file: None,
         namespace: "capi-ovh".to_string(),
         user: "capi-ovh-karpenter-capi".to_string(),
     })
     .unwrap();
+    assert_eq!(kubeconfig::kubeconfig_expiry(&text), Some(minted.expires));
     // kube itself can load it.
     let parsed = kube::config::Kubeconfig::from_yaml(&text).unwrap();
     let options = kube::config::KubeConfigOptions::default();
@@ -395,47 +424,52 @@ async fn mints_a_kubeconfig_from_the_token_secret() {
         .unwrap();
     assert_eq!(live::server_url(&config), "https://mgmt.example:6443");
     assert_eq!(config.default_namespace, "capi-ovh");
+    assert_eq!(config.root_cert, Some(vec![b"DER".to_vec()]));
+}
+
+#[tokio::test]
+async fn a_capped_token_reports_the_expiry_the_server_granted() {
+    let api = with_service_account();
+    api.cap_tokens(3600);
+    let before = jiff::Timestamp::now().as_second();
+    let minted = live::request_token(
+        &api.client(),
+        "capi-ovh",
+        "capi-ovh-karpenter-capi",
+        30 * 24 * 3600,
+    )
+    .await
+    .unwrap();
+    let lifetime = minted.expires.as_second() - before;
+    assert!((3600..3605).contains(&lifetime), "{lifetime}");
 }
 
 #[tokio::test]
 async fn token_errors_say_what_to_do() {
-    let client = ClientBuilder::new().build().await.unwrap();
-    let err = live::read_token(
-        &client,
-        "capi-ovh",
-        "capi-ovh-karpenter-capi-token",
-        Duration::ZERO,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let api = common::FakeApi::new();
+    let err = live::request_token(&api.client(), "capi-ovh", "capi-ovh-karpenter-capi", 600)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with(
-            "management cluster: get secrets/capi-ovh-karpenter-capi-token in namespace capi-ovh: "
+            "management cluster: create serviceaccounts/capi-ovh-karpenter-capi/token in namespace capi-ovh: "
         ),
         "{err}"
     );
     assert!(
-        err.ends_with("hint: apply the management bundle of `kubectl karpenter-capi init` first"),
+        err.ends_with("hint: apply the management bundle of `kubectl karpenter-capi init` first (it creates the ServiceAccount)"),
         "{err}"
     );
-    let client = ClientBuilder::new()
-        .with_object(token_secret(None))
-        .build()
+    let api = with_service_account();
+    api.fail("POST", "/token", 403, 1);
+    let err = live::request_token(&api.client(), "capi-ovh", "capi-ovh-karpenter-capi", 600)
         .await
-        .unwrap();
-    let err = live::read_token(
-        &client,
-        "capi-ovh",
-        "capi-ovh-karpenter-capi-token",
-        Duration::ZERO,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
-    assert_eq!(
-        err,
-        "management cluster: read the token of secrets/capi-ovh-karpenter-capi-token in namespace capi-ovh: the Secret has no token yet\n  hint: the ServiceAccount must exist before its token Secret; re-apply the management bundle"
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("hint: the identity running init needs `create` on `serviceaccounts/token` in namespace capi-ovh (the controller itself does not)"),
+        "{err}"
     );
 }
 

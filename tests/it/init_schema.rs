@@ -28,7 +28,11 @@ fn every_document_validates_for_every_provider_and_version() {
             let mut inp = input(capi, kind.short, &RICH_FLAVORS);
             inp.node_taints = vec!["example.com/dedicated=karpenter:NoSchedule".to_string()];
             inp.separate_management = true;
-            inp.management_kubeconfig = Some("apiVersion: v1\nkind: Config\n".to_string());
+            inp.management_kubeconfig = Some(
+                karpenter_capi::setup::kubeconfig::ControllerCredential::from_kubeconfig(
+                    "apiVersion: v1\nkind: Config\n".to_string(),
+                ),
+            );
             let bundle = render(&inp, &Templates::default()).unwrap();
             for doc in bundle.management.iter().chain(&bundle.workload) {
                 let what = format!("{capi:?} {}: {} {}", kind.short, doc.kind, doc.name);
@@ -83,10 +87,10 @@ fn every_document_validates_for_every_provider_and_version() {
             }
         }
     }
-    // 2 versions x 8 providers; per render: 4 management built-ins (RBAC and token) and 8 workload
+    // 2 versions x 8 providers; per render: 3 management built-ins (RBAC) and 8 workload
     // built-ins; 3 KubeadmConfigTemplates (the flavors differ in taints and maxPods), 3 machine
     // templates, 3 MachineDeployments, the node class and the NodePool.
-    assert_eq!(checked_builtin, 2 * 8 * (4 + 8));
+    assert_eq!(checked_builtin, 2 * 8 * (3 + 8));
     assert_eq!(checked_crd + checked_structure, 2 * 8 * (3 + 3 + 3 + 2));
     // OpenStack, Docker and Dev have CRD fixtures: their machine templates are schema-checked.
     assert_eq!(checked_structure, 2 * 5 * 3);

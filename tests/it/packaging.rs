@@ -212,3 +212,36 @@ fn filled_in_it_is_a_complete_manifest() {
         );
     }
 }
+
+/// The image `init` names by default, the Dockerfile that builds it, the UID it runs as and the
+/// Deployment's securityContext all agree.
+#[test]
+fn the_default_image_the_dockerfile_and_the_deployment_agree() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();
+    let image = karpenter_capi::setup::DEFAULT_IMAGE;
+    assert_eq!(
+        image,
+        format!(
+            "ghcr.io/karpenter-capi/kubectl-karpenter-capi:v{}",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let repository = image.split(':').next().unwrap();
+    let dockerfile = read("Dockerfile");
+    assert!(
+        dockerfile.contains(repository),
+        "Dockerfile names {repository}"
+    );
+    // Multi-stage: the static gnu build, then that one file on an empty base as a numeric user.
+    assert!(dockerfile.contains("target-feature=+crt-static"));
+    assert!(dockerfile.contains("--target x86_64-unknown-linux-gnu"));
+    assert!(dockerfile.contains("\nFROM scratch\n"));
+    assert!(dockerfile.contains("\nUSER 65532:65532\n"));
+    let deployment = read("templates/workload/deployment.yaml.j2");
+    assert!(deployment.contains("        runAsUser: 65532\n        runAsGroup: 65532\n"));
+    assert!(read("README.md").contains(repository));
+    // The static build test runs as the UID the Deployment names (read from the template).
+    let script = read("scripts/static-build.sh");
+    assert!(script.contains("runAsUser") && script.contains("crt-static"));
+}

@@ -69,8 +69,8 @@ fn served() -> Vec<common::TypeInfo> {
 }
 
 /// Applies `init`'s bundle: every document whose type the fake serves (RBAC, ServiceAccounts,
-/// the NodePool, node class, MachineDeployments, bootstrap template); the Deployment, the
-/// token Secret and the infrastructure templates are not read by the controller and not served.
+/// the NodePool, node class, MachineDeployments, bootstrap template); the Deployment and the
+/// infrastructure templates are not read by the controller and not served.
 fn apply(fake: &FakeApi, docs: &[karpenter_capi::setup::Document]) -> Vec<String> {
     let types = served();
     let mut applied = Vec::new();
@@ -121,7 +121,7 @@ fn world_with(separate: bool, change: impl FnOnce(&mut karpenter_capi::setup::Bu
         );
     }
     // The controller's identity is the Deployment's ServiceAccount; on a separate management
-    // cluster, the ServiceAccount its token Secret belongs to.
+    // cluster, the management bundle's ServiceAccount (`init kubeconfig` mints its token).
     let deployment = bundle
         .workload
         .iter()
@@ -134,18 +134,16 @@ fn world_with(separate: bool, change: impl FnOnce(&mut karpenter_capi::setup::Bu
             .as_str()
             .unwrap()
     );
-    let token = bundle
+    let account = bundle
         .management
         .iter()
-        .find(|d| d.kind == "Secret")
+        .find(|d| d.kind == "ServiceAccount")
         .unwrap();
     let management_user = if separate {
         format!(
             "system:serviceaccount:{}:{}",
-            token.namespace.as_deref().unwrap(),
-            token.value["metadata"]["annotations"]["kubernetes.io/service-account.name"]
-                .as_str()
-                .unwrap()
+            account.namespace.as_deref().unwrap(),
+            account.name
         )
     } else {
         workload_user.clone()
@@ -417,4 +415,40 @@ async fn without_the_self_hosted_binding_the_controller_gets_403() {
         )),
         "{refused:?}"
     );
+}
+
+/// The controller's management identity cannot mint a token for itself (it could otherwise extend
+/// its own credential forever); the identity running `init kubeconfig` can.
+#[tokio::test]
+async fn only_the_identity_running_init_may_mint_the_controller_token() {
+    let management = FakeApi::with_types(served());
+    let mut input = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
+    input.separate_management = true;
+    let bundle = render(&input, &Templates::default()).unwrap();
+    apply(&management, &bundle.management);
+    let controller = management.client_as("system:serviceaccount:capi-ovh:capi-ovh-karpenter-capi");
+    let err = karpenter_capi::cmd::init::live::request_token(
+        &controller,
+        "capi-ovh",
+        "capi-ovh-karpenter-capi",
+        3600,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("(403)") || err.contains("forbidden"), "{err}");
+    assert!(
+        err.ends_with("hint: the identity running init needs `create` on `serviceaccounts/token` in namespace capi-ovh (the controller itself does not)"),
+        "{err}"
+    );
+    // The administrator (no RBAC check) gets one.
+    let minted = karpenter_capi::cmd::init::live::request_token(
+        &management.client(),
+        "capi-ovh",
+        "capi-ovh-karpenter-capi",
+        3600,
+    )
+    .await
+    .unwrap();
+    assert!(!minted.token.is_empty());
 }

@@ -1,15 +1,13 @@
 //! `init`'s live parts, over a `kube::Client` (a real one, or an in-memory fake in tests):
 //! server-side apply of a bundle, reading defaults from the management cluster, and minting
-//! the controller's kubeconfig from its ServiceAccount token Secret.
+//! a short-lived token (TokenRequest) for the controller's management ServiceAccount.
 //!
 //! # Errors
 //! Every API failure is an [`Error::Cluster`] naming the cluster, verb and resource.
 
-use std::time::Duration;
-
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
@@ -348,77 +346,73 @@ async fn control_plane_version(
     }
 }
 
-/// Reads the token Secret of the controller's management ServiceAccount, waiting up to
-/// `wait` for the token controller to fill it. Returns the token and the base64 CA bundle.
-pub async fn read_token(
+/// A token minted for the controller's management ServiceAccount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintedToken {
+    /// The bearer token.
+    pub token: String,
+    /// When it expires, as the API server says (it may cap the lifetime asked for).
+    pub expires: jiff::Timestamp,
+}
+
+/// Asks the API server for a token of the controller's management ServiceAccount valid for
+/// `seconds` (a TokenRequest on the `serviceaccounts/<name>/token` subresource, default
+/// audiences, bound to no object), so no long-lived token Secret has to exist.
+pub async fn request_token(
     client: &kube::Client,
     namespace: &str,
-    secret: &str,
-    wait: Duration,
-) -> Result<(String, Option<String>)> {
-    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        let s = api.get(secret).await.map_err(|e| {
-            let mut err = cluster_error(
-                ClusterRole::Management,
-                "get",
-                &format!("secrets/{secret}"),
-                namespace,
-                e,
-            );
-            if let Error::Cluster { hint, message, .. } = &mut err
-                && message.contains("(404)")
-            {
-                *hint = Some(
-                    "apply the management bundle of `kubectl karpenter-capi init` first"
-                        .to_string(),
-                );
+    service_account: &str,
+    seconds: i64,
+) -> Result<MintedToken> {
+    let api: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(seconds),
+            ..TokenRequestSpec::default()
+        },
+        ..TokenRequest::default()
+    };
+    let resource = format!("serviceaccounts/{service_account}/token");
+    let answer = api
+        .create_token_request(service_account, &PostParams::default(), &request)
+        .await
+        .map_err(|e| {
+            let code = crate::kube::errors::status_code(&e);
+            let mut err =
+                cluster_error(ClusterRole::Management, "create", &resource, namespace, e);
+            if let Error::Cluster { hint, .. } = &mut err {
+                match code {
+                    Some(404) => {
+                        *hint = Some(
+                            "apply the management bundle of `kubectl karpenter-capi init` first (it creates the ServiceAccount)"
+                                .to_string(),
+                        )
+                    }
+                    Some(403) => {
+                        *hint = Some(format!(
+                            "the identity running init needs `create` on `serviceaccounts/token` in namespace {namespace} (the controller itself does not)"
+                        ))
+                    }
+                    _ => {}
+                }
             }
             err
         })?;
-        let data = s.data.unwrap_or_default();
-        let token = data
-            .get("token")
-            .map(|ByteString(b)| String::from_utf8_lossy(b).into_owned())
-            .filter(|t| !t.is_empty());
-        if let Some(token) = token {
-            let ca = data.get("ca.crt").map(|ByteString(b)| base64(b));
-            return Ok((token, ca));
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(Error::Cluster {
-                cluster: ClusterRole::Management,
-                action: format!("read the token of secrets/{secret} in namespace {namespace}"),
-                message: "the Secret has no token yet".to_string(),
-                hint: Some("the ServiceAccount must exist before its token Secret; re-apply the management bundle".to_string()),
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let Some(status) = answer.status.filter(|s| !s.token.is_empty()) else {
+        return Err(Error::Cluster {
+            cluster: ClusterRole::Management,
+            action: format!("create {resource} in namespace {namespace}"),
+            message: "the API server returned no token".to_string(),
+            hint: None,
+        });
+    };
+    Ok(MintedToken {
+        token: status.token,
+        expires: status.expiration_timestamp.0,
+    })
 }
 
-/// Standard base64 with padding (no dependency for twenty lines).
-pub fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+pub use crate::setup::kubeconfig::base64;
 
 /// The API server URL of a kube config, as a string.
 pub fn server_url(config: &kube::Config) -> String {
@@ -432,15 +426,6 @@ pub fn server_url(config: &kube::Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-    }
 
     #[test]
     fn resources_of_generated_kinds() {

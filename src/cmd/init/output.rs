@@ -231,6 +231,30 @@ fn write_file(path: &Path, text: &[u8], secret: bool) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// Writes one file holding a credential (`init kubeconfig --output-file`): a temporary file
+/// beside it created 0600, then renamed over the target, so the file is whole and never
+/// readable by others, even when it replaces one with wider permissions.
+pub fn write_private(path: &Path, text: &str) -> Result<()> {
+    let err = |e: std::io::Error| Error::Input {
+        path: format!("--output-file {}", path.display()),
+        problem: format!("cannot write: {e}"),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .ok_or_else(|| Error::Input {
+            path: format!("--output-file {}", path.display()),
+            problem: "not a file name".to_string(),
+        })?;
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    write_file(&tmp, text.as_bytes(), true).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(e)
+    })
+}
+
 /// The paths the last `init` recorded; none when there is no record.
 fn read_record(dir: &Path) -> std::io::Result<BTreeSet<String>> {
     match std::fs::read_to_string(dir.join(RECORD)) {
@@ -406,5 +430,26 @@ mod tests {
             "{top:?}"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_credential_file_is_0600_even_over_a_readable_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("kc-private-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("controller.kubeconfig");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_private(&path, "token: x\n").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "token: x\n");
+        // Nothing left beside it.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let err = write_private(&path.join("x"), "t").unwrap_err().to_string();
+        assert!(err.contains("--output-file"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -124,7 +124,7 @@ fn rank(requests: &Resources, offerings: &[Offering]) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter_map(|(o, offering)| {
-            let copies = copies(requests, &offering.allocatable);
+            let copies = requests.copies_in(&offering.allocatable);
             (copies > 0).then(|| {
                 (
                     offering.flavor.price.0.max(1) as f64 / copies as f64,
@@ -136,28 +136,6 @@ fn rank(requests: &Resources, offerings: &[Offering]) -> Vec<usize> {
         .collect();
     scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     scored.into_iter().map(|(_, _, o)| o).collect()
-}
-
-/// How many pods of these requests fit in `free`.
-fn copies(req: &Resources, free: &Resources) -> i64 {
-    let per = |need: i64, have: i64| {
-        if need <= 0 {
-            i64::MAX
-        } else {
-            (have / need).max(0)
-        }
-    };
-    let mut k = per(req.cpu_millis, free.cpu_millis)
-        .min(per(req.memory_bytes, free.memory_bytes))
-        .min(per(
-            req.ephemeral_storage_bytes,
-            free.ephemeral_storage_bytes,
-        ))
-        .min(per(req.pods, free.pods));
-    for (name, v) in &req.extended {
-        k = k.min(per(*v, free.extended.get(name).copied().unwrap_or(0)));
-    }
-    k
 }
 
 /// Moves each node to the cheapest offering of its own topology domain that every pod on it

@@ -205,6 +205,40 @@ pub fn allowed(objects: &BTreeMap<Key, Value>, user: &str, a: &Attributes) -> bo
     })
 }
 
+/// The rules that apply to `user` in `namespace` (ClusterRoleBindings, and RoleBindings of that
+/// namespace), as a SelfSubjectRulesReview lists them.
+pub fn rules_for(objects: &BTreeMap<Key, Value>, user: &str, namespace: &str) -> Vec<Value> {
+    let rbac = "rbac.authorization.k8s.io";
+    let mut rules = Vec::new();
+    for ((group, plural, ns, _), binding) in objects {
+        let applies = group == rbac
+            && match plural.as_str() {
+                "clusterrolebindings" => true,
+                "rolebindings" => ns == namespace,
+                _ => false,
+            };
+        if !applies || !strings_of_subjects(binding).any(|s| subject_is(s, user)) {
+            continue;
+        }
+        let name = binding["roleRef"]["name"].as_str().unwrap_or("");
+        let role_key = match binding["roleRef"]["kind"].as_str() {
+            Some("ClusterRole") => ("clusterroles", ""),
+            Some("Role") => ("roles", ns.as_str()),
+            _ => continue,
+        };
+        let key = (
+            rbac.to_string(),
+            role_key.0.to_string(),
+            role_key.1.to_string(),
+            name.to_string(),
+        );
+        if let Some(role) = objects.get(&key) {
+            rules.extend(role["rules"].as_array().into_iter().flatten().cloned());
+        }
+    }
+    rules
+}
+
 fn strings_of_subjects(binding: &Value) -> impl Iterator<Item = &Value> {
     binding["subjects"].as_array().into_iter().flatten()
 }

@@ -4,8 +4,8 @@
 //! covers exactly what the shell uses: discovery by group/version/plural (404 when a CRD is not
 //! installed), list (with watch streams), get, create (generateName, uid, resourceVersion),
 //! merge patch and server-side apply (with `metadata.resourceVersion` as a precondition),
-//! update with resourceVersion, the `status` and `scale` subresources, evictions, deletes with
-//! finalizers, a request log, and injected faults.
+//! update with resourceVersion, the `status` and `scale` subresources, evictions, ServiceAccount
+//! TokenRequests, deletes with finalizers, a request log, and injected faults.
 
 #![allow(dead_code)]
 
@@ -59,6 +59,16 @@ fn t(
 /// Every type of a cluster with Karpenter's and Cluster API's CRDs installed.
 pub fn all_types() -> Vec<TypeInfo> {
     vec![
+        t(
+            "",
+            &["v1"],
+            "serviceaccounts",
+            "ServiceAccount",
+            true,
+            false,
+            false,
+        ),
+        t("", &["v1"], "secrets", "Secret", true, false, false),
         t("", &["v1"], "pods", "Pod", true, true, false),
         t("", &["v1"], "nodes", "Node", false, true, false),
         t("", &["v1"], "events", "Event", true, false, false),
@@ -267,6 +277,9 @@ struct State {
     uid: u64,
     log: Vec<Req>,
     faults: Vec<Fault>,
+    /// The longest token a TokenRequest gets (the API server's
+    /// `--service-account-max-token-expiration`); None: as asked.
+    max_token_secs: Option<i64>,
 }
 
 /// The fake API server. Cheap to clone; clones share state.
@@ -324,6 +337,12 @@ impl FakeApi {
             t.versions = versions.to_vec();
         }
         self
+    }
+
+    /// Caps the lifetime of issued ServiceAccount tokens, as an API server's
+    /// `--service-account-max-token-expiration` does.
+    pub fn cap_tokens(&self, secs: i64) {
+        self.state.lock().unwrap().max_token_secs = Some(secs);
     }
 
     /// A kube client talking to this fake.
@@ -532,6 +551,24 @@ impl FakeApi {
         body: Value,
     ) -> Option<Response<Body>> {
         let mut st = self.state.lock().unwrap();
+        // Reviews of one's own identity and rules are open to every identity (the default
+        // `system:basic-user` role); unauthenticated clients are the cluster admin.
+        if method == "POST" && path.ends_with("/selfsubjectreviews") {
+            let mut answer = body.clone();
+            answer["status"] = json!({"userInfo": {"username": self.user.as_deref().unwrap_or("kubernetes-admin")}});
+            return Some(ok(201, answer));
+        }
+        if method == "POST" && path.ends_with("/selfsubjectrulesreviews") {
+            let namespace = body["spec"]["namespace"].as_str().unwrap_or("").to_string();
+            let rules = match &self.user {
+                Some(user) => authz::rules_for(&st.objects, user, &namespace),
+                None => vec![json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})],
+            };
+            let mut answer = body.clone();
+            answer["status"] =
+                json!({"resourceRules": rules, "nonResourceRules": [], "incomplete": false});
+            return Some(ok(201, answer));
+        }
         // Authorization before anything else, as the API server does it.
         if let Some(user) = &self.user
             && let Some(a) = authz::attributes(method, path, query)
@@ -731,6 +768,53 @@ impl FakeApi {
                 st.objects.insert(key(&n), obj.clone());
                 self.emit(group, ty.plural, "ADDED", &obj);
                 (ok(201, obj), 201)
+            }
+            // TokenRequest: a JWT-shaped token (unsigned) whose `exp` is what the answer says.
+            ("POST", Some(n), Some("token")) if ty.plural == "serviceaccounts" => {
+                if !st.objects.contains_key(&key(n)) {
+                    return not_found(n);
+                }
+                let asked = body
+                    .pointer("/spec/expirationSeconds")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(3600);
+                let secs = st.max_token_secs.map_or(asked, |cap| asked.min(cap));
+                let now = jiff::Timestamp::now().as_second();
+                let exp = now + secs;
+                st.uid += 1;
+                let claims = json!({
+                    "aud": ["https://kubernetes.default.svc"],
+                    "exp": exp,
+                    "iat": now,
+                    "iss": "https://kubernetes.default.svc",
+                    "sub": format!("system:serviceaccount:{ns}:{n}"),
+                    "jti": format!("jti-{}", st.uid),
+                });
+                let url = |b: &[u8]| {
+                    karpenter_capi::setup::kubeconfig::base64(b)
+                        .trim_end_matches('=')
+                        .replace('+', "-")
+                        .replace('/', "_")
+                };
+                let token = format!(
+                    "{}.{}.c2lnbmF0dXJl",
+                    url(br#"{"alg":"RS256","kid":"fake"}"#),
+                    url(claims.to_string().as_bytes())
+                );
+                let expires = jiff::Timestamp::from_second(exp).unwrap().to_string();
+                (
+                    ok(
+                        201,
+                        json!({
+                            "apiVersion": "authentication.k8s.io/v1",
+                            "kind": "TokenRequest",
+                            "metadata": {"name": n, "namespace": ns},
+                            "spec": {"audiences": ["https://kubernetes.default.svc"], "expirationSeconds": secs},
+                            "status": {"token": token, "expirationTimestamp": expires},
+                        }),
+                    ),
+                    201,
+                )
             }
             ("POST", Some(n), Some("eviction")) if ty.plural == "pods" => {
                 match st.objects.remove(&key(n)) {

@@ -72,6 +72,8 @@ pub fn input(capi: CapiVersion, kind: &str, flavors: &[&str]) -> SetupInput {
             .collect::<Vec<FlavorSpec>>(),
         node_taints: vec![],
         image: "ghcr.io/example/kubectl-karpenter-capi:v0.1.0".to_string(),
+        expected_pods: 5_000,
+        expected_nodes: 500,
         machine_image: Some("ubuntu-2404-noble".to_string()),
         clone_from: None,
         controller_namespace: "karpenter-capi".to_string(),

@@ -164,27 +164,6 @@ fn effective_price(o: &Offering) -> f64 {
     o.flavor.price.0.max(1) as f64
 }
 
-fn max_copies(req: &Resources, free: &Resources) -> i64 {
-    let per = |need: i64, have: i64| {
-        if need <= 0 {
-            i64::MAX
-        } else {
-            (have / need).max(0)
-        }
-    };
-    let mut k = per(req.cpu_millis, free.cpu_millis)
-        .min(per(req.memory_bytes, free.memory_bytes))
-        .min(per(
-            req.ephemeral_storage_bytes,
-            free.ephemeral_storage_bytes,
-        ))
-        .min(per(req.pods, free.pods));
-    for (name, v) in &req.extended {
-        k = k.min(per(*v, free.extended.get(name).copied().unwrap_or(0)));
-    }
-    k
-}
-
 /// One node of `o`, filled first-fit decreasing over the classes.
 fn fill(
     state: &ClusterState,
@@ -221,7 +200,7 @@ fn fill(
             if !allowed.permits(class.pods[0], o) {
                 continue;
             }
-            let k = max_copies(&class.requests, &free).min(class.pods.len() as i64);
+            let k = class.requests.copies_in(&free).min(class.pods.len() as i64);
             if k <= 0 {
                 continue;
             }

@@ -1,0 +1,152 @@
+//! Text to objects: multi-document YAML or JSON split, parsed with a node budget sized to the
+//! input (alias bombs still refused), `List`s flattened; errors name file, document and line.
+
+use super::*;
+
+/// Splits a multi-document YAML (or a JSON object) into Kubernetes objects, flattening `List`s.
+/// Errors name the file, the document and its first line. An empty input (nothing but blanks,
+/// comments or NUL bytes) is an error, not an empty success.
+pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
+    if source.text.contains('\0') {
+        let problem = if source
+            .text
+            .trim_matches(|c: char| c == '\0' || c.is_whitespace())
+            .is_empty()
+        {
+            "holds only NUL bytes: not YAML or JSON (a truncated or zeroed file?)"
+        } else {
+            "contains NUL bytes: not YAML or JSON text"
+        };
+        return Err(Error::Input {
+            path: source.name.clone(),
+            problem: problem.to_string(),
+        });
+    }
+    let mut out = Vec::new();
+    let mut documents = 0;
+    for (index, (line, text)) in split_documents(&source.text).into_iter().enumerate() {
+        let doc = index + 1;
+        if text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+        {
+            continue;
+        }
+        documents += 1;
+        let value = parse_document(text).map_err(|e| yaml_error(source, doc, line, &e))?;
+        let origin = format!("{}#{doc}", source.name);
+        flatten(value, &origin, &mut out)?;
+    }
+    if documents == 0 {
+        return Err(Error::Input {
+            path: source.name.clone(),
+            problem: "is empty: expected Kubernetes objects in YAML or JSON \
+                      (e.g. kubectl get pods,nodes -A -o yaml)"
+                .to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// A YAML error as `file:line:column: message`, the line counted from the start of the file
+/// (documents are parsed one by one, so the parser's line is within the document), as editors
+/// and compilers print positions.
+fn yaml_error(source: &Source, doc: usize, first_line: usize, e: &serde_saphyr::Error) -> Error {
+    use serde_saphyr::MessageFormatter;
+    let message = serde_saphyr::DefaultMessageFormatter.format_message(e);
+    match e.location() {
+        Some(at) => Error::Input {
+            path: format!(
+                "{}:{}:{}",
+                source.name,
+                at.line() as usize + first_line - 1,
+                at.column()
+            ),
+            problem: format!("not valid YAML (document {doc}): {message}"),
+        },
+        None => Error::Input {
+            path: source.name.clone(),
+            problem: format!(
+                "document {doc} (from line {first_line}) is not valid YAML: {message}"
+            ),
+        },
+    }
+}
+
+/// One document: JSON (`kubectl get -o json`) through the JSON parser, which is several times
+/// faster on large dumps, else YAML. The YAML parser's budget grows with the document (a
+/// `kubectl get pods -A -o yaml` of 20,000 pods is one `List` of millions of nodes); the
+/// alias limits stay at their defaults, so an alias bomb is still refused.
+fn parse_document(text: &str) -> Result<Value, serde_saphyr::Error> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{')
+        && let Ok(value) = serde_json::from_str::<Value>(text)
+    {
+        return Ok(value);
+    }
+    serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
+}
+
+/// Parser options for a document of `len` bytes: every budget that counts what the input itself
+/// holds (nodes, events, scalar bytes) is at least the input's length, since each costs at
+/// least one byte of it; expansion by aliases, which does not, keeps the default limits.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: len.max(250_000),
+            max_events: len.saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: len.max(64 << 20),
+        },
+    }
+}
+
+fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), Error> {
+    match value {
+        Value::Null => Ok(()),
+        Value::Object(ref map)
+            if map
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.ends_with("List"))
+                && map.contains_key("items") =>
+        {
+            let items = map
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for item in items {
+                flatten(item, origin, out)?;
+            }
+            Ok(())
+        }
+        Value::Object(_) => {
+            out.push(RawObject::from_value(value, origin)?);
+            Ok(())
+        }
+        _ => Err(Error::Input {
+            path: origin.to_string(),
+            problem: "expected a Kubernetes object (a mapping with apiVersion and kind)"
+                .to_string(),
+        }),
+    }
+}
+
+/// Splits on `---` lines; returns each document with its 1-based first line.
+pub(super) fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed.starts_with("--- ") {
+            docs.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = i + 2;
+        }
+        offset += line.len();
+    }
+    docs.push((start_line, &text[start..]));
+    docs
+}

@@ -1,0 +1,95 @@
+//! The controller Deployment's memory request and limit from the cluster size `init` is told
+//! (`--expected-pods`, `--expected-nodes`). Pure arithmetic over figures measured with
+//! `cargo run --example memory PODS NODES` (peak RSS of the reflector stores plus five controller
+//! passes; README, "Memory sizing"):
+//!
+//! | pods | nodes (+ as many NodeClaims and Machines) | peak RSS |
+//! |---|---|---|
+//! | 5,000 | 500 | 85.3 MiB |
+//! | 5,000 | 2,000 | 172.7 MiB |
+//! | 20,000 | 2,000 | 311.4 MiB |
+//!
+//! A linear fit through them: about 10 MiB, plus 9.6 KiB per pod, plus 58 KiB per node (its
+//! Node, NodeClaim and Machine, and the plan's per-node work). It is an estimate: pods with
+//! large specs or many labels cost more, and the figure is for this version's stores.
+
+/// Fixed cost (binary, runtime, clients, metrics), KiB.
+pub const BASE_KIB: u64 = 10 * 1024;
+/// Per pod in the stores and a pass, KiB (9.6, rounded up).
+pub const PER_POD_KIB: u64 = 10;
+/// Per node (with its NodeClaim and Machine), KiB.
+pub const PER_NODE_KIB: u64 = 58;
+/// The request is the estimate plus this share (percent), for larger-than-measured objects.
+pub const HEADROOM_PERCENT: u64 = 25;
+/// The smallest request and limit (MiB): the previous fixed values, enough for a small cluster.
+pub const MIN_REQUEST_MIB: u64 = 128;
+/// The smallest limit (MiB).
+pub const MIN_LIMIT_MIB: u64 = 512;
+/// Requests are rounded up to a multiple of this (MiB).
+pub const ROUND_MIB: u64 = 64;
+/// The default `--expected-pods`.
+pub const DEFAULT_EXPECTED_PODS: u64 = 5_000;
+/// Pods per node when `--expected-nodes` is not given.
+pub const PODS_PER_NODE: u64 = 10;
+
+/// The memory request and limit, in MiB, for a cluster of `pods` pods and `nodes` nodes: the
+/// estimate plus headroom, rounded up to [`ROUND_MIB`], at least [`MIN_REQUEST_MIB`]; the limit
+/// twice the request (a relist holds a page beside the old store, and the allocator keeps
+/// freed memory), at least [`MIN_LIMIT_MIB`]. Saturates instead of overflowing.
+pub fn controller_memory_mib(pods: u64, nodes: u64) -> (u64, u64) {
+    let estimate_kib = BASE_KIB
+        .saturating_add(pods.saturating_mul(PER_POD_KIB))
+        .saturating_add(nodes.saturating_mul(PER_NODE_KIB));
+    let with_headroom = estimate_kib.saturating_mul(100 + HEADROOM_PERCENT) / 100;
+    let mib = with_headroom.div_ceil(1024);
+    let request = mib
+        .div_ceil(ROUND_MIB)
+        .saturating_mul(ROUND_MIB)
+        .max(MIN_REQUEST_MIB);
+    let limit = request.saturating_mul(2).max(MIN_LIMIT_MIB);
+    (request, limit)
+}
+
+/// `--expected-nodes`, or the pods at [`PODS_PER_NODE`] per node (at least one node).
+pub fn nodes_for(pods: u64, nodes: Option<u64>) -> u64 {
+    nodes.unwrap_or_else(|| pods.div_ceil(PODS_PER_NODE).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_the_measured_clusters() {
+        // The defaults keep the previous fixed values.
+        let default_nodes = nodes_for(DEFAULT_EXPECTED_PODS, None);
+        assert_eq!(default_nodes, 500);
+        assert_eq!(
+            controller_memory_mib(DEFAULT_EXPECTED_PODS, default_nodes),
+            (128, 512)
+        );
+        // 20,000 pods on 2,000 nodes measured 311 MiB: 10 + 195 + 113 = 318 MiB estimated,
+        // 398 with headroom, requested 448Mi.
+        assert_eq!(controller_memory_mib(20_000, 2_000), (448, 896));
+        // 50,000 pods on 5,000 nodes: 10 + 488 + 283 = 781 MiB estimated, 977 with headroom.
+        assert_eq!(controller_memory_mib(50_000, 5_000), (1024, 2048));
+        // Every measured point is under the request.
+        for (pods, nodes, measured) in [
+            (5_000, 500, 85.3),
+            (5_000, 2_000, 172.7),
+            (20_000, 2_000, 311.4),
+        ] {
+            let (request, _) = controller_memory_mib(pods, nodes);
+            assert!(
+                request as f64 >= measured * 1.2,
+                "{pods}/{nodes}: {request} vs {measured}"
+            );
+        }
+        assert_eq!(controller_memory_mib(0, 0), (128, 512));
+        // No overflow on absurd input.
+        let (request, limit) = controller_memory_mib(u64::MAX, u64::MAX);
+        assert!(request > 0 && limit >= request);
+        assert_eq!(nodes_for(7, None), 1);
+        assert_eq!(nodes_for(7, Some(3)), 3);
+    }
+}
