@@ -1556,6 +1556,206 @@ async fn one_failed_write_stays_local_to_its_node_and_machine_deployment() {
     assert!(writes.iter().any(|w| w == "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/md-4/scale 200"), "{writes:#?}");
 }
 
+/// Evictions and forced deletes carry the UID of the pod planned on (rule 5): a pod deleted and
+/// re-created under the same name since the listing (a StatefulSet pod) is neither evicted nor
+/// deleted by that plan; the API server refuses with 409 and the executor counts the planned pod
+/// as gone. The next pass, which lists the new pod, evicts it. The in-memory API enforces the
+/// precondition as the API server does.
+#[tokio::test]
+async fn a_pod_recreated_under_the_same_name_is_not_evicted_by_a_stale_plan() {
+    use karpenter_capi::kube::apply::{ActionOutcome, Executor};
+    // node-1 expired (forceful): web goes at once.
+    let w = tainted(one_empty(1).pod("web", Some(1), "1"), "node-1", "Expired");
+    let p = w.plan();
+    assert_eq!(evictions(&p), vec!["evictPod Pod/default/web"]);
+    let fake = fake_of(&w);
+    fake.mutate("", "pods", "default", "web", |p| {
+        p["metadata"]["uid"] = json!("uid-web-recreated")
+    });
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    let results = Executor::new(clients.clone())
+        .execute(&p, NOW.parse().unwrap())
+        .await;
+    let evicted = results.iter().find(|r| r.action == "evictPod").unwrap();
+    assert!(
+        matches!(evicted.outcome, ActionOutcome::Applied),
+        "{:?}",
+        evicted.outcome
+    );
+    let refused: Vec<(String, u16)> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/pods/web/eviction"))
+        .map(|r| {
+            (
+                r.body["deleteOptions"]["preconditions"]["uid"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                r.code,
+            )
+        })
+        .collect();
+    assert_eq!(refused, vec![("uid-web".to_string(), 409)]);
+    let pod = fake
+        .get("", "pods", "default", "web")
+        .expect("the re-created pod stays");
+    assert_eq!(pod["metadata"]["uid"], "uid-web-recreated");
+    // A forced delete with the stale UID is refused the same way.
+    let api: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(clients.workload.clone(), "default");
+    let stale = kube::api::DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some("uid-web".to_string()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    let err = api.delete("web", &stale).await.unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 409),
+        "{err:?}"
+    );
+    assert!(fake.get("", "pods", "default", "web").is_some());
+    // The next pass plans on the pod as it is now and evicts it.
+    fake.clear_log();
+    let _ = run_pass(&fake).await;
+    let evictions: Vec<(String, u16)> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/pods/web/eviction"))
+        .map(|r| {
+            (
+                r.body["deleteOptions"]["preconditions"]["uid"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                r.code,
+            )
+        })
+        .collect();
+    assert_eq!(evictions, vec![("uid-web-recreated".to_string(), 201)]);
+    assert!(fake.get("", "pods", "default", "web").is_none());
+}
+
+/// One pass planned on the in-memory API's current state and applied by an executor that gives
+/// up on a write after `deadline`.
+async fn pass_with_deadline(
+    fake: &FakeApi,
+    deadline: std::time::Duration,
+) -> Vec<karpenter_capi::kube::apply::ActionResult> {
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client.clone(),
+    };
+    let snap = karpenter_capi::kube::list::live_snapshot(&client, &client, Some(NS))
+        .await
+        .unwrap();
+    let now = Timestamp::now();
+    let p = plan(&snap, now, &Config::default());
+    karpenter_capi::kube::apply::Executor::new(clients)
+        .with_write_deadline(deadline)
+        .execute(&p, now)
+        .await
+}
+
+/// Rule 8 with the failures an eviction really meets: a validating webhook refusing it (403) and
+/// an API server that never answers. Node A's drift stops at its eviction; node B's emptiness
+/// (another MachineDeployment) and the provisioning for a pending pod go through in the same
+/// pass; the next pass retries A's eviction.
+#[tokio::test]
+async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
+    use karpenter_capi::kube::apply::ActionOutcome;
+    // node-1 (md-4) drifted, its pod fits on node-3; node-2 (md-8) empty; a pending pod needs a
+    // new 16-cpu node.
+    let w = World::new("WhenEmpty")
+        .md(4, 2)
+        .md(8, 1)
+        .md(16, 0)
+        .machine(4, 1, true, true)
+        .machine(8, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("a", Some(1), "1")
+        .pod("c", Some(3), "1")
+        .pod("pending", None, "12")
+        .with("NodeClaim", "c-1", stamp_stale);
+    for (what, inject) in [
+        ("refused by a webhook (403)", 403u16),
+        ("never answered", 0),
+    ] {
+        let fake = fake_of(&w);
+        if inject == 0 {
+            fake.hang("POST", "/pods/a/eviction", 1);
+        } else {
+            fake.fail("POST", "/pods/a/eviction", inject, 1);
+        }
+        let results = pass_with_deadline(&fake, std::time::Duration::from_secs(1)).await;
+        let outcome = |action: &str, target: &str| {
+            results
+                .iter()
+                .find(|r| r.action == action && r.target == target)
+                .map(|r| match r.outcome {
+                    ActionOutcome::Applied => "applied",
+                    ActionOutcome::Failed { .. } => "failed",
+                    ActionOutcome::Skipped => "skipped",
+                })
+                .unwrap_or_else(|| panic!("{what}: no {action} {target} in {results:#?}"))
+        };
+        assert_eq!(outcome("evictPod", "Pod/default/a"), "failed", "{what}");
+        assert_eq!(outcome("taintNode", "Node/node-1"), "applied", "{what}");
+        for (action, target) in [
+            ("taintNode", "Node/node-2"),
+            ("markMachineForDeletion", "Machine/capi-ovh/m-2"),
+            ("deleteNodeClaim", "NodeClaim/c-2"),
+            ("scaleMachineDeployment", "MachineDeployment/capi-ovh/md-8"),
+            ("scaleMachineDeployment", "MachineDeployment/capi-ovh/md-16"),
+        ] {
+            assert_eq!(
+                outcome(action, target),
+                "applied",
+                "{what}: {action} {target}"
+            );
+        }
+        let created = results
+            .iter()
+            .find(|r| r.action == "createNodeClaim")
+            .unwrap_or_else(|| panic!("{what}: {results:#?}"));
+        assert_eq!(created.outcome, ActionOutcome::Applied, "{what}");
+        let writes = fake.writes();
+        assert!(
+            writes[0].starts_with("POST /apis/karpenter.sh/v1/nodeclaims 201"),
+            "{what}: provisioning first: {writes:#?}"
+        );
+        let code = if inject == 0 { 0 } else { 403 };
+        assert!(
+            writes.contains(&format!(
+                "POST /api/v1/namespaces/default/pods/a/eviction {code}"
+            )),
+            "{what}: {writes:#?}"
+        );
+        assert!(fake.get("", "pods", "default", "a").is_some(), "{what}");
+        // c-2 is being deleted (its finalizer comes off once its Machine goes).
+        let c2 = fake.get("karpenter.sh", "nodeclaims", "", "c-2").unwrap();
+        assert!(c2["metadata"]["deletionTimestamp"].is_string(), "{what}");
+        assert_eq!(capi_reconcile(&fake), Vec::<String>::new(), "{what}");
+        // The next pass retries A: node-1 is still tainted, its pod is evicted now.
+        fake.clear_log();
+        pass_with_deadline(&fake, std::time::Duration::from_secs(1)).await;
+        assert!(
+            fake.writes()
+                .contains(&"POST /api/v1/namespaces/default/pods/a/eviction 201".to_string()),
+            "{what}: {:#?}",
+            fake.writes()
+        );
+        assert!(fake.get("", "pods", "default", "a").is_none(), "{what}");
+    }
+}
+
 /// A disruption's writes, each failing once in turn: whatever the failure, only the planned
 /// Machine is ever removed, no pod is evicted without a home, and a few more passes converge to
 /// the same end state (nothing leaked: no claim, no Machine, no finalizer left behind).
