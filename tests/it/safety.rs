@@ -907,6 +907,99 @@ fn kubectl_delete_node_is_a_disruption_request_but_cluster_api_deleting_it_is_no
     assert_eq!(lines(&p), vec!["removeNodeClaimFinalizer NodeClaim/c-1"]);
 }
 
+/// Cluster API deletes a Machine and its Node (a MachineHealthCheck remediation, a rollout, a
+/// `kubectl delete machine`) while our NodeClaim is alive: Cluster API drains and removes the
+/// node itself, so the plan neither drains it, nor deletes its claim as a user request, nor picks
+/// it for a disruption of its own; once the Machine is gone the claim is garbage-collected.
+#[test]
+fn cluster_api_deleting_a_machine_and_its_node_takes_no_disruption_action() {
+    let capi_deletes = |w: World, i: usize| {
+        w.with("Machine", &format!("m-{i}"), |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(20));
+            m["metadata"]["finalizers"] = json!(["machine.cluster.x-k8s.io"]);
+        })
+        .with("Node", &format!("node-{i}"), |n| {
+            n["metadata"]["deletionTimestamp"] = json!(ago(5));
+            n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+        })
+    };
+    let touches_1 = |p: &Plan| -> Vec<String> {
+        let v = serde_json::to_value(p).unwrap();
+        v["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                let t = a["target"].as_str().unwrap();
+                t == "Node/node-1"
+                    || t == "NodeClaim/c-1"
+                    || t.ends_with("/m-1")
+                    || a["node"] == "node-1"
+            })
+            .map(|a| {
+                format!(
+                    "{} {}",
+                    a["action"].as_str().unwrap(),
+                    a["target"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // Empty (emptiness would pick it), WhenEmpty: no action at all.
+    let p = capi_deletes(one_empty(1), 1).plan();
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+    // With pods and room on node-2, under WhenEmptyOrUnderutilized: node-1 is neither tainted nor
+    // drained nor consolidated, its claim is not deleted (it is no user deletion).
+    let busy = World::new("WhenEmptyOrUnderutilized")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("a", Some(1), "500m")
+        .pod("b", Some(2), "500m");
+    let p = capi_deletes(busy.clone(), 1).plan();
+    assert_eq!(touches_1(&p), Vec::<String>::new(), "{:?}", lines(&p));
+    // Without Cluster API deleting it, the same node-1 is consolidated: the state above does
+    // exercise the rule.
+    assert!(
+        !touches_1(&busy.plan()).is_empty(),
+        "{:?}",
+        lines(&busy.plan())
+    );
+    // Drifted and NotReady (Cluster API drained it): still nothing, not garbage-collected while
+    // its Machine exists.
+    let p = capi_deletes(busy.clone(), 1)
+        .with("NodeClaim", "c-1", stamp_stale)
+        .with("Node", "node-1", |n| {
+            n["status"]["conditions"][0]["status"] = json!("False")
+        })
+        .plan();
+    assert_eq!(touches_1(&p), Vec::<String>::new(), "{:?}", lines(&p));
+    // Only the Machine being deleted (the Node not yet): the same.
+    let p = busy
+        .clone()
+        .with("Machine", "m-1", |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(20))
+        })
+        .plan();
+    assert_eq!(touches_1(&p), Vec::<String>::new(), "{:?}", lines(&p));
+    // Once Cluster API removed the Machine and the Node is NotReady: garbage-collected.
+    let mut gone = capi_deletes(busy, 1).with("Node", "node-1", |n| {
+        n["status"]["conditions"][0]["status"] = json!("False")
+    });
+    gone.objs
+        .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
+    let p = gone.plan();
+    let json = serde_json::to_value(&p).unwrap();
+    let gc: Vec<(&str, &str)> = json["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["action"] == "deleteNodeClaim")
+        .map(|a| (a["target"].as_str().unwrap(), a["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(gc, vec![("NodeClaim/c-1", "GarbageCollected")]);
+}
+
 #[test]
 fn the_node_finalizer_stays_until_the_machine_is_gone() {
     let w = World::new("WhenEmpty")
@@ -1154,6 +1247,140 @@ fn a_drift_whose_replacement_vanished_is_aborted_with_an_event() {
     assert_eq!(lines(&p), vec!["evictPod Pod/default/big"]);
 }
 
+/// A replacement claim (annotated `karpenter-capi/replaces`) for a drifted or underutilized
+/// node whose pods need it: while it comes up, the drain waits; once it failed (being deleted,
+/// or its launch or registration timed out this pass), the disruption is called off at once:
+/// the taint comes off and a Warning Event says why.
+#[test]
+fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
+    use karpenter_capi::controller::write::Write;
+    let with_replacement = |reason: &str, f: &dyn Fn(&mut Value)| {
+        let mut r = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": "default-r", "creationTimestamp": ago(60), "finalizers": ["karpenter.sh/termination"],
+              "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
+              "annotations": {"karpenter-capi/replaces": "node-1", "karpenter-capi/machine-deployment": format!("{NS}/md-4")}},
+            "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}});
+        f(&mut r);
+        tainted(
+            World::new("WhenEmptyOrUnderutilized")
+                .md(4, 3)
+                .machine(4, 1, true, true)
+                .machine(4, 2, true, true)
+                .pod("big", Some(1), "3")
+                .pod("other", Some(2), "3"),
+            "node-1",
+            reason,
+        )
+        .add(r)
+    };
+    for reason in ["Drifted", "Underutilized"] {
+        // Coming up (a minute old): the drain waits for it.
+        let p = with_replacement(reason, &|_| {}).plan();
+        assert_eq!(lines(&p), Vec::<String>::new(), "{reason}");
+        assert!(
+            has_note(
+                &p,
+                "node node-1: waiting for its replacement to initialize before draining"
+            ),
+            "{reason}: {:?}",
+            p.notes
+        );
+        let failed: [(&str, &dyn Fn(&mut Value), Vec<&str>); 3] = [
+            (
+                "being deleted",
+                &|r| r["metadata"]["deletionTimestamp"] = json!(ago(5)),
+                vec![
+                    "abortDisruption Node/node-1",
+                    "removeNodeClaimFinalizer NodeClaim/default-r",
+                ],
+            ),
+            (
+                "launch timed out",
+                &|r| r["metadata"]["creationTimestamp"] = json!(ago(600)),
+                vec![
+                    "deleteNodeClaim NodeClaim/default-r",
+                    "abortDisruption Node/node-1",
+                ],
+            ),
+            (
+                "registration timed out",
+                &|r| {
+                    r["metadata"]["creationTimestamp"] = json!(ago(1200));
+                    r["status"] = json!({"providerID": "openstack:///9", "conditions": [{"type": "Launched", "status": "True"}]});
+                },
+                vec![
+                    "deleteNodeClaim NodeClaim/default-r",
+                    "abortDisruption Node/node-1",
+                ],
+            ),
+        ];
+        for (what, f, want) in failed {
+            let p = with_replacement(reason, f).plan();
+            assert_eq!(
+                lines(&p),
+                want,
+                "{reason}, replacement {what}: {:?}",
+                p.notes
+            );
+            let abort = p
+                .actions
+                .iter()
+                .find(|a| a.name() == "abortDisruption")
+                .unwrap();
+            let steps = abort.steps();
+            assert_eq!(
+                steps.writes.len(),
+                4,
+                "{reason}, {what}: {:?}",
+                steps.writes
+            );
+            assert!(
+                matches!(&steps.writes[0], Write::EditNode { name, remove_taint_keys, add_taints, .. }
+                    if name == "node-1" && remove_taint_keys == &vec!["karpenter.sh/disrupted".to_string()] && add_taints.is_empty()),
+                "{reason}, {what}: {:?}",
+                steps.writes[0]
+            );
+            match &steps.writes[1] {
+                Write::Event {
+                    event_type,
+                    reason: r,
+                    name,
+                    message,
+                    ..
+                } => {
+                    assert_eq!(
+                        (event_type.as_str(), r.as_str(), name.as_str()),
+                        ("Warning", "DisruptionAborted", "node-1")
+                    );
+                    assert_eq!(
+                        message,
+                        &format!(
+                            "{reason} disruption of node node-1 called off: its pods have no room and no replacement is coming (it failed or vanished)"
+                        ),
+                        "{what}"
+                    );
+                }
+                other => panic!("{reason}, {what}: {other:?}"),
+            }
+            // The claim reads as no longer disrupted: its bookkeeping annotations and Karpenter's
+            // DisruptionReason condition go.
+            assert!(
+                matches!(&steps.writes[2], Write::MergePatch { name, patch, .. } if name == "c-1"
+                    && patch == &json!({"metadata": {"annotations": {"karpenter-capi/drain-started": null, "karpenter-capi/disruption-reason": null}}})),
+                "{:?}",
+                steps.writes[2]
+            );
+            assert!(
+                matches!(&steps.writes[3], Write::ClearConditions { name, types, .. } if name == "c-1" && types == &vec!["DisruptionReason".to_string()]),
+                "{:?}",
+                steps.writes[3]
+            );
+            // No pod is evicted, no Machine marked.
+            assert!(evictions(&p).is_empty());
+        }
+    }
+}
+
 #[test]
 fn a_drifted_node_whose_pods_fit_nowhere_is_not_drained() {
     // A 7-cpu pod: only the 8-cpu flavor holds it, and that flavor is the drifted one's own
@@ -1205,6 +1432,85 @@ fn room_that_is_not_initialized_is_no_home() {
             "taintNode Node/node-1"
         ]
     );
+}
+
+/// Budgets count like Karpenter (core `disruption/helpers.go` `BuildDisruptionBudgetMapping`):
+/// a node already disrupting (tainted `karpenter.sh/disrupted`) or being deleted (its claim, its
+/// Node, or its Machine) uses up a `nodes: "1"` budget, so no further voluntary disruption
+/// starts; with a budget of two, one more goes.
+#[test]
+fn a_disrupting_or_deleting_node_uses_up_a_budget_of_one() {
+    let budget = |w: World, nodes: &str| {
+        let nodes = nodes.to_string();
+        w.with("NodePool", "default", move |np| {
+            np["spec"]["disruption"]["budgets"] = json!([{"nodes": nodes}])
+        })
+    };
+    // node-1 and node-2 empty (Empty candidates); node-3 is the one already in progress.
+    let three = || {
+        World::new("WhenEmpty")
+            .md(4, 3)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .machine(4, 3, true, true)
+            .pod("web", Some(3), "1")
+    };
+    // The empty nodes tainted (node-3's own termination may taint node-3).
+    let tainted_now = |p: &Plan| -> Vec<String> {
+        lines(p)
+            .into_iter()
+            .filter(|l| l.starts_with("taintNode") && !l.ends_with("node-3"))
+            .collect()
+    };
+    // Nothing in progress: the budget of one lets node-1 go, not node-2.
+    let p = budget(three(), "1").plan();
+    assert_eq!(tainted_now(&p), vec!["taintNode Node/node-1"]);
+    let in_progress: [(&str, &dyn Fn(World) -> World); 4] = [
+        ("tainted (drifting, pods left)", &|w| {
+            tainted(w, "node-3", "Drifted")
+        }),
+        ("its claim deleting", &|w| {
+            w.with("NodeClaim", "c-3", |c| {
+                c["metadata"]["deletionTimestamp"] = json!(ago(10))
+            })
+        }),
+        ("its Node deleting", &|w| {
+            w.with("Node", "node-3", |n| {
+                n["metadata"]["deletionTimestamp"] = json!(ago(10));
+                n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+            })
+        }),
+        ("its Machine deleting", &|w| {
+            w.with("Machine", "m-3", |m| {
+                m["metadata"]["deletionTimestamp"] = json!(ago(10))
+            })
+        }),
+    ];
+    for (what, f) in in_progress {
+        // A budget of one is used up by node-3: neither empty node is tainted.
+        let p = budget(f(three()), "1").plan();
+        assert_eq!(
+            tainted_now(&p),
+            Vec::<String>::new(),
+            "node-3 {what}: {:?}",
+            lines(&p)
+        );
+        assert!(
+            !lines(&p).iter().any(
+                |l| l.starts_with("markMachineForDeletion Machine/capi-ovh/m-1")
+                    || l.starts_with("markMachineForDeletion Machine/capi-ovh/m-2")
+            ),
+            "node-3 {what}: {:?}",
+            lines(&p)
+        );
+        // A budget of two: exactly one more.
+        let p = budget(f(three()), "2").plan();
+        assert_eq!(
+            tainted_now(&p),
+            vec!["taintNode Node/node-1"],
+            "node-3 {what}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
