@@ -85,8 +85,10 @@ pub fn scale(
         let mut surplus_marks = Vec::new();
         if leaving.is_empty() && desired < current {
             // Surplus: no Node, no claim, and not one a waiting claim will be bound to (the
-            // oldest free ones are bound first, so the newest go).
-            let waiting = surviving.iter().filter(|c| c.machine.is_none()).count();
+            // oldest free ones are bound first, so the newest go). The claims this pass creates
+            // wait too: a free Machine is reused for them, as upstream's `pkg/batcher/create.go`
+            // reuses unclaimed Machines, rather than removed while they wait for a new one.
+            let waiting = surviving.iter().filter(|c| c.machine.is_none()).count() + new;
             let mut free: Vec<&MachineRecord> = alive
                 .iter()
                 .copied()

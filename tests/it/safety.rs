@@ -2277,6 +2277,7 @@ mod properties {
             // No Machine without our decision is ever marked: a Machine with a Node is marked only
             // when its own claim is deleted (now or before); others only without Node and claim.
             let mut marked_per_md = [0i64; 3];
+            let mut surplus_per_md = [0i64; 3];
             for a in &p.actions {
                 if let Action::MarkMachineForDeletion { machine, node_claim, .. } = a {
                     let name = machine.trim_start_matches("capi-ovh/");
@@ -2287,10 +2288,33 @@ mod properties {
                         let c = format!("c-{}", name.trim_start_matches("m-"));
                         prop_assert!(n.claim_deleting || deleted.contains(&c), "{name}: marked while its claim {c} lives");
                         prop_assert_eq!(node_claim.as_deref(), Some(c.as_str()));
+                    } else if n.claim {
+                        // Without a Node, a Machine with a claim goes only with its claim
+                        // (being deleted, or deleted by this pass), named as the reason.
+                        let c = format!("c-{}", name.trim_start_matches("m-"));
+                        prop_assert!(n.claim_deleting || deleted.contains(&c), "{name}: marked while its claim {c} lives");
+                        prop_assert_eq!(node_claim.as_deref(), Some(c.as_str()), "{}", name);
                     } else {
-                        prop_assert!(!n.claim || n.claim_deleting || node_claim.is_some(), "{name}: marked while its claim lives");
+                        // Surplus: no Node, no claim, and no claim waiting for it (rule 1).
+                        prop_assert_eq!(node_claim.as_deref(), None, "{}", name);
+                        surplus_per_md[n.md] += 1;
                     }
                 }
+            }
+            // No claim waits for a surplus Machine: every claim this pass creates for a
+            // MachineDeployment still finds a free Machine there, or none was marked as surplus.
+            for (k, cpu) in CPUS.iter().enumerate() {
+                if surplus_per_md[k] == 0 {
+                    continue;
+                }
+                let md = format!("{NS}/md-{cpu}");
+                let waiting = p.actions.iter().filter(|a| matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if *machine_deployment == md)).count() as i64;
+                let marked_now: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
+                    Action::MarkMachineForDeletion { machine, .. } => Some(machine.trim_start_matches("capi-ovh/").to_string()),
+                    _ => None,
+                }).collect();
+                let free_left = nodes.iter().enumerate().filter(|(i, n)| n.md == k && !n.node && !n.claim && !marked_now.contains(&format!("m-{}", i + 1))).count() as i64;
+                prop_assert!(free_left >= waiting, "md-{cpu}: {} surplus marked while {waiting} new claims wait and {free_left} free Machines are left", surplus_per_md[k]);
             }
             // Replicas never drop by more than the Machines marked in the same pass.
             for a in &p.actions {
