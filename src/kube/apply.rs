@@ -11,6 +11,9 @@
 //!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
 //!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
+//! - Every write is bounded by a deadline ([`WRITE_DEADLINE`], 30 s): one the API server does
+//!   not answer fails like a refused one, so a hung request holds back only what shares its
+//!   objects.
 //! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
 //!   refused with 429 (a PodDisruptionBudget) is retried by the next pass, not an error.
 //! - `Event`, `EventForCreated`: a core/v1 Event, unless the same one was recorded within the
