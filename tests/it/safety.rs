@@ -1285,7 +1285,8 @@ fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
             "{reason}: {:?}",
             p.notes
         );
-        let failed: [(&str, &dyn Fn(&mut Value), Vec<&str>); 3] = [
+        type Failure<'a> = (&'a str, &'a dyn Fn(&mut Value), Vec<&'a str>);
+        let failed: [Failure; 3] = [
             (
                 "being deleted",
                 &|r| r["metadata"]["deletionTimestamp"] = json!(ago(5)),
