@@ -929,12 +929,24 @@ impl Action {
                     },
                 ]
                 .into_iter()
-                .chain(node_claim.iter().map(|claim| Write::MergePatch {
-                    cluster: ClusterRole::Workload,
-                    resource: write::NODE_CLAIM,
-                    namespace: String::new(),
-                    name: claim.clone(),
-                    patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: null, DISRUPTION_REASON_ANNOTATION: null}}}),
+                .chain(node_claim.iter().flat_map(|claim| {
+                    [
+                        Write::MergePatch {
+                            cluster: ClusterRole::Workload,
+                            resource: write::NODE_CLAIM,
+                            namespace: String::new(),
+                            name: claim.clone(),
+                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: null, DISRUPTION_REASON_ANNOTATION: null}}}),
+                        },
+                        // The claim is no longer being disrupted: its DisruptionReason goes, as
+                        // core's orchestration queue clears it when a command fails
+                        // (`pkg/controllers/disruption/orchestration/queue.go`).
+                        Write::ClearConditions {
+                            resource: write::NODE_CLAIM,
+                            name: claim.clone(),
+                            types: vec!["DisruptionReason".to_string()],
+                        },
+                    ]
                 }))
                 .collect(),
                 rollback: Vec::new(),

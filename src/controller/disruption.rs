@@ -90,6 +90,7 @@ pub fn disrupt(
 ) -> Disruption {
     let mut out = Disruption::default();
     let pdbs = blocking_pdbs(snapshot);
+    let deleting = deleting_machines(snapshot);
     // Pending pods take the room they will be placed on first: a node they would land on is not
     // Empty, and the room they take is not a home for displaced pods.
     let (pending_room, reserved) = reserve_for_pending_pods(snapshot);
@@ -173,7 +174,7 @@ pub fn disrupt(
                             evict(&mut out, &pods, &node.name, &reason, false);
                             defer_rest(snapshot, &mut out, claim, node, &reason, false);
                         }
-                        _ if replacements_pending(snapshot, &node.name) => {
+                        _ if replacements_pending(snapshot, &node.name, already_deleted) => {
                             out.notes.push(format!(
                                 "node {}: waiting for its replacement to initialize before draining",
                                 node.name
@@ -199,6 +200,13 @@ pub fn disrupt(
                         }
                     }
                 }
+                continue;
+            }
+            // Cluster API is already removing this node (its Machine or its Node is being
+            // deleted, e.g. by a MachineHealthCheck or a rollout): Cluster API drains it, and
+            // it is no candidate for a disruption of ours (core `state/statenode.go`
+            // `ValidateNodeDisruptable` refuses nodes marked for deletion).
+            if being_removed(&deleting, claim, node) {
                 continue;
             }
             let pods = pods_on(snapshot, &node.name);
@@ -447,8 +455,10 @@ pub fn disrupt(
 /// The node counts a pool's budgets work with, as core's `BuildDisruptionBudgetMapping`
 /// (`disruption/helpers.go`): only initialized nodes count toward the total (a replacement
 /// that is not up yet must not raise a percentage), and of those, nodes that are NotReady,
-/// deleting or already being disrupted count as disrupting.
+/// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
+/// disrupting.
 pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize, usize) {
+    let deleting = deleting_machines(snapshot);
     let mut total = 0;
     let mut disrupting = 0;
     for c in claims {
@@ -460,6 +470,7 @@ pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize
         }
         total += 1;
         if c.deleting
+            || being_removed(&deleting, c, node)
             || node.ready != Some(true)
             || node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
         {
@@ -467,6 +478,23 @@ pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize
         }
     }
     (total, disrupting)
+}
+
+/// The Machines being deleted (`namespace/name`), collected once per pass.
+fn deleting_machines(snapshot: &Snapshot) -> BTreeSet<String> {
+    snapshot
+        .machines
+        .iter()
+        .filter(|m| m.deleting)
+        .map(|m| m.key())
+        .collect()
+}
+
+/// Whether the Node, or the Machine bound to its claim, is being deleted (core's
+/// `StateNode.MarkedForDeletion` for a Node being deleted; a Machine Cluster API is deleting
+/// takes its Node with it).
+fn being_removed(deleting: &BTreeSet<String>, claim: &NodeClaimRecord, node: &NodeRecord) -> bool {
+    node.deleting || claim.machine.as_ref().is_some_and(|k| deleting.contains(k))
 }
 
 /// Where pending pods would be placed now on existing nodes (Karpenter core simulates pending
@@ -542,10 +570,15 @@ fn replacement_claim(
     action
 }
 
-/// Whether a NodeClaim replacing this node exists and is not initialized yet.
-fn replacements_pending(snapshot: &Snapshot, node: &str) -> bool {
+/// Whether a NodeClaim replacing this node exists and is not initialized yet. One being deleted,
+/// or deleted by this very pass (`deleted`: its launch or registration timed out), is no longer
+/// coming: the disruption waiting for it is called off now, as core's orchestration queue fails
+/// the command and un-taints the candidates when a replacement fails to launch or initialize
+/// (`pkg/controllers/disruption/orchestration/queue.go`).
+fn replacements_pending(snapshot: &Snapshot, node: &str, deleted: &BTreeSet<String>) -> bool {
     snapshot.nodeclaims.iter().any(|c| {
         !c.deleting
+            && !deleted.contains(&c.name)
             && !c.condition_true("Initialized")
             && c.annotations
                 .get(REPLACES_ANNOTATION)

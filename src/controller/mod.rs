@@ -151,7 +151,8 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     notes.extend(provision_notes);
     notes.extend(disrupted.notes);
     notes.extend(terminated.notes);
-    let (scaling, scale_notes) = scale::scale(snapshot, &removals, &created, now);
+    let (scaling, scale_notes) =
+        scale::scale(snapshot, &removals, &created, &disrupted.actions, now);
     notes.extend(scale_notes);
     actions.extend(created);
     actions.extend(disrupted.actions);

@@ -30,11 +30,14 @@ pub struct Removals {
 }
 
 /// `markMachineForDeletion` for surplus Machines and `scaleMachineDeployment` where the replica
-/// count must change; plus a note per scale-down held back.
+/// count must change; plus a note per scale-down held back. `created`: the claims provisioning
+/// creates this pass (counted in the replicas); `disrupting`: the disruption's actions, whose
+/// replacement claims are counted from the next pass on but already wait for a free Machine.
 pub fn scale(
     snapshot: &Snapshot,
     removals: &Removals,
     created: &[Action],
+    disrupting: &[Action],
     now: jiff::Timestamp,
 ) -> (Vec<Action>, Vec<String>) {
     let mut actions = Vec::new();
@@ -52,10 +55,9 @@ pub fn scale(
             .filter(|c| !c.deleting && !removals.claims.contains(&c.name))
             .filter(|c| snapshot.claim_machine_deployment(c).as_deref() == Some(key.as_str()))
             .collect();
-        let new = created
-            .iter()
-            .filter(|a| matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if *machine_deployment == key))
-            .count();
+        let creates_here = |a: &&Action| matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if *machine_deployment == key);
+        let new = created.iter().filter(creates_here).count();
+        let replacements = disrupting.iter().filter(creates_here).count();
         let current = current_replicas(md);
         let alive: Vec<&MachineRecord> = snapshot
             .machines
@@ -85,8 +87,11 @@ pub fn scale(
         let mut surplus_marks = Vec::new();
         if leaving.is_empty() && desired < current {
             // Surplus: no Node, no claim, and not one a waiting claim will be bound to (the
-            // oldest free ones are bound first, so the newest go).
-            let waiting = surviving.iter().filter(|c| c.machine.is_none()).count();
+            // oldest free ones are bound first, so the newest go). The claims this pass creates
+            // (provisioning, and disruption's replacements) wait too: a free Machine is reused for them, as upstream's `pkg/batcher/create.go`
+            // reuses unclaimed Machines, rather than removed while they wait for a new one.
+            let waiting =
+                surviving.iter().filter(|c| c.machine.is_none()).count() + new + replacements;
             let mut free: Vec<&MachineRecord> = alive
                 .iter()
                 .copied()

@@ -11,6 +11,9 @@
 //!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
 //!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
+//! - Every write is bounded by a deadline ([`WRITE_DEADLINE`], 30 s): one the API server does
+//!   not answer fails like a refused one, so a hung request holds back only what shares its
+//!   objects.
 //! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
 //!   refused with 429 (a PodDisruptionBudget) is retried by the next pass, not an error.
 //! - `Event`, `EventForCreated`: a core/v1 Event, unless the same one was recorded within the
@@ -39,8 +42,11 @@
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, ObjectReference, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, DeleteParams, DynamicObject, EvictParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::policy::v1::Eviction;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    DeleteOptions, ObjectMeta, Preconditions, Time,
+};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tracing::{debug, info, warn};
@@ -111,7 +117,12 @@ pub struct Executor {
     gate: Gate,
     /// Events recorded recently (not sent again within the window).
     events: std::sync::Arc<super::recorder::Dedupe>,
+    /// How long one write may go unanswered before it counts as failed.
+    write_deadline: std::time::Duration,
 }
+
+/// How long one write (with its conflict retries) may go unanswered by default.
+pub const WRITE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Executor {
     /// An executor writing through these clients.
@@ -124,7 +135,15 @@ impl Executor {
             instance,
             gate: Gate::open(),
             events: std::sync::Arc::default(),
+            write_deadline: WRITE_DEADLINE,
         }
+    }
+
+    /// This executor, giving up on a write unanswered after `deadline` ([`WRITE_DEADLINE`] by
+    /// default).
+    pub fn with_write_deadline(mut self, deadline: std::time::Duration) -> Executor {
+        self.write_deadline = deadline;
+        self
     }
 
     /// This executor, writing only while `gate` is open (leader election).
@@ -261,7 +280,9 @@ impl Executor {
         }
     }
 
-    /// Executes one write; returns `Kind/name` of a created object.
+    /// Executes one write; returns `Kind/name` of a created object. A write the API server does
+    /// not answer within the executor's deadline fails like any other (rule 8: a hung eviction
+    /// or patch on one node must not hold back the rest of the pass); the next pass re-plans.
     pub async fn execute_write(&self, w: &Write, now: Timestamp) -> Result<Option<String>> {
         if !self.gate.is_open() {
             return Err(Error::Apply(
@@ -269,6 +290,18 @@ impl Executor {
             ));
         }
         debug!(write = ?w, "executing");
+        match tokio::time::timeout(self.write_deadline, self.send(w, now)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Apply(format!(
+                "no answer from the API server within {}s: {}",
+                self.write_deadline.as_secs_f64(),
+                describe(w)
+            ))),
+        }
+    }
+
+    /// Sends one write (see the module documentation for how each kind goes).
+    async fn send(&self, w: &Write, now: Timestamp) -> Result<Option<String>> {
         match w {
             Write::Create {
                 cluster,
@@ -438,11 +471,15 @@ impl Executor {
                 uid,
             } => {
                 let pods: Api<Pod> = Api::namespaced(self.clients.workload.clone(), namespace);
-                let params = EvictParams {
-                    delete_options: Some(delete_params(uid.as_deref())),
-                    ..EvictParams::default()
-                };
-                match pods.evict(name, &params).await {
+                // A policy/v1 Eviction sent as is: kube's `Api::evict` names the field
+                // `delete_options`, which the API server ignores, so its UID precondition never
+                // reached the server. Karpenter's terminator evicts with the pod's UID as the
+                // precondition (core `pkg/controllers/node/termination/terminator/eviction.go`).
+                let eviction = eviction(namespace, name, uid.as_deref());
+                let sent: kube::Result<Value> = pods
+                    .create_subresource("eviction", name, &PostParams::default(), &eviction)
+                    .await;
+                match sent {
                     Ok(_) => Ok(None),
                     Err(e) if status_code(&e) == Some(404) => Ok(None),
                     // The UID precondition failed: the pod planned on is gone already.
@@ -716,6 +753,34 @@ fn clear_conditions_patch(obj: &Value, types: &[String]) -> Option<Value> {
         .cloned()
         .collect();
     (kept.len() != list.len()).then(|| json!({"status": {"conditions": kept}}))
+}
+
+/// `op namespace/name` of a write, for messages.
+fn describe(w: &Write) -> String {
+    let v = serde_json::to_value(w).unwrap_or_default();
+    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    match text("namespace") {
+        "" => format!("{} {}", text("op"), text("name")),
+        ns => format!("{} {ns}/{}", text("op"), text("name")),
+    }
+}
+
+/// The policy/v1 Eviction of a pod, with its UID as the precondition when known.
+fn eviction(namespace: &str, name: &str, uid: Option<&str>) -> Eviction {
+    Eviction {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(namespace.to_string()),
+            ..ObjectMeta::default()
+        },
+        delete_options: uid.map(|u| DeleteOptions {
+            preconditions: Some(Preconditions {
+                uid: Some(u.to_string()),
+                resource_version: None,
+            }),
+            ..DeleteOptions::default()
+        }),
+    }
 }
 
 /// Delete options with a UID precondition when one is known.

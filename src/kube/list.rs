@@ -289,14 +289,22 @@ pub fn snapshot_from_values(
         }
     }
     let mut snapshot = build_snapshot_tolerant(objects)?;
+    // A Machine the API server listed but that we could not read (or that the loader left out)
+    // is absent from the snapshot without being gone.
+    let machine_left_out = unreadable
+        .iter()
+        .chain(&snapshot.oddities)
+        .any(|o| o.kind == "Machine" && o.treatment == Treatment::Skipped);
     snapshot
         .warnings
         .extend(unreadable.iter().map(Oddity::to_string));
     snapshot.oddities.extend(unreadable);
     snapshot.warnings.extend(warnings);
     // Machines are a mandatory listing: a failed list fails the snapshot, so an absent Machine
-    // here is really gone.
-    snapshot.machines_observed = true;
+    // here is really gone, unless one listed was left out. Then the view of Machines is not
+    // complete and no NodeClaim is garbage-collected for a missing Machine this pass (core
+    // `nodeclaim/garbagecollection/controller.go` acts only on a complete cloud-provider list).
+    snapshot.machines_observed = !machine_left_out;
     snapshot.now = Some(jiff::Timestamp::now());
     Ok(snapshot)
 }
@@ -354,4 +362,128 @@ pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
         .build()
         .map_err(Error::Io)?;
     Ok(rt.block_on(future))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::controller::{Config, plan};
+
+    const MGMT: &str = "management cluster";
+    const WL: &str = "workload cluster";
+
+    /// A registered NodeClaim bound to Machine `capi/m-<i>`, whose Node is not Ready.
+    fn claim_and_node(i: u32) -> Vec<(Value, &'static str)> {
+        let pid = format!("openstack:///{i}");
+        vec![
+            (
+                json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+                    "metadata": {"name": format!("c-{i}"), "finalizers": ["karpenter.sh/termination"],
+                      "labels": {"karpenter.sh/nodepool": "default"},
+                      "annotations": {"cluster.x-k8s.io/machine": format!("capi/m-{i}")}},
+                    "spec": {"requirements": []},
+                    "status": {"providerID": pid, "nodeName": format!("node-{i}"), "conditions": [
+                      {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"}]}}),
+                WL,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}")},
+                    "spec": {"providerID": pid},
+                    "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+                WL,
+            ),
+        ]
+    }
+
+    fn machine(i: u32) -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": format!("m-{i}"), "namespace": "capi"},
+            "spec": {"clusterName": "capi", "providerID": format!("openstack:///{i}")},
+            "status": {"nodeRef": {"name": format!("node-{i}")}}})
+    }
+
+    /// The claims a plan garbage-collects.
+    fn collected(values: Vec<(Value, &'static str)>) -> (bool, Vec<String>) {
+        let snapshot = snapshot_from_values(values, Vec::new()).unwrap();
+        let now = "2026-11-30T10:00:00Z".parse().unwrap();
+        let p = serde_json::to_value(plan(&snapshot, now, &Config::default())).unwrap();
+        let gc = p["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["reason"] == "GarbageCollected")
+            .map(|a| a["target"].as_str().unwrap().to_string())
+            .collect();
+        (snapshot.machines_observed, gc)
+    }
+
+    #[test]
+    fn a_machine_listed_but_unreadable_keeps_every_claim_from_garbage_collection() {
+        // m-1 is gone, m-2 is readable: c-1 is collected, c-2 is not.
+        let mut base = claim_and_node(1);
+        base.extend(claim_and_node(2));
+        base.push((machine(2), MGMT));
+        assert_eq!(
+            collected(base.clone()),
+            (true, vec!["NodeClaim/c-1".to_string()])
+        );
+        // A third Machine the API server listed but that cannot be read (its labels are not a
+        // map; or its apiVersion is missing): the view of Machines is incomplete, so not even
+        // c-1 is collected (the unreadable one may be m-1).
+        for broken in [
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+                "metadata": {"name": "m-3", "namespace": "capi", "labels": 5}}),
+            json!({"kind": "Machine", "metadata": {"name": "m-1", "namespace": "capi"}}),
+        ] {
+            let mut values = base.clone();
+            values.push((broken, MGMT));
+            assert_eq!(collected(values), (false, Vec::new()));
+        }
+        // An unreadable object of another kind proves nothing about Machines.
+        let mut values = base.clone();
+        values.push((
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": 5}}),
+            WL,
+        ));
+        assert_eq!(collected(values), (true, vec!["NodeClaim/c-1".to_string()]));
+    }
+
+    #[test]
+    fn only_machine_deployments_and_machines_are_scoped_to_the_cluster() {
+        let by_kind = |kind: &str| {
+            OBSERVED
+                .iter()
+                .find(|l| l.resource.kind == kind)
+                .copied()
+                .unwrap_or_else(|| panic!("{kind} not observed"))
+        };
+        for kind in ["MachineDeployment", "Machine"] {
+            assert_eq!(
+                by_kind(kind).cluster_selector(Some("prod")).as_deref(),
+                Some("cluster.x-k8s.io/cluster-name=prod"),
+                "{kind}"
+            );
+            assert_eq!(by_kind(kind).cluster_selector(None), None, "{kind}");
+        }
+        // Workload types are never scoped by a management label; the Cluster object itself does
+        // not carry the label, and MachineSets/templates are matched to their owners.
+        for kind in [
+            "Pod",
+            "Node",
+            "NodeClaim",
+            "NodePool",
+            "Cluster",
+            "MachineSet",
+        ] {
+            assert_eq!(by_kind(kind).cluster_selector(Some("prod")), None, "{kind}");
+        }
+        // A workload type named like a management one is still not scoped.
+        let wl_machine = Listed {
+            cluster: ClusterRole::Workload,
+            ..by_kind("Machine")
+        };
+        assert_eq!(wl_machine.cluster_selector(Some("prod")), None);
+    }
 }

@@ -491,6 +491,71 @@ mod tests {
         p
     }
 
+    /// `pod_event` on one watch event, `old` the stored pod before it.
+    fn event_of(
+        kind: &str,
+        new: &serde_json::Value,
+        old: Option<&serde_json::Value>,
+    ) -> Option<String> {
+        let obj: DynamicObject = serde_json::from_value(new.clone()).unwrap();
+        let event = match kind {
+            "apply" => Event::Apply(obj),
+            "list" => Event::InitApply(obj),
+            "delete" => Event::Delete(obj),
+            _ => Event::InitDone,
+        };
+        pod_event(&event, old)
+    }
+
+    #[test]
+    fn pod_events_are_binds_leaves_terminal_phases_and_deletes() {
+        let pending = pod("p", None);
+        let bound = pod("p", Some("node-1"));
+        let node = Some("node-1".to_string());
+        // Bind: pending -> bound is an event on the node it is bound to.
+        assert_eq!(event_of("apply", &bound, Some(&pending)), node);
+        // An update that changes nothing that counts (a label) is none.
+        let mut relabelled = bound.clone();
+        relabelled["metadata"]["labels"] = json!({"x": "y"});
+        assert_eq!(event_of("apply", &relabelled, Some(&bound)), None);
+        // A pod first seen already bound (created with nodeName) counts; first seen in a
+        // (re-)list does not.
+        assert_eq!(event_of("apply", &bound, None), node);
+        assert_eq!(event_of("list", &bound, None), None);
+        // Terminal phase: once, on the transition.
+        for phase in ["Succeeded", "Failed"] {
+            let mut done = bound.clone();
+            done["status"]["phase"] = json!(phase);
+            assert_eq!(event_of("apply", &done, Some(&bound)), node, "{phase}");
+            assert_eq!(event_of("apply", &done, Some(&done)), None, "{phase}");
+        }
+        // Leaving: terminating (deletionTimestamp set), once.
+        let mut leaving = bound.clone();
+        leaving["metadata"]["deletionTimestamp"] = json!("2026-11-30T10:00:00Z");
+        assert_eq!(event_of("apply", &leaving, Some(&bound)), node);
+        assert_eq!(event_of("apply", &leaving, Some(&leaving)), None);
+        // Deleted from a node: an event there; a pending pod deleted is none.
+        assert_eq!(event_of("delete", &bound, Some(&bound)), node);
+        assert_eq!(event_of("delete", &pending, Some(&pending)), None);
+        // DaemonSet pods never count, whatever happens to them.
+        let mut daemon = bound.clone();
+        daemon["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "u"}]);
+        let mut daemon_pending = pending.clone();
+        daemon_pending["metadata"]["ownerReferences"] =
+            daemon["metadata"]["ownerReferences"].clone();
+        assert_eq!(event_of("apply", &daemon, Some(&daemon_pending)), None);
+        assert_eq!(event_of("delete", &daemon, Some(&daemon)), None);
+        // The other node of another pod: the event names the pod's own node.
+        let elsewhere = pod("q", Some("node-2"));
+        assert_eq!(
+            event_of("apply", &elsewhere, Some(&pod("q", None))),
+            Some("node-2".to_string())
+        );
+        // Watch bookkeeping is no pod event.
+        assert_eq!(event_of("init-done", &bound, Some(&bound)), None);
+    }
+
     #[test]
     fn compacted_objects_expand_to_the_object_minus_the_noise() {
         let mut obj: DynamicObject = serde_json::from_value(pod("p", None)).unwrap();

@@ -452,20 +452,24 @@ fn the_drain_waits_for_the_replacement_then_evicts() {
 #[test]
 fn after_the_termination_grace_period_pods_are_deleted_despite_pdbs() {
     let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
-    let with_grace = |started_ago: i64| {
-        let tainted = node(1, 600, &app_pod("web-1", 1, ""), "")
+    let with_grace = |started_ago: i64, reason: &str| {
+        let pod = app_pod("web-1", 1, "").replace(
+            "name: web-1, namespace: default,",
+            "name: web-1, namespace: default, uid: uid-web-1,",
+        );
+        let tainted = node(1, 600, &pod, "")
             .replace(
                 "spec: {providerID: 'openstack:///n1'}",
                 "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
             )
-            .replace("annotations: {cluster.x-k8s.io/machine", &format!("annotations: {{karpenter-capi/drain-started: '{}', cluster.x-k8s.io/machine", ago(started_ago)));
+            .replace("annotations: {cluster.x-k8s.io/machine", &format!("annotations: {{karpenter-capi/drain-started: '{}', karpenter-capi/disruption-reason: {reason}, cluster.x-k8s.io/machine", ago(started_ago)));
         let pool = base(1, "").replace(
             "      expireAfter: Never\n",
             "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
         );
         run(&format!("{pool}{tainted}{pdb}"))
     };
-    let p = with_grace(2 * 3600);
+    let p = with_grace(2 * 3600, "Drifted");
     let forced: Vec<(&str, bool)> = p
         .actions
         .iter()
@@ -482,11 +486,27 @@ fn after_the_termination_grace_period_pods_are_deleted_despite_pdbs() {
         .find(|a| a.name() == "evictPod")
         .unwrap()
         .steps();
-    assert!(
-        matches!(&steps.writes[0], karpenter_capi::controller::write::Write::Delete { name, .. } if name == "web-1")
-    );
-    // Inside the grace period: ordinary evictions, which the PDB may refuse.
-    let p = with_grace(600);
+    // A forced delete of exactly the pod planned on: its UID is the precondition (a pod
+    // re-created under the same name is not deleted).
+    use karpenter_capi::controller::write::Write;
+    match &steps.writes[0] {
+        Write::Delete {
+            namespace,
+            name,
+            uid,
+            ..
+        } => assert_eq!(
+            (namespace.as_str(), name.as_str(), uid.as_deref()),
+            ("default", "web-1", Some("uid-web-1"))
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(steps.writes.len(), 1, "{:?}", steps.writes);
+    // Inside the grace period, a voluntary drain whose pods have no room is called off; an
+    // expiry drains with ordinary evictions, which the PDB may refuse, with the same
+    // precondition.
+    assert_eq!(names(&with_grace(600, "Drifted")), vec!["abortDisruption"]);
+    let p = with_grace(600, "Expired");
     assert!(
         p.actions
             .iter()
@@ -494,6 +514,22 @@ fn after_the_termination_grace_period_pods_are_deleted_despite_pdbs() {
         "{:?}",
         names(&p)
     );
+    let evict = p
+        .actions
+        .iter()
+        .find(|a| a.name() == "evictPod")
+        .unwrap_or_else(|| panic!("{:?} {:?}", names(&p), p.notes));
+    match &evict.steps().writes[0] {
+        Write::Evict {
+            namespace,
+            name,
+            uid,
+        } => assert_eq!(
+            (namespace.as_str(), name.as_str(), uid.as_deref()),
+            ("default", "web-1", Some("uid-web-1"))
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

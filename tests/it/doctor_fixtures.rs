@@ -302,3 +302,40 @@ fn unscoped_setup_is_judged_by_the_controller_flags_and_the_node_class() {
     );
     assert!(run(&apart).is_empty());
 }
+
+/// The old shapes come with the exact fix: the command (or the reason none is needed) for each.
+#[test]
+fn old_shapes_name_their_fix() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor/old-shapes.yaml");
+    let (report, _) = doctor(&path);
+    let remedy = |cause: &str, subject: &str| -> String {
+        report
+            .findings
+            .iter()
+            .find(|f| f.cause.to_string() == cause && f.subject == subject)
+            .map(|f| f.remedy.clone())
+            .unwrap_or_else(|| panic!("no {cause} on {subject}"))
+    };
+    assert_eq!(
+        remedy(
+            "InstanceTypeLabelMissing",
+            "MachineDeployment/capi-ovh/capi-ovh-karpenter-c3-8"
+        ),
+        "kubectl annotate machinedeployment -n capi-ovh capi-ovh-karpenter-c3-8 --overwrite capacity.cluster-autoscaler.kubernetes.io/labels=node.kubernetes.io/instance-type=<the cloud's instance type>,example.com/disk=ssd"
+    );
+    assert_eq!(
+        remedy(
+            "MemberLabelWithValue",
+            "MachineDeployment/capi-ovh/capi-ovh-karpenter-gpu"
+        ),
+        "kubectl label machinedeployment -n capi-ovh capi-ovh-karpenter-gpu --overwrite node.cluster.x-k8s.io/karpenter-member="
+    );
+    assert_eq!(
+        remedy("ForeignHashVersion", "NodeClaim/default-old01"),
+        "nothing to do while `run` runs: it re-stamps the claim with our hash and karpenter-capi-v1; if Karpenter itself also manages NodePool default, run only one of the two"
+    );
+    assert_eq!(
+        remedy("NodeClaimMissingOfferingLabels", "NodeClaim/default-old01"),
+        "kubectl label nodeclaim default-old01 --overwrite example.com/disk=ssd (and the same on its Node); claims created by this version carry them"
+    );
+}

@@ -907,6 +907,99 @@ fn kubectl_delete_node_is_a_disruption_request_but_cluster_api_deleting_it_is_no
     assert_eq!(lines(&p), vec!["removeNodeClaimFinalizer NodeClaim/c-1"]);
 }
 
+/// Cluster API deletes a Machine and its Node (a MachineHealthCheck remediation, a rollout, a
+/// `kubectl delete machine`) while our NodeClaim is alive: Cluster API drains and removes the
+/// node itself, so the plan neither drains it, nor deletes its claim as a user request, nor picks
+/// it for a disruption of its own; once the Machine is gone the claim is garbage-collected.
+#[test]
+fn cluster_api_deleting_a_machine_and_its_node_takes_no_disruption_action() {
+    let capi_deletes = |w: World, i: usize| {
+        w.with("Machine", &format!("m-{i}"), |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(20));
+            m["metadata"]["finalizers"] = json!(["machine.cluster.x-k8s.io"]);
+        })
+        .with("Node", &format!("node-{i}"), |n| {
+            n["metadata"]["deletionTimestamp"] = json!(ago(5));
+            n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+        })
+    };
+    let touches_1 = |p: &Plan| -> Vec<String> {
+        let v = serde_json::to_value(p).unwrap();
+        v["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                let t = a["target"].as_str().unwrap();
+                t == "Node/node-1"
+                    || t == "NodeClaim/c-1"
+                    || t.ends_with("/m-1")
+                    || a["node"] == "node-1"
+            })
+            .map(|a| {
+                format!(
+                    "{} {}",
+                    a["action"].as_str().unwrap(),
+                    a["target"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // Empty (emptiness would pick it), WhenEmpty: no action at all.
+    let p = capi_deletes(one_empty(1), 1).plan();
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+    // With pods and room on node-2, under WhenEmptyOrUnderutilized: node-1 is neither tainted nor
+    // drained nor consolidated, its claim is not deleted (it is no user deletion).
+    let busy = World::new("WhenEmptyOrUnderutilized")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("a", Some(1), "500m")
+        .pod("b", Some(2), "500m");
+    let p = capi_deletes(busy.clone(), 1).plan();
+    assert_eq!(touches_1(&p), Vec::<String>::new(), "{:?}", lines(&p));
+    // Without Cluster API deleting it, the same node-1 is consolidated: the state above does
+    // exercise the rule.
+    assert!(
+        !touches_1(&busy.plan()).is_empty(),
+        "{:?}",
+        lines(&busy.plan())
+    );
+    // Drifted and NotReady (Cluster API drained it): still nothing, not garbage-collected while
+    // its Machine exists.
+    let p = capi_deletes(busy.clone(), 1)
+        .with("NodeClaim", "c-1", stamp_stale)
+        .with("Node", "node-1", |n| {
+            n["status"]["conditions"][0]["status"] = json!("False")
+        })
+        .plan();
+    assert_eq!(touches_1(&p), Vec::<String>::new(), "{:?}", lines(&p));
+    // Only the Machine being deleted (the Node not yet): the same.
+    let p = busy
+        .clone()
+        .with("Machine", "m-1", |m| {
+            m["metadata"]["deletionTimestamp"] = json!(ago(20))
+        })
+        .plan();
+    assert_eq!(touches_1(&p), Vec::<String>::new(), "{:?}", lines(&p));
+    // Once Cluster API removed the Machine and the Node is NotReady: garbage-collected.
+    let mut gone = capi_deletes(busy, 1).with("Node", "node-1", |n| {
+        n["status"]["conditions"][0]["status"] = json!("False")
+    });
+    gone.objs
+        .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
+    let p = gone.plan();
+    let json = serde_json::to_value(&p).unwrap();
+    let gc: Vec<(&str, &str)> = json["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["action"] == "deleteNodeClaim")
+        .map(|a| (a["target"].as_str().unwrap(), a["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(gc, vec![("NodeClaim/c-1", "GarbageCollected")]);
+}
+
 #[test]
 fn the_node_finalizer_stays_until_the_machine_is_gone() {
     let w = World::new("WhenEmpty")
@@ -1154,6 +1247,141 @@ fn a_drift_whose_replacement_vanished_is_aborted_with_an_event() {
     assert_eq!(lines(&p), vec!["evictPod Pod/default/big"]);
 }
 
+/// A replacement claim (annotated `karpenter-capi/replaces`) for a drifted or underutilized
+/// node whose pods need it: while it comes up, the drain waits; once it failed (being deleted,
+/// or its launch or registration timed out this pass), the disruption is called off at once:
+/// the taint comes off and a Warning Event says why.
+#[test]
+fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
+    use karpenter_capi::controller::write::Write;
+    let with_replacement = |reason: &str, f: &dyn Fn(&mut Value)| {
+        let mut r = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": "default-r", "creationTimestamp": ago(60), "finalizers": ["karpenter.sh/termination"],
+              "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
+              "annotations": {"karpenter-capi/replaces": "node-1", "karpenter-capi/machine-deployment": format!("{NS}/md-4")}},
+            "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}});
+        f(&mut r);
+        tainted(
+            World::new("WhenEmptyOrUnderutilized")
+                .md(4, 3)
+                .machine(4, 1, true, true)
+                .machine(4, 2, true, true)
+                .pod("big", Some(1), "3")
+                .pod("other", Some(2), "3"),
+            "node-1",
+            reason,
+        )
+        .add(r)
+    };
+    for reason in ["Drifted", "Underutilized"] {
+        // Coming up (a minute old): the drain waits for it.
+        let p = with_replacement(reason, &|_| {}).plan();
+        assert_eq!(lines(&p), Vec::<String>::new(), "{reason}");
+        assert!(
+            has_note(
+                &p,
+                "node node-1: waiting for its replacement to initialize before draining"
+            ),
+            "{reason}: {:?}",
+            p.notes
+        );
+        type Failure<'a> = (&'a str, &'a dyn Fn(&mut Value), Vec<&'a str>);
+        let failed: [Failure; 3] = [
+            (
+                "being deleted",
+                &|r| r["metadata"]["deletionTimestamp"] = json!(ago(5)),
+                vec![
+                    "abortDisruption Node/node-1",
+                    "removeNodeClaimFinalizer NodeClaim/default-r",
+                ],
+            ),
+            (
+                "launch timed out",
+                &|r| r["metadata"]["creationTimestamp"] = json!(ago(600)),
+                vec![
+                    "deleteNodeClaim NodeClaim/default-r",
+                    "abortDisruption Node/node-1",
+                ],
+            ),
+            (
+                "registration timed out",
+                &|r| {
+                    r["metadata"]["creationTimestamp"] = json!(ago(1200));
+                    r["status"] = json!({"providerID": "openstack:///9", "conditions": [{"type": "Launched", "status": "True"}]});
+                },
+                vec![
+                    "deleteNodeClaim NodeClaim/default-r",
+                    "abortDisruption Node/node-1",
+                ],
+            ),
+        ];
+        for (what, f, want) in failed {
+            let p = with_replacement(reason, f).plan();
+            assert_eq!(
+                lines(&p),
+                want,
+                "{reason}, replacement {what}: {:?}",
+                p.notes
+            );
+            let abort = p
+                .actions
+                .iter()
+                .find(|a| a.name() == "abortDisruption")
+                .unwrap();
+            let steps = abort.steps();
+            assert_eq!(
+                steps.writes.len(),
+                4,
+                "{reason}, {what}: {:?}",
+                steps.writes
+            );
+            assert!(
+                matches!(&steps.writes[0], Write::EditNode { name, remove_taint_keys, add_taints, .. }
+                    if name == "node-1" && remove_taint_keys == &vec!["karpenter.sh/disrupted".to_string()] && add_taints.is_empty()),
+                "{reason}, {what}: {:?}",
+                steps.writes[0]
+            );
+            match &steps.writes[1] {
+                Write::Event {
+                    event_type,
+                    reason: r,
+                    name,
+                    message,
+                    ..
+                } => {
+                    assert_eq!(
+                        (event_type.as_str(), r.as_str(), name.as_str()),
+                        ("Warning", "DisruptionAborted", "node-1")
+                    );
+                    assert_eq!(
+                        message,
+                        &format!(
+                            "{reason} disruption of node node-1 called off: its pods have no room and no replacement is coming (it failed or vanished)"
+                        ),
+                        "{what}"
+                    );
+                }
+                other => panic!("{reason}, {what}: {other:?}"),
+            }
+            // The claim reads as no longer disrupted: its bookkeeping annotations and Karpenter's
+            // DisruptionReason condition go.
+            assert!(
+                matches!(&steps.writes[2], Write::MergePatch { name, patch, .. } if name == "c-1"
+                    && patch == &json!({"metadata": {"annotations": {"karpenter-capi/drain-started": null, "karpenter-capi/disruption-reason": null}}})),
+                "{:?}",
+                steps.writes[2]
+            );
+            assert!(
+                matches!(&steps.writes[3], Write::ClearConditions { name, types, .. } if name == "c-1" && types == &vec!["DisruptionReason".to_string()]),
+                "{:?}",
+                steps.writes[3]
+            );
+            // No pod is evicted, no Machine marked.
+            assert!(evictions(&p).is_empty());
+        }
+    }
+}
+
 #[test]
 fn a_drifted_node_whose_pods_fit_nowhere_is_not_drained() {
     // A 7-cpu pod: only the 8-cpu flavor holds it, and that flavor is the drifted one's own
@@ -1205,6 +1433,85 @@ fn room_that_is_not_initialized_is_no_home() {
             "taintNode Node/node-1"
         ]
     );
+}
+
+/// Budgets count like Karpenter (core `disruption/helpers.go` `BuildDisruptionBudgetMapping`):
+/// a node already disrupting (tainted `karpenter.sh/disrupted`) or being deleted (its claim, its
+/// Node, or its Machine) uses up a `nodes: "1"` budget, so no further voluntary disruption
+/// starts; with a budget of two, one more goes.
+#[test]
+fn a_disrupting_or_deleting_node_uses_up_a_budget_of_one() {
+    let budget = |w: World, nodes: &str| {
+        let nodes = nodes.to_string();
+        w.with("NodePool", "default", move |np| {
+            np["spec"]["disruption"]["budgets"] = json!([{"nodes": nodes}])
+        })
+    };
+    // node-1 and node-2 empty (Empty candidates); node-3 is the one already in progress.
+    let three = || {
+        World::new("WhenEmpty")
+            .md(4, 3)
+            .machine(4, 1, true, true)
+            .machine(4, 2, true, true)
+            .machine(4, 3, true, true)
+            .pod("web", Some(3), "1")
+    };
+    // The empty nodes tainted (node-3's own termination may taint node-3).
+    let tainted_now = |p: &Plan| -> Vec<String> {
+        lines(p)
+            .into_iter()
+            .filter(|l| l.starts_with("taintNode") && !l.ends_with("node-3"))
+            .collect()
+    };
+    // Nothing in progress: the budget of one lets node-1 go, not node-2.
+    let p = budget(three(), "1").plan();
+    assert_eq!(tainted_now(&p), vec!["taintNode Node/node-1"]);
+    let in_progress: [(&str, &dyn Fn(World) -> World); 4] = [
+        ("tainted (drifting, pods left)", &|w| {
+            tainted(w, "node-3", "Drifted")
+        }),
+        ("its claim deleting", &|w| {
+            w.with("NodeClaim", "c-3", |c| {
+                c["metadata"]["deletionTimestamp"] = json!(ago(10))
+            })
+        }),
+        ("its Node deleting", &|w| {
+            w.with("Node", "node-3", |n| {
+                n["metadata"]["deletionTimestamp"] = json!(ago(10));
+                n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+            })
+        }),
+        ("its Machine deleting", &|w| {
+            w.with("Machine", "m-3", |m| {
+                m["metadata"]["deletionTimestamp"] = json!(ago(10))
+            })
+        }),
+    ];
+    for (what, f) in in_progress {
+        // A budget of one is used up by node-3: neither empty node is tainted.
+        let p = budget(f(three()), "1").plan();
+        assert_eq!(
+            tainted_now(&p),
+            Vec::<String>::new(),
+            "node-3 {what}: {:?}",
+            lines(&p)
+        );
+        assert!(
+            !lines(&p).iter().any(
+                |l| l.starts_with("markMachineForDeletion Machine/capi-ovh/m-1")
+                    || l.starts_with("markMachineForDeletion Machine/capi-ovh/m-2")
+            ),
+            "node-3 {what}: {:?}",
+            lines(&p)
+        );
+        // A budget of two: exactly one more.
+        let p = budget(f(three()), "2").plan();
+        assert_eq!(
+            tainted_now(&p),
+            vec!["taintNode Node/node-1"],
+            "node-3 {what}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1556,6 +1863,206 @@ async fn one_failed_write_stays_local_to_its_node_and_machine_deployment() {
     assert!(writes.iter().any(|w| w == "PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/md-4/scale 200"), "{writes:#?}");
 }
 
+/// Evictions and forced deletes carry the UID of the pod planned on (rule 5): a pod deleted and
+/// re-created under the same name since the listing (a StatefulSet pod) is neither evicted nor
+/// deleted by that plan; the API server refuses with 409 and the executor counts the planned pod
+/// as gone. The next pass, which lists the new pod, evicts it. The in-memory API enforces the
+/// precondition as the API server does.
+#[tokio::test]
+async fn a_pod_recreated_under_the_same_name_is_not_evicted_by_a_stale_plan() {
+    use karpenter_capi::kube::apply::{ActionOutcome, Executor};
+    // node-1 expired (forceful): web goes at once.
+    let w = tainted(one_empty(1).pod("web", Some(1), "1"), "node-1", "Expired");
+    let p = w.plan();
+    assert_eq!(evictions(&p), vec!["evictPod Pod/default/web"]);
+    let fake = fake_of(&w);
+    fake.mutate("", "pods", "default", "web", |p| {
+        p["metadata"]["uid"] = json!("uid-web-recreated")
+    });
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    let results = Executor::new(clients.clone())
+        .execute(&p, NOW.parse().unwrap())
+        .await;
+    let evicted = results.iter().find(|r| r.action == "evictPod").unwrap();
+    assert!(
+        matches!(evicted.outcome, ActionOutcome::Applied),
+        "{:?}",
+        evicted.outcome
+    );
+    let refused: Vec<(String, u16)> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/pods/web/eviction"))
+        .map(|r| {
+            (
+                r.body["deleteOptions"]["preconditions"]["uid"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                r.code,
+            )
+        })
+        .collect();
+    assert_eq!(refused, vec![("uid-web".to_string(), 409)]);
+    let pod = fake
+        .get("", "pods", "default", "web")
+        .expect("the re-created pod stays");
+    assert_eq!(pod["metadata"]["uid"], "uid-web-recreated");
+    // A forced delete with the stale UID is refused the same way.
+    let api: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(clients.workload.clone(), "default");
+    let stale = kube::api::DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some("uid-web".to_string()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    let err = api.delete("web", &stale).await.unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 409),
+        "{err:?}"
+    );
+    assert!(fake.get("", "pods", "default", "web").is_some());
+    // The next pass plans on the pod as it is now and evicts it.
+    fake.clear_log();
+    let _ = run_pass(&fake).await;
+    let evictions: Vec<(String, u16)> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/pods/web/eviction"))
+        .map(|r| {
+            (
+                r.body["deleteOptions"]["preconditions"]["uid"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                r.code,
+            )
+        })
+        .collect();
+    assert_eq!(evictions, vec![("uid-web-recreated".to_string(), 201)]);
+    assert!(fake.get("", "pods", "default", "web").is_none());
+}
+
+/// One pass planned on the in-memory API's current state and applied by an executor that gives
+/// up on a write after `deadline`.
+async fn pass_with_deadline(
+    fake: &FakeApi,
+    deadline: std::time::Duration,
+) -> Vec<karpenter_capi::kube::apply::ActionResult> {
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client.clone(),
+    };
+    let snap = karpenter_capi::kube::list::live_snapshot(&client, &client, Some(NS))
+        .await
+        .unwrap();
+    let now = Timestamp::now();
+    let p = plan(&snap, now, &Config::default());
+    karpenter_capi::kube::apply::Executor::new(clients)
+        .with_write_deadline(deadline)
+        .execute(&p, now)
+        .await
+}
+
+/// Rule 8 with the failures an eviction really meets: a validating webhook refusing it (403) and
+/// an API server that never answers. Node A's drift stops at its eviction; node B's emptiness
+/// (another MachineDeployment) and the provisioning for a pending pod go through in the same
+/// pass; the next pass retries A's eviction.
+#[tokio::test]
+async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
+    use karpenter_capi::kube::apply::ActionOutcome;
+    // node-1 (md-4) drifted, its pod fits on node-3; node-2 (md-8) empty; a pending pod needs a
+    // new 16-cpu node.
+    let w = World::new("WhenEmpty")
+        .md(4, 2)
+        .md(8, 1)
+        .md(16, 0)
+        .machine(4, 1, true, true)
+        .machine(8, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("a", Some(1), "1")
+        .pod("c", Some(3), "1")
+        .pod("pending", None, "12")
+        .with("NodeClaim", "c-1", stamp_stale);
+    for (what, inject) in [
+        ("refused by a webhook (403)", 403u16),
+        ("never answered", 0),
+    ] {
+        let fake = fake_of(&w);
+        if inject == 0 {
+            fake.hang("POST", "/pods/a/eviction", 1);
+        } else {
+            fake.fail("POST", "/pods/a/eviction", inject, 1);
+        }
+        let results = pass_with_deadline(&fake, std::time::Duration::from_secs(1)).await;
+        let outcome = |action: &str, target: &str| {
+            results
+                .iter()
+                .find(|r| r.action == action && r.target == target)
+                .map(|r| match r.outcome {
+                    ActionOutcome::Applied => "applied",
+                    ActionOutcome::Failed { .. } => "failed",
+                    ActionOutcome::Skipped => "skipped",
+                })
+                .unwrap_or_else(|| panic!("{what}: no {action} {target} in {results:#?}"))
+        };
+        assert_eq!(outcome("evictPod", "Pod/default/a"), "failed", "{what}");
+        assert_eq!(outcome("taintNode", "Node/node-1"), "applied", "{what}");
+        for (action, target) in [
+            ("taintNode", "Node/node-2"),
+            ("markMachineForDeletion", "Machine/capi-ovh/m-2"),
+            ("deleteNodeClaim", "NodeClaim/c-2"),
+            ("scaleMachineDeployment", "MachineDeployment/capi-ovh/md-8"),
+            ("scaleMachineDeployment", "MachineDeployment/capi-ovh/md-16"),
+        ] {
+            assert_eq!(
+                outcome(action, target),
+                "applied",
+                "{what}: {action} {target}"
+            );
+        }
+        let created = results
+            .iter()
+            .find(|r| r.action == "createNodeClaim")
+            .unwrap_or_else(|| panic!("{what}: {results:#?}"));
+        assert_eq!(created.outcome, ActionOutcome::Applied, "{what}");
+        let writes = fake.writes();
+        assert!(
+            writes[0].starts_with("POST /apis/karpenter.sh/v1/nodeclaims 201"),
+            "{what}: provisioning first: {writes:#?}"
+        );
+        let code = if inject == 0 { 0 } else { 403 };
+        assert!(
+            writes.contains(&format!(
+                "POST /api/v1/namespaces/default/pods/a/eviction {code}"
+            )),
+            "{what}: {writes:#?}"
+        );
+        assert!(fake.get("", "pods", "default", "a").is_some(), "{what}");
+        // c-2 is being deleted (its finalizer comes off once its Machine goes).
+        let c2 = fake.get("karpenter.sh", "nodeclaims", "", "c-2").unwrap();
+        assert!(c2["metadata"]["deletionTimestamp"].is_string(), "{what}");
+        assert_eq!(capi_reconcile(&fake), Vec::<String>::new(), "{what}");
+        // The next pass retries A: node-1 is still tainted, its pod is evicted now.
+        fake.clear_log();
+        pass_with_deadline(&fake, std::time::Duration::from_secs(1)).await;
+        assert!(
+            fake.writes()
+                .contains(&"POST /api/v1/namespaces/default/pods/a/eviction 201".to_string()),
+            "{what}: {:#?}",
+            fake.writes()
+        );
+        assert!(fake.get("", "pods", "default", "a").is_none(), "{what}");
+    }
+}
+
 /// A disruption's writes, each failing once in turn: whatever the failure, only the planned
 /// Machine is ever removed, no pod is evicted without a home, and a few more passes converge to
 /// the same end state (nothing leaked: no claim, no Machine, no finalizer left behind).
@@ -1629,6 +2136,171 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
             "failure at write {k}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What `kubectl get nodeclaims,nodepools` shows (issue 11 item 7): the status values a pass
+// writes, asserted on the in-memory API after a real pass.
+
+/// The status conditions of an object as `type=status/reason`, sorted.
+fn conditions(obj: &Value) -> Vec<String> {
+    let mut c: Vec<String> = obj["status"]["conditions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| {
+                    format!(
+                        "{}={}/{}",
+                        c["type"].as_str().unwrap_or(""),
+                        c["status"].as_str().unwrap_or(""),
+                        c["reason"].as_str().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    c.sort();
+    c
+}
+
+#[tokio::test]
+async fn a_pass_writes_consolidatable_drifted_and_the_nodepool_status() {
+    // node-1 busy and quiet for an hour (consolidateAfter 30s): Consolidatable. node-2 drifted
+    // but protected by do-not-disrupt: Drifted, not disrupted. c-3 saw a pod event 10 s ago: not
+    // Consolidatable (a stale True is cleared). All three nodes are the pool's: 3 x (4 cpu, 8G,
+    // 110 pods).
+    let mut w = World::new("WhenEmpty")
+        .md(4, 3)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("a", Some(1), "1")
+        .pod("b", Some(2), "1")
+        .pod("c", Some(3), "1")
+        .with("NodeClaim", "c-2", stamp_stale)
+        .with("Node", "node-2", |n| {
+            n["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"})
+        })
+        .with("NodeClaim", "c-3", |c| {
+            // The pass runs at the real clock.
+            let recent = Timestamp::from_second(Timestamp::now().as_second() - 10).unwrap();
+            c["status"]["lastPodEventTime"] = json!(recent.to_string());
+            c["status"]["conditions"].as_array_mut().unwrap().push(
+                json!({"type": "Consolidatable", "status": "True", "reason": "Consolidatable"}),
+            );
+        });
+    for i in 1..=3 {
+        w = w.with("Node", &format!("node-{i}"), |n| {
+            n["metadata"]["labels"]["karpenter.sh/nodepool"] = json!("default")
+        });
+    }
+    let p = w.plan();
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+    let fake = fake_of(&w);
+    run_pass(&fake).await.unwrap();
+    let claim = |n: &str| fake.get("karpenter.sh", "nodeclaims", "", n).unwrap();
+    let base = ["Initialized=True/", "Launched=True/", "Registered=True/"];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<String> = base.iter().chain(extra).map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        conditions(&claim("c-1")),
+        with(&["Consolidatable=True/Consolidatable"])
+    );
+    assert_eq!(
+        conditions(&claim("c-2")),
+        with(&[
+            "Consolidatable=True/Consolidatable",
+            "Drifted=True/NodePoolDrifted"
+        ])
+    );
+    assert_eq!(conditions(&claim("c-3")), with(&[]));
+    let pool = fake
+        .get("karpenter.sh", "nodepools", "", "default")
+        .unwrap();
+    assert_eq!(pool["status"]["nodes"], json!(3), "{pool:#}");
+    assert_eq!(
+        pool["status"]["resources"],
+        json!({"cpu": "12", "memory": "24000000000", "pods": "330", "ephemeral-storage": "0", "nodes": "3"}),
+        "{pool:#}"
+    );
+    assert_eq!(conditions(&pool), vec!["Ready=True/Ready"]);
+    // Converged: the next pass writes no status again.
+    fake.clear_log();
+    run_pass(&fake).await.unwrap();
+    let status_writes: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains("/status"))
+        .collect();
+    assert_eq!(status_writes, Vec::<String>::new());
+
+    // The node class goes missing: the pool's Ready turns False with the reason and message.
+    fake.remove(
+        "karpenter.cluster.x-k8s.io",
+        "clusterapinodeclasses",
+        "",
+        "default",
+    );
+    run_pass(&fake).await.unwrap();
+    let pool = fake
+        .get("karpenter.sh", "nodepools", "", "default")
+        .unwrap();
+    assert_eq!(conditions(&pool), vec!["Ready=False/NodeClassNotReady"]);
+    let ready = &pool["status"]["conditions"][0];
+    assert_eq!(ready["message"], "ClusterAPINodeClass default not found");
+}
+
+#[tokio::test]
+async fn a_disruption_sets_disruption_reason_on_its_claim() {
+    // node-1 empty (Empty), node-2 drifted with a pod that fits on node-3.
+    let w = World::new("WhenEmpty")
+        .md(4, 3)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("web", Some(2), "1")
+        .pod("c", Some(3), "1")
+        .with("NodeClaim", "c-2", stamp_stale);
+    let fake = fake_of(&w);
+    run_pass(&fake).await.unwrap();
+    // The status write each claim got when its node was tainted.
+    let reasons = |claim: &str| -> Vec<String> {
+        fake.requests()
+            .iter()
+            .filter(|r| {
+                r.method == "PATCH" && r.path.ends_with(&format!("/nodeclaims/{claim}/status"))
+            })
+            .flat_map(|r| {
+                r.body["status"]["conditions"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|c| c["type"] == "DisruptionReason")
+            .map(|c| {
+                format!(
+                    "{}/{}",
+                    c["status"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap()
+                )
+            })
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(reasons("c-1"), vec!["True/Empty"]);
+    assert_eq!(reasons("c-2"), vec!["True/Drifted"]);
+    assert_eq!(reasons("c-3"), Vec::<String>::new());
+    // c-2 still exists (its drain is under way) and shows it.
+    let c2 = fake.get("karpenter.sh", "nodeclaims", "", "c-2").unwrap();
+    assert!(
+        conditions(&c2).contains(&"DisruptionReason=True/Drifted".to_string()),
+        "{:?}",
+        conditions(&c2)
+    );
 }
 
 fn names(fake: &FakeApi, group: &str, plural: &str) -> Vec<String> {
@@ -1771,6 +2443,7 @@ mod properties {
             // No Machine without our decision is ever marked: a Machine with a Node is marked only
             // when its own claim is deleted (now or before); others only without Node and claim.
             let mut marked_per_md = [0i64; 3];
+            let mut surplus_per_md = [0i64; 3];
             for a in &p.actions {
                 if let Action::MarkMachineForDeletion { machine, node_claim, .. } = a {
                     let name = machine.trim_start_matches("capi-ovh/");
@@ -1781,10 +2454,33 @@ mod properties {
                         let c = format!("c-{}", name.trim_start_matches("m-"));
                         prop_assert!(n.claim_deleting || deleted.contains(&c), "{name}: marked while its claim {c} lives");
                         prop_assert_eq!(node_claim.as_deref(), Some(c.as_str()));
+                    } else if n.claim {
+                        // Without a Node, a Machine with a claim goes only with its claim
+                        // (being deleted, or deleted by this pass), named as the reason.
+                        let c = format!("c-{}", name.trim_start_matches("m-"));
+                        prop_assert!(n.claim_deleting || deleted.contains(&c), "{name}: marked while its claim {c} lives");
+                        prop_assert_eq!(node_claim.as_deref(), Some(c.as_str()), "{}", name);
                     } else {
-                        prop_assert!(!n.claim || n.claim_deleting || node_claim.is_some(), "{name}: marked while its claim lives");
+                        // Surplus: no Node, no claim, and no claim waiting for it (rule 1).
+                        prop_assert_eq!(node_claim.as_deref(), None, "{}", name);
+                        surplus_per_md[n.md] += 1;
                     }
                 }
+            }
+            // No claim waits for a surplus Machine: every claim this pass creates for a
+            // MachineDeployment still finds a free Machine there, or none was marked as surplus.
+            for (k, cpu) in CPUS.iter().enumerate() {
+                if surplus_per_md[k] == 0 {
+                    continue;
+                }
+                let md = format!("{NS}/md-{cpu}");
+                let waiting = p.actions.iter().filter(|a| matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if *machine_deployment == md)).count() as i64;
+                let marked_now: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
+                    Action::MarkMachineForDeletion { machine, .. } => Some(machine.trim_start_matches("capi-ovh/").to_string()),
+                    _ => None,
+                }).collect();
+                let free_left = nodes.iter().enumerate().filter(|(i, n)| n.md == k && !n.node && !n.claim && !marked_now.contains(&format!("m-{}", i + 1))).count() as i64;
+                prop_assert!(free_left >= waiting, "md-{cpu}: {} surplus marked while {waiting} new claims wait and {free_left} free Machines are left", surplus_per_md[k]);
             }
             // Replicas never drop by more than the Machines marked in the same pass.
             for a in &p.actions {

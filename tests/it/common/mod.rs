@@ -817,6 +817,12 @@ impl FakeApi {
                 )
             }
             ("POST", Some(n), Some("eviction")) if ty.plural == "pods" => {
+                if let Some(refused) = stale_uid(
+                    st.objects.get(&key(n)),
+                    body.pointer("/deleteOptions/preconditions/uid"),
+                ) {
+                    return refused;
+                }
                 match st.objects.remove(&key(n)) {
                     Some(obj) => {
                         self.emit(group, ty.plural, "DELETED", &obj);
@@ -958,6 +964,9 @@ impl FakeApi {
                 let Some(mut obj) = st.objects.get(&key(n)).cloned() else {
                     return not_found(n);
                 };
+                if let Some(refused) = stale_uid(Some(&obj), body.pointer("/preconditions/uid")) {
+                    return refused;
+                }
                 let has_finalizers = obj
                     .pointer("/metadata/finalizers")
                     .and_then(Value::as_array)
@@ -1051,6 +1060,29 @@ impl Default for FakeApi {
 }
 
 /// The current time as the API server stamps it (whole seconds).
+/// The API server's answer to a delete or an eviction whose UID precondition names another
+/// object than the one stored under that name (it was deleted and re-created): 409 Conflict,
+/// nothing deleted. `None` when there is no precondition, no object, or the UIDs match.
+fn stale_uid(obj: Option<&Value>, precondition: Option<&Value>) -> Option<(Response<Body>, u16)> {
+    let want = precondition?.as_str()?;
+    let have = obj?
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    (want != have).then(|| {
+        (
+            status(
+                409,
+                "Conflict",
+                &format!(
+                    "Operation cannot be fulfilled: Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
+                ),
+            ),
+            409,
+        )
+    })
+}
+
 pub fn now_stamp() -> String {
     jiff::Timestamp::now()
         .round(jiff::Unit::Second)
