@@ -12,7 +12,12 @@ use crate::model::snapshot::Snapshot;
 /// Reads the `-f` inputs and builds the snapshot, each object once; a repeated object is noted on
 /// stderr (stdout stays the command's output).
 pub fn snapshot(source: &SourceArgs) -> Result<Snapshot> {
-    let (snapshot, notes) = load_sources(&read_sources(&source.files, source.recursive)?)?;
+    let (snapshot, notes) = {
+        // A spinner on a terminal when reading and parsing take over a second (large dumps).
+        let _spinner =
+            crate::render::progress::spinner(format!("loading {}", source.files.join(", ")));
+        load_sources(&read_sources(&source.files, source.recursive)?)?
+    };
     for note in notes {
         eprintln!("note: {note}");
     }
