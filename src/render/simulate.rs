@@ -4,7 +4,7 @@
 use crate::cli::OutputFormat;
 use crate::error::Result;
 use crate::model::flavor::Price;
-use crate::model::quantity::{format_gib, format_millis};
+use crate::model::quantity::{format_memory, format_millis};
 use crate::render::table::Table;
 use crate::render::{Printer, Style, paint};
 use crate::sched::report::{SimulationReport, StrategyReport};
@@ -108,7 +108,7 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
                 name,
                 nodes_summary(s),
                 format_millis(s.totals.cpu_millis),
-                format_gib(s.totals.memory_bytes),
+                format_memory(s.totals.memory_bytes),
                 s.totals.price_per_hour.to_string(),
                 if s.strategy == "cost" {
                     "-".to_string()
@@ -239,8 +239,8 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
             cpu_pair(n.requested.cpu_millis, n.allocatable.cpu_millis),
             format!(
                 "{}/{}",
-                format_gib(n.requested.memory_bytes),
-                format_gib(n.allocatable.memory_bytes)
+                format_memory(n.requested.memory_bytes),
+                format_memory(n.allocatable.memory_bytes)
             ),
             n.price_per_hour.to_string(),
         ];
@@ -259,7 +259,7 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
         s.strategy,
         s.totals.nodes,
         format_millis(s.totals.cpu_millis),
-        format_gib(s.totals.memory_bytes),
+        format_memory(s.totals.memory_bytes),
         s.totals.price_per_hour
     ));
     for e in &s.on_existing_nodes {
