@@ -143,16 +143,25 @@ impl Identity {
 /// Runs the access checks.
 pub fn check(snapshot: &Snapshot, source: AccessSource<'_>, out: &mut Vec<Finding>) {
     let namespaces = capi_namespaces(snapshot);
-    match source {
-        AccessSource::Reviewed(identity) => out.extend(judge(identity, &namespaces)),
-        AccessSource::RbacObjects => {
-            for identity in identities_from_rbac(snapshot) {
-                out.extend(judge(&identity, &namespaces));
-            }
+    let judged: Vec<String> = match source {
+        AccessSource::Reviewed(identity) => {
+            out.extend(judge(identity, &namespaces));
+            vec![identity.subject.clone()]
         }
-    }
+        AccessSource::RbacObjects => identities_from_rbac(snapshot)
+            .into_iter()
+            .map(|identity| {
+                out.extend(judge(&identity, &namespaces));
+                identity.subject
+            })
+            .collect(),
+    };
+    // The workload identity, unless it was just judged as the management identity (self-hosted,
+    // from a dump's RBAC objects).
     for identity in workload_identities_from_rbac(snapshot) {
-        out.push(judge_workload(&identity));
+        if !judged.contains(&identity.subject) {
+            out.push(judge_workload(&identity));
+        }
     }
 }
 
@@ -306,9 +315,20 @@ fn excess(identity: &Identity, allowed: &[&[Permission]]) -> Vec<String> {
 }
 
 /// Judges the workload identity (the controller's ServiceAccount on the workload cluster, see
-/// [`workload_identities_from_rbac`]): anything beyond the workload and leader-election lists.
+/// [`workload_identities_from_rbac`]): anything beyond the workload and leader-election lists
+/// (and the management list when it also holds rights on MachineDeployments: self-hosted).
 pub fn judge_workload(identity: &Identity) -> Finding {
-    let excess = excess(identity, WORKLOAD_ALLOWED);
+    // Self-hosted, the one ServiceAccount also holds the management Role.
+    let self_hosted = identity
+        .grants
+        .iter()
+        .any(|g| touches_machine_deployments(&g.rule));
+    let allowed = if self_hosted {
+        MANAGEMENT_ALLOWED
+    } else {
+        WORKLOAD_ALLOWED
+    };
+    let excess = excess(identity, allowed);
     if excess.is_empty() {
         Finding::new(
             AREA,
@@ -347,10 +367,9 @@ pub fn identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
         .collect()
 }
 
-/// The controller's identities on the workload cluster bound by the RBAC objects in the snapshot:
-/// the ServiceAccounts named like `init`'s (`karpenter-capi`) and whatever is bound to its
-/// ClusterRole or leader-election Role. One that also has rights on MachineDeployments (self-hosted)
-/// is judged as the management identity instead, against both lists.
+/// The controller's identities on the workload cluster bound by the RBAC objects in the snapshot
+/// (a dump's, or those `doctor` reads live): the ServiceAccounts named like `init`'s
+/// (`karpenter-capi`) and whatever is bound to its ClusterRole or leader-election Role.
 pub fn workload_identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
     use crate::setup::render::names;
     let by_role = |via: &str| {
@@ -366,11 +385,6 @@ pub fn workload_identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
                     .subject
                     .ends_with(&format!("/{}", names::WORKLOAD_IDENTITY));
             named || id.grants.iter().any(|g| by_role(&g.via))
-        })
-        .filter(|id| {
-            !id.grants
-                .iter()
-                .any(|g| touches_machine_deployments(&g.rule))
         })
         .collect()
 }
@@ -648,17 +662,16 @@ mod tests {
         let f = judge_workload(&id);
         assert_eq!(f.cause, Cause::WorkloadAccessOk);
         assert_eq!(f.severity, Severity::Ok);
-        // `run` lists pods and never gets one; it never writes MachineDeployments from the
-        // workload side (that is the management identity's Role).
+        // `run` lists pods and never gets one, and never deletes a Node (Cluster API does).
         id.grants.push(Grant {
             rule: rule(&[""], &["pods"], &["get", "list"]),
             namespace: None,
             via: "ClusterRoleBinding extra -> ClusterRole view-pods".into(),
         });
         id.grants.push(Grant {
-            rule: rule(&[CAPI_GROUP], &["machinedeployments/scale"], &["patch"]),
+            rule: rule(&[""], &["nodes"], &["delete"]),
             namespace: None,
-            via: "ClusterRoleBinding extra2 -> ClusterRole scaler".into(),
+            via: "ClusterRoleBinding extra2 -> ClusterRole reaper".into(),
         });
         let f = judge_workload(&id);
         assert_eq!(f.cause, Cause::OverPrivilegedWorkloadAccess);
@@ -667,11 +680,32 @@ mod tests {
             f.message,
             "can do more than the autoscaler needs on the workload cluster: \
              rights the autoscaler never uses (get pods.core (read)) via ClusterRoleBinding extra -> ClusterRole view-pods; \
-             rights the autoscaler never uses (patch machinedeployments/scale.cluster.x-k8s.io) via ClusterRoleBinding extra2 -> ClusterRole scaler"
+             rights the autoscaler never uses (delete nodes.core) via ClusterRoleBinding extra2 -> ClusterRole reaper"
         );
         assert_eq!(
             f.remedy,
             "bind it only to the ClusterRole and leader-election Role `kubectl karpenter-capi init` generates, and remove the rules named here"
+        );
+        // Self-hosted, the same ServiceAccount holds the management Role: its rules are not
+        // excess then, but a write on MachineDeployments `run` never makes still is.
+        let mut hosted = Identity {
+            subject: "ServiceAccount/karpenter-capi/karpenter-capi".into(),
+            grants: grants_of(
+                &[WORKLOAD, LEADER_ELECTION, MANAGEMENT],
+                "ClusterRoleBinding karpenter-capi -> ClusterRole karpenter-capi",
+            ),
+            builtin_roles: Vec::new(),
+        };
+        assert_eq!(judge_workload(&hosted).cause, Cause::WorkloadAccessOk);
+        hosted.grants.push(Grant {
+            rule: rule(&[CAPI_GROUP], &["machinedeployments/scale"], &["update"]),
+            namespace: None,
+            via: "ClusterRoleBinding extra3 -> ClusterRole scaler".into(),
+        });
+        assert_eq!(
+            judge_workload(&hosted).message,
+            "can do more than the autoscaler needs on the workload cluster: rights the autoscaler never uses \
+             (update machinedeployments/scale.cluster.x-k8s.io) via ClusterRoleBinding extra3 -> ClusterRole scaler"
         );
     }
 
