@@ -49,7 +49,7 @@ fn spinner_on(terminal: bool, message: String) -> Spinner {
             {
                 return;
             }
-            let bar = ProgressBar::new_spinner();
+            let bar = ProgressBar::new_spinner().with_elapsed(started.elapsed());
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
                 bar.set_style(style);
             }
@@ -101,7 +101,7 @@ impl Bar {
     /// Moves the bar to `position` of `length` with `message`; draws it from [`DELAY`] on.
     pub fn update(&mut self, position: u64, length: u64, message: &str) {
         if self.bar.is_none() && visible(self.terminal, self.started.elapsed()) {
-            let bar = ProgressBar::new(length);
+            let bar = ProgressBar::new(length).with_elapsed(self.started.elapsed());
             if let Ok(style) = ProgressStyle::with_template(self.template) {
                 bar.set_style(style.progress_chars("=> "));
             }
