@@ -76,6 +76,7 @@ pub async fn load_live(
     if review_access {
         let found = credential_secrets(workload, management, &snapshot).await;
         snapshot.objects.extend(found);
+        snapshot.objects.extend(workload_rbac(workload).await);
     }
     let identity = if review_access {
         let namespaces = diagnose::access::capi_namespaces(&snapshot);
@@ -161,6 +162,119 @@ pub async fn credential_secrets(
             v["apiVersion"] = serde_json::json!("v1");
             v["kind"] = serde_json::json!("Secret");
             crate::model::object::RawObject::from_value(v, origin).ok()
+        })
+        .collect()
+}
+
+/// The RBAC objects that bind the controller's workload identity on the workload cluster, read
+/// for `doctor` only so that identity is judged live as in a dump
+/// ([`diagnose::access::workload_identities_from_rbac`]): the bindings whose subject is `init`'s
+/// ServiceAccount (`karpenter-capi`) or whose role is `init`'s ClusterRole or leader-election Role,
+/// and the roles they name. What cannot be read is left unchecked, with a warning.
+pub async fn workload_rbac(workload: &kube::Client) -> Vec<crate::model::object::RawObject> {
+    use k8s_openapi::api::rbac::v1::{
+        ClusterRole as K8sClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
+    };
+    use kube::api::{Api, ListParams};
+
+    use crate::setup::render::names;
+    let skipped = |what: &str, e: kube::Error| {
+        tracing::warn!(
+            "doctor: cannot read {what} on the workload cluster ({e}); the controller's workload identity is not checked"
+        );
+    };
+    let ours = |role: &RoleRef, subjects: &Option<Vec<Subject>>| {
+        (role.kind == "ClusterRole" && role.name == names::WORKLOAD_IDENTITY)
+            || (role.kind == "Role" && role.name == names::LEADER_ELECTION)
+            || subjects
+                .iter()
+                .flatten()
+                .any(|s| s.kind == "ServiceAccount" && s.name == names::WORKLOAD_IDENTITY)
+    };
+    let params = ListParams::default();
+    let cluster_bindings = match Api::<ClusterRoleBinding>::all(workload.clone())
+        .list(&params)
+        .await
+    {
+        Ok(l) => l.items,
+        Err(e) => {
+            skipped("clusterrolebindings", e);
+            return Vec::new();
+        }
+    };
+    let bindings = match Api::<RoleBinding>::all(workload.clone())
+        .list(&params)
+        .await
+    {
+        Ok(l) => l.items,
+        Err(e) => {
+            skipped("rolebindings", e);
+            return Vec::new();
+        }
+    };
+    let mut values: Vec<(serde_json::Value, &str)> = Vec::new();
+    // (kind, namespace, name) of the roles the kept bindings name, each read once.
+    let mut roles: Vec<(String, String, String)> = Vec::new();
+    for b in cluster_bindings
+        .into_iter()
+        .filter(|b| ours(&b.role_ref, &b.subjects))
+    {
+        roles.push((
+            b.role_ref.kind.clone(),
+            String::new(),
+            b.role_ref.name.clone(),
+        ));
+        if let Ok(v) = serde_json::to_value(&b) {
+            values.push((v, "ClusterRoleBinding"));
+        }
+    }
+    for b in bindings
+        .into_iter()
+        .filter(|b| ours(&b.role_ref, &b.subjects))
+    {
+        let ns = if b.role_ref.kind == "Role" {
+            b.metadata.namespace.clone().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        roles.push((b.role_ref.kind.clone(), ns, b.role_ref.name.clone()));
+        if let Ok(v) = serde_json::to_value(&b) {
+            values.push((v, "RoleBinding"));
+        }
+    }
+    roles.sort();
+    roles.dedup();
+    for (kind, ns, name) in roles {
+        let found = if kind == "Role" {
+            Api::<Role>::namespaced(workload.clone(), &ns)
+                .get_opt(&name)
+                .await
+                .map(|r| r.and_then(|r| serde_json::to_value(r).ok()))
+        } else {
+            Api::<K8sClusterRole>::all(workload.clone())
+                .get_opt(&name)
+                .await
+                .map(|r| r.and_then(|r| serde_json::to_value(r).ok()))
+        };
+        match found {
+            Ok(Some(v)) => values.push((
+                v,
+                if kind == "Role" {
+                    "Role"
+                } else {
+                    "ClusterRole"
+                },
+            )),
+            Ok(None) => {}
+            Err(e) => skipped(&format!("{kind} {name}"), e),
+        }
+    }
+    values
+        .into_iter()
+        .filter_map(|(mut v, kind)| {
+            v["apiVersion"] = serde_json::json!("rbac.authorization.k8s.io/v1");
+            v["kind"] = serde_json::json!(kind);
+            crate::model::object::RawObject::from_value(v, "workload cluster").ok()
         })
         .collect()
 }

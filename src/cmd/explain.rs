@@ -8,7 +8,7 @@ use crate::diagnose::explain::{
 };
 use crate::diagnose::{Severity, suggest};
 use crate::error::{Error, Outcome, Result};
-use crate::model::quantity::{format_bytes, format_millis};
+use crate::model::quantity::{format_memory, format_millis};
 use crate::model::snapshot::Snapshot;
 use crate::render::tree::{Tree, render};
 use crate::render::{Printer, Style};
@@ -127,7 +127,7 @@ pub fn pod_tree(e: &PodExplanation) -> Tree {
         format!(
             "  {state}, requests {} cpu, {} memory",
             format_millis(r.cpu_millis),
-            format_bytes(r.memory_bytes)
+            format_memory(r.memory_bytes)
         ),
         None,
     );

@@ -215,17 +215,17 @@ fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
         Some(s) => vec![s],
         None => StrategyName::ALL.to_vec(),
     };
-    let bar = progress_bar();
+    // Drawn on a terminal only, and only once the replay has taken a second.
+    let mut bar =
+        crate::render::progress::Bar::new("replaying {msg:>14} [{bar:40}] {pos}/{len} simulated s");
     let result = replay_all(&snapshot, &trace, &names, &mut |s, now, horizon| {
-        if let Some(b) = &bar {
-            b.set_length(u64::try_from(horizon / 1000).unwrap_or(0));
-            b.set_position(u64::try_from(now / 1000).unwrap_or(0));
-            b.set_message(s.as_str());
-        }
+        bar.update(
+            u64::try_from(now / 1000).unwrap_or(0),
+            u64::try_from(horizon / 1000).unwrap_or(0),
+            s.as_str(),
+        );
     });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish();
     let timeline = result?;
     if let Some(path) = &args.chart {
         let svg = crate::render::chart::svg(&timeline).map_err(|e| Error::Input {
@@ -244,21 +244,6 @@ fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
         printer.write(&crate::render::timeline::render(&timeline))?;
     }
     Ok(Outcome::Success)
-}
-
-/// A progress bar on stderr for replays, only on a terminal.
-fn progress_bar() -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(0);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "replaying {msg:>14} [{bar:40}] {pos}/{len} simulated s",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    Some(bar)
 }
 
 /// Writes a file whole or not at all: a temporary file beside it, then a rename.

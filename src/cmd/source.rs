@@ -12,11 +12,32 @@ use crate::model::snapshot::Snapshot;
 /// Reads the `-f` inputs and builds the snapshot, each object once; a repeated object is noted on
 /// stderr (stdout stays the command's output).
 pub fn snapshot(source: &SourceArgs) -> Result<Snapshot> {
-    let (snapshot, notes) = load_sources(&read_sources(&source.files, source.recursive)?)?;
+    let (snapshot, notes) = {
+        // A spinner on a terminal when reading and parsing take over a second (large dumps); not
+        // while someone may be typing the input on a terminal.
+        let _spinner = (!reads_typed_input(&source.files))
+            .then(|| crate::render::progress::spinner(loading_message(&source.files)));
+        load_sources(&read_sources(&source.files, source.recursive)?)?
+    };
     for note in notes {
         eprintln!("note: {note}");
     }
     Ok(snapshot)
+}
+
+/// Whether `-f -` reads a terminal (input typed or pasted by hand).
+fn reads_typed_input(files: &[String]) -> bool {
+    use std::io::IsTerminal;
+    files.iter().any(|f| f == "-") && std::io::stdin().is_terminal()
+}
+
+/// What the loading spinner says: the inputs, or their number when there are many.
+fn loading_message(files: &[String]) -> String {
+    if files.len() <= 3 {
+        format!("loading {}", files.join(", "))
+    } else {
+        format!("loading {} inputs", files.len())
+    }
 }
 
 /// Reads every `-f` argument: a file, a directory (its `.yaml`, `.yml` and `.json` files, sorted;
@@ -95,4 +116,20 @@ fn manifest_files(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loading_message_names_few_inputs_and_counts_many() {
+        let files = |n: usize| (0..n).map(|i| format!("f{i}.yaml")).collect::<Vec<_>>();
+        assert_eq!(loading_message(&files(1)), "loading f0.yaml");
+        assert_eq!(
+            loading_message(&files(3)),
+            "loading f0.yaml, f1.yaml, f2.yaml"
+        );
+        assert_eq!(loading_message(&files(4)), "loading 4 inputs");
+    }
 }

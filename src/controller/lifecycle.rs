@@ -55,7 +55,11 @@ pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Livenes
             target: format!("NodeClaim/{}", claim.name),
             node_claim: claim.name.clone(),
             reason: reason.to_string(),
-            message: format!("not {what} within {limit} (age {}s)", age),
+            // Durations as everywhere else (`doctor`, `explain`): Go durations, `16m`, `7m30s`.
+            message: format!(
+                "not {what} within {limit} (age {})",
+                crate::model::duration::GoDuration(u64::try_from(age).unwrap_or(0))
+            ),
             machine: claim.machine.clone(),
             add_finalizer: !claim
                 .finalizers

@@ -143,12 +143,24 @@ impl Identity {
 /// Runs the access checks.
 pub fn check(snapshot: &Snapshot, source: AccessSource<'_>, out: &mut Vec<Finding>) {
     let namespaces = capi_namespaces(snapshot);
-    match source {
-        AccessSource::Reviewed(identity) => out.extend(judge(identity, &namespaces)),
-        AccessSource::RbacObjects => {
-            for identity in identities_from_rbac(snapshot) {
+    let judged: Vec<String> = match source {
+        AccessSource::Reviewed(identity) => {
+            out.extend(judge(identity, &namespaces));
+            vec![identity.subject.clone()]
+        }
+        AccessSource::RbacObjects => identities_from_rbac(snapshot)
+            .into_iter()
+            .map(|identity| {
                 out.extend(judge(&identity, &namespaces));
-            }
+                identity.subject
+            })
+            .collect(),
+    };
+    // The workload identity, unless it was just judged as the management identity (self-hosted,
+    // from a dump's RBAC objects).
+    for identity in workload_identities_from_rbac(snapshot) {
+        if !judged.contains(&identity.subject) {
+            out.push(judge_workload(&identity));
         }
     }
 }
@@ -205,7 +217,7 @@ pub fn judge(identity: &Identity, namespaces: &[String]) -> Vec<Finding> {
             "bind a Role with the management rules `kubectl karpenter-capi init` generates (see `kubectl auth can-i --list -n NAMESPACE`)",
         ));
     }
-    let excess = excess(identity);
+    let excess = excess(identity, MANAGEMENT_ALLOWED);
     if !excess.is_empty() {
         out.push(Finding::new(
             AREA,
@@ -213,7 +225,7 @@ pub fn judge(identity: &Identity, namespaces: &[String]) -> Vec<Finding> {
             Severity::Warning,
             &identity.subject,
             format!("can do more than the autoscaler needs: {}", excess.join("; ")),
-            "replace its bindings with a Role limited to the cluster's namespace and the rules `kubectl karpenter-capi init` generates",
+            "replace its bindings with a Role limited to the cluster's namespace and the rules `kubectl karpenter-capi init` generates, and remove the rules named here",
         ));
     }
     if out.is_empty() {
@@ -232,9 +244,26 @@ pub fn judge(identity: &Identity, namespaces: &[String]) -> Vec<Finding> {
     out
 }
 
-/// What an identity may do beyond `run`'s needs that matters: wildcards, cluster-admin,
-/// secrets, escalation, and writes `run` never makes.
-fn excess(identity: &Identity) -> Vec<String> {
+/// What the management identity may hold: `run`'s management rules and, because self-hosted the
+/// controller's one ServiceAccount holds the management Role besides the workload ClusterRole and
+/// the leader-election Role, those too (a dump or a rules review cannot tell the two set-ups apart).
+const MANAGEMENT_ALLOWED: &[&[Permission]] = &[MANAGEMENT, WORKLOAD, LEADER_ELECTION];
+/// What the workload identity may hold: the workload ClusterRole and the leader-election Role.
+const WORKLOAD_ALLOWED: &[&[Permission]] = &[WORKLOAD, LEADER_ELECTION];
+
+/// Whether `verb` on `group`/`resource` is in one of the generated least-privilege lists, or is
+/// one of the self-reviews every authenticated identity may create.
+fn is_needed(allowed: &[&[Permission]], group: &str, resource: &str, verb: &str) -> bool {
+    SELF_REVIEWS.contains(&(group, resource))
+        || allowed
+            .iter()
+            .any(|list| crate::kube::permissions::allows(list, group, resource, verb))
+}
+
+/// What an identity may do beyond `run`'s needs: bindings to built-in roles, wildcards, secrets,
+/// escalation, and every other verb on a resource that the generated lists (`allowed`) do not
+/// name, reads included (`get machinedeployments`, `list configmaps`).
+fn excess(identity: &Identity, allowed: &[&[Permission]]) -> Vec<String> {
     let mut out: Vec<String> = identity
         .builtin_roles
         .iter()
@@ -256,35 +285,27 @@ fn excess(identity: &Identity) -> Vec<String> {
         {
             out.push(format!("escalation {}{via}", r.describe()));
         } else {
-            let extra_writes: Vec<String> = r
-                .verbs
-                .iter()
-                .filter(|v| WRITE_VERBS.contains(&v.as_str()))
-                .flat_map(|v| {
-                    r.api_groups.iter().flat_map(move |grp| {
-                        r.resources.iter().filter_map(move |res| {
-                            // Self-hosted, the controller's one ServiceAccount holds the
-                            // management Role and the workload and leader-election rights too:
-                            // writes `run` makes on either side are not excess.
-                            let needed = MANAGEMENT
-                                .iter()
-                                .chain(WORKLOAD)
-                                .chain(LEADER_ELECTION)
-                                .any(|p| {
-                                    p.group == grp
-                                        && p.resource == res
-                                        && p.verbs.contains(&v.as_str())
-                                });
-                            let basic = SELF_REVIEWS.contains(&(grp.as_str(), res.as_str()));
-                            (!needed && !basic).then(|| format!("{v} {res}"))
-                        })
-                    })
-                })
-                .collect();
-            if !extra_writes.is_empty() {
+            let mut extra: Vec<String> = Vec::new();
+            for grp in &r.api_groups {
+                for res in &r.resources {
+                    for v in &r.verbs {
+                        if !is_needed(allowed, grp, res, v) {
+                            let kind = if WRITE_VERBS.contains(&v.as_str()) {
+                                ""
+                            } else {
+                                " (read)"
+                            };
+                            let group = if grp.is_empty() { "core" } else { grp };
+                            extra.push(format!("{v} {res}.{group}{kind}"));
+                        }
+                    }
+                }
+            }
+            extra.dedup();
+            if !extra.is_empty() {
                 out.push(format!(
-                    "writes the autoscaler never makes ({}){via}",
-                    extra_writes.join(", ")
+                    "rights the autoscaler never uses ({}){via}",
+                    extra.join(", ")
                 ));
             }
         }
@@ -293,8 +314,83 @@ fn excess(identity: &Identity) -> Vec<String> {
     out
 }
 
+/// Judges the workload identity (the controller's ServiceAccount on the workload cluster, see
+/// [`workload_identities_from_rbac`]): anything beyond the workload and leader-election lists
+/// (and the management list when it also holds rights on MachineDeployments: self-hosted).
+pub fn judge_workload(identity: &Identity) -> Finding {
+    // Self-hosted, the one ServiceAccount also holds the management Role.
+    let self_hosted = identity
+        .grants
+        .iter()
+        .any(|g| touches_machine_deployments(&g.rule));
+    let allowed = if self_hosted {
+        MANAGEMENT_ALLOWED
+    } else {
+        WORKLOAD_ALLOWED
+    };
+    let excess = excess(identity, allowed);
+    if excess.is_empty() {
+        Finding::new(
+            AREA,
+            Cause::WorkloadAccessOk,
+            Severity::Ok,
+            &identity.subject,
+            "holds nothing beyond what the autoscaler needs on the workload cluster".to_string(),
+            "",
+        )
+    } else {
+        Finding::new(
+            AREA,
+            Cause::OverPrivilegedWorkloadAccess,
+            Severity::Warning,
+            &identity.subject,
+            format!(
+                "can do more than the autoscaler needs on the workload cluster: {}",
+                excess.join("; ")
+            ),
+            "bind it only to the ClusterRole and leader-election Role `kubectl karpenter-capi init` generates, and remove the rules named here",
+        )
+    }
+}
+
 /// The autoscaler identities bound by the RBAC objects in the snapshot (see the module docs).
 pub fn identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
+    bound_identities(snapshot)
+        .into_iter()
+        .filter(|id| !is_platform_identity(&id.subject))
+        // Bound to cluster-admin alone says nothing about being the autoscaler (every admin is).
+        .filter(|id| {
+            id.grants
+                .iter()
+                .any(|g| touches_machine_deployments(&g.rule))
+        })
+        .collect()
+}
+
+/// The controller's identities on the workload cluster bound by the RBAC objects in the snapshot
+/// (a dump's, or those `doctor` reads live): the ServiceAccounts named like `init`'s
+/// (`karpenter-capi`) and whatever is bound to its ClusterRole or leader-election Role.
+pub fn workload_identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
+    use crate::setup::render::names;
+    let by_role = |via: &str| {
+        via.ends_with(&format!("ClusterRole {}", names::WORKLOAD_IDENTITY))
+            || via.ends_with(&format!("Role {}", names::LEADER_ELECTION))
+    };
+    bound_identities(snapshot)
+        .into_iter()
+        .filter(|id| !is_platform_identity(&id.subject))
+        .filter(|id| {
+            let named = id.subject.starts_with("ServiceAccount/")
+                && id
+                    .subject
+                    .ends_with(&format!("/{}", names::WORKLOAD_IDENTITY));
+            named || id.grants.iter().any(|g| by_role(&g.via))
+        })
+        .collect()
+}
+
+/// Every subject bound by the RBAC objects in the snapshot, with its grants.
+fn bound_identities(snapshot: &Snapshot) -> Vec<Identity> {
     let roles: BTreeMap<(String, String, String), Vec<Rule>> = snapshot
         .objects
         .iter()
@@ -364,16 +460,7 @@ pub fn identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
             }
         }
     }
-    identities
-        .into_values()
-        .filter(|id| !is_platform_identity(&id.subject))
-        // Bound to cluster-admin alone says nothing about being the autoscaler (every admin is).
-        .filter(|id| {
-            id.grants
-                .iter()
-                .any(|g| touches_machine_deployments(&g.rule))
-        })
-        .collect()
+    identities.into_values().collect()
 }
 
 fn touches_machine_deployments(rule: &Rule) -> bool {
@@ -493,7 +580,7 @@ mod tests {
         assert_eq!(f[0].cause, Cause::OverPrivilegedManagementAccess);
         assert_eq!(
             f[0].message,
-            "can do more than the autoscaler needs: writes the autoscaler never makes (delete machines) via ClusterRoleBinding x -> ClusterRole x"
+            "can do more than the autoscaler needs: rights the autoscaler never uses (delete machines.cluster.x-k8s.io) via ClusterRoleBinding x -> ClusterRole x"
         );
         let f = judge(&id, &["other".to_string()]);
         assert_eq!(f[0].cause, Cause::InsufficientManagementAccess);
@@ -502,6 +589,179 @@ mod tests {
                 .contains("[list,watch] on machinedeployments (cluster.x-k8s.io) in other"),
             "{}",
             f[0].message
+        );
+    }
+    fn grants_of(lists: &[&[Permission]], via: &str) -> Vec<Grant> {
+        lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .map(|p| Grant {
+                rule: rule(&[p.group], &[p.resource], p.verbs),
+                namespace: None,
+                via: via.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reads_beyond_the_lists_are_excess_for_the_management_identity() {
+        let mut id = Identity {
+            subject: "User/karpenter".into(),
+            grants: grants_of(&[MANAGEMENT], "RoleBinding r -> Role r"),
+            builtin_roles: Vec::new(),
+        };
+        // The self-reviews every identity holds are never excess.
+        id.grants.push(Grant {
+            rule: rule(
+                &["authorization.k8s.io"],
+                &["selfsubjectrulesreviews"],
+                &["create"],
+            ),
+            namespace: None,
+            via: "ClusterRoleBinding system:basic-user -> ClusterRole system:basic-user".into(),
+        });
+        let ns = ["capi".to_string()];
+        assert_eq!(judge(&id, &ns)[0].cause, Cause::ManagementAccessOk);
+        // `get` is not among the verbs `run` uses on MachineDeployments (it lists and watches),
+        // and ConfigMaps are not read at all.
+        id.grants.push(Grant {
+            rule: rule(
+                &[CAPI_GROUP, ""],
+                &["machinedeployments", "configmaps"],
+                &["get", "list"],
+            ),
+            namespace: Some("capi".into()),
+            via: "RoleBinding extra -> Role extra".into(),
+        });
+        let f = judge(&id, &ns);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].cause, Cause::OverPrivilegedManagementAccess);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(
+            f[0].message,
+            "can do more than the autoscaler needs: rights the autoscaler never uses (get machinedeployments.cluster.x-k8s.io (read), \
+             get configmaps.cluster.x-k8s.io (read), list configmaps.cluster.x-k8s.io (read), get machinedeployments.core (read), \
+             list machinedeployments.core (read), get configmaps.core (read), list configmaps.core (read)) via RoleBinding extra -> Role extra"
+        );
+        assert_eq!(
+            f[0].remedy,
+            "replace its bindings with a Role limited to the cluster's namespace and the rules `kubectl karpenter-capi init` generates, and remove the rules named here"
+        );
+    }
+
+    #[test]
+    fn the_workload_identity_is_judged_against_the_workload_lists() {
+        let mut id = Identity {
+            subject: "ServiceAccount/karpenter-capi/karpenter-capi".into(),
+            grants: grants_of(
+                &[WORKLOAD, LEADER_ELECTION],
+                "ClusterRoleBinding karpenter-capi -> ClusterRole karpenter-capi",
+            ),
+            builtin_roles: Vec::new(),
+        };
+        let f = judge_workload(&id);
+        assert_eq!(f.cause, Cause::WorkloadAccessOk);
+        assert_eq!(f.severity, Severity::Ok);
+        // `run` lists pods and never gets one, and never deletes a Node (Cluster API does).
+        id.grants.push(Grant {
+            rule: rule(&[""], &["pods"], &["get", "list"]),
+            namespace: None,
+            via: "ClusterRoleBinding extra -> ClusterRole view-pods".into(),
+        });
+        id.grants.push(Grant {
+            rule: rule(&[""], &["nodes"], &["delete"]),
+            namespace: None,
+            via: "ClusterRoleBinding extra2 -> ClusterRole reaper".into(),
+        });
+        let f = judge_workload(&id);
+        assert_eq!(f.cause, Cause::OverPrivilegedWorkloadAccess);
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(
+            f.message,
+            "can do more than the autoscaler needs on the workload cluster: \
+             rights the autoscaler never uses (get pods.core (read)) via ClusterRoleBinding extra -> ClusterRole view-pods; \
+             rights the autoscaler never uses (delete nodes.core) via ClusterRoleBinding extra2 -> ClusterRole reaper"
+        );
+        assert_eq!(
+            f.remedy,
+            "bind it only to the ClusterRole and leader-election Role `kubectl karpenter-capi init` generates, and remove the rules named here"
+        );
+        // Self-hosted, the same ServiceAccount holds the management Role: its rules are not
+        // excess then, but a write on MachineDeployments `run` never makes still is.
+        let mut hosted = Identity {
+            subject: "ServiceAccount/karpenter-capi/karpenter-capi".into(),
+            grants: grants_of(
+                &[WORKLOAD, LEADER_ELECTION, MANAGEMENT],
+                "ClusterRoleBinding karpenter-capi -> ClusterRole karpenter-capi",
+            ),
+            builtin_roles: Vec::new(),
+        };
+        assert_eq!(judge_workload(&hosted).cause, Cause::WorkloadAccessOk);
+        hosted.grants.push(Grant {
+            rule: rule(&[CAPI_GROUP], &["machinedeployments/scale"], &["update"]),
+            namespace: None,
+            via: "ClusterRoleBinding extra3 -> ClusterRole scaler".into(),
+        });
+        assert_eq!(
+            judge_workload(&hosted).message,
+            "can do more than the autoscaler needs on the workload cluster: rights the autoscaler never uses \
+             (update machinedeployments/scale.cluster.x-k8s.io) via ClusterRoleBinding extra3 -> ClusterRole scaler"
+        );
+    }
+
+    #[test]
+    fn workload_identities_are_found_by_name_and_role_and_judged_in_check() {
+        let object = |v: Value| RawObject::from_value(v, "test").expect("a valid object");
+        let objects = vec![
+            object(serde_json::json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "karpenter-capi"},
+                "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "delete"]}]
+            })),
+            object(serde_json::json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "karpenter-capi"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "karpenter-capi"},
+                "subjects": [
+                    {"kind": "ServiceAccount", "name": "karpenter-capi", "namespace": "karpenter-capi"},
+                    {"kind": "ServiceAccount", "name": "node-controller", "namespace": "kube-system"}
+                ]
+            })),
+            // Another ServiceAccount bound to other roles is not the autoscaler's.
+            object(serde_json::json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "other"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "other"},
+                "subjects": [{"kind": "ServiceAccount", "name": "other", "namespace": "default"}]
+            })),
+            object(serde_json::json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "other"},
+                "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["delete"]}]
+            })),
+        ];
+        let snapshot = crate::model::load::build_snapshot(objects).expect("a snapshot");
+        let found: Vec<String> = workload_identities_from_rbac(&snapshot)
+            .into_iter()
+            .map(|i| i.subject)
+            .collect();
+        // kube-system's node-controller is Kubernetes' own: left out.
+        assert_eq!(found, vec!["ServiceAccount/karpenter-capi/karpenter-capi"]);
+        let mut out = Vec::new();
+        check(&snapshot, AccessSource::RbacObjects, &mut out);
+        let workload: Vec<(&str, Cause, &str)> = out
+            .iter()
+            .filter(|f| f.cause == Cause::OverPrivilegedWorkloadAccess)
+            .map(|f| (f.subject.as_str(), f.cause, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            workload,
+            vec![(
+                "ServiceAccount/karpenter-capi/karpenter-capi",
+                Cause::OverPrivilegedWorkloadAccess,
+                "can do more than the autoscaler needs on the workload cluster: rights the autoscaler never uses \
+                 (delete nodes.core) via ClusterRoleBinding karpenter-capi -> ClusterRole karpenter-capi"
+            )]
         );
     }
 }

@@ -87,7 +87,7 @@ impl Area {
         match self {
             Area::Setup => "Setup and catalog",
             Area::NodeClaims => "NodeClaims",
-            Area::Access => "Management cluster access",
+            Area::Access => "Access",
             Area::Controller => "Controller",
         }
     }
@@ -172,6 +172,10 @@ pub enum Cause {
     InsufficientManagementAccess,
     /// The management identity has exactly what `run` needs.
     ManagementAccessOk,
+    /// The controller's workload identity can do more than `run` needs.
+    OverPrivilegedWorkloadAccess,
+    /// The controller's workload identity holds nothing beyond what `run` needs.
+    WorkloadAccessOk,
     /// The controller's management token has expired.
     ManagementTokenExpired,
     /// The controller's management token expires within 7 days.

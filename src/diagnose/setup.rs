@@ -296,7 +296,7 @@ fn check_machine_deployments(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     "flavor {}: {} cpu, {} memory, {} pods, {}/h",
                     f.instance_type,
                     crate::model::quantity::format_millis(f.capacity.cpu_millis),
-                    crate::model::quantity::format_bytes(f.capacity.memory_bytes),
+                    crate::model::quantity::format_memory(f.capacity.memory_bytes),
                     f.capacity.pods,
                     f.price
                 ),

@@ -139,9 +139,10 @@ pub async fn connect(target: &ClusterTarget) -> Result<kube::Client> {
             request_timeout: target.request_timeout,
         },
     );
+    let log = super::trace::RequestLog::new(&config.cluster_url);
     let client = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| load_error(target, e.to_string()))?;
-    Ok(client.with_layer(&super::trace::RequestLog).build())
+    Ok(client.with_layer(&log).build())
 }
 
 /// The kubeconfig's current context, for messages; `None` in-cluster or when unreadable.

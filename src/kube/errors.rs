@@ -35,9 +35,9 @@ pub fn cluster_error(
                         format!(" in {namespace}")
                     }
                 )),
-                404 if (verb == "list" || verb == "watch") && !resource.contains('.') => {
+                404 if (verb == "list" || verb == "watch") && is_builtin(resource) => {
                     Some(format!(
-                        "the core API {resource} is not served: is the {cluster} cluster's server address a Kubernetes API server?"
+                        "the built-in API {resource} is not served: is the {cluster} cluster's server address a Kubernetes API server?"
                     ))
                 }
                 404 if verb == "list" || verb == "watch" => Some(format!(
@@ -155,21 +155,38 @@ pub fn object_error(
     }
 }
 
+/// Whether `resource` (`pods`, `daemonsets.apps`, `leases.coordination.k8s.io`) belongs to an API
+/// group Kubernetes itself serves (the core group, a one-word group such as `apps` or `policy`, or
+/// a `*.k8s.io` group) rather than to a CRD (`nodeclaims.karpenter.sh`,
+/// `machines.cluster.x-k8s.io`).
+pub fn is_builtin(resource: &str) -> bool {
+    match resource.split_once('.') {
+        None => true,
+        Some((_, group)) => !group.contains('.') || group.ends_with(".k8s.io"),
+    }
+}
+
 /// The CRD behind `resource` (`nodeclaims.karpenter.sh`) is not served by `cluster` in any of
 /// the `versions` tried: says which CRD is missing and what installs it.
 pub fn missing_crd(cluster: ClusterRole, resource: &str, versions: &[&str]) -> Error {
-    let group = resource.split_once('.').map(|(_, g)| g).unwrap_or("");
-    if group.is_empty() {
-        // A core resource (pods, nodes) has no CRD: a 404 means the address is not an API server
-        // of a Kubernetes cluster (a proxy, another service, a wrong path prefix).
+    let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
+    if is_builtin(resource) {
+        // A core or built-in resource (pods, nodes, daemonsets.apps) has no CRD: a 404 means the
+        // address is not an API server of a Kubernetes cluster (a proxy, another service, a wrong
+        // path prefix), or one too old to serve that version.
+        let (what, prefix) = if group.is_empty() {
+            ("core", String::new())
+        } else {
+            ("built-in", format!("{group}/"))
+        };
         return Error::Cluster {
             cluster,
             action: format!("list {resource}"),
             message: format!(
-                "the server does not serve the core API {} (404)",
+                "the server does not serve the {what} API {} (404)",
                 versions
                     .iter()
-                    .map(|v| format!("{v}/{resource}"))
+                    .map(|v| format!("{prefix}{v}/{plural}"))
                     .collect::<Vec<_>>()
                     .join(" or ")
             ),
@@ -203,5 +220,134 @@ pub fn missing_crd(cluster: ClusterRole, resource: &str, versions: &[&str]) -> E
                 .join(" or ")
         ),
         hint: Some(install),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn not_found() -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(
+                "the server could not find the requested resource",
+                "NotFound",
+            )
+            .with_code(404)
+            .boxed(),
+        )
+    }
+
+    fn hint_of(e: Error) -> (String, String) {
+        match e {
+            Error::Cluster { message, hint, .. } => (message, hint.unwrap_or_default()),
+            other => panic!("not a cluster error: {other}"),
+        }
+    }
+
+    #[test]
+    fn builtin_groups_are_not_crds() {
+        assert!(is_builtin("pods"));
+        assert!(is_builtin("daemonsets.apps"));
+        assert!(is_builtin("poddisruptionbudgets.policy"));
+        assert!(is_builtin("storageclasses.storage.k8s.io"));
+        assert!(is_builtin("leases.coordination.k8s.io"));
+        assert!(!is_builtin("nodeclaims.karpenter.sh"));
+        assert!(!is_builtin("machines.cluster.x-k8s.io"));
+        assert!(!is_builtin(
+            "clusterapinodeclasses.karpenter.cluster.x-k8s.io"
+        ));
+    }
+
+    #[test]
+    fn a_404_listing_a_core_resource_is_not_a_missing_crd() {
+        let (message, hint) = hint_of(cluster_error(
+            ClusterRole::Workload,
+            "list",
+            "pods",
+            "",
+            not_found(),
+        ));
+        assert_eq!(
+            message,
+            "the server could not find the requested resource (404)"
+        );
+        assert_eq!(
+            hint,
+            "the built-in API pods is not served: is the workload cluster's server address a Kubernetes API server?"
+        );
+        assert!(!hint.contains("CRD"), "{hint}");
+        let (message, hint) = hint_of(missing_crd(ClusterRole::Workload, "pods", &["v1"]));
+        assert_eq!(
+            message,
+            "the server does not serve the core API v1/pods (404)"
+        );
+        assert_eq!(
+            hint,
+            "check that the workload cluster's kubeconfig points at its Kubernetes API server (server address and path)"
+        );
+        // A built-in group other than core: not a CRD either.
+        let (message, hint) = hint_of(missing_crd(
+            ClusterRole::Workload,
+            "poddisruptionbudgets.policy",
+            &["v1"],
+        ));
+        assert_eq!(
+            message,
+            "the server does not serve the built-in API policy/v1/poddisruptionbudgets (404)"
+        );
+        assert!(!hint.contains("CRD"), "{hint}");
+        let (_, hint) = hint_of(cluster_error(
+            ClusterRole::Workload,
+            "watch",
+            "daemonsets.apps",
+            "",
+            not_found(),
+        ));
+        assert!(
+            hint.starts_with("the built-in API daemonsets.apps is not served"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn a_404_listing_a_crd_resource_names_the_missing_crd() {
+        let (message, hint) = hint_of(cluster_error(
+            ClusterRole::Workload,
+            "list",
+            "nodeclaims.karpenter.sh",
+            "",
+            not_found(),
+        ));
+        assert_eq!(
+            message,
+            "the server could not find the requested resource (404)"
+        );
+        assert_eq!(
+            hint,
+            "the nodeclaims.karpenter.sh API is not served: is its CRD installed on the workload cluster?"
+        );
+        let (message, hint) = hint_of(missing_crd(
+            ClusterRole::Management,
+            "machinedeployments.cluster.x-k8s.io",
+            &["v1beta2", "v1beta1"],
+        ));
+        assert_eq!(
+            message,
+            "the CRD machinedeployments.cluster.x-k8s.io is not installed (no API served for cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1)"
+        );
+        assert_eq!(
+            hint,
+            "install Cluster API (`clusterctl init`) on the management cluster, or point --management-kubeconfig/--management-context at the cluster that runs it"
+        );
+        // A 404 getting one object is that object missing: no CRD hint.
+        let (_, hint) = hint_of(cluster_error(
+            ClusterRole::Workload,
+            "get",
+            "nodeclaims.karpenter.sh",
+            "",
+            not_found(),
+        ));
+        assert_eq!(hint, "");
     }
 }

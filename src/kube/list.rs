@@ -340,6 +340,8 @@ pub async fn live_snapshot_in(
         workload: workload.clone(),
         management: management.clone(),
     };
+    // A spinner on a terminal when listing takes over a second (large or slow clusters).
+    let _spinner = crate::render::progress::spinner("listing the workload and management clusters");
     let listings = futures::future::try_join_all(
         OBSERVED
             .iter()

@@ -207,7 +207,28 @@ pub fn format_bytes(bytes: i64) -> String {
     best
 }
 
-/// Human-readable approximate bytes in GiB with one decimal, for tables.
+/// Memory (and ephemeral storage) as every human-facing output prints it (`simulate`, `explain`,
+/// `doctor`, fit reasons): from 1 GiB up in GiB with one decimal (`7.5Gi`, `16.0Gi`), below in
+/// whole MiB (`256Mi`), below 1 MiB in whole KiB (`512Ki`), each rounded to nearest; manifests
+/// keep exact quantities ([`format_bytes`]).
+pub fn format_memory(bytes: i64) -> String {
+    const KI: i128 = 1 << 10;
+    const MI: i128 = 1 << 20;
+    const GI: i128 = 1 << 30;
+    let b = i128::from(bytes);
+    let round = |unit: i128| (b.abs() * 2 + unit) / (2 * unit) * b.signum();
+    if b.abs() >= GI {
+        format_gib(bytes)
+    } else if b.abs() >= MI {
+        format!("{}Mi", round(MI))
+    } else if b == 0 {
+        "0".to_string()
+    } else {
+        format!("{}Ki", round(KI).max(1))
+    }
+}
+
+/// Approximate bytes in GiB with one decimal (see [`format_memory`], which uses it from 1 GiB).
 pub fn format_gib(bytes: i64) -> String {
     let tenths = (i128::from(bytes) * 10 + (1 << 29)) / (1 << 30);
     format!("{}.{}Gi", tenths / 10, tenths % 10)
@@ -306,5 +327,16 @@ mod tests {
         assert_eq!(format_bytes(8_000_000_000), "8G");
         assert_eq!(format_bytes(1), "1");
         assert_eq!(format_gib(8_000_000_000), "7.5Gi");
+        // One display form for memory everywhere: one-decimal Gi from 1 GiB, whole Mi below.
+        assert_eq!(format_memory(8_000_000_000), "7.5Gi");
+        assert_eq!(format_memory(8 << 30), "8.0Gi");
+        assert_eq!(format_memory(1536 << 20), "1.5Gi");
+        assert_eq!(format_memory(1 << 30), "1.0Gi");
+        assert_eq!(format_memory(1000 << 20), "1000Mi");
+        assert_eq!(format_memory(256 << 20), "256Mi");
+        assert_eq!(format_memory(128_000_000), "122Mi");
+        assert_eq!(format_memory(512 << 10), "512Ki");
+        assert_eq!(format_memory(1), "1Ki");
+        assert_eq!(format_memory(0), "0");
     }
 }

@@ -55,7 +55,7 @@ impl Shortfall {
     pub fn format_amount(resource: &str, amount: i64) -> String {
         match resource {
             CPU => quantity::format_millis(amount),
-            MEMORY | EPHEMERAL_STORAGE => quantity::format_gib(amount),
+            MEMORY | EPHEMERAL_STORAGE => quantity::format_memory(amount),
             _ => amount.to_string(),
         }
     }
@@ -285,5 +285,30 @@ mod tests {
         };
         assert_eq!(gpu.shortfall(&free).unwrap().resource, "nvidia.com/gpu");
         assert!(Resources::default().fits_in(&free));
+    }
+
+    #[test]
+    fn memory_in_reasons_is_printed_as_everywhere_else() {
+        // The form of `simulate`'s MEMORY column, `explain`'s requests and `doctor`'s flavors.
+        let need = Resources {
+            memory_bytes: 8_000_000_000,
+            ..Default::default()
+        };
+        let free = Resources {
+            memory_bytes: 256 << 20,
+            cpu_millis: 1000,
+            pods: 10,
+            ..Default::default()
+        };
+        let s = need.shortfall(&free).unwrap();
+        assert_eq!(s.to_string(), "needs 7.5Gi memory, 256Mi allocatable free");
+        assert_eq!(
+            Shortfall::format_amount(EPHEMERAL_STORAGE, 20 << 30),
+            quantity::format_memory(20 << 30)
+        );
+        assert_eq!(
+            Shortfall::format_amount(EPHEMERAL_STORAGE, 20 << 30),
+            "20.0Gi"
+        );
     }
 }

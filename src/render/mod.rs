@@ -5,6 +5,7 @@ pub mod chart;
 pub mod help;
 pub mod man;
 pub mod plan;
+pub mod progress;
 pub mod simulate;
 pub mod table;
 pub mod timeline;

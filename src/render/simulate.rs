@@ -4,7 +4,7 @@
 use crate::cli::OutputFormat;
 use crate::error::Result;
 use crate::model::flavor::Price;
-use crate::model::quantity::{format_gib, format_millis};
+use crate::model::quantity::{format_memory, format_millis};
 use crate::render::table::Table;
 use crate::render::{Printer, Style, paint};
 use crate::sched::report::{SimulationReport, StrategyReport};
@@ -108,7 +108,7 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
                 name,
                 nodes_summary(s),
                 format_millis(s.totals.cpu_millis),
-                format_gib(s.totals.memory_bytes),
+                format_memory(s.totals.memory_bytes),
                 s.totals.price_per_hour.to_string(),
                 if s.strategy == "cost" {
                     "-".to_string()
@@ -239,8 +239,8 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
             cpu_pair(n.requested.cpu_millis, n.allocatable.cpu_millis),
             format!(
                 "{}/{}",
-                format_gib(n.requested.memory_bytes),
-                format_gib(n.allocatable.memory_bytes)
+                format_memory(n.requested.memory_bytes),
+                format_memory(n.allocatable.memory_bytes)
             ),
             n.price_per_hour.to_string(),
         ];
@@ -259,11 +259,182 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
         s.strategy,
         s.totals.nodes,
         format_millis(s.totals.cpu_millis),
-        format_gib(s.totals.memory_bytes),
+        format_memory(s.totals.memory_bytes),
         s.totals.price_per_hour
     ));
     for e in &s.on_existing_nodes {
         out.push_str(&format!("  {} -> existing node {}\n", e.pod, e.node));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::resources::Resources;
+    use crate::sched::report::{NodeReport, Totals, UnschedulablePod};
+
+    fn node(instance_type: &str, price: i64) -> NodeReport {
+        NodeReport {
+            machine_deployment: format!("capi/{instance_type}"),
+            instance_type: instance_type.to_string(),
+            node_pool: "default".to_string(),
+            price_per_hour: Price(price),
+            pods: vec!["default/p".to_string()],
+            allocatable: Resources {
+                cpu_millis: 4000,
+                memory_bytes: 8 << 30,
+                pods: 110,
+                ..Default::default()
+            },
+            requested: Resources {
+                cpu_millis: 1000,
+                memory_bytes: 256 << 20,
+                pods: 1,
+                ..Default::default()
+            },
+        }
+    }
+
+    fn strategy(name: &str, nodes: Vec<NodeReport>, price: i64) -> StrategyReport {
+        StrategyReport {
+            strategy: name.to_string(),
+            totals: Totals {
+                nodes: nodes.len(),
+                cpu_millis: 4000 * nodes.len() as i64,
+                memory_bytes: (8 << 30) * nodes.len() as i64,
+                price_per_hour: Price(price),
+            },
+            nodes,
+            on_existing_nodes: Vec::new(),
+            extra_vs_cost_per_hour: None,
+            lower_bound_per_hour: None,
+            percent_above_lower_bound: None,
+            unschedulable: Vec::new(),
+        }
+    }
+
+    const TENTH: i64 = Price::UNIT / 10;
+
+    #[test]
+    fn node_groups_are_sorted_by_count_then_name_and_wrapped() {
+        let nodes = [
+            "b-flavor", "a-flavor", "b-flavor", "c-flavor", "b-flavor", "a-flavor",
+        ]
+        .iter()
+        .map(|t| node(t, TENTH))
+        .collect();
+        let s = strategy("cost", nodes, 6 * TENTH);
+        assert_eq!(nodes_summary(&s), "3x b-flavor + 2x a-flavor + 1x c-flavor");
+        // Long names wrap between groups, never inside one, at most NODES_CELL_WIDTH a line.
+        let long: Vec<NodeReport> = (0..5)
+            .map(|i| node(&format!("flavor-with-a-long-name-{i}"), TENTH))
+            .collect();
+        let s = strategy("cost", long, 5 * TENTH);
+        let cell = nodes_summary(&s);
+        assert_eq!(
+            cell,
+            "1x flavor-with-a-long-name-0 +\n1x flavor-with-a-long-name-1 +\n1x flavor-with-a-long-name-2 +\n\
+             1x flavor-with-a-long-name-3 +\n1x flavor-with-a-long-name-4"
+        );
+        assert!(cell.lines().all(|l| l.len() <= NODES_CELL_WIDTH), "{cell}");
+        assert_eq!(nodes_summary(&strategy("cost", Vec::new(), 0)), "-");
+    }
+
+    #[test]
+    fn the_comparison_table_wraps_cells_and_keeps_columns_aligned() {
+        let cost = strategy(
+            "cost",
+            (0..3)
+                .map(|i| node(&format!("flavor-with-a-long-name-{i}"), TENTH))
+                .collect(),
+            3 * TENTH,
+        );
+        let mut upstream = strategy("karpenter-capi", vec![node("c3-16", 4 * TENTH)], 4 * TENTH);
+        upstream.extra_vs_cost_per_hour = Some(Price(TENTH));
+        let report = SimulationReport {
+            strategies: vec![cost, upstream],
+        };
+        let text = report_text(&report, false, false);
+        assert_eq!(
+            text,
+            "STRATEGY         NEW NODES                        VCPU   MEMORY   PRICE/H   VS COST          UNSCHEDULABLE\n\
+             cost             1x flavor-with-a-long-name-0 +   12     24.0Gi   0.3000    -                0\n\
+             \x20                1x flavor-with-a-long-name-1 +\n\
+             \x20                1x flavor-with-a-long-name-2\n\
+             karpenter-capi   1x c3-16                         4      8.0Gi    0.4000    +0.1000 (+33%)   0\n\
+             \n\
+             cost saves 0.1000/h vs karpenter-capi (up to 73.00/month at 730 h).\n"
+        );
+    }
+
+    #[test]
+    fn reasons_shared_by_strategies_are_printed_once() {
+        let reasons = vec!["c3-4: needs 64 cpu, c3-4 has 1900m allocatable".to_string()];
+        let other = vec!["c3-8: needs 64 cpu".to_string()];
+        let mut strategies: Vec<StrategyReport> = ["cost", "karpenter-capi", "least-waste"]
+            .iter()
+            .map(|n| strategy(n, Vec::new(), 0))
+            .collect();
+        for s in &mut strategies {
+            s.unschedulable.push(UnschedulablePod {
+                pod: "default/huge".to_string(),
+                reasons: reasons.clone(),
+            });
+        }
+        // One strategy gives other reasons for a second pod.
+        strategies[2].unschedulable.push(UnschedulablePod {
+            pod: "default/other".to_string(),
+            reasons: other.clone(),
+        });
+        let report = SimulationReport { strategies };
+        let text = unschedulable_text(&report, false);
+        assert_eq!(
+            text,
+            "\nUnschedulable with cost, karpenter-capi, least-waste:\n  default/huge\n    \
+             - c3-4: needs 64 cpu, c3-4 has 1900m allocatable\n\
+             \nUnschedulable with least-waste:\n  default/other\n    - c3-8: needs 64 cpu\n"
+        );
+        assert_eq!(text.matches("c3-4: needs 64 cpu").count(), 1);
+    }
+
+    #[test]
+    fn a_lower_bound_is_reported_with_the_gap() {
+        let mut cost = strategy("cost", vec![node("c3-8", TENTH)], TENTH);
+        cost.lower_bound_per_hour = Some(Price(98_000_000));
+        cost.percent_above_lower_bound = Some(2.04);
+        let upstream = strategy("karpenter-capi", vec![node("c3-8", TENTH)], TENTH);
+        let text = report_text(
+            &SimulationReport {
+                strategies: vec![cost, upstream],
+            },
+            false,
+            false,
+        );
+        assert!(
+            text.contains(
+                "\ncost is within 2.0 % of a lower bound (0.0980/h) for the new nodes.\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("lower bound").count(), 1, "{text}");
+        // Without a bound, no such line.
+        let plain = report_text(
+            &SimulationReport {
+                strategies: vec![strategy("cost", vec![node("c3-8", TENTH)], TENTH)],
+            },
+            false,
+            false,
+        );
+        assert!(!plain.contains("lower bound"), "{plain}");
+        assert!(
+            plain.ends_with("Total (cost): 1 node(s), 4 vCPU, 8.0Gi memory, 0.1000/h\n"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains("1000m/4000m") || plain.contains("1/4"),
+            "{plain}"
+        );
+        assert!(plain.contains("256Mi/8.0Gi"), "{plain}");
+    }
 }

@@ -8,6 +8,7 @@
 //! | 5,000 | 500 | 85.3 MiB |
 //! | 5,000 | 2,000 | 172.7 MiB |
 //! | 20,000 | 2,000 | 311.4 MiB |
+//! | 50,000 | 5,000 | 752.0 MiB |
 //!
 //! A linear fit through them: about 10 MiB, plus 9.6 KiB per pod, plus 58 KiB per node (its
 //! Node, NodeClaim and Machine, and the plan's per-node work). It is an estimate: pods with
@@ -78,6 +79,7 @@ mod tests {
             (5_000, 500, 85.3),
             (5_000, 2_000, 172.7),
             (20_000, 2_000, 311.4),
+            (50_000, 5_000, 752.0),
         ] {
             let (request, _) = controller_memory_mib(pods, nodes);
             assert!(

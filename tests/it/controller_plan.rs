@@ -360,6 +360,12 @@ fn registration_timeout_deletes_the_claim_and_exactly_its_machine() {
     assert!(
         matches!(&p.actions[0], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-abc" && reason == "RegistrationTimeout")
     );
+    // Durations print one way: the limit and the age both as Go durations.
+    assert!(
+        matches!(&p.actions[0], Action::DeleteNodeClaim { message, .. } if message == "not registered within 15m (age 16m)"),
+        "{:?}",
+        p.actions[0]
+    );
     assert!(
         matches!(&p.actions[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/c3-8-x1")
     );

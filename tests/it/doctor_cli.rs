@@ -80,7 +80,7 @@ fn healthy_dump_folds_ok_checks_into_one_line() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         stdout,
-        "All ok: Setup and catalog (4), NodeClaims (1), Management cluster access (1), Controller (1) (-o wide lists each check)\n\n0 error(s), 0 warning(s), 7 ok\n"
+        "All ok: Setup and catalog (4), NodeClaims (1), Access (1), Controller (1) (-o wide lists each check)\n\n0 error(s), 0 warning(s), 7 ok\n"
     );
 }
 
@@ -104,7 +104,7 @@ fn healthy_dump_wide_exits_0_with_areas_and_summary() {
         vec![
             "Setup and catalog",
             "NodeClaims",
-            "Management cluster access",
+            "Access",
             "Controller",
             "0 error(s), 0 warning(s), 7 ok"
         ]

@@ -177,3 +177,100 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
         ]
     );
 }
+
+/// `doctor` live reads the bindings of the controller's workload identity (and the roles they
+/// name, nothing else) and judges that identity as it would in a dump: a right beyond the
+/// generated ClusterRole is named, beside the reviewed management identity.
+#[tokio::test]
+async fn live_doctor_judges_the_workload_identity_from_its_bindings() {
+    use karpenter_capi::kube::permissions::{LEADER_ELECTION, WORKLOAD};
+    use karpenter_capi::setup::render::rules;
+
+    let mut types = common::all_types();
+    types.extend(common::authz::rbac_types());
+    let cluster = FakeApi::with_types(types);
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/doctor/healthy.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    for doc in text.split("\n---\n") {
+        cluster.seed(serde_saphyr::from_str(doc).unwrap());
+    }
+    let mut workload_rules = rules(WORKLOAD);
+    workload_rules.push(
+        serde_json::json!({"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}),
+    );
+    for v in [
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "karpenter-capi"}, "rules": workload_rules}),
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "karpenter-capi"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "karpenter-capi"},
+            "subjects": [{"kind": "ServiceAccount", "name": "karpenter-capi", "namespace": "karpenter-capi"}]}),
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "karpenter-capi-leader-election", "namespace": "karpenter-capi"},
+            "rules": rules(LEADER_ELECTION)}),
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "karpenter-capi-leader-election", "namespace": "karpenter-capi"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "karpenter-capi-leader-election"},
+            "subjects": [{"kind": "ServiceAccount", "name": "karpenter-capi", "namespace": "karpenter-capi"}]}),
+        // Someone else's binding: not read.
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "viewer"}, "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"]}]}),
+        serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "viewer"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "viewer"},
+            "subjects": [{"kind": "User", "name": "alice"}]}),
+    ] {
+        cluster.seed(v);
+    }
+    let now = "2026-11-30T10:30:00Z".parse().unwrap();
+    let loaded = karpenter_capi::cmd::doctor::load_live(
+        &cluster.client(),
+        &cluster.client_as("karpenter-mgmt"),
+        "User/(fallback)",
+        Some("capi-ovh"),
+        now,
+        true,
+    )
+    .await
+    .unwrap();
+    let read: Vec<String> = loaded
+        .snapshot
+        .objects
+        .iter()
+        .filter(|o| o.group() == "rbac.authorization.k8s.io")
+        .map(|o| format!("{} {}", o.kind, o.name()))
+        .collect();
+    assert_eq!(
+        read,
+        vec![
+            "ClusterRoleBinding karpenter-capi",
+            "RoleBinding karpenter-capi-leader-election",
+            "ClusterRole karpenter-capi",
+            "Role karpenter-capi-leader-election",
+        ]
+    );
+    let identity = loaded.identity.as_ref().unwrap();
+    let report = diagnose::run(
+        &loaded.snapshot,
+        now,
+        &Config::default(),
+        AccessSource::Reviewed(identity),
+    );
+    let access: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.area == diagnose::Area::Access && f.cause.as_str().contains("Access"))
+        .map(|f| format!("{} {} {}: {}", f.cause, f.severity, f.subject, f.message))
+        .collect();
+    assert_eq!(
+        access,
+        vec![
+            "ManagementAccessOk ok User/karpenter-mgmt: has what the autoscaler needs in capi-ovh and nothing dangerous beyond it",
+            "OverPrivilegedWorkloadAccess warning ServiceAccount/karpenter-capi/karpenter-capi: can do more than the autoscaler needs on the workload cluster: \
+             rights the autoscaler never uses (list configmaps.core (read)) via ClusterRoleBinding karpenter-capi -> ClusterRole karpenter-capi",
+        ]
+    );
+}

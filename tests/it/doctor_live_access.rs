@@ -117,6 +117,15 @@ async fn exact_rules_are_ok_and_missing_ones_are_named() {
             Severity::Error,
             "User/karpenter-mgmt".to_string(),
             "cannot do what the autoscaler needs: lacks [patch] on machinedeployments/scale (cluster.x-k8s.io) in capi-ovh; [patch] on machines (cluster.x-k8s.io) in capi-ovh".to_string()
+        ), (
+            // `run` lists and watches; it never gets one object: reads beyond the list are excess too.
+            "OverPrivilegedManagementAccess".to_string(),
+            Severity::Warning,
+            "User/karpenter-mgmt".to_string(),
+            "can do more than the autoscaler needs: rights the autoscaler never uses (get machinedeployments.cluster.x-k8s.io (read), \
+             get machines.cluster.x-k8s.io (read), get machinesets.cluster.x-k8s.io (read), get clusters.cluster.x-k8s.io (read)) \
+             via SelfSubjectRulesReview; rights the autoscaler never uses (get kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io (read)) \
+             via SelfSubjectRulesReview".to_string()
         )]
     );
 }

@@ -318,6 +318,55 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
 }
 
 #[tokio::test]
+async fn server_dry_run_sends_dry_run_all_on_every_write() {
+    // `init --apply --dry-run=server` applies with `dry_run = true` (src/cmd/init.rs).
+    let fake = api();
+    let client = fake.client();
+    let inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
+    let bundle = render(&inp, &Templates::default()).unwrap();
+    let lines = live::apply(&client, Target::Management, &bundle.management, true)
+        .await
+        .unwrap();
+    assert_eq!(lines.len(), bundle.management.len());
+    assert!(
+        lines.iter().all(|l| l.starts_with("management: ")
+            && l.ends_with(" serverside-applied (server dry run)")),
+        "{lines:?}"
+    );
+    let requests = fake.requests();
+    let writes: Vec<_> = requests.iter().filter(|r| r.method != "GET").collect();
+    assert_eq!(writes.len(), bundle.management.len());
+    for w in &writes {
+        let params: Vec<&str> = w.query.split('&').collect();
+        assert!(params.contains(&"dryRun=All"), "{} ?{}", w.line(), w.query);
+        assert!(
+            params.contains(&"fieldManager=karpenter-capi"),
+            "{} ?{}",
+            w.line(),
+            w.query
+        );
+        assert!(w.content_type.contains("apply-patch"), "{}", w.content_type);
+    }
+    // Reads are not dry-run requests, and a real apply sends no dryRun.
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.method == "GET")
+            .all(|r| !r.query.contains("dryRun")),
+    );
+    let fake = api();
+    live::apply(
+        &fake.client(),
+        Target::Management,
+        &bundle.management,
+        false,
+    )
+    .await
+    .unwrap();
+    assert!(fake.requests().iter().all(|r| !r.query.contains("dryRun")));
+}
+
+#[tokio::test]
 async fn apply_failures_name_cluster_verb_and_object() {
     let fake = api();
     fake.fail("PATCH", "serviceaccounts/capi-ovh-karpenter-capi", 500, 10);

@@ -21,6 +21,7 @@ mod init_cli;
 mod init_live;
 mod init_schema;
 mod kubectl;
+mod large_input;
 mod packaging;
 mod rbac_authz;
 mod safety;

@@ -187,6 +187,62 @@ fn refused_connection_names_the_server_and_the_context() {
 }
 
 #[test]
+fn verbosity_6_logs_api_requests_as_kubectl_does() {
+    let cfg = kubeconfig("verbose", "http://127.0.0.1:9");
+    let run = |verbosity: &str| {
+        let out = bin()
+            .args([
+                "run",
+                "--once",
+                "--dry-run",
+                "-v",
+                verbosity,
+                "--kubeconfig",
+            ])
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let err = run("6");
+    // kubectl -v 6: `GET https://host/api/v1/pods 200 OK in 12 milliseconds`; a refused
+    // connection has no status, so the line says it failed and why.
+    let logged: Vec<&str> = err.lines().filter(|l| l.contains(" TRACE GET ")).collect();
+    assert!(!logged.is_empty(), "no request logged:\n{err}");
+    for line in &logged {
+        let request = &line[line
+            .find("GET http://127.0.0.1:9/")
+            .unwrap_or_else(|| panic!("not a GET request line: {line}"))..];
+        let (url, rest) = request["GET ".len()..]
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("no URL end: {line}"));
+        assert!(
+            (url.starts_with("http://127.0.0.1:9/api/v1/")
+                || url.starts_with("http://127.0.0.1:9/apis/"))
+                && url.contains("?limit=500")
+                && !url.contains("?&"),
+            "{line}"
+        );
+        let (took, cause) = rest
+            .strip_prefix("failed in ")
+            .and_then(|r| r.split_once(" milliseconds: "))
+            .unwrap_or_else(|| panic!("not `failed in N milliseconds: cause`: {line}"));
+        assert!(took.parse::<u64>().is_ok(), "{line}");
+        assert!(
+            cause.to_ascii_lowercase().contains("connection refused") || cause.contains("Connect"),
+            "{line}"
+        );
+    }
+    // Below 6, no request lines.
+    let quiet = run("4");
+    assert!(
+        !quiet.lines().any(|l| l.contains("GET http://127.0.0.1:9/")),
+        "{quiet}"
+    );
+}
+
+#[test]
 fn request_timeout_gives_up_on_a_silent_server_naming_it() {
     // A server that accepts connections and never answers.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -511,3 +511,68 @@ async fn healthz_fails_when_the_reconcile_loop_is_wedged() {
     stop_tx.send_replace(true);
     task.abort();
 }
+
+/// A follower is healthy while its lease loop runs, and `/healthz` fails once that loop is stale
+/// (here wedged on a Lease read that never returns, with a per-attempt deadline longer than the
+/// bound), so the kubelet restarts a replica that could never take over.
+#[tokio::test]
+async fn healthz_fails_on_a_follower_whose_lease_loop_is_stale() {
+    use karpenter_capi::kube::leader::Gate;
+    use karpenter_capi::kube::reconciler::{LeaseTiming, lead};
+
+    let fake = FakeApi::new();
+    // Another replica holds the Lease: this one follows.
+    let other = LeaseLock::new(fake.client(), "kube-system", "other".to_string());
+    assert!(matches!(
+        other.try_acquire(jiff::Timestamp::now()).await.unwrap(),
+        Leadership::Leading
+    ));
+    let lock = LeaseLock::new(fake.client(), "kube-system", "b".to_string());
+    let metrics = Arc::new(
+        Metrics::new().with_liveness_bounds(Duration::from_secs(60), Duration::from_secs(1)),
+    );
+    let (lead_tx, lead_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let timing = LeaseTiming {
+        interval: Duration::from_millis(200),
+        deadline: Duration::from_secs(60),
+    };
+    let task = tokio::spawn(lead(
+        lock,
+        metrics.clone(),
+        lead_tx,
+        Gate::elected(),
+        timing,
+        stop_rx,
+    ));
+    eventually("a follower's attempt", || {
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.ends_with("/leases/karpenter-capi"))
+            .count()
+            >= 3
+    })
+    .await;
+    assert!(!*lead_rx.borrow(), "following, not leading");
+    assert_eq!(metrics.leader.get(), 0);
+    assert_eq!(
+        metrics::respond(&metrics, "/healthz"),
+        (200, "text/plain; charset=utf-8", "ok\n".to_string())
+    );
+    // From now on every Lease read hangs: the loop's next attempt never completes.
+    fake.hang("GET", "/leases/karpenter-capi", usize::MAX);
+    eventually("/healthz to fail", || {
+        metrics::respond(&metrics, "/healthz").0 == 503
+    })
+    .await;
+    let (_, _, body) = metrics::respond(&metrics, "/healthz");
+    let idle = body
+        .strip_prefix("the leader-election loop made no attempt for ")
+        .and_then(|r| r.strip_suffix("s (bound 1s)\n"))
+        .and_then(|s| s.parse::<u64>().ok());
+    assert!(idle.is_some_and(|s| s >= 1), "{body}");
+    // Readiness stays about the caches (none synced here), not the Lease.
+    assert_eq!(metrics::respond(&metrics, "/readyz").0, 503);
+    stop_tx.send_replace(true);
+    task.abort();
+}

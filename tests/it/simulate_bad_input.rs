@@ -138,6 +138,30 @@ fn the_same_object_given_twice_is_used_once_with_a_note() {
 }
 
 #[test]
+fn stdin_and_the_same_file_are_used_once_with_a_note() {
+    let dir = tempdir();
+    std::fs::write(dir.join("md.yaml"), MD.replace("CPU", "2")).unwrap();
+    std::fs::write(dir.join("pod.yaml"), POD).unwrap();
+    let out = Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["simulate", "-f", "md.yaml", "-f", "-", "-f", "pod.yaml"])
+        .args(["--strategy", "cost", "-o", "json"])
+        .write_stdin(POD)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(pods_placed(&stdout), 1, "one pod, not two");
+    assert!(
+        err.starts_with("note: Pod default/p is given twice (<stdin>#1, pod.yaml#1); used once\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("given twice").count(), 1, "{err}");
+}
+
+#[test]
 fn a_machine_deployment_dumped_in_two_versions_is_one_flavor() {
     let md = MD.replace("CPU", "2");
     let old = md.replace("cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1");
