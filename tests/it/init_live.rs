@@ -76,7 +76,15 @@ fn api() -> common::FakeApi {
     let mut types = common::all_types();
     types.extend(common::authz::rbac_types());
     types.extend([
-        common::t("apps", &["v1"], "deployments", "Deployment", true, true, false),
+        common::t(
+            "apps",
+            &["v1"],
+            "deployments",
+            "Deployment",
+            true,
+            true,
+            false,
+        ),
         common::t(
             "controlplane.cluster.x-k8s.io",
             &["v1beta2"],
