@@ -460,7 +460,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
     for _round in 0..limits.rounds {
         let m = problem.classes.len();
         let t = Instant::now();
-        let done = lp.solve(20 * m + 200);
+        let done = lp.solve_until(20 * m + 200, limits.deadline);
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(
                 "round {_round}: solved {done} obj {:.4} in {:?}, pool {}",
@@ -520,7 +520,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         }
     }
     let m = problem.classes.len();
-    lp.solve(20 * m + 200);
+    lp.solve_until(20 * m + 200, limits.deadline);
     Master {
         lp,
         patterns,
