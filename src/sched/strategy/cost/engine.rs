@@ -154,14 +154,25 @@ pub struct Solved {
 pub fn optimize(classes: &Classes, total: Duration) -> Solved {
     let pods: usize = classes.pods.iter().map(Vec::len).sum();
     let start = Instant::now();
-    let incumbent = integer::quick(&classes.problem, start + total);
-    let seeds: Vec<colgen::Pattern> = incumbent
-        .iter()
-        .map(|n| colgen::Pattern {
+    let mut incumbent = integer::quick(&classes.problem, start + total);
+    let mut seeds: Vec<colgen::Pattern> = Vec::new();
+    let (prices, _) = resource_prices(&classes.problem);
+    if let Some(anchored) = integer::anchored(&classes.problem, &prices) {
+        // Its mixed patterns seed the LP whichever plan is cheaper.
+        seeds.extend(anchored.iter().map(|n| colgen::Pattern {
             offering: n.offering,
             counts: n.counts.clone(),
-        })
-        .collect();
+        }));
+        if integer::total(&classes.problem, &anchored)
+            < integer::total(&classes.problem, &incumbent)
+        {
+            incumbent = anchored;
+        }
+    }
+    seeds.extend(incumbent.iter().map(|n| colgen::Pattern {
+        offering: n.offering,
+        counts: n.counts.clone(),
+    }));
     let master = colgen::generate(
         &classes.problem,
         seeds,
