@@ -166,7 +166,11 @@ fn first_fit_decreasing(
     for &p in pods {
         let class = cursor_class.get(&p).copied();
         let from = class.and_then(|c| cursor.get(&c).copied()).unwrap_or(0);
-        let found = (from..opened.len()).find(|&i| state.can_place(p, opened[i]));
+        // Room first: it rejects most full nodes without the whole fit check.
+        let requests = &state.snapshot().pods[p].demand.requests;
+        let found = (from..opened.len()).find(|&i| {
+            requests.fits_in(&state.nodes[opened[i]].free) && state.can_place(p, opened[i])
+        });
         if let Some(i) = found {
             state.place(p, opened[i]);
             placed.push(p);
