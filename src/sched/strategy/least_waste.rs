@@ -280,7 +280,7 @@ mod tests {
         for i in 0..types {
             let cpu = [1, 2, 4, 8][rng.next() % 4];
             let mem = cpu * [1, 2, 4][rng.next() % 3];
-            let max = if rng.next() % 3 == 0 {
+            let max = if rng.next().is_multiple_of(3) {
                 format!(
                     "\n    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: '{}'",
                     1 + rng.next() % 4
@@ -288,7 +288,7 @@ mod tests {
             } else {
                 String::new()
             };
-            let taint = if rng.next() % 5 == 0 {
+            let taint = if rng.next().is_multiple_of(5) {
                 "\n    capacity.cluster-autoscaler.kubernetes.io/taints: dedicated=x:NoSchedule"
             } else {
                 ""
@@ -321,7 +321,7 @@ mod tests {
                 6 => spec.push_str("\n  tolerations: [{key: dedicated, operator: Exists}]"),
                 _ => {}
             }
-            let port = if rng.next() % 10 == 0 {
+            let port = if rng.next().is_multiple_of(10) {
                 ", ports: [{containerPort: 80, hostPort: 80}]"
             } else {
                 ""
