@@ -502,16 +502,21 @@ fn being_removed(deleting: &BTreeSet<String>, claim: &NodeClaimRecord, node: &No
 /// on, and a view with them bound there (None when there are no pending pods), so consolidation
 /// and drains see only the room left after them.
 fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Snapshot>) {
-    use crate::sched::strategy::Strategy;
+    use crate::sched::strategy::{existing_placements, place_on_existing, queue_order};
     let pending: Vec<usize> = (0..snapshot.pods.len())
         .filter(|&i| snapshot.pods[i].is_provisionable())
         .collect();
     if pending.is_empty() {
         return (BTreeSet::new(), None);
     }
-    let placed = crate::sched::strategy::cost::Cost
-        .plan(snapshot, &pending)
-        .on_existing;
+    // Only the room of existing (and in-flight) nodes matters here, which every strategy fills
+    // first and in queue order: that placement alone, not a whole provisioning plan.
+    let placed = {
+        let (offerings, _) = crate::sched::catalog::offerings(snapshot, true);
+        let mut state = crate::sched::state::ClusterState::new(snapshot, &offerings);
+        place_on_existing(&mut state, &queue_order(snapshot, &pending));
+        existing_placements(&state).0
+    };
     let mut view = snapshot.clone();
     for (p, node) in &placed {
         // Nominated to that node, as the scheduler would: if the node goes, they are pending

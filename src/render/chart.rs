@@ -170,8 +170,8 @@ pub fn svg(t: &Timeline) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::StrategyName;
     use crate::model::load::{Source, snapshot_from_sources};
+    use crate::sched::strategy::StrategyName;
     use crate::sim::{replay_all, trace};
 
     fn timeline() -> Timeline {

@@ -9,9 +9,9 @@ use super::cluster::{Event, SimCluster};
 use super::metrics::{Point, TimeToRunning, secs};
 use super::peers;
 use super::trace::Trace;
-use crate::cli::StrategyName;
 use crate::error::Error;
 use crate::model::snapshot::Snapshot;
+use crate::sched::strategy::StrategyName;
 
 /// Milestones of one strategy, in seconds (`scaledToZero` from the moment the load left).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -3,9 +3,9 @@
 
 use super::engine::{StrategyTimeline, reference, replay};
 use super::trace::{self, Trace};
-use crate::cli::StrategyName;
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
+use crate::sched::strategy::StrategyName;
 
 fn built_in(name: &str) -> (Trace, Snapshot) {
     let trace = trace::built_in(name).unwrap();

@@ -696,6 +696,13 @@ fn cost_is_within_two_percent_of_brute_force_beyond_the_exact_limit() {
             let optimum = brute_force2(&flavors, &pods) * 1000;
             let price = cost.price().0;
             prop_assert!(price >= optimum, "{structure:?}: cheaper than the optimum?");
+            if let Some(bound) = cost.lower_bound {
+                prop_assert!(
+                    bound.0 <= optimum,
+                    "{structure:?} seed {seed} pods {count}: bound {} above the optimum {optimum}",
+                    bound.0
+                );
+            }
             prop_assert!(
                 price as f64 <= optimum as f64 * 1.02 + 1.0,
                 "{structure:?} seed {seed} pods {count}: {price} vs optimum {optimum}"

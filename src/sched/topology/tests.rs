@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
-use crate::cli::StrategyName;
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
+use crate::sched::strategy::StrategyName;
 use crate::sched::strategy::{Placement, by_name};
 
 const ZONE: &str = "topology.kubernetes.io/zone";

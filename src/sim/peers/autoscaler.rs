@@ -10,7 +10,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Agent, earliest};
-use crate::cli::StrategyName;
 use crate::controller::action::Action;
 use crate::controller::lifecycle::mark;
 use crate::controller::scale::current_replicas;
@@ -19,6 +18,7 @@ use crate::model::snapshot::{NodeRecord, Snapshot};
 use crate::model::taints::is_joining;
 use crate::sched::catalog;
 use crate::sched::state::{ClusterState, NodeOrigin};
+use crate::sched::strategy::StrategyName;
 use crate::sched::strategy::{Strategy, least_waste::LeastWaste, place_on_existing, queue_order};
 use crate::sim::apply::apply_all;
 use crate::sim::cluster::{Mode, SimCluster};

@@ -7,9 +7,9 @@ pub mod upstream;
 
 use super::Ms;
 use super::cluster::{Mode, SimCluster};
-use crate::cli::StrategyName;
 use crate::model::duration::NillableDuration;
 use crate::model::nodepool::NodePool;
+use crate::sched::strategy::StrategyName;
 
 /// An autoscaler under simulation.
 pub trait Agent {

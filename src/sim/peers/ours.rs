@@ -6,10 +6,10 @@
 //! `terminationGracePeriod` of a drain, or a 10 s resync while a disruption is under way.
 
 use super::{Agent, at, batch_closes, consolidate_after, earliest};
-use crate::cli::StrategyName;
 use crate::controller::action::DRAIN_STARTED_ANNOTATION;
 use crate::controller::{self, Config};
 use crate::model::duration::{GoDuration, NillableDuration};
+use crate::sched::strategy::StrategyName;
 use crate::sim::Ms;
 use crate::sim::apply::apply_all;
 use crate::sim::cluster::{Mode, SimCluster};

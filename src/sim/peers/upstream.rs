@@ -17,11 +17,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Agent, at, batch_closes, earliest};
-use crate::cli::StrategyName;
 use crate::controller::action::{Action, DISRUPTED_TAINT_KEY};
 use crate::controller::lifecycle::{bind_and_launch, bound_machine, mark, register_and_initialize};
 use crate::controller::provision::{batch_ready, create_node_claim};
 use crate::controller::{Config, scale::current_replicas};
+use crate::sched::strategy::StrategyName;
 use crate::sched::strategy::{Strategy, karpenter_capi::KarpenterCapi};
 use crate::sim::apply::apply_all;
 use crate::sim::cluster::{Mode, SimCluster};

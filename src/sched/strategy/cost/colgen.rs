@@ -62,6 +62,31 @@ impl Problem {
         if class.one_per_node { k.min(1) } else { k }
     }
 
+    /// One-per-node classes that conflict pairwise (a greedy clique, largest classes first):
+    /// no node holds two of their pods.
+    pub fn conflict_clique(&self) -> Vec<usize> {
+        let conflicting = |a: usize, b: usize| {
+            self.classes[a].conflicts.binary_search(&b).is_ok()
+                || self.classes[b].conflicts.binary_search(&a).is_ok()
+        };
+        let mut order: Vec<usize> = (0..self.classes.len())
+            .filter(|&c| self.classes[c].one_per_node && self.classes[c].count > 0)
+            .collect();
+        order.sort_by(|&a, &b| {
+            self.classes[b]
+                .count
+                .cmp(&self.classes[a].count)
+                .then(a.cmp(&b))
+        });
+        let mut clique: Vec<usize> = Vec::new();
+        for c in order {
+            if clique.iter().all(|&o| conflicting(c, o)) {
+                clique.push(c);
+            }
+        }
+        clique
+    }
+
     fn column(&self, p: &Pattern) -> Column {
         Column {
             cost: self.lp_cost(p.offering),
@@ -95,6 +120,7 @@ struct Priced {
 /// one-per-node and conflicts; returns improving patterns (value above `threshold`).
 fn price_offering(
     problem: &Problem,
+    clique: &[bool],
     pi: &[f64],
     o: usize,
     threshold: f64,
@@ -125,7 +151,7 @@ fn price_offering(
         .collect();
     items.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     let n = items.len();
-    let bounder = Bounder::new(problem, pi, &items, dims);
+    let bounder = Bounder::new(problem, clique, pi, &items, dims);
     let suff_sum = &bounder.suff_sum;
     let bound_at = |k: usize, rem: &[i64]| -> f64 { bounder.bound(k, rem) };
     let _ = suff_sum;
@@ -309,21 +335,27 @@ impl Search<'_> {
 /// Upper bounds on what the items from position `k` on can add within `rem`: the summed values
 /// (every count at its limit), and per dimension Dantzig's fractional knapsack bound (items by
 /// value per unit of that dimension, whole counts while they fit, then a fraction). A
-/// dimension some remaining item does not use bounds nothing.
+/// dimension some remaining item does not use bounds nothing. Items of the conflict clique
+/// ([`Problem::conflict_clique`]) add at most one pod between them: they are left out of both
+/// and the best of them is added on top.
 struct Bounder<'a> {
     items: &'a [(usize, u32, f64)],
     pi: &'a [f64],
     req: Vec<&'a [i64]>,
-    /// Per dimension: item positions by value per unit, best first.
+    /// Per dimension: item positions (outside the clique) by value per unit, best first.
     orders: Vec<Vec<usize>>,
-    /// Per dimension: the last position of an item that does not use it (+1), or 0.
+    /// Per dimension: the last position of an item (outside the clique) that does not use it
+    /// (+1), or 0.
     free_until: Vec<usize>,
     suff_sum: Vec<f64>,
+    /// From each position on: the best value of one pod of a clique class.
+    suff_clique: Vec<f64>,
 }
 
 impl<'a> Bounder<'a> {
     fn new(
         problem: &'a Problem,
+        clique: &[bool],
         pi: &'a [f64],
         items: &'a [(usize, u32, f64)],
         dims: usize,
@@ -333,10 +365,11 @@ impl<'a> Bounder<'a> {
             .iter()
             .map(|&(c, _, _)| problem.classes[c].req.as_slice())
             .collect();
+        let member = |i: usize| clique.get(items[i].0).copied().unwrap_or(false);
         let mut orders = Vec::with_capacity(dims);
         let mut free_until = vec![0usize; dims];
         for d in 0..dims {
-            let mut o: Vec<usize> = (0..n).filter(|&i| req[i][d] > 0).collect();
+            let mut o: Vec<usize> = (0..n).filter(|&i| !member(i) && req[i][d] > 0).collect();
             o.sort_by(|&a, &b| {
                 let ra = pi[items[a].0] / req[a][d] as f64;
                 let rb = pi[items[b].0] / req[b][d] as f64;
@@ -344,15 +377,22 @@ impl<'a> Bounder<'a> {
             });
             orders.push(o);
             free_until[d] = (0..n)
-                .filter(|&i| req[i][d] <= 0)
+                .filter(|&i| !member(i) && req[i][d] <= 0)
                 .map(|i| i + 1)
                 .max()
                 .unwrap_or(0);
         }
         let mut suff_sum = vec![0.0f64; n + 1];
+        let mut suff_clique = vec![0.0f64; n + 1];
         for k in (0..n).rev() {
             let (c, u, _) = items[k];
-            suff_sum[k] = suff_sum[k + 1] + pi[c] * f64::from(u);
+            if member(k) {
+                suff_sum[k] = suff_sum[k + 1];
+                suff_clique[k] = suff_clique[k + 1].max(pi[c] * f64::from(u.min(1)));
+            } else {
+                suff_sum[k] = suff_sum[k + 1] + pi[c] * f64::from(u);
+                suff_clique[k] = suff_clique[k + 1];
+            }
         }
         Bounder {
             items,
@@ -361,6 +401,7 @@ impl<'a> Bounder<'a> {
             orders,
             free_until,
             suff_sum,
+            suff_clique,
         }
     }
 
@@ -392,7 +433,7 @@ impl<'a> Bounder<'a> {
             }
             b = b.min(v);
         }
-        b
+        b + self.suff_clique[k]
     }
 }
 
@@ -454,13 +495,24 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         }
     }
     lp.diagonal_basis(&per_row);
+    let mut in_clique = vec![false; problem.classes.len()];
+    for c in problem.conflict_clique() {
+        in_clique[c] = true;
+    }
+    // Prices per unit of each dimension for the Lagrangian pricing bound: the ones that prove
+    // the node-count bound, scaled a little either way.
+    let (prices, _) = super::engine::resource_prices(problem);
+    let lambdas: Vec<Vec<f64>> = [0.5, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5]
+        .iter()
+        .map(|s| prices.iter().map(|w| w * s).collect())
+        .collect();
     let mut lower_bound = 0.0f64;
     let mut bound_duals = vec![0.0; problem.classes.len()];
     let offerings = problem.cap.len();
     for _round in 0..limits.rounds {
         let m = problem.classes.len();
         let t = Instant::now();
-        let done = lp.solve(20 * m + 200);
+        let done = lp.solve_until(20 * m + 200, limits.deadline);
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(
                 "round {_round}: solved {done} obj {:.4} in {:?}, pool {}",
@@ -473,7 +525,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         let dual_value: f64 = pi.iter().zip(&demand).map(|(p, n)| p * n).sum();
         // Score every offering by the cheap root bound, search the most promising.
         let mut scored: Vec<(f64, usize)> = (0..offerings)
-            .map(|o| (root_ratio(problem, &pi, o), o))
+            .map(|o| (root_ratio(problem, &in_clique, &lambdas, &pi, o), o))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut rho = 1.0f64;
@@ -489,7 +541,15 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
                 continue;
             }
             let cost = problem.lp_cost(o);
-            let priced = price_offering(problem, &pi, o, cost * (1.0 + 1e-9), limits.node_cap, 8);
+            let priced = price_offering(
+                problem,
+                &in_clique,
+                &pi,
+                o,
+                cost * (1.0 + 1e-9),
+                limits.node_cap,
+                8,
+            );
             let real = problem.price[o];
             if priced.complete {
                 rho = rho.max(ratio_of(priced.best_value, real));
@@ -520,7 +580,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         }
     }
     let m = problem.classes.len();
-    lp.solve(20 * m + 200);
+    lp.solve_until(20 * m + 200, limits.deadline);
     Master {
         lp,
         patterns,
@@ -540,7 +600,13 @@ fn ratio_of(value: f64, price: f64) -> f64 {
 }
 
 /// The fractional knapsack bound of an offering over its real price.
-fn root_ratio(problem: &Problem, pi: &[f64], o: usize) -> f64 {
+fn root_ratio(
+    problem: &Problem,
+    clique: &[bool],
+    lambdas: &[Vec<f64>],
+    pi: &[f64],
+    o: usize,
+) -> f64 {
     let cap = &problem.cap[o];
     let items: Vec<(usize, u32, f64)> = problem
         .classes
@@ -552,6 +618,61 @@ fn root_ratio(problem: &Problem, pi: &[f64], o: usize) -> f64 {
             (k > 0).then_some((c, k, 0.0))
         })
         .collect();
-    let bounder = Bounder::new(problem, pi, &items, cap.len());
-    ratio_of(bounder.bound(0, cap), problem.price[o])
+    let bounder = Bounder::new(problem, clique, pi, &items, cap.len());
+    let bound = bounder
+        .bound(0, cap)
+        .min(lagrangian(problem, clique, lambdas, pi, o));
+    ratio_of(bound, problem.price[o])
+}
+
+/// The Lagrangian bound on a pattern's value for offering `o`: for prices `λ ≥ 0` per unit of
+/// each dimension, any pattern that fits is worth at most `λ·cap + Σ_c u_c·max(0, π_c − λ·req_c)`
+/// (`u_c` the copies of class c that fit; the conflict clique adds one pod at most, its best).
+/// The least over the given `lambdas`; combines all dimensions where the per-dimension
+/// knapsack bound takes one at a time.
+fn lagrangian(
+    problem: &Problem,
+    clique: &[bool],
+    lambdas: &[Vec<f64>],
+    pi: &[f64],
+    o: usize,
+) -> f64 {
+    let cap = &problem.cap[o];
+    let mut best = f64::INFINITY;
+    for lambda in lambdas {
+        if lambda.len() != cap.len() || lambda.iter().any(|l| !l.is_finite() || *l < 0.0) {
+            continue;
+        }
+        let mut v: f64 = lambda
+            .iter()
+            .zip(cap)
+            .map(|(l, &c)| l * c.max(0) as f64)
+            .sum();
+        let mut clique_best = 0.0f64;
+        for (c, class) in problem.classes.iter().enumerate() {
+            if !class.allowed[o] || pi[c] <= 0.0 || class.count == 0 {
+                continue;
+            }
+            let u = problem.max_copies(c, o).min(class.count);
+            if u == 0 {
+                continue;
+            }
+            let gain = pi[c]
+                - lambda
+                    .iter()
+                    .zip(&class.req)
+                    .map(|(l, &r)| l * r as f64)
+                    .sum::<f64>();
+            if gain <= 0.0 {
+                continue;
+            }
+            if clique.get(c).copied().unwrap_or(false) {
+                clique_best = clique_best.max(gain);
+            } else {
+                v += gain * f64::from(u);
+            }
+        }
+        best = best.min(v + clique_best);
+    }
+    best
 }

@@ -209,9 +209,18 @@ impl Lp {
     /// Pivots to optimality over the pool (Dantzig's rule), at most `max_pivots`. Returns
     /// whether it reached optimality.
     pub fn solve(&mut self, max_pivots: usize) -> bool {
+        self.solve_until(max_pivots, None)
+    }
+
+    /// [`Lp::solve`], stopping also at `deadline` (checked every few pivots): the basis stays
+    /// feasible, only not optimal.
+    pub fn solve_until(&mut self, max_pivots: usize, deadline: Option<std::time::Instant>) -> bool {
         let m = self.m;
         let mut w = vec![0.0; m];
-        for _ in 0..max_pivots {
+        for pivot in 0..max_pivots {
+            if pivot % 16 == 15 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return false;
+            }
             let pi = self.duals();
             // Entering variable: the most negative reduced cost, relative to the column's cost.
             let mut best: Option<(f64, Var)> = None;

@@ -229,7 +229,7 @@ fn optimized<'a>(
 }
 
 /// Label keys some pod's scheduling depends on (selectors, affinity, non-hostname topology).
-fn relevant_keys(snapshot: &Snapshot) -> std::collections::BTreeSet<String> {
+pub(crate) fn relevant_keys(snapshot: &Snapshot) -> std::collections::BTreeSet<String> {
     let mut out = std::collections::BTreeSet::new();
     for p in &snapshot.pods {
         let d = &p.demand;

@@ -192,6 +192,156 @@ pub fn quick(problem: &Problem, deadline: Instant) -> Vec<Node> {
     nodes
 }
 
+/// A quick plan for batches whose pods of mutually conflicting one-per-node classes (anchors)
+/// force many nodes: each anchor gets a node sized for itself plus its share of the other
+/// pods (fillers) and filled with them until nothing more fits, choosing each next pod to keep
+/// the node's free room balanced across dimensions, so the node ends full in all of them;
+/// then first-fit decreasing for the rest, then each node onto the cheapest offering holding
+/// it. Of the few offerings nearest that size, the one whose filled node wastes least (its
+/// price less what its pods use at `prices` per unit of each dimension) wins. None when
+/// there are no anchors.
+pub fn anchored(problem: &Problem, prices: &[f64]) -> Option<Vec<Node>> {
+    let dims = problem.cap.first().map_or(0, Vec::len);
+    let clique = problem.conflict_clique();
+    if clique.is_empty() {
+        return None;
+    }
+    let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
+    let fillers: Vec<usize> = (0..problem.classes.len())
+        .filter(|c| !clique.contains(c))
+        .collect();
+    let top: Vec<f64> = (0..dims)
+        .map(|d| {
+            problem
+                .cap
+                .iter()
+                .map(|cap| cap[d])
+                .max()
+                .unwrap_or(0)
+                .max(1) as f64
+        })
+        .collect();
+    let size = |c: usize| -> f64 {
+        problem.classes[c]
+            .req
+            .iter()
+            .zip(&top)
+            .map(|(&r, t)| r as f64 / t)
+            .sum()
+    };
+    let mut anchors = clique.clone();
+    anchors.sort_by(|&a, &b| size(b).total_cmp(&size(a)).then(a.cmp(&b)));
+    let mut anchors_left: u64 = anchors.iter().map(|&c| u64::from(residual[c])).sum();
+    let order = by_price(problem);
+    let mut nodes: Vec<Node> = Vec::new();
+    for &a in &anchors {
+        while residual[a] > 0 {
+            let volume: Vec<f64> = (0..dims)
+                .map(|d| {
+                    fillers
+                        .iter()
+                        .map(|&c| problem.classes[c].req[d].max(0) as f64 * f64::from(residual[c]))
+                        .sum::<f64>()
+                })
+                .collect();
+            if volume.iter().all(|&v| v <= 0.0) {
+                break;
+            }
+            // The node this anchor's share would fill in its tightest dimension.
+            let target: Vec<f64> = (0..dims)
+                .map(|d| problem.classes[a].req[d] as f64 + volume[d] / anchors_left as f64)
+                .collect();
+            let fill = |o: usize| -> f64 {
+                (0..dims)
+                    .map(|d| {
+                        let cap = problem.cap[o][d];
+                        if cap > 0 {
+                            target[d] / cap as f64
+                        } else if target[d] > 0.0 {
+                            f64::INFINITY
+                        } else {
+                            0.0
+                        }
+                    })
+                    .fold(0.0, f64::max)
+            };
+            let mut near: Vec<(f64, f64, usize)> = (0..problem.cap.len())
+                .filter(|&o| problem.classes[a].allowed[o] && problem.max_copies(a, o) > 0)
+                .map(|o| (fill(o).ln().abs(), problem.lp_cost(o), o))
+                .filter(|t| t.0.is_finite())
+                .collect();
+            near.sort_by(|x, y| {
+                x.0.total_cmp(&y.0)
+                    .then(x.1.total_cmp(&y.1))
+                    .then(x.2.cmp(&y.2))
+            });
+            near.truncate(CANDIDATES);
+            let mut best: Option<(f64, Node, Vec<u32>)> = None;
+            for &(_, _, o) in &near {
+                let mut node = Node::new(o, dims);
+                let mut left = residual.clone();
+                node.add(problem, a, 1);
+                left[a] -= 1;
+                fill_balanced(problem, &mut node, &fillers, &mut left);
+                if let Some(cheaper) = cheapest_holding(problem, &order, &node.counts, &node.used)
+                    && problem.lp_cost(cheaper) < problem.lp_cost(node.offering)
+                {
+                    node.offering = cheaper;
+                }
+                let used: f64 = node
+                    .used
+                    .iter()
+                    .zip(prices)
+                    .map(|(&u, w)| u as f64 * w)
+                    .sum();
+                let waste = problem.lp_cost(node.offering) - used;
+                if best.as_ref().is_none_or(|b| waste < b.0 - 1e-12) {
+                    best = Some((waste, node, left));
+                }
+            }
+            let Some((_, node, left)) = best else { break };
+            residual = left;
+            anchors_left -= 1;
+            nodes.push(node);
+        }
+    }
+    first_fit_decreasing(problem, &mut residual, &mut nodes, dims);
+    downsize(problem, &order, &mut nodes);
+    Some(nodes)
+}
+
+/// Offerings tried per anchor node in [`anchored`].
+const CANDIDATES: usize = 4;
+
+/// Adds pods of `classes` to `node` one at a time while any fits: each time the one whose
+/// requests best match the node's free room (the dot product of both as shares of the
+/// allocatable), so no dimension fills up long before the others.
+fn fill_balanced(problem: &Problem, node: &mut Node, classes: &[usize], residual: &mut [u32]) {
+    let cap = &problem.cap[node.offering];
+    loop {
+        let mut best: Option<(f64, usize)> = None;
+        for &c in classes {
+            if residual[c] == 0 || node.room_for(problem, c, 1) == 0 {
+                continue;
+            }
+            let score: f64 = problem.classes[c]
+                .req
+                .iter()
+                .zip(&node.used)
+                .zip(cap)
+                .filter(|&(_, &k)| k > 0)
+                .map(|((&r, &u), &k)| (r as f64 / k as f64) * ((k - u) as f64 / k as f64))
+                .sum();
+            if best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, c));
+            }
+        }
+        let Some((_, c)) = best else { break };
+        node.add(problem, c, 1);
+        residual[c] -= 1;
+    }
+}
+
 /// The price of a plan (LP costs).
 pub fn total(problem: &Problem, nodes: &[Node]) -> f64 {
     nodes.iter().map(|n| problem.lp_cost(n.offering)).sum()
