@@ -985,3 +985,141 @@ fn a_blocked_node_is_reported_in_cores_words() {
         "nothing blocks an empty node"
     );
 }
+
+/// Issue 11 item 3, as a general rule over each field: a change to any field of the NodePool's
+/// template that Karpenter hashes (core `pkg/apis/v1/nodepool.go` / `nodeclaim.go`: the
+/// template's labels and annotations, taints, startupTaints, nodeClassRef,
+/// terminationGracePeriod, expireAfter) drifts a claim stamped with the old hash; a change to a
+/// field that is `hash:"ignore"` (requirements) or outside the template (limits, weight,
+/// disruption) does not.
+#[test]
+fn every_hashed_template_field_drifts_and_no_other_field_does() {
+    let pool = base(1, "");
+    let current = pool_hash(&pool);
+    let stamped = annotated_node(
+        1,
+        &app_pod("web-1", 1, ""),
+        &format!(
+            "karpenter.sh/nodepool-hash: '{current}', karpenter.sh/nodepool-hash-version: karpenter-capi-v1"
+        ),
+    );
+    // A second Ready node class, so that a changed nodeClassRef points at a usable class.
+    let other_class = "---\napiVersion: karpenter.cluster.x-k8s.io/v1alpha1\nkind: ClusterAPINodeClass\nmetadata:\n  name: other\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n";
+    let template = "  template:\n    spec:\n";
+    let edits: Vec<(&str, String, bool)> = vec![
+        (
+            "template annotation",
+            pool.replacen(
+                template,
+                "  template:\n    metadata:\n      annotations: {example.com/owner: team-a}\n    spec:\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "template label",
+            pool.replacen(
+                template,
+                "  template:\n    metadata:\n      labels: {team: a}\n    spec:\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "taint",
+            pool.replacen(
+                template,
+                // PreferNoSchedule: web-1 still has a home on the replacement.
+                "  template:\n    spec:\n      taints: [{key: dedicated, value: web, effect: PreferNoSchedule}]\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "startupTaint",
+            pool.replacen(
+                template,
+                "  template:\n    spec:\n      startupTaints: [{key: example.com/not-ready, effect: NoSchedule}]\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "nodeClassRef",
+            pool.replacen(
+                "        kind: ClusterAPINodeClass\n        name: default\n",
+                "        kind: ClusterAPINodeClass\n        name: other\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "terminationGracePeriod",
+            pool.replacen(
+                "      expireAfter: Never\n",
+                "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "expireAfter",
+            pool.replacen("      expireAfter: Never\n", "      expireAfter: 2160h\n", 1),
+            true,
+        ),
+        (
+            "a widened requirement",
+            pool.replacen(
+                "      - key: kubernetes.io/arch\n",
+                "      - key: topology.kubernetes.io/region\n        operator: In\n        values: [eu, us]\n      - key: kubernetes.io/arch\n",
+                1,
+            ),
+            false,
+        ),
+        (
+            "limits",
+            pool.replacen("  limits:\n    cpu: '20'\n", "  limits:\n    cpu: '40'\n", 1),
+            false,
+        ),
+        (
+            "weight",
+            pool.replacen("  limits:\n", "  weight: 50\n  limits:\n", 1),
+            false,
+        ),
+        (
+            "consolidateAfter",
+            pool.replacen("    consolidateAfter: 30s\n", "    consolidateAfter: 1h\n", 1),
+            false,
+        ),
+    ];
+    // The unchanged pool: no drift.
+    let p = run(&format!("{pool}{other_class}{stamped}"));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    for (field, edited, drifts) in edits {
+        assert_ne!(edited, pool, "the {field} edit applies");
+        let p = run(&format!("{edited}{other_class}{stamped}"));
+        if drifts {
+            assert_ne!(pool_hash(&edited), current, "{field} is hashed");
+            assert_eq!(
+                tainted_nodes(&p),
+                vec![("node-1", "Drifted")],
+                "a changed {field} drifts: {:?}",
+                names(&p)
+            );
+            assert!(
+                p.status.iter().any(|a| matches!(a,
+                    Action::SetNodeClaimConditions { node_claim, set, .. }
+                        if node_claim == "default-1"
+                            && set.iter().any(|c| c.type_ == "Drifted" && c.reason == "NodePoolDrifted"))),
+                "{field}: Drifted/NodePoolDrifted on the claim"
+            );
+        } else {
+            assert_eq!(pool_hash(&edited), current, "{field} is not hashed");
+            assert!(
+                tainted_nodes(&p).is_empty(),
+                "a changed {field} is no drift: {:?}",
+                names(&p)
+            );
+        }
+    }
+}
