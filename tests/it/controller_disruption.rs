@@ -301,37 +301,59 @@ fn a_drained_disrupted_node_finishes_its_sequence() {
     );
 }
 
+/// Multi-node consolidation as core's `multinodeconsolidation.go`: two nodes are replaced by one
+/// node only of a cheaper type; a replacement of the type of one of them (`filterOutSameType`)
+/// is rejected, and single-node consolidation deletes one of them instead.
 #[test]
-fn two_half_empty_c3_8_are_replaced_by_one_c3_8() {
-    let p = run(&two_c3_8("1500m"));
+fn two_underused_c3_8_are_replaced_by_a_cheaper_type_never_by_their_own() {
+    // 700m each: both fit on one c3-4 (2 vCPU), cheaper than a c3-8.
+    let p = run(&two_c3_8("700m"));
     assert_eq!(names(&p)[0], "createNodeClaim", "{:?}", names(&p));
     assert!(
         matches!(&p.actions[0], Action::CreateNodeClaim { instance_type, reason, pods, .. }
-        if instance_type == "c3-8" && reason == "Underutilized" && pods.len() == 2)
+        if instance_type == "c3-4" && reason == "Underutilized" && pods.len() == 2),
+        "{:?}",
+        p.actions[0]
     );
-    let tainted: Vec<&str> = p
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::TaintNode {
-                node,
-                saving_per_hour,
-                reason,
-                ..
-            } => {
-                assert_eq!(
-                    (saving_per_hour.0, reason.as_str()),
-                    (100_000_000, "Underutilized")
-                );
-                Some(node.as_str())
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(tainted, vec!["node-1", "node-2"]);
+    let tainted = |p: &Plan| -> Vec<(String, i64)> {
+        p.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::TaintNode {
+                    node,
+                    saving_per_hour,
+                    reason,
+                    ..
+                } => {
+                    assert_eq!(reason, "Underutilized");
+                    Some((node.clone(), saving_per_hour.0))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        tainted(&p),
+        vec![
+            ("node-1".to_string(), 150_000_000),
+            ("node-2".to_string(), 150_000_000)
+        ]
+    );
     assert!(
         !names(&p).contains(&"evictPod"),
         "the drain waits for the replacement"
+    );
+    // 1500m each: only a c3-8 holds both, the type being removed. Deleting one node saves as
+    // much with one drain and no new node: that is the decision.
+    let p = run(&two_c3_8("1500m"));
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    assert_eq!(tainted(&p), vec![("node-1".to_string(), 100_000_000)]);
+    assert!(
+        p.actions
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a")),
+        "{:?}",
+        names(&p)
     );
 }
 
@@ -838,10 +860,10 @@ fn counted(text: &str) -> Vec<String> {
 
 #[test]
 fn karpenter_counters_follow_cores_commands() {
-    // Two half-empty nodes consolidated into one replacement: one multi-node replace decision,
-    // two disrupted claims under the pool's policy, one claim created for the reason.
+    // Two underused nodes consolidated into one cheaper replacement: one multi-node replace
+    // decision, two disrupted claims under the pool's policy, one claim created for the reason.
     assert_eq!(
-        counted(&two_c3_8("1500m")),
+        counted(&two_c3_8("700m")),
         vec![
             "nodeclaims_created{reason=underutilized,nodepool=default,min_values_relaxed=false} 1",
             "nodeclaims_disrupted{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
