@@ -364,6 +364,166 @@ fn a_machine_without_node_or_waiting_claim_is_the_only_surplus() {
     ));
 }
 
+/// Every object the in-memory API holds, as a cluster state the pure core plans from.
+fn world_of(fake: &FakeApi) -> World {
+    let mut objs = Vec::new();
+    for (group, plural) in [
+        ("karpenter.cluster.x-k8s.io", "clusterapinodeclasses"),
+        ("karpenter.sh", "nodepools"),
+        ("karpenter.sh", "nodeclaims"),
+        ("apps", "daemonsets"),
+        ("cluster.x-k8s.io", "machinedeployments"),
+        ("cluster.x-k8s.io", "machinesets"),
+        ("cluster.x-k8s.io", "machines"),
+        ("", "nodes"),
+        ("", "pods"),
+    ] {
+        objs.extend(fake.all(group, plural));
+    }
+    World { objs }
+}
+
+/// The disruptions (`action target`) of a plan.
+fn disruption_lines(p: &Plan) -> Vec<String> {
+    lines(p)
+        .into_iter()
+        .filter(|l| {
+            [
+                "taintNode",
+                "evictPod",
+                "markMachineForDeletion",
+                "deleteNodeClaim",
+                "scaleMachineDeployment",
+            ]
+            .iter()
+            .any(|a| l.starts_with(&format!("{a} ")))
+        })
+        .collect()
+}
+
+/// Rule 1, "ages counted from adoption": an adopted node that is empty (or underutilized) is
+/// consolidated only once `consolidateAfter` has passed since the adoption, however old the
+/// Node and its Machine are (hours here), as core counts it from the claim's initialization
+/// (`nodeclaim/disruption/consolidation.go`). The adoption pass runs on the in-memory API (the
+/// executor stamps the times); the next passes plan from what it wrote, at chosen times.
+#[tokio::test]
+async fn an_adopted_node_is_consolidated_only_consolidate_after_its_adoption() {
+    // (world, consolidateAfter in seconds, the node that goes, its reason)
+    let cases: Vec<(World, i64, &str, &str)> = vec![
+        (
+            World::new("WhenEmpty").md(4, 1).machine(4, 1, true, false),
+            30,
+            "node-1",
+            "Empty",
+        ),
+        (
+            World::new("WhenEmpty")
+                .md(4, 2)
+                .machine(4, 1, true, false)
+                .machine(4, 2, true, false)
+                .pod("web", Some(1), "1")
+                .with("NodePool", "default", |p| {
+                    p["spec"]["disruption"]["consolidateAfter"] = json!("10m")
+                }),
+            600,
+            "node-2",
+            "Empty",
+        ),
+        (
+            // Underutilized: one node's pod fits beside the other's, so one node is deleted;
+            // never both replaced by a new node of their own type (core `filterOutSameType`).
+            World::new("WhenEmptyOrUnderutilized")
+                .md(4, 2)
+                .machine(4, 1, true, false)
+                .machine(4, 2, true, false)
+                .pod("busy", Some(1), "1")
+                .pod("web", Some(2), "500m")
+                .with("NodePool", "default", |p| {
+                    p["spec"]["disruption"]["consolidateAfter"] = json!("5m")
+                }),
+            300,
+            "node-1",
+            "Underutilized",
+        ),
+    ];
+    for (w, after, goes, reason) in cases {
+        let fake = fake_of(&w);
+        run_pass(&fake).await.unwrap();
+        let claims = names(&fake, "karpenter.sh", "nodeclaims");
+        assert!(
+            !claims.is_empty() && claims.iter().all(|c| c.starts_with("node-")),
+            "{claims:?}"
+        );
+        let claim = fake.get("karpenter.sh", "nodeclaims", "", goes).unwrap();
+        let adopted: Timestamp = claim["metadata"]["annotations"]["karpenter-capi/adopted"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let node_created: Timestamp = fake
+            .get(
+                "cluster.x-k8s.io",
+                "machines",
+                NS,
+                &format!("m-{}", &goes[5..]),
+            )
+            .unwrap()["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(adopted.as_second() - node_created.as_second() > 3600);
+        let next = world_of(&fake);
+        let at = |secs: i64| {
+            let s = snapshot_from_sources(&[Source {
+                name: "w.yaml".into(),
+                text: next.text(),
+            }])
+            .unwrap();
+            plan(
+                &s,
+                Timestamp::from_second(adopted.as_second() + secs).unwrap(),
+                &Config::default(),
+            )
+        };
+        for early in [1, after / 2, after - 5] {
+            let p = at(early);
+            assert_eq!(
+                disruption_lines(&p),
+                Vec::<String>::new(),
+                "{early}s after adoption (consolidateAfter {after}s): {:?}",
+                lines(&p)
+            );
+        }
+        let p = at(after + 5);
+        assert!(
+            !lines(&p).iter().any(|l| l.starts_with("createNodeClaim")),
+            "{:?}",
+            lines(&p)
+        );
+        assert_eq!(
+            p.actions
+                .iter()
+                .filter(|a| matches!(a, Action::TaintNode { .. }))
+                .count(),
+            1,
+            "{:?}",
+            lines(&p)
+        );
+        assert!(
+            disruption_lines(&p).contains(&format!("taintNode Node/{goes}")),
+            "{after}s after adoption: {:?}",
+            lines(&p)
+        );
+        assert!(
+            p.actions.iter().any(|a| matches!(a,
+                Action::TaintNode { node, reason: r, .. } if node == goes && r == reason)),
+            "{:?}",
+            lines(&p)
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 2: replicas drop by at most the Machines marked; stale views hold scale-downs.
 
