@@ -2828,6 +2828,17 @@ fn cli_a_stale_view_or_a_rollout_lowers_no_replicas_and_says_why() {
             }),
             "the MachineDeployment is paused",
         ),
+        (
+            "rollout",
+            one_empty(2)
+                .add(machine_set(4, "md-4-a", 1, 600))
+                .add(machine_set(4, "md-4-b", 1, 60))
+                .machine(4, 9, false, false)
+                .with("Machine", "m-9", |m| {
+                    m["metadata"]["labels"]["node.cluster.x-k8s.io/karpenter-member"] = json!("");
+                }),
+            "rolling out: MachineSets md-4-a, md-4-b have replicas",
+        ),
     ];
     for (tag, w, note) in cases {
         let plan = cli_plan(&w, tag);
