@@ -2866,3 +2866,93 @@ fn cli_a_stale_view_or_a_rollout_lowers_no_replicas_and_says_why() {
         plan["notes"]
     );
 }
+
+/// Rule 2: the scale carries the `resourceVersion` read, so another writer's change in between
+/// gives a 409; it is not retried blindly (the replicas computed are stale): the pass reports the
+/// failure, unmarks the Machine, and the next pass re-plans from the MachineDeployment as it now
+/// is, lowering it by exactly the Machine it marks again.
+#[tokio::test]
+async fn a_conflict_on_the_scale_is_reported_not_retried_and_the_next_pass_replans() {
+    let w = one_empty(1).add(machine_set(4, "md-4-a", 1, 600));
+    let fake = fake_of(&w);
+    let md_path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/md-4";
+    let m1 = "/apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machines/m-1";
+    fake.fail("PATCH", &format!("{md_path}/scale"), 409, 1);
+    let err = run_pass(&fake).await.unwrap_err().to_string();
+    assert!(
+        err.starts_with("scaleMachineDeployment MachineDeployment/capi-ovh/md-4 failed")
+            && err.contains("(409)"),
+        "{err}"
+    );
+    let scales: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains("/scale"))
+        .collect();
+    assert_eq!(
+        scales,
+        vec![format!("PATCH {md_path}/scale 409")],
+        "one attempt, no blind retry"
+    );
+    let machine_writes: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains(m1) || w.contains("/scale"))
+        .collect();
+    assert_eq!(
+        machine_writes,
+        vec![
+            format!("PATCH {m1} 200"),
+            format!("PATCH {md_path}/scale 409"),
+            format!("PATCH {m1} 200"),
+        ],
+        "marked, the scale refused, unmarked"
+    );
+    let m = fake.get("cluster.x-k8s.io", "machines", NS, "m-1").unwrap();
+    assert!(
+        m["metadata"]["annotations"]
+            .get("cluster.x-k8s.io/delete-machine")
+            .is_none(),
+        "{m}"
+    );
+    let md = fake
+        .get("cluster.x-k8s.io", "machinedeployments", NS, "md-4")
+        .unwrap();
+    assert_eq!(md["spec"]["replicas"], 1);
+
+    // The writer that caused the conflict raised replicas to 2 (its Machine not created yet).
+    fake.mutate("cluster.x-k8s.io", "machinedeployments", NS, "md-4", |md| {
+        md["spec"]["replicas"] = json!(2)
+    });
+    fake.mutate("cluster.x-k8s.io", "machinesets", NS, "md-4-a", |ms| {
+        ms["spec"]["replicas"] = json!(2)
+    });
+    let rv = fake
+        .get("cluster.x-k8s.io", "machinedeployments", NS, "md-4")
+        .unwrap()["metadata"]["resourceVersion"]
+        .clone();
+    fake.clear_log();
+    run_pass(&fake).await.unwrap();
+    let scales: Vec<(String, u16, Value)> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with("/scale"))
+        .map(|r| (r.path.clone(), r.code, r.body.clone()))
+        .collect();
+    assert_eq!(
+        scales,
+        vec![(
+            format!("{md_path}/scale"),
+            200,
+            json!({"spec": {"replicas": 1}, "metadata": {"resourceVersion": rv}})
+        )],
+        "re-planned from 2, lowered by the one Machine marked, with the new resourceVersion"
+    );
+    let m = fake.get("cluster.x-k8s.io", "machines", NS, "m-1").unwrap();
+    assert!(
+        m["metadata"]["annotations"]
+            .get("cluster.x-k8s.io/delete-machine")
+            .is_some(),
+        "{m}"
+    );
+}
