@@ -2223,6 +2223,120 @@ async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
     }
 }
 
+/// The writes of node-1's disruption that succeeded, in the order sent, named.
+fn disruption_steps(fake: &FakeApi) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in fake.requests() {
+        if !(200..300).contains(&r.code) {
+            continue;
+        }
+        let b = &r.body;
+        let step = match (r.method.as_str(), r.path.as_str()) {
+            ("PATCH", "/api/v1/nodes/node-1") if b.pointer("/spec/taints").is_some() => {
+                let tainted = b["spec"]["taints"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t["key"] == "karpenter.sh/disrupted"));
+                if tainted {
+                    "taint node-1"
+                } else {
+                    "untaint node-1"
+                }
+                .to_string()
+            }
+            ("PATCH", "/api/v1/nodes/node-1")
+                if b.pointer("/metadata/finalizers") == Some(&json!([])) =>
+            {
+                "node-1 finalizer off".to_string()
+            }
+            ("POST", p) if p.ends_with("/pods/web/eviction") => "evict web".to_string(),
+            ("PATCH", p) if p.ends_with("/machines/m-1") => {
+                match b.pointer("/metadata/annotations/cluster.x-k8s.io~1delete-machine") {
+                    Some(Value::String(_)) => "mark m-1".to_string(),
+                    Some(Value::Null) => "unmark m-1".to_string(),
+                    _ => continue,
+                }
+            }
+            ("DELETE", "/apis/karpenter.sh/v1/nodeclaims/c-1") => "delete c-1".to_string(),
+            ("PATCH", p) if p.ends_with("/machinedeployments/md-4/scale") => {
+                format!("scale md-4 to {}", b["spec"]["replicas"])
+            }
+            ("PATCH", "/apis/karpenter.sh/v1/nodeclaims/c-1")
+                if b.pointer("/metadata/finalizers") == Some(&json!([])) =>
+            {
+                "c-1 finalizer off".to_string()
+            }
+            _ => continue,
+        };
+        out.push(step);
+    }
+    out
+}
+
+/// Each step of a disruption only in its place, whatever failed and was retried: web evicted
+/// only from a node tainted then; the Machine marked only once web is gone; the claim deleted
+/// and replicas lowered only while the Machine is marked; the finalizers last; and every step
+/// done at last, first done in the documented order.
+fn assert_in_order(steps: &[String], what: &str) {
+    let (mut tainted, mut evicted, mut marked, mut scaled) = (false, false, false, false);
+    for s in steps {
+        match s.as_str() {
+            "taint node-1" => tainted = true,
+            "untaint node-1" => tainted = false,
+            "evict web" => {
+                assert!(
+                    tainted,
+                    "{what}: web evicted from an untainted node: {steps:?}"
+                );
+                evicted = true;
+            }
+            "mark m-1" => assert!(evicted, "{what}: m-1 marked before web left: {steps:?}"),
+            "unmark m-1" => {}
+            "delete c-1" => assert!(
+                marked,
+                "{what}: c-1 deleted before m-1 was marked: {steps:?}"
+            ),
+            "scale md-4 to 1" => {
+                assert!(
+                    marked,
+                    "{what}: replicas lowered with m-1 unmarked: {steps:?}"
+                );
+                scaled = true;
+            }
+            "c-1 finalizer off" | "node-1 finalizer off" => {
+                assert!(
+                    scaled,
+                    "{what}: {s} before replicas were lowered: {steps:?}"
+                )
+            }
+            other => panic!("{what}: unexpected step {other}: {steps:?}"),
+        }
+        match s.as_str() {
+            "mark m-1" => marked = true,
+            "unmark m-1" => marked = false,
+            _ => {}
+        }
+    }
+    let mut first: Vec<&str> = Vec::new();
+    for s in steps {
+        if !first.contains(&s.as_str()) && !s.starts_with("un") {
+            first.push(s);
+        }
+    }
+    assert_eq!(
+        first,
+        vec![
+            "taint node-1",
+            "evict web",
+            "mark m-1",
+            "delete c-1",
+            "scale md-4 to 1",
+            "c-1 finalizer off",
+            "node-1 finalizer off"
+        ],
+        "{what}: {steps:?}"
+    );
+}
+
 /// A disruption's writes, each failing once in turn: whatever the failure, only the planned
 /// Machine is ever removed, no pod is evicted without a home, and a few more passes converge to
 /// the same end state (nothing leaked: no claim, no Machine, no finalizer left behind).
@@ -2251,6 +2365,21 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
             all.push((r.method.clone(), r.path.clone()));
         }
     }
+    // The executor's documented order (`src/kube/apply.rs`, `controller::disruption`): taint,
+    // evict, mark the exact Machine, delete the claim, lower replicas; the claim's finalizer once
+    // the Machine is being deleted, the Node's once it is gone.
+    assert_eq!(
+        disruption_steps(&reference),
+        vec![
+            "taint node-1",
+            "evict web",
+            "mark m-1",
+            "delete c-1",
+            "scale md-4 to 1",
+            "c-1 finalizer off",
+            "node-1 finalizer off"
+        ]
+    );
     assert!(all.len() >= 5, "{all:?}");
     let end_machines = names(&reference, "cluster.x-k8s.io", "machines");
     assert_eq!(end_machines, vec!["m-2"]);
@@ -2281,6 +2410,10 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
             names(&fake, "cluster.x-k8s.io", "machines"),
             end_machines,
             "failure at write {k} {method} {path}"
+        );
+        assert_in_order(
+            &disruption_steps(&fake),
+            &format!("failure at write {k} {method} {path}"),
         );
         assert_eq!(
             names(&fake, "karpenter.sh", "nodeclaims"),
