@@ -3089,3 +3089,159 @@ async fn a_conflict_on_the_scale_is_reported_not_retried_and_the_next_pass_repla
         "{m}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 11 item 9: every management list and watch is scoped to the one Cluster.
+
+/// Labels a World's Machines and MachineDeployments with Cluster API's cluster-name label (its
+/// webhooks set it from `spec.clusterName`).
+fn cluster_labelled(mut w: World) -> World {
+    for o in &mut w.objs {
+        if o["kind"] == "Machine" || o["kind"] == "MachineDeployment" {
+            let c = o["spec"]["clusterName"].clone();
+            o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = c;
+        }
+    }
+    w
+}
+
+/// Cluster B's member MachineDeployment in the same namespace, with a Machine that has no Node
+/// and no claim (surplus to a controller that saw it as its own) and one with a Node.
+fn cluster_b(w: World) -> World {
+    let other = "other";
+    w.add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": other, "namespace": NS}, "spec": {}}))
+        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "other-md-4", "namespace": NS, "resourceVersion": "3", "generation": 1,
+              "labels": {"node.cluster.x-k8s.io/karpenter-member": "", "cluster.x-k8s.io/cluster-name": other},
+              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": "4",
+                "capacity.cluster-autoscaler.kubernetes.io/memory": "8G",
+                "capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-4",
+                "capacity.cluster-autoscaler.kubernetes.io/price": "0.01"}},
+            "spec": {"clusterName": other, "replicas": 2,
+              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": "other-md-4"}},
+              "template": {"spec": {"clusterName": other, "version": "v1.36.1"}}},
+            "status": {"observedGeneration": 1}}))
+        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": "other-m-1", "namespace": NS, "creationTimestamp": ago(7200),
+              "labels": {"cluster.x-k8s.io/deployment-name": "other-md-4", "cluster.x-k8s.io/cluster-name": other}},
+            "spec": {"clusterName": other}}))
+        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": "other-m-2", "namespace": NS, "creationTimestamp": ago(7200),
+              "labels": {"cluster.x-k8s.io/deployment-name": "other-md-4", "cluster.x-k8s.io/cluster-name": other}},
+            "spec": {"clusterName": other, "providerID": "openstack:///other-2"},
+            "status": {"nodeRef": {"name": "other-node-2"}}}))
+}
+
+async fn run_pass_for(
+    fake: &FakeApi,
+    cluster: Option<&str>,
+) -> Result<karpenter_capi::error::Outcome, karpenter_capi::Error> {
+    let printer = Printer::to_writer(OutputFormat::Json, false, Box::new(std::io::sink()));
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    once(
+        &clients,
+        Some(NS),
+        cluster,
+        &Config::default(),
+        false,
+        &printer,
+    )
+    .await
+}
+
+/// The requests that named one of cluster B's objects (any verb).
+fn touching_b(fake: &FakeApi) -> Vec<String> {
+    fake.requests()
+        .iter()
+        .filter(|r| r.path.contains("/other-"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_controller_of_one_cluster_never_touches_another_clusters_machines() {
+    // Cluster A (capi-ovh): an empty node due for removal, and a Machine without Node.
+    for a in [
+        one_empty(1),
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .pod("web", Some(1), "1")
+            .machine(4, 2, false, false),
+    ] {
+        let w = cluster_b(cluster_labelled(a));
+        let fake = fake_of(&w);
+        run_pass_for(&fake, Some(NS)).await.unwrap();
+        assert_eq!(touching_b(&fake), Vec::<String>::new());
+        let b_md = fake
+            .get("cluster.x-k8s.io", "machinedeployments", NS, "other-md-4")
+            .unwrap();
+        assert_eq!(b_md["spec"]["replicas"], 2);
+        for m in ["other-m-1", "other-m-2"] {
+            let m = fake.get("cluster.x-k8s.io", "machines", NS, m).unwrap();
+            assert!(m["metadata"]["annotations"].is_null(), "{m}");
+        }
+        assert!(
+            names(&fake, "karpenter.sh", "nodeclaims")
+                .iter()
+                .all(|c| !c.contains("other")),
+        );
+        // The Machine and MachineDeployment lists asked for cluster A's only.
+        let lists: Vec<String> = fake
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.method == "GET"
+                    && (r.path.ends_with("/machines") || r.path.ends_with("/machinedeployments"))
+            })
+            .map(|r| r.query.clone())
+            .collect();
+        assert!(!lists.is_empty());
+        assert!(
+            lists
+                .iter()
+                .all(|q| q.contains("labelSelector=cluster.x-k8s.io%2Fcluster-name%3Dcapi-ovh")),
+            "{lists:?}"
+        );
+        // A did its own work.
+        assert!(
+            fake.requests()
+                .iter()
+                .any(|r| r.method == "PATCH" && r.path.ends_with("/machinedeployments/md-4/scale")),
+            "{:?}",
+            fake.writes()
+        );
+
+        // The control: unscoped, the same pass takes B's Machine for surplus.
+        let fake = fake_of(&w);
+        run_pass_for(&fake, None).await.unwrap();
+        assert_ne!(touching_b(&fake), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn the_in_memory_api_filters_lists_by_label_selector() {
+    let obj = json!({"metadata": {"labels": {"cluster.x-k8s.io/cluster-name": "a", "tier": "x"}}});
+    for (sel, want) in [
+        ("cluster.x-k8s.io/cluster-name=a", true),
+        ("cluster.x-k8s.io/cluster-name==a", true),
+        ("cluster.x-k8s.io/cluster-name=b", false),
+        ("cluster.x-k8s.io/cluster-name!=b", true),
+        ("cluster.x-k8s.io/cluster-name in (b, a)", true),
+        ("cluster.x-k8s.io/cluster-name in (b,c)", false),
+        ("cluster.x-k8s.io/cluster-name notin (a)", false),
+        ("cluster.x-k8s.io/cluster-name in (a,b),tier=x", true),
+        ("cluster.x-k8s.io/cluster-name in (a,b),tier=y", false),
+        ("tier", true),
+        ("!tier", false),
+        ("missing", false),
+        ("!missing", true),
+    ] {
+        assert_eq!(common::selector_matches(sel, &obj), want, "{sel}");
+    }
+}
