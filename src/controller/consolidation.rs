@@ -182,6 +182,23 @@ pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     })
 }
 
+/// Whether a multi-node decision replaces its nodes by a node of the flavor of one of them.
+/// Karpenter rejects it (core `disruption/multinodeconsolidation.go` `filterOutSameType`): it
+/// saves no more than deleting the others, and drains one more node and creates one for nothing.
+/// E.g. two half-empty nodes of one type are not both replaced by a new node of that type; one
+/// of them is deleted instead (single-node consolidation).
+fn replaces_with_own_type(snapshot: &Snapshot, d: &Decision) -> bool {
+    let removed: std::collections::BTreeSet<String> = d
+        .remove
+        .iter()
+        .filter_map(|c| snapshot.nodeclaims.iter().find(|r| r.name == c.claim))
+        .filter_map(|r| snapshot.claim_machine_deployment(r))
+        .collect();
+    d.replacements
+        .iter()
+        .any(|n| removed.contains(&n.offering.flavor.machine_deployment))
+}
+
 /// The best consolidation among the candidates (already sorted cheapest to disrupt first),
 /// at most `max_nodes` nodes.
 pub fn consolidate(
@@ -196,7 +213,9 @@ pub fn consolidate(
         let mut best = None;
         while lo <= hi {
             let mid = (lo + hi) / 2;
-            match trial(snapshot, &candidates[..mid]) {
+            match trial(snapshot, &candidates[..mid])
+                .filter(|d| !replaces_with_own_type(snapshot, d))
+            {
                 Some(d) => {
                     best = Some(d);
                     lo = mid + 1;

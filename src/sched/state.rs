@@ -93,9 +93,38 @@ impl<'a> ClusterState<'a> {
                 .provider_id
                 .as_deref()
                 .and_then(|pid| initializing_by_pid.get(pid).copied());
+            // Until its Node is registered, a claim's node is seen through the claim, as core's
+            // `pkg/controllers/state/statenode.go` (`Labels`, `Taints`: the NodeClaim's while
+            // neither registered nor initialized): the kubelet's Node lacks the labels only the
+            // flavor has (the MachineDeployment's capacity labels), which registration copies.
+            // Judged by the Node's labels, a pending pod that selects such a label would not fit
+            // on the node launched for it, and would get a second claim in the very pass that
+            // registers the first.
+            let unregistered = initializing.filter(|_| {
+                !["karpenter.sh/registered", "karpenter.sh/initialized"]
+                    .iter()
+                    .any(|k| n.labels.get(*k).is_some_and(|v| v == "true"))
+            });
+            let labels = match unregistered {
+                Some(c) => {
+                    let mut labels = c.labels.clone();
+                    labels.insert(
+                        keys::HOSTNAME.to_string(),
+                        n.labels
+                            .get(keys::HOSTNAME)
+                            .cloned()
+                            .unwrap_or_else(|| n.name.clone()),
+                    );
+                    labels
+                }
+                None => n.labels.clone(),
+            };
+            let own_taints = match unregistered {
+                Some(c) => &c.taints,
+                None => &n.taints,
+            };
             let taints = match initializing {
-                Some(c) => n
-                    .taints
+                Some(c) => own_taints
                     .iter()
                     .filter(|t| {
                         !crate::model::taints::is_joining(&t.key)
@@ -108,7 +137,7 @@ impl<'a> ClusterState<'a> {
             state.nodes.push(PlanNode {
                 origin: NodeOrigin::Existing(i),
                 name: n.name.clone(),
-                labels: n.labels.clone(),
+                labels,
                 taints,
                 cordoned: n.unschedulable,
                 free: n.allocatable.clone(),

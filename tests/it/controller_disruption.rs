@@ -301,37 +301,59 @@ fn a_drained_disrupted_node_finishes_its_sequence() {
     );
 }
 
+/// Multi-node consolidation as core's `multinodeconsolidation.go`: two nodes are replaced by one
+/// node only of a cheaper type; a replacement of the type of one of them (`filterOutSameType`)
+/// is rejected, and single-node consolidation deletes one of them instead.
 #[test]
-fn two_half_empty_c3_8_are_replaced_by_one_c3_8() {
-    let p = run(&two_c3_8("1500m"));
+fn two_underused_c3_8_are_replaced_by_a_cheaper_type_never_by_their_own() {
+    // 700m each: both fit on one c3-4 (2 vCPU), cheaper than a c3-8.
+    let p = run(&two_c3_8("700m"));
     assert_eq!(names(&p)[0], "createNodeClaim", "{:?}", names(&p));
     assert!(
         matches!(&p.actions[0], Action::CreateNodeClaim { instance_type, reason, pods, .. }
-        if instance_type == "c3-8" && reason == "Underutilized" && pods.len() == 2)
+        if instance_type == "c3-4" && reason == "Underutilized" && pods.len() == 2),
+        "{:?}",
+        p.actions[0]
     );
-    let tainted: Vec<&str> = p
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::TaintNode {
-                node,
-                saving_per_hour,
-                reason,
-                ..
-            } => {
-                assert_eq!(
-                    (saving_per_hour.0, reason.as_str()),
-                    (100_000_000, "Underutilized")
-                );
-                Some(node.as_str())
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(tainted, vec!["node-1", "node-2"]);
+    let tainted = |p: &Plan| -> Vec<(String, i64)> {
+        p.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::TaintNode {
+                    node,
+                    saving_per_hour,
+                    reason,
+                    ..
+                } => {
+                    assert_eq!(reason, "Underutilized");
+                    Some((node.clone(), saving_per_hour.0))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        tainted(&p),
+        vec![
+            ("node-1".to_string(), 150_000_000),
+            ("node-2".to_string(), 150_000_000)
+        ]
+    );
     assert!(
         !names(&p).contains(&"evictPod"),
         "the drain waits for the replacement"
+    );
+    // 1500m each: only a c3-8 holds both, the type being removed. Deleting one node saves as
+    // much with one drain and no new node: that is the decision.
+    let p = run(&two_c3_8("1500m"));
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    assert_eq!(tainted(&p), vec![("node-1".to_string(), 100_000_000)]);
+    assert!(
+        p.actions
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a")),
+        "{:?}",
+        names(&p)
     );
 }
 
@@ -838,10 +860,10 @@ fn counted(text: &str) -> Vec<String> {
 
 #[test]
 fn karpenter_counters_follow_cores_commands() {
-    // Two half-empty nodes consolidated into one replacement: one multi-node replace decision,
-    // two disrupted claims under the pool's policy, one claim created for the reason.
+    // Two underused nodes consolidated into one cheaper replacement: one multi-node replace
+    // decision, two disrupted claims under the pool's policy, one claim created for the reason.
     assert_eq!(
-        counted(&two_c3_8("1500m")),
+        counted(&two_c3_8("700m")),
         vec![
             "nodeclaims_created{reason=underutilized,nodepool=default,min_values_relaxed=false} 1",
             "nodeclaims_disrupted{reason=underutilized,nodepool=default,capacity_type=,consolidation_policy=when_empty_or_underutilized,termination_mode=graceful} 1",
@@ -984,4 +1006,142 @@ fn a_blocked_node_is_reported_in_cores_words() {
         vec![],
         "nothing blocks an empty node"
     );
+}
+
+/// Issue 11 item 3, as a general rule over each field: a change to any field of the NodePool's
+/// template that Karpenter hashes (core `pkg/apis/v1/nodepool.go` / `nodeclaim.go`: the
+/// template's labels and annotations, taints, startupTaints, nodeClassRef,
+/// terminationGracePeriod, expireAfter) drifts a claim stamped with the old hash; a change to a
+/// field that is `hash:"ignore"` (requirements) or outside the template (limits, weight,
+/// disruption) does not.
+#[test]
+fn every_hashed_template_field_drifts_and_no_other_field_does() {
+    let pool = base(1, "");
+    let current = pool_hash(&pool);
+    let stamped = annotated_node(
+        1,
+        &app_pod("web-1", 1, ""),
+        &format!(
+            "karpenter.sh/nodepool-hash: '{current}', karpenter.sh/nodepool-hash-version: karpenter-capi-v1"
+        ),
+    );
+    // A second Ready node class, so that a changed nodeClassRef points at a usable class.
+    let other_class = "---\napiVersion: karpenter.cluster.x-k8s.io/v1alpha1\nkind: ClusterAPINodeClass\nmetadata:\n  name: other\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n";
+    let template = "  template:\n    spec:\n";
+    let edits: Vec<(&str, String, bool)> = vec![
+        (
+            "template annotation",
+            pool.replacen(
+                template,
+                "  template:\n    metadata:\n      annotations: {example.com/owner: team-a}\n    spec:\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "template label",
+            pool.replacen(
+                template,
+                "  template:\n    metadata:\n      labels: {team: a}\n    spec:\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "taint",
+            pool.replacen(
+                template,
+                // PreferNoSchedule: web-1 still has a home on the replacement.
+                "  template:\n    spec:\n      taints: [{key: dedicated, value: web, effect: PreferNoSchedule}]\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "startupTaint",
+            pool.replacen(
+                template,
+                "  template:\n    spec:\n      startupTaints: [{key: example.com/not-ready, effect: NoSchedule}]\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "nodeClassRef",
+            pool.replacen(
+                "        kind: ClusterAPINodeClass\n        name: default\n",
+                "        kind: ClusterAPINodeClass\n        name: other\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "terminationGracePeriod",
+            pool.replacen(
+                "      expireAfter: Never\n",
+                "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
+                1,
+            ),
+            true,
+        ),
+        (
+            "expireAfter",
+            pool.replacen("      expireAfter: Never\n", "      expireAfter: 2160h\n", 1),
+            true,
+        ),
+        (
+            "a widened requirement",
+            pool.replacen(
+                "      - key: kubernetes.io/arch\n",
+                "      - key: topology.kubernetes.io/region\n        operator: In\n        values: [eu, us]\n      - key: kubernetes.io/arch\n",
+                1,
+            ),
+            false,
+        ),
+        (
+            "limits",
+            pool.replacen("  limits:\n    cpu: '20'\n", "  limits:\n    cpu: '40'\n", 1),
+            false,
+        ),
+        (
+            "weight",
+            pool.replacen("  limits:\n", "  weight: 50\n  limits:\n", 1),
+            false,
+        ),
+        (
+            "consolidateAfter",
+            pool.replacen("    consolidateAfter: 30s\n", "    consolidateAfter: 1h\n", 1),
+            false,
+        ),
+    ];
+    // The unchanged pool: no drift.
+    let p = run(&format!("{pool}{other_class}{stamped}"));
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    for (field, edited, drifts) in edits {
+        assert_ne!(edited, pool, "the {field} edit applies");
+        let p = run(&format!("{edited}{other_class}{stamped}"));
+        if drifts {
+            assert_ne!(pool_hash(&edited), current, "{field} is hashed");
+            assert_eq!(
+                tainted_nodes(&p),
+                vec![("node-1", "Drifted")],
+                "a changed {field} drifts: {:?}",
+                names(&p)
+            );
+            assert!(
+                p.status.iter().any(|a| matches!(a,
+                    Action::SetNodeClaimConditions { node_claim, set, .. }
+                        if node_claim == "default-1"
+                            && set.iter().any(|c| c.type_ == "Drifted" && c.reason == "NodePoolDrifted"))),
+                "{field}: Drifted/NodePoolDrifted on the claim"
+            );
+        } else {
+            assert_eq!(pool_hash(&edited), current, "{field} is not hashed");
+            assert!(
+                tainted_nodes(&p).is_empty(),
+                "a changed {field} is no drift: {:?}",
+                names(&p)
+            );
+        }
+    }
 }

@@ -278,3 +278,51 @@ spec:
         "{stdout}"
     );
 }
+
+/// Issue 14: `explain pod` on a dump names why a pod blocked by topology spread cannot go where
+/// there is room, with the numbers (kube-scheduler's skew), per zone and per flavor.
+#[test]
+fn explain_names_the_spread_skew_with_numbers() {
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    let flavor = |name: &str, zone: &str| {
+        format!(
+            "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata:\n  name: {name}\n  namespace: capi\n  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}\n  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/cpu: '4'\n    capacity.cluster-autoscaler.kubernetes.io/memory: 16Gi\n    capacity.cluster-autoscaler.kubernetes.io/price: '0.10'\n    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type={name},{ZONE}={zone}\nspec: {{clusterName: c, replicas: 0, template: {{spec: {{clusterName: c}}}}}}\n"
+        )
+    };
+    let bound = |name: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, labels: {{app: web}}}}\nspec:\n  nodeName: node-a\n  containers: [{{name: c, resources: {{requests: {{cpu: 500m, memory: 128Mi}}}}}}]\nstatus: {{phase: Running}}\n"
+        )
+    };
+    let mut world = flavor("m4-a", "a") + &flavor("m4-b", "b");
+    world.push_str(&format!(
+        "---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a, labels: {{{ZONE}: a, kubernetes.io/hostname: node-a}}}}\nstatus: {{allocatable: {{cpu: 8000m, memory: 64Gi, pods: '110'}}, capacity: {{cpu: 8000m, memory: 64Gi, pods: '110'}}}}\n"
+    ));
+    world.push_str(&bound("web-0"));
+    world.push_str(&bound("web-1"));
+    world.push_str(&format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: web-2, namespace: default, labels: {{app: web}}}}\nspec:\n  containers: [{{name: c, resources: {{requests: {{cpu: 500m, memory: 128Mi}}}}}}]\n  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: {ZONE}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: web}}}}}}\nstatus: {{phase: Pending, conditions: [{{type: PodScheduled, status: 'False', reason: Unschedulable}}]}}\n"
+    ));
+    let path =
+        std::env::temp_dir().join(format!("karpenter-capi-spread-{}.yaml", std::process::id()));
+    std::fs::write(&path, world).unwrap();
+    let (code, stdout, stderr) = explain(&["pod", "default/web-2", "-f", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "Pod default/web-2  pending, requests 500m cpu, 128Mi memory
+├─ Constraints (preferences are required until relaxed)
+│  └─ topology spread: DoNotSchedule maxSkew 1 on topology.kubernetes.io/zone for app=web
+├─ Existing nodes
+│  └─ node-a  does not fit  zone a would have skew 3 > maxSkew 1 for app=web (3 matching pods there with this one, fewest in a domain 0)
+├─ Flavors
+│  ├─ m4-a  does not fit  zone a would have skew 3 > maxSkew 1 for app=web (3 matching pods there with this one, fewest in a domain 0)
+│  └─ m4-b  fits          0.1000/h
+└─ Strategies (batch of 1 pending pod(s))
+   ├─ cost            m4-b  0.1000/h (node shared by 1 pod(s); batch 0.1000/h)
+   ├─ karpenter-capi  m4-b  0.1000/h (node shared by 1 pod(s); batch 0.1000/h)
+   └─ least-waste     m4-b  0.1000/h (node shared by 1 pod(s); batch 0.1000/h)
+"
+    );
+}

@@ -364,6 +364,166 @@ fn a_machine_without_node_or_waiting_claim_is_the_only_surplus() {
     ));
 }
 
+/// Every object the in-memory API holds, as a cluster state the pure core plans from.
+fn world_of(fake: &FakeApi) -> World {
+    let mut objs = Vec::new();
+    for (group, plural) in [
+        ("karpenter.cluster.x-k8s.io", "clusterapinodeclasses"),
+        ("karpenter.sh", "nodepools"),
+        ("karpenter.sh", "nodeclaims"),
+        ("apps", "daemonsets"),
+        ("cluster.x-k8s.io", "machinedeployments"),
+        ("cluster.x-k8s.io", "machinesets"),
+        ("cluster.x-k8s.io", "machines"),
+        ("", "nodes"),
+        ("", "pods"),
+    ] {
+        objs.extend(fake.all(group, plural));
+    }
+    World { objs }
+}
+
+/// The disruptions (`action target`) of a plan.
+fn disruption_lines(p: &Plan) -> Vec<String> {
+    lines(p)
+        .into_iter()
+        .filter(|l| {
+            [
+                "taintNode",
+                "evictPod",
+                "markMachineForDeletion",
+                "deleteNodeClaim",
+                "scaleMachineDeployment",
+            ]
+            .iter()
+            .any(|a| l.starts_with(&format!("{a} ")))
+        })
+        .collect()
+}
+
+/// Rule 1, "ages counted from adoption": an adopted node that is empty (or underutilized) is
+/// consolidated only once `consolidateAfter` has passed since the adoption, however old the
+/// Node and its Machine are (hours here), as core counts it from the claim's initialization
+/// (`nodeclaim/disruption/consolidation.go`). The adoption pass runs on the in-memory API (the
+/// executor stamps the times); the next passes plan from what it wrote, at chosen times.
+#[tokio::test]
+async fn an_adopted_node_is_consolidated_only_consolidate_after_its_adoption() {
+    // (world, consolidateAfter in seconds, the node that goes, its reason)
+    let cases: Vec<(World, i64, &str, &str)> = vec![
+        (
+            World::new("WhenEmpty").md(4, 1).machine(4, 1, true, false),
+            30,
+            "node-1",
+            "Empty",
+        ),
+        (
+            World::new("WhenEmpty")
+                .md(4, 2)
+                .machine(4, 1, true, false)
+                .machine(4, 2, true, false)
+                .pod("web", Some(1), "1")
+                .with("NodePool", "default", |p| {
+                    p["spec"]["disruption"]["consolidateAfter"] = json!("10m")
+                }),
+            600,
+            "node-2",
+            "Empty",
+        ),
+        (
+            // Underutilized: one node's pod fits beside the other's, so one node is deleted;
+            // never both replaced by a new node of their own type (core `filterOutSameType`).
+            World::new("WhenEmptyOrUnderutilized")
+                .md(4, 2)
+                .machine(4, 1, true, false)
+                .machine(4, 2, true, false)
+                .pod("busy", Some(1), "1")
+                .pod("web", Some(2), "500m")
+                .with("NodePool", "default", |p| {
+                    p["spec"]["disruption"]["consolidateAfter"] = json!("5m")
+                }),
+            300,
+            "node-1",
+            "Underutilized",
+        ),
+    ];
+    for (w, after, goes, reason) in cases {
+        let fake = fake_of(&w);
+        run_pass(&fake).await.unwrap();
+        let claims = names(&fake, "karpenter.sh", "nodeclaims");
+        assert!(
+            !claims.is_empty() && claims.iter().all(|c| c.starts_with("node-")),
+            "{claims:?}"
+        );
+        let claim = fake.get("karpenter.sh", "nodeclaims", "", goes).unwrap();
+        let adopted: Timestamp = claim["metadata"]["annotations"]["karpenter-capi/adopted"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let node_created: Timestamp = fake
+            .get(
+                "cluster.x-k8s.io",
+                "machines",
+                NS,
+                &format!("m-{}", &goes[5..]),
+            )
+            .unwrap()["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(adopted.as_second() - node_created.as_second() > 3600);
+        let next = world_of(&fake);
+        let at = |secs: i64| {
+            let s = snapshot_from_sources(&[Source {
+                name: "w.yaml".into(),
+                text: next.text(),
+            }])
+            .unwrap();
+            plan(
+                &s,
+                Timestamp::from_second(adopted.as_second() + secs).unwrap(),
+                &Config::default(),
+            )
+        };
+        for early in [1, after / 2, after - 5] {
+            let p = at(early);
+            assert_eq!(
+                disruption_lines(&p),
+                Vec::<String>::new(),
+                "{early}s after adoption (consolidateAfter {after}s): {:?}",
+                lines(&p)
+            );
+        }
+        let p = at(after + 5);
+        assert!(
+            !lines(&p).iter().any(|l| l.starts_with("createNodeClaim")),
+            "{:?}",
+            lines(&p)
+        );
+        assert_eq!(
+            p.actions
+                .iter()
+                .filter(|a| matches!(a, Action::TaintNode { .. }))
+                .count(),
+            1,
+            "{:?}",
+            lines(&p)
+        );
+        assert!(
+            disruption_lines(&p).contains(&format!("taintNode Node/{goes}")),
+            "{after}s after adoption: {:?}",
+            lines(&p)
+        );
+        assert!(
+            p.actions.iter().any(|a| matches!(a,
+                Action::TaintNode { node, reason: r, .. } if node == goes && r == reason)),
+            "{:?}",
+            lines(&p)
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rule 2: replicas drop by at most the Machines marked; stale views hold scale-downs.
 
@@ -2063,6 +2223,120 @@ async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
     }
 }
 
+/// The writes of node-1's disruption that succeeded, in the order sent, named.
+fn disruption_steps(fake: &FakeApi) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in fake.requests() {
+        if !(200..300).contains(&r.code) {
+            continue;
+        }
+        let b = &r.body;
+        let step = match (r.method.as_str(), r.path.as_str()) {
+            ("PATCH", "/api/v1/nodes/node-1") if b.pointer("/spec/taints").is_some() => {
+                let tainted = b["spec"]["taints"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t["key"] == "karpenter.sh/disrupted"));
+                if tainted {
+                    "taint node-1"
+                } else {
+                    "untaint node-1"
+                }
+                .to_string()
+            }
+            ("PATCH", "/api/v1/nodes/node-1")
+                if b.pointer("/metadata/finalizers") == Some(&json!([])) =>
+            {
+                "node-1 finalizer off".to_string()
+            }
+            ("POST", p) if p.ends_with("/pods/web/eviction") => "evict web".to_string(),
+            ("PATCH", p) if p.ends_with("/machines/m-1") => {
+                match b.pointer("/metadata/annotations/cluster.x-k8s.io~1delete-machine") {
+                    Some(Value::String(_)) => "mark m-1".to_string(),
+                    Some(Value::Null) => "unmark m-1".to_string(),
+                    _ => continue,
+                }
+            }
+            ("DELETE", "/apis/karpenter.sh/v1/nodeclaims/c-1") => "delete c-1".to_string(),
+            ("PATCH", p) if p.ends_with("/machinedeployments/md-4/scale") => {
+                format!("scale md-4 to {}", b["spec"]["replicas"])
+            }
+            ("PATCH", "/apis/karpenter.sh/v1/nodeclaims/c-1")
+                if b.pointer("/metadata/finalizers") == Some(&json!([])) =>
+            {
+                "c-1 finalizer off".to_string()
+            }
+            _ => continue,
+        };
+        out.push(step);
+    }
+    out
+}
+
+/// Each step of a disruption only in its place, whatever failed and was retried: web evicted
+/// only from a node tainted then; the Machine marked only once web is gone; the claim deleted
+/// and replicas lowered only while the Machine is marked; the finalizers last; and every step
+/// done at last, first done in the documented order.
+fn assert_in_order(steps: &[String], what: &str) {
+    let (mut tainted, mut evicted, mut marked, mut scaled) = (false, false, false, false);
+    for s in steps {
+        match s.as_str() {
+            "taint node-1" => tainted = true,
+            "untaint node-1" => tainted = false,
+            "evict web" => {
+                assert!(
+                    tainted,
+                    "{what}: web evicted from an untainted node: {steps:?}"
+                );
+                evicted = true;
+            }
+            "mark m-1" => assert!(evicted, "{what}: m-1 marked before web left: {steps:?}"),
+            "unmark m-1" => {}
+            "delete c-1" => assert!(
+                marked,
+                "{what}: c-1 deleted before m-1 was marked: {steps:?}"
+            ),
+            "scale md-4 to 1" => {
+                assert!(
+                    marked,
+                    "{what}: replicas lowered with m-1 unmarked: {steps:?}"
+                );
+                scaled = true;
+            }
+            "c-1 finalizer off" | "node-1 finalizer off" => {
+                assert!(
+                    scaled,
+                    "{what}: {s} before replicas were lowered: {steps:?}"
+                )
+            }
+            other => panic!("{what}: unexpected step {other}: {steps:?}"),
+        }
+        match s.as_str() {
+            "mark m-1" => marked = true,
+            "unmark m-1" => marked = false,
+            _ => {}
+        }
+    }
+    let mut first: Vec<&str> = Vec::new();
+    for s in steps {
+        if !first.contains(&s.as_str()) && !s.starts_with("un") {
+            first.push(s);
+        }
+    }
+    assert_eq!(
+        first,
+        vec![
+            "taint node-1",
+            "evict web",
+            "mark m-1",
+            "delete c-1",
+            "scale md-4 to 1",
+            "c-1 finalizer off",
+            "node-1 finalizer off"
+        ],
+        "{what}: {steps:?}"
+    );
+}
+
 /// A disruption's writes, each failing once in turn: whatever the failure, only the planned
 /// Machine is ever removed, no pod is evicted without a home, and a few more passes converge to
 /// the same end state (nothing leaked: no claim, no Machine, no finalizer left behind).
@@ -2091,6 +2365,21 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
             all.push((r.method.clone(), r.path.clone()));
         }
     }
+    // The executor's documented order (`src/kube/apply.rs`, `controller::disruption`): taint,
+    // evict, mark the exact Machine, delete the claim, lower replicas; the claim's finalizer once
+    // the Machine is being deleted, the Node's once it is gone.
+    assert_eq!(
+        disruption_steps(&reference),
+        vec![
+            "taint node-1",
+            "evict web",
+            "mark m-1",
+            "delete c-1",
+            "scale md-4 to 1",
+            "c-1 finalizer off",
+            "node-1 finalizer off"
+        ]
+    );
     assert!(all.len() >= 5, "{all:?}");
     let end_machines = names(&reference, "cluster.x-k8s.io", "machines");
     assert_eq!(end_machines, vec!["m-2"]);
@@ -2121,6 +2410,10 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
             names(&fake, "cluster.x-k8s.io", "machines"),
             end_machines,
             "failure at write {k} {method} {path}"
+        );
+        assert_in_order(
+            &disruption_steps(&fake),
+            &format!("failure at write {k} {method} {path}"),
         );
         assert_eq!(
             names(&fake, "karpenter.sh", "nodeclaims"),
@@ -2536,4 +2829,419 @@ fn an_empty_node_removed_this_pass_is_no_home_for_a_consolidation() {
         &p,
         "consolidation of node-1 deferred: its pods' room is not ready yet"
     ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 10 done-when: the safe plans through the real binary, as an operator replays a dump
+// (`run --once --dry-run -o json -f STATE.yaml --now T`), the JSON asserted exactly.
+
+/// Runs the binary on `w` as of `NOW`: the JSON plan.
+fn cli_plan(w: &World, tag: &str) -> Value {
+    let path = std::env::temp_dir().join(format!(
+        "karpenter-capi-safety-{tag}-{}.yaml",
+        std::process::id()
+    ));
+    std::fs::write(&path, w.text()).unwrap();
+    let out = assert_cmd::Command::cargo_bin("kubectl-karpenter_capi")
+        .unwrap()
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "--once",
+            "--dry-run",
+            "-o",
+            "json",
+            "--now",
+            NOW,
+            "-f",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The actions of a JSON plan with the fields that say what is done to what.
+fn decided(plan: &Value) -> Value {
+    let keep = [
+        "action",
+        "target",
+        "machine",
+        "node",
+        "nodeClaim",
+        "nodePool",
+        "reason",
+        "from",
+        "replicas",
+    ];
+    Value::Array(
+        plan["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                Value::Object(
+                    a.as_object()
+                        .unwrap()
+                        .iter()
+                        .filter(|(k, _)| keep.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn cli_a_populated_machine_deployment_labelled_member_is_adopted_nothing_deleted() {
+    // Three Machines with Nodes and no claims, pods on two; replicas as seen, and higher (a
+    // Machine being created): adopted in place, no Machine marked, no scale, no taint.
+    for replicas in [3, 5] {
+        let w = World::new("WhenEmptyOrUnderutilized")
+            .md(4, replicas)
+            .machine(4, 1, true, false)
+            .machine(4, 2, true, false)
+            .machine(4, 3, true, false)
+            .pod("web-1", Some(1), "500m")
+            .pod("web-2", Some(2), "1");
+        let plan = cli_plan(&w, &format!("adopt-{replicas}"));
+        let adopt = |i: u32| {
+            json!({"action": "adoptMachine", "target": format!("Machine/capi-ovh/m-{i}"),
+                "machine": format!("capi-ovh/m-{i}"), "node": format!("node-{i}"),
+                "nodeClaim": format!("node-{i}"), "nodePool": "default"})
+        };
+        assert_eq!(
+            decided(&plan),
+            json!([adopt(1), adopt(2), adopt(3)]),
+            "replicas {replicas}"
+        );
+        assert!(
+            plan["pending"].as_array().is_none_or(|a| a.is_empty()),
+            "replicas {replicas}: {}",
+            plan["pending"]
+        );
+    }
+}
+
+#[test]
+fn cli_a_stale_view_or_a_rollout_lowers_no_replicas_and_says_why() {
+    let drain = |reason: &str| {
+        json!([
+            {"action": "taintNode", "target": "Node/node-1", "node": "node-1", "nodeClaim": "c-1", "reason": reason},
+            {"action": "markMachineForDeletion", "target": "Machine/capi-ovh/m-1", "machine": "capi-ovh/m-1", "nodeClaim": "c-1", "reason": reason},
+            {"action": "deleteNodeClaim", "target": "NodeClaim/c-1", "nodeClaim": "c-1", "reason": reason},
+        ])
+    };
+    let cases: Vec<(&str, World, &str)> = vec![
+        (
+            "generation",
+            one_empty(1).with("MachineDeployment", "md-4", |md| {
+                md["metadata"]["generation"] = json!(2);
+            }),
+            "MachineDeployment capi-ovh/md-4: replicas not lowered from 1: status.observedGeneration 1 is behind metadata.generation 2; the marked Machine(s) m-1 wait",
+        ),
+        (
+            "machinesets",
+            one_empty(1).add(machine_set(4, "md-4-a", 2, 600)),
+            "stale view: 1 Machines seen, its MachineSets report 2",
+        ),
+        (
+            "paused",
+            one_empty(1).with("MachineDeployment", "md-4", |md| {
+                md["spec"]["paused"] = json!(true)
+            }),
+            "the MachineDeployment is paused",
+        ),
+        (
+            "rollout",
+            one_empty(2)
+                .add(machine_set(4, "md-4-a", 1, 600))
+                .add(machine_set(4, "md-4-b", 1, 60))
+                .machine(4, 9, false, false)
+                .with("Machine", "m-9", |m| {
+                    m["metadata"]["labels"]["node.cluster.x-k8s.io/karpenter-member"] = json!("");
+                }),
+            "rolling out: MachineSets md-4-a, md-4-b have replicas",
+        ),
+    ];
+    for (tag, w, note) in cases {
+        let plan = cli_plan(&w, tag);
+        assert_eq!(decided(&plan), drain("Empty"), "{tag}");
+        let notes: Vec<&str> = plan["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert!(notes.iter().any(|n| n.contains(note)), "{tag}: {notes:?}");
+    }
+    // The same node with a consistent view: the scale goes, by exactly the Machine marked.
+    let plan = cli_plan(&one_empty(1).add(machine_set(4, "md-4-a", 1, 600)), "fresh");
+    let mut expected = drain("Empty");
+    expected
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"action": "scaleMachineDeployment",
+        "target": "MachineDeployment/capi-ovh/md-4", "from": 1, "replicas": 0}));
+    assert_eq!(decided(&plan), expected);
+    assert!(
+        plan["notes"].as_array().is_none_or(|a| a.is_empty()),
+        "{}",
+        plan["notes"]
+    );
+}
+
+/// Rule 2: the scale carries the `resourceVersion` read, so another writer's change in between
+/// gives a 409; it is not retried blindly (the replicas computed are stale): the pass reports the
+/// failure, unmarks the Machine, and the next pass re-plans from the MachineDeployment as it now
+/// is, lowering it by exactly the Machine it marks again.
+#[tokio::test]
+async fn a_conflict_on_the_scale_is_reported_not_retried_and_the_next_pass_replans() {
+    let w = one_empty(1).add(machine_set(4, "md-4-a", 1, 600));
+    let fake = fake_of(&w);
+    let md_path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machinedeployments/md-4";
+    let m1 = "/apis/cluster.x-k8s.io/v1beta2/namespaces/capi-ovh/machines/m-1";
+    fake.fail("PATCH", &format!("{md_path}/scale"), 409, 1);
+    let err = run_pass(&fake).await.unwrap_err().to_string();
+    assert!(
+        err.starts_with("scaleMachineDeployment MachineDeployment/capi-ovh/md-4 failed")
+            && err.contains("(409)"),
+        "{err}"
+    );
+    let scales: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains("/scale"))
+        .collect();
+    assert_eq!(
+        scales,
+        vec![format!("PATCH {md_path}/scale 409")],
+        "one attempt, no blind retry"
+    );
+    let machine_writes: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains(m1) || w.contains("/scale"))
+        .collect();
+    assert_eq!(
+        machine_writes,
+        vec![
+            format!("PATCH {m1} 200"),
+            format!("PATCH {md_path}/scale 409"),
+            format!("PATCH {m1} 200"),
+        ],
+        "marked, the scale refused, unmarked"
+    );
+    let m = fake.get("cluster.x-k8s.io", "machines", NS, "m-1").unwrap();
+    assert!(
+        m["metadata"]["annotations"]
+            .get("cluster.x-k8s.io/delete-machine")
+            .is_none(),
+        "{m}"
+    );
+    let md = fake
+        .get("cluster.x-k8s.io", "machinedeployments", NS, "md-4")
+        .unwrap();
+    assert_eq!(md["spec"]["replicas"], 1);
+
+    // The writer that caused the conflict raised replicas to 2 (its Machine not created yet).
+    fake.mutate("cluster.x-k8s.io", "machinedeployments", NS, "md-4", |md| {
+        md["spec"]["replicas"] = json!(2)
+    });
+    fake.mutate("cluster.x-k8s.io", "machinesets", NS, "md-4-a", |ms| {
+        ms["spec"]["replicas"] = json!(2)
+    });
+    let rv = fake
+        .get("cluster.x-k8s.io", "machinedeployments", NS, "md-4")
+        .unwrap()["metadata"]["resourceVersion"]
+        .clone();
+    fake.clear_log();
+    run_pass(&fake).await.unwrap();
+    let scales: Vec<(String, u16, Value)> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with("/scale"))
+        .map(|r| (r.path.clone(), r.code, r.body.clone()))
+        .collect();
+    assert_eq!(
+        scales,
+        vec![(
+            format!("{md_path}/scale"),
+            200,
+            json!({"spec": {"replicas": 1}, "metadata": {"resourceVersion": rv}})
+        )],
+        "re-planned from 2, lowered by the one Machine marked, with the new resourceVersion"
+    );
+    let m = fake.get("cluster.x-k8s.io", "machines", NS, "m-1").unwrap();
+    assert!(
+        m["metadata"]["annotations"]
+            .get("cluster.x-k8s.io/delete-machine")
+            .is_some(),
+        "{m}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 11 item 9: every management list and watch is scoped to the one Cluster.
+
+/// Labels a World's Machines and MachineDeployments with Cluster API's cluster-name label (its
+/// webhooks set it from `spec.clusterName`).
+fn cluster_labelled(mut w: World) -> World {
+    for o in &mut w.objs {
+        if o["kind"] == "Machine" || o["kind"] == "MachineDeployment" {
+            let c = o["spec"]["clusterName"].clone();
+            o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = c;
+        }
+    }
+    w
+}
+
+/// Cluster B's member MachineDeployment in the same namespace, with a Machine that has no Node
+/// and no claim (surplus to a controller that saw it as its own) and one with a Node.
+fn cluster_b(w: World) -> World {
+    let other = "other";
+    w.add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": other, "namespace": NS}, "spec": {}}))
+        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "other-md-4", "namespace": NS, "resourceVersion": "3", "generation": 1,
+              "labels": {"node.cluster.x-k8s.io/karpenter-member": "", "cluster.x-k8s.io/cluster-name": other},
+              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": "4",
+                "capacity.cluster-autoscaler.kubernetes.io/memory": "8G",
+                "capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-4",
+                "capacity.cluster-autoscaler.kubernetes.io/price": "0.01"}},
+            "spec": {"clusterName": other, "replicas": 2,
+              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": "other-md-4"}},
+              "template": {"spec": {"clusterName": other, "version": "v1.36.1"}}},
+            "status": {"observedGeneration": 1}}))
+        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": "other-m-1", "namespace": NS, "creationTimestamp": ago(7200),
+              "labels": {"cluster.x-k8s.io/deployment-name": "other-md-4", "cluster.x-k8s.io/cluster-name": other}},
+            "spec": {"clusterName": other}}))
+        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": "other-m-2", "namespace": NS, "creationTimestamp": ago(7200),
+              "labels": {"cluster.x-k8s.io/deployment-name": "other-md-4", "cluster.x-k8s.io/cluster-name": other}},
+            "spec": {"clusterName": other, "providerID": "openstack:///other-2"},
+            "status": {"nodeRef": {"name": "other-node-2"}}}))
+}
+
+async fn run_pass_for(
+    fake: &FakeApi,
+    cluster: Option<&str>,
+) -> Result<karpenter_capi::error::Outcome, karpenter_capi::Error> {
+    let printer = Printer::to_writer(OutputFormat::Json, false, Box::new(std::io::sink()));
+    let client = fake.client();
+    let clients = Clients {
+        workload: client.clone(),
+        management: client,
+    };
+    once(
+        &clients,
+        Some(NS),
+        cluster,
+        &Config::default(),
+        false,
+        &printer,
+    )
+    .await
+}
+
+/// The requests that named one of cluster B's objects (any verb).
+fn touching_b(fake: &FakeApi) -> Vec<String> {
+    fake.requests()
+        .iter()
+        .filter(|r| r.path.contains("/other-"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_controller_of_one_cluster_never_touches_another_clusters_machines() {
+    // Cluster A (capi-ovh): an empty node due for removal, and a Machine without Node.
+    for a in [
+        one_empty(1),
+        World::new("WhenEmpty")
+            .md(4, 2)
+            .machine(4, 1, true, true)
+            .pod("web", Some(1), "1")
+            .machine(4, 2, false, false),
+    ] {
+        let w = cluster_b(cluster_labelled(a));
+        let fake = fake_of(&w);
+        run_pass_for(&fake, Some(NS)).await.unwrap();
+        assert_eq!(touching_b(&fake), Vec::<String>::new());
+        let b_md = fake
+            .get("cluster.x-k8s.io", "machinedeployments", NS, "other-md-4")
+            .unwrap();
+        assert_eq!(b_md["spec"]["replicas"], 2);
+        for m in ["other-m-1", "other-m-2"] {
+            let m = fake.get("cluster.x-k8s.io", "machines", NS, m).unwrap();
+            assert!(m["metadata"]["annotations"].is_null(), "{m}");
+        }
+        assert!(
+            names(&fake, "karpenter.sh", "nodeclaims")
+                .iter()
+                .all(|c| !c.contains("other")),
+        );
+        // The Machine and MachineDeployment lists asked for cluster A's only.
+        let lists: Vec<String> = fake
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.method == "GET"
+                    && (r.path.ends_with("/machines") || r.path.ends_with("/machinedeployments"))
+            })
+            .map(|r| r.query.clone())
+            .collect();
+        assert!(!lists.is_empty());
+        assert!(
+            lists
+                .iter()
+                .all(|q| q.contains("labelSelector=cluster.x-k8s.io%2Fcluster-name%3Dcapi-ovh")),
+            "{lists:?}"
+        );
+        // A did its own work.
+        assert!(
+            fake.requests()
+                .iter()
+                .any(|r| r.method == "PATCH" && r.path.ends_with("/machinedeployments/md-4/scale")),
+            "{:?}",
+            fake.writes()
+        );
+
+        // The control: unscoped, the same pass takes B's Machine for surplus.
+        let fake = fake_of(&w);
+        run_pass_for(&fake, None).await.unwrap();
+        assert_ne!(touching_b(&fake), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn the_in_memory_api_filters_lists_by_label_selector() {
+    let obj = json!({"metadata": {"labels": {"cluster.x-k8s.io/cluster-name": "a", "tier": "x"}}});
+    for (sel, want) in [
+        ("cluster.x-k8s.io/cluster-name=a", true),
+        ("cluster.x-k8s.io/cluster-name==a", true),
+        ("cluster.x-k8s.io/cluster-name=b", false),
+        ("cluster.x-k8s.io/cluster-name!=b", true),
+        ("cluster.x-k8s.io/cluster-name in (b, a)", true),
+        ("cluster.x-k8s.io/cluster-name in (b,c)", false),
+        ("cluster.x-k8s.io/cluster-name notin (a)", false),
+        ("cluster.x-k8s.io/cluster-name in (a,b),tier=x", true),
+        ("cluster.x-k8s.io/cluster-name in (a,b),tier=y", false),
+        ("tier", true),
+        ("!tier", false),
+        ("missing", false),
+        ("!missing", true),
+    ] {
+        assert_eq!(common::selector_matches(sel, &obj), want, "{sel}");
+    }
 }

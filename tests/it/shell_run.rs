@@ -1386,3 +1386,167 @@ async fn a_blocked_node_gets_cores_disruption_blocked_event_once() {
         "once each, though three passes saw it"
     );
 }
+
+/// The disruption actions of a JSON plan.
+fn disruptions(out: &str) -> Vec<(String, String)> {
+    json_plan(out)
+        .into_iter()
+        .filter(|(a, _)| {
+            matches!(
+                a.as_str(),
+                "taintNode"
+                    | "evictPod"
+                    | "markMachineForDeletion"
+                    | "deleteNodeClaim"
+                    | "scaleMachineDeployment"
+            )
+        })
+        .collect()
+}
+
+/// Issue 11 item 1 end to end: a pending pod selecting a label only the flavor has (from the
+/// MachineDeployment's `capacity.cluster-autoscaler.kubernetes.io/labels`, as upstream's
+/// `cloudprovider.go` `nodeLabelsFromMachineDeployment`) gets a claim carrying that label, the
+/// registered Node gets it, the pod binds there (the test plays kube-scheduler and binds only
+/// where the nodeSelector matches), and the following passes keep the node: it is not Empty. The
+/// loop the issue describes (a node without the label, Empty, deleted, a new claim) never starts.
+#[tokio::test]
+async fn a_flavor_only_label_reaches_the_node_and_the_pod_that_needs_it_keeps_it() {
+    let fake = seed_world();
+    fake.mutate(
+        "cluster.x-k8s.io",
+        "machinedeployments",
+        "capi-ovh",
+        MD,
+        |md| {
+            let key = "capacity.cluster-autoscaler.kubernetes.io/labels";
+            let labels = md["metadata"]["annotations"][key]
+                .as_str()
+                .unwrap()
+                .to_string();
+            md["metadata"]["annotations"][key] = json!(format!("{labels},example.com/disk=nvme"));
+        },
+    );
+    fake.mutate("", "pods", "default", "big-0", |p| {
+        p["spec"]["nodeSelector"] = json!({"example.com/disk": "nvme"})
+    });
+
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    assert!(
+        json_plan(&out).contains(&pair("createNodeClaim", "NodeClaim/default-")),
+        "{out}"
+    );
+    let c = claims(&fake);
+    assert_eq!(c.len(), 1);
+    let claim = c[0]["metadata"]["name"].as_str().unwrap().to_string();
+    assert_eq!(c[0]["metadata"]["labels"]["example.com/disk"], "nvme");
+    assert_eq!(
+        c[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+        "c3-8"
+    );
+    assert_eq!(replicas(&fake, MD), 1);
+
+    // Cluster API creates the Machine, the infrastructure its instance, the kubelet its Node
+    // (without the flavor-only label: Cluster API does not know it).
+    let machine = format!("{MD}-7xq2n");
+    fake.seed(json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        "metadata": {"name": machine, "namespace": "capi-ovh", "creationTimestamp": now_stamp(),
+                     "labels": {"cluster.x-k8s.io/deployment-name": MD, "cluster.x-k8s.io/cluster-name": "capi-ovh"}},
+        "spec": {"clusterName": "capi-ovh", "bootstrap": {"dataSecretName": "bootstrap-7xq2n"},
+                 "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachine", "name": machine}}
+    }));
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    fake.mutate("cluster.x-k8s.io", "machines", "capi-ovh", &machine, |m| {
+        m["spec"]["providerID"] = json!("openstack:///abc")
+    });
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    fake.seed(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "worker-abc", "labels": {"kubernetes.io/hostname": "worker-abc"}},
+        "spec": {"providerID": "openstack:///abc", "taints": [{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}]},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "allocatable": {"cpu": "3800m", "memory": "7Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
+    }));
+    let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    // Registered, and no second claim for the pod in the same pass: until the Node is
+    // registered the node is seen through its claim's labels (core `statenode.go`).
+    assert_eq!(
+        json_plan(&out),
+        vec![pair("registerNode", "Node/worker-abc")],
+        "{out}"
+    );
+    let (r, _) = pass(&fake, OutputFormat::Json, false).await;
+    r.unwrap();
+    let node = fake.get("", "nodes", "", "worker-abc").unwrap();
+    assert_eq!(
+        node["metadata"]["labels"]["example.com/disk"], "nvme",
+        "registration copies the claim's labels to the Node"
+    );
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert!(
+        nc["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Initialized" && c["status"] == "True"),
+        "{nc}"
+    );
+
+    // kube-scheduler binds the pod: only because the Node has the label it selects.
+    assert!(
+        node["metadata"]["labels"]
+            .as_object()
+            .unwrap()
+            .get("example.com/disk")
+            == Some(&json!("nvme"))
+    );
+    fake.mutate("", "pods", "default", "big-0", |p| {
+        p["spec"]["nodeName"] = json!("worker-abc");
+        p["status"] =
+            json!({"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]});
+    });
+    // Long past consolidateAfter (30s): backdate the claim's initialization.
+    fake.mutate("karpenter.sh", "nodeclaims", "", &claim, |nc| {
+        for c in nc["status"]["conditions"].as_array_mut().unwrap() {
+            c["lastTransitionTime"] = json!("2020-01-01T00:00:00Z");
+        }
+        if nc["status"].get("lastPodEventTime").is_some() {
+            nc["status"]["lastPodEventTime"] = json!("2020-01-01T00:00:00Z");
+        }
+    });
+    for _ in 0..3 {
+        let (r, out) = pass(&fake, OutputFormat::Json, false).await;
+        r.unwrap();
+        assert_eq!(
+            disruptions(&out),
+            vec![],
+            "the node its pod needs is kept: {out}"
+        );
+        assert!(
+            !json_plan(&out).iter().any(|(a, _)| a == "createNodeClaim"),
+            "{out}"
+        );
+    }
+    assert_eq!(claims(&fake).len(), 1, "{:#?}", claims(&fake));
+    assert_eq!(replicas(&fake, MD), 1);
+    assert!(
+        fake.get("", "nodes", "", "worker-abc").unwrap()["spec"]["taints"]
+            .as_array()
+            .is_none_or(|t| t.is_empty())
+    );
+
+    // The control: once the pod is gone, the same node is Empty and goes.
+    fake.remove("", "pods", "default", "big-0");
+    let (r, out) = pass(&fake, OutputFormat::Json, true).await;
+    r.unwrap();
+    assert_eq!(
+        disruptions(&out).first(),
+        Some(&pair("taintNode", "Node/worker-abc")),
+        "{out}"
+    );
+}

@@ -691,16 +691,25 @@ impl FakeApi {
         };
         match (method, name.as_deref(), sub) {
             ("GET", None, _) => {
+                let selector = label_selector(query);
                 let items: Vec<Value> = st
                     .objects
                     .iter()
-                    .filter(|(k, _)| {
-                        k.0 == group && k.1 == ty.plural && (ns.is_empty() || k.2 == ns)
+                    .filter(|(k, v)| {
+                        k.0 == group
+                            && k.1 == ty.plural
+                            && (ns.is_empty() || k.2 == ns)
+                            && selector
+                                .as_deref()
+                                .is_none_or(|sel| selector_matches(sel, v))
                     })
                     .map(|(_, v)| with_version(v.clone()))
                     .collect();
                 if query.contains("watch=true") || query.contains("watch=1") {
-                    return (self.watch(group, ty.plural, &ns, &api_version), 200);
+                    return (
+                        self.watch(group, ty.plural, &ns, &api_version, selector),
+                        200,
+                    );
                 }
                 let list = json!({"apiVersion": api_version, "kind": format!("{}List", ty.kind), "metadata": {"resourceVersion": st.rv.to_string()}, "items": items});
                 (ok(200, list), 200)
@@ -998,7 +1007,14 @@ impl FakeApi {
         ));
     }
 
-    fn watch(&self, group: &str, plural: &str, ns: &str, api_version: &str) -> Response<Body> {
+    fn watch(
+        &self,
+        group: &str,
+        plural: &str,
+        ns: &str,
+        api_version: &str,
+        selector: Option<String>,
+    ) -> Response<Body> {
         let rx = self.events.subscribe();
         let (group, plural, ns, api_version) = (
             group.to_string(),
@@ -1007,11 +1023,12 @@ impl FakeApi {
             api_version.to_string(),
         );
         let stream = futures::stream::unfold(rx, move |mut rx| {
-            let (group, plural, ns, api_version) = (
+            let (group, plural, ns, api_version, selector) = (
                 group.clone(),
                 plural.clone(),
                 ns.clone(),
                 api_version.clone(),
+                selector.clone(),
             );
             async move {
                 loop {
@@ -1029,6 +1046,12 @@ impl FakeApi {
                                 .and_then(Value::as_str)
                                 .unwrap_or("");
                             if !ns.is_empty() && obj_ns != ns {
+                                continue;
+                            }
+                            if selector
+                                .as_deref()
+                                .is_some_and(|sel| !selector_matches(sel, &ev["object"]))
+                            {
                                 continue;
                             }
                             ev["object"]["apiVersion"] = json!(api_version);
@@ -1081,6 +1104,68 @@ fn stale_uid(obj: Option<&Value>, precondition: Option<&Value>) -> Option<(Respo
             409,
         )
     })
+}
+
+/// The `labelSelector` of a request's query, decoded.
+fn label_selector(query: &str) -> Option<String> {
+    query.split('&').find_map(|kv| {
+        let v = kv.strip_prefix("labelSelector=")?;
+        let v = v.replace('+', " ");
+        Some(
+            percent_encoding::percent_decode_str(&v)
+                .decode_utf8_lossy()
+                .into_owned(),
+        )
+    })
+}
+
+/// Whether an object's labels satisfy a label selector as the API server reads it: terms
+/// separated by commas (outside parentheses), each `k=v`, `k==v`, `k!=v`, `k in (a,b)`,
+/// `k notin (a,b)`, `k` or `!k`.
+pub fn selector_matches(selector: &str, obj: &Value) -> bool {
+    let labels = obj.pointer("/metadata/labels");
+    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let mut terms = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                terms.push(&selector[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(&selector[start..]);
+    terms
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .all(|t| {
+            let set = |rest: &str| -> Vec<String> {
+                rest.trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .split(',')
+                    .map(|v| v.trim().to_string())
+                    .collect()
+            };
+            if let Some((k, rest)) = t.split_once(" notin ") {
+                !label(k.trim()).is_some_and(|v| set(rest).iter().any(|s| s == v))
+            } else if let Some((k, rest)) = t.split_once(" in ") {
+                label(k.trim()).is_some_and(|v| set(rest).iter().any(|s| s == v))
+            } else if let Some((k, v)) = t.split_once("!=") {
+                label(k.trim()) != Some(v.trim())
+            } else if let Some((k, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
+                label(k.trim()) == Some(v.trim())
+            } else if let Some(k) = t.strip_prefix('!') {
+                label(k.trim()).is_none()
+            } else {
+                label(t).is_some()
+            }
+        })
 }
 
 pub fn now_stamp() -> String {
