@@ -4,10 +4,11 @@
 //!
 //! Objects are trimmed before they are stored ([`trim`]): `managedFields`, the
 //! `kubectl.kubernetes.io/last-applied-configuration` annotation, a Node's image list, and the
-//! parts of a Pod that do not bear on scheduling (volumes, container env, probes, mounts,
-//! commands, container statuses) are most of an object's size and the core reads none of them
-//! (`model::pod` reads requests, ports, tolerations, selectors, affinity, spread, overhead,
-//! owner, phase and the PodScheduled condition). Decisions are the same as from a full listing.
+//! parts of a Pod that do not bear on scheduling (volumes other than claims, container env,
+//! probes, mounts, commands, container statuses) are most of an object's size and the core reads
+//! none of them (`model::pod` reads requests, ports, tolerations, selectors, affinity, spread,
+//! overhead, claims, owner, phase and the PodScheduled condition). Decisions are the same as
+//! from a full listing.
 //!
 //! # Errors
 //! [`start`] fails when a type cannot be listed at all (CRD missing, forbidden, cluster
@@ -29,14 +30,12 @@ use tokio::task::JoinHandle;
 use tracing::warn;
 
 use super::api::{self, api_resource, dynamic_api};
-use super::list::{Clients, Listed, OBSERVED, list_one_in, snapshot_from_values};
+use super::list::{Clients, Listed, OBSERVED, finish_listed, list_one_in, read_listed};
 use super::metrics::Metrics;
 use crate::controller::write::ResourceType;
 use crate::error::Result;
+use crate::model::load::Builder;
 use crate::model::snapshot::Snapshot;
-
-/// Pods expanded to JSON at a time when building a snapshot.
-pub const POD_CHUNK: usize = 250;
 
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
@@ -191,7 +190,21 @@ pub fn trim(obj: &mut DynamicObject, kind: &str) {
     match kind {
         "Pod" => {
             remove(obj.data.get_mut("status"), POD_STATUS_NOISE);
-            remove(obj.data.get_mut("spec"), &["volumes"]);
+            // Only volumes backed by a claim bear on scheduling (`constraints::claims`).
+            if let Some(spec) = obj.data.get_mut("spec").and_then(|s| s.as_object_mut()) {
+                if let Some(serde_json::Value::Array(volumes)) = spec.get_mut("volumes") {
+                    volumes.retain(|v| {
+                        v.get("persistentVolumeClaim").is_some() || v.get("ephemeral").is_some()
+                    });
+                }
+                if spec
+                    .get("volumes")
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(Vec::is_empty)
+                {
+                    spec.remove("volumes");
+                }
+            }
             for list in ["containers", "initContainers", "ephemeralContainers"] {
                 if let Some(cs) = obj
                     .data
@@ -284,11 +297,13 @@ impl Stores {
     }
 
     /// The objects of all stores, as a snapshot evaluated now, in a stable order (namespace,
-    /// name) so two passes over the same state plan the same.
+    /// name) so two passes over the same state plan the same, and the order of a full listing
+    /// (`run --once`), so both plan the same.
     ///
-    /// Pods go through the loader in chunks of [`POD_CHUNK`]: the loader reads each pod on its
-    /// own (only workload templates look across objects, and a live listing has none), and
-    /// expanding every pod of a large cluster to JSON at once would double the memory.
+    /// Objects go through the loader one at a time ([`Builder`]), each expanded to JSON just
+    /// before it is read and dropped after: the stores are the only copy of the cluster, and
+    /// expanding a large cluster's objects all at once would more than double the memory (a
+    /// parsed `serde_json::Value` costs about ten times its compact text).
     pub fn snapshot(&self) -> Result<Snapshot> {
         // The flags are read before the objects: a store whose flag reads synced here holds at
         // least that complete list (a re-list starting meanwhile keeps serving it until done).
@@ -298,21 +313,38 @@ impl Stores {
             .iter()
             .zip(&self.synced)
             .any(|((_, rt, _), s)| rt.kind == "Machine" && !s.get());
-        let mut others = Vec::new();
-        let mut pods = Vec::new();
-        for (listed, rt, store) in &self.entries {
-            let mut objects = store.state();
-            objects.sort_by(|a, b| {
-                (&a.metadata.namespace, &a.metadata.name)
-                    .cmp(&(&b.metadata.namespace, &b.metadata.name))
-            });
-            if rt.group.is_empty() && rt.kind == "Pod" {
-                pods.push((listed.origin(), *rt, objects));
-            } else {
-                others.extend(objects.iter().map(|o| (expand(o, rt), listed.origin())));
+        let stored: Vec<_> = self
+            .entries
+            .iter()
+            .map(|(listed, rt, store)| {
+                let mut objects = store.state();
+                objects.sort_by(|a, b| {
+                    (&a.metadata.namespace, &a.metadata.name)
+                        .cmp(&(&b.metadata.namespace, &b.metadata.name))
+                });
+                (listed.origin(), rt, objects)
+            })
+            .collect();
+        let mut builder = Builder::new(true);
+        for (_, rt, objects) in &stored {
+            for o in objects {
+                if let Some(owners) = &o.metadata.owner_references {
+                    let namespace = o.metadata.namespace.as_deref().unwrap_or("");
+                    builder.note_owners(rt.kind, namespace, owners);
+                }
             }
         }
-        let mut snapshot = snapshot_from_values(others, self.warnings.clone())?;
+        let mut unreadable = Vec::new();
+        for (origin, rt, objects) in &stored {
+            for o in objects {
+                match read_listed(expand(o, rt), origin) {
+                    Ok(raw) => builder.add(raw)?,
+                    Err(odd) => unreadable.push(*odd),
+                }
+            }
+        }
+        drop(stored);
+        let mut snapshot = finish_listed(builder.finish(), unreadable, self.warnings.clone());
         snapshot.unsynced = unsynced;
         if machines_unsynced {
             // A Machine missing from a view being re-listed proves nothing (garbage collection
@@ -323,17 +355,6 @@ impl Stores {
             // Nodes that are gone need no more events.
             map.retain(|node, _| snapshot.nodes.iter().any(|n| &n.name == node));
             snapshot.pod_events = map.clone();
-        }
-        for (origin, rt, objects) in pods {
-            for chunk in objects.chunks(POD_CHUNK) {
-                let part = snapshot_from_values(
-                    chunk.iter().map(|o| (expand(o, &rt), origin)).collect(),
-                    Vec::new(),
-                )?;
-                snapshot.pods.extend(part.pods);
-                snapshot.warnings.extend(part.warnings);
-                snapshot.oddities.extend(part.oddities);
-            }
         }
         Ok(snapshot)
     }
@@ -472,6 +493,7 @@ mod tests {
 
     use super::*;
     use crate::controller::{self, Config};
+    use crate::kube::list::snapshot_from_values;
 
     fn pod(name: &str, node: Option<&str>) -> serde_json::Value {
         let mut p = json!({
@@ -634,6 +656,78 @@ mod tests {
         assert_eq!(a.nodes, b.nodes);
     }
 
+    /// Stores holding `objects`, fed as the watchers feed them (compacted), and their writers
+    /// (which must outlive the stores' use).
+    fn stores_of(objects: &[serde_json::Value]) -> (Stores, Vec<Writer<DynamicObject>>) {
+        let mut entries = Vec::new();
+        let mut writers = Vec::new();
+        for l in OBSERVED {
+            let (store, mut writer) = store_for(&l.resource);
+            writer.apply_watcher_event(&Event::Init);
+            for v in objects.iter().filter(|v| {
+                v["kind"] == l.resource.kind
+                    && v["apiVersion"]
+                        .as_str()
+                        .unwrap_or("")
+                        .starts_with(l.resource.group)
+            }) {
+                let mut o: DynamicObject = serde_json::from_value(v.clone()).unwrap();
+                compact(&mut o, l.resource.kind);
+                writer.apply_watcher_event(&Event::InitApply(o));
+            }
+            writer.apply_watcher_event(&Event::InitDone);
+            entries.push((*l, l.resource, store));
+            writers.push(writer);
+        }
+        (Stores::from_parts(entries, Vec::new()), writers)
+    }
+
+    /// A pending pod whose claim is bound to a volume of zone `b`: the stores keep the claim
+    /// volume (the others are dropped) and the snapshot resolves it against the claim and the
+    /// volume, as a full listing does; before, continuous mode planned such pods in any zone.
+    #[test]
+    fn stores_resolve_pod_volumes_like_a_full_listing() {
+        let mut claimed = pod("db-0", None);
+        claimed["spec"]["volumes"] = json!([
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}},
+            {"name": "scratch", "emptyDir": {}},
+            {"name": "cfg", "configMap": {"name": "cfg"}}]);
+        let objects = vec![
+            json!({"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": "pv-1", "managedFields": [{"manager": "x"}]},
+                "spec": {"capacity": {"storage": "1Gi"}, "csi": {"driver": "d", "volumeHandle": "h"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data-db-0", "namespace": "default"},
+                "spec": {"volumeName": "pv-1", "storageClassName": "zonal"}}),
+            claimed,
+            pod("web", None),
+        ];
+        let full = objects
+            .iter()
+            .map(|v| (v.clone(), "workload cluster"))
+            .collect();
+        let listed = snapshot_from_values(full, Vec::new()).unwrap();
+        let (stores, _writers) = stores_of(&objects);
+        let stored = stores.snapshot().unwrap();
+        let db = |s: &Snapshot| {
+            s.pods
+                .iter()
+                .find(|p| p.demand.name == "db-0")
+                .unwrap()
+                .demand
+                .volume_requirements
+                .clone()
+        };
+        assert_eq!(db(&listed).len(), 1, "the claim's volume restricts the pod");
+        assert_eq!(db(&stored), db(&listed));
+        assert_eq!(stored.warnings, listed.warnings);
+        for (a, b) in listed.pods.iter().zip(&stored.pods) {
+            assert_eq!(a.demand, b.demand);
+        }
+    }
+
     #[test]
     fn stores_plan_like_a_full_listing() {
         let seed = std::fs::read_to_string(concat!(
@@ -646,8 +740,8 @@ mod tests {
             .map(|d| serde_saphyr::from_str::<serde_json::Value>(d).unwrap())
             .filter(|v| v["kind"] != "Deployment")
             .collect();
-        // More pods than a chunk, some bound, some pending, in no particular order.
-        for i in (0..(POD_CHUNK + 7)).rev() {
+        // Some pods bound, some pending, in no particular order.
+        for i in (0..257).rev() {
             objects.push(pod(
                 &format!("p-{i:04}"),
                 (i % 3 != 0).then_some("elsewhere"),
@@ -670,27 +764,8 @@ mod tests {
             .collect();
         let listed = snapshot_from_values(full, Vec::new()).unwrap();
 
-        let mut entries = Vec::new();
-        let mut writers = Vec::new();
-        for l in OBSERVED {
-            let (store, mut writer) = store_for(&l.resource);
-            writer.apply_watcher_event(&Event::Init);
-            for v in objects.iter().filter(|v| {
-                v["kind"] == l.resource.kind
-                    && v["apiVersion"]
-                        .as_str()
-                        .unwrap_or("")
-                        .starts_with(l.resource.group)
-            }) {
-                let mut o: DynamicObject = serde_json::from_value(v.clone()).unwrap();
-                compact(&mut o, l.resource.kind);
-                writer.apply_watcher_event(&Event::InitApply(o));
-            }
-            writer.apply_watcher_event(&Event::InitDone);
-            entries.push((*l, l.resource, store));
-            writers.push(writer);
-        }
-        let stored = Stores::from_parts(entries, Vec::new()).snapshot().unwrap();
+        let (stores, _writers) = stores_of(&objects);
+        let stored = stores.snapshot().unwrap();
         assert_eq!(stored.pods.len(), listed.pods.len());
         let now: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
         let a = controller::plan(&listed, now, &Config::default());
