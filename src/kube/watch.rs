@@ -197,9 +197,6 @@ const NODE_STATUS_NOISE: &[&str] = &[
     "addresses",
 ];
 
-/// The key under which a stored object keeps its body as compact JSON text.
-const COMPACT: &str = "karpenter-capi/compact-body";
-
 /// Drops what the core never reads from an object of `kind` (list items of built-in types come
 /// without their kind, so the watcher passes it), to keep the stores small (see the module docs).
 pub fn trim(obj: &mut DynamicObject, kind: &str) {
@@ -265,32 +262,38 @@ fn keep_conditions(status: &mut serde_json::Map<String, serde_json::Value>, kind
     }
 }
 
-/// Trims an object and keeps its body (everything but metadata) as one JSON string: a parsed
-/// `serde_json::Value` costs about ten times its text (a B-tree node per map), and the stores
-/// hold every pod of the cluster. The metadata stays typed for lookups.
+/// Trims an object and keeps its body (everything but metadata) as one JSON string, the
+/// object's `data` itself: a parsed `serde_json::Value` costs about ten times its text (a B-tree
+/// node per map, even a one-entry map costs some 600 bytes), and the stores hold every pod of
+/// the cluster. The metadata stays typed for lookups. Read it back with [`expand`].
 pub fn compact(obj: &mut DynamicObject, kind: &str) {
     trim(obj, kind);
-    let body = std::mem::take(&mut obj.data);
-    obj.data = match serde_json::to_string(&body) {
-        Ok(mut text) => {
-            // The serializer grows its buffer by doubling: up to half of it unused.
-            text.shrink_to_fit();
-            serde_json::json!({ COMPACT: text })
-        }
-        Err(_) => body,
-    };
+    if let Ok(mut text) = serde_json::to_string(&obj.data) {
+        // The serializer grows its buffer by doubling: up to half of it unused.
+        text.shrink_to_fit();
+        obj.data = serde_json::Value::String(text);
+    }
 }
 
 /// The full JSON of a stored object, its compacted body expanded again.
 pub fn expand(obj: &DynamicObject, rt: &ResourceType) -> serde_json::Value {
-    let mut value = api::value_of(obj, rt);
-    if let Some(map) = value.as_object_mut()
-        && let Some(serde_json::Value::String(text)) = map.remove(COMPACT)
-        && let Ok(serde_json::Value::Object(body)) = serde_json::from_str(&text)
-    {
-        map.extend(body);
+    let serde_json::Value::String(text) = &obj.data else {
+        return api::value_of(obj, rt);
+    };
+    let mut map = match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(body)) => body,
+        _ => serde_json::Map::new(),
+    };
+    let (api_version, kind) = match &obj.types {
+        Some(t) => (t.api_version.clone(), t.kind.clone()),
+        None => (rt.api_version(), rt.kind.to_string()),
+    };
+    map.insert("apiVersion".into(), api_version.into());
+    map.insert("kind".into(), kind.into());
+    if let Ok(meta) = serde_json::to_value(&obj.metadata) {
+        map.insert("metadata".into(), meta);
     }
-    value
+    serde_json::Value::Object(map)
 }
 
 impl Stores {
@@ -631,11 +634,7 @@ mod tests {
         let mut obj: DynamicObject = serde_json::from_value(pod("p", None)).unwrap();
         obj.types = None; // as list items of built-in types arrive
         compact(&mut obj, "Pod");
-        assert_eq!(
-            obj.data.as_object().map(|m| m.len()),
-            Some(1),
-            "one string holds the body"
-        );
+        assert!(obj.data.is_string(), "one string holds the body");
         let v = expand(&obj, &crate::controller::write::POD);
         assert_eq!(v["apiVersion"], "v1");
         assert_eq!(v["kind"], "Pod");
