@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use jiff::Timestamp;
 
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
@@ -37,7 +38,8 @@ use super::list::{Clients, Listed, OBSERVED, finish_listed, list_one_in, read_li
 use super::metrics::Metrics;
 use crate::controller::write::ResourceType;
 use crate::error::Result;
-use crate::model::load::Builder;
+use crate::model::load::{Builder, expands_templates};
+use crate::model::object::RawObject;
 use crate::model::snapshot::Snapshot;
 
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -262,16 +264,47 @@ fn keep_conditions(status: &mut serde_json::Map<String, serde_json::Value>, kind
     }
 }
 
-/// Trims an object and keeps its body (everything but metadata) as one JSON string, the
-/// object's `data` itself: a parsed `serde_json::Value` costs about ten times its text (a B-tree
-/// node per map, even a one-entry map costs some 600 bytes), and the stores hold every pod of
-/// the cluster. The metadata stays typed for lookups. Read it back with [`expand`].
+/// Trims an object and keeps it as one JSON string, the object's `data` itself: a parsed
+/// `serde_json::Value` costs about ten times its text (a B-tree node per map, some 600 bytes
+/// even for one entry), and the stores hold every pod of the cluster. Only the identity stays
+/// typed in `metadata` (name and namespace for lookups and order, uid and resourceVersion for
+/// the reflector); labels, annotations, owners and the rest of the metadata go in the text too.
+/// Read it back with [`expand`].
 pub fn compact(obj: &mut DynamicObject, kind: &str) {
     trim(obj, kind);
-    if let Ok(mut text) = serde_json::to_string(&obj.data) {
-        // The serializer grows its buffer by doubling: up to half of it unused.
-        text.shrink_to_fit();
-        obj.data = serde_json::Value::String(text);
+    let mut rest = std::mem::take(&mut obj.metadata);
+    obj.metadata = ObjectMeta {
+        name: rest.name.take(),
+        namespace: rest.namespace.take(),
+        uid: rest.uid.take(),
+        resource_version: rest.resource_version.take(),
+        ..ObjectMeta::default()
+    };
+    let mut body = std::mem::take(&mut obj.data);
+    if let (Some(map), Ok(meta)) = (body.as_object_mut(), serde_json::to_value(&rest)) {
+        map.insert("metadata".into(), meta);
+    }
+    match serde_json::to_string(&body) {
+        Ok(mut text) => {
+            // The serializer grows its buffer by doubling: up to half of it unused.
+            text.shrink_to_fit();
+            obj.data = serde_json::Value::String(text);
+        }
+        Err(_) => {
+            // Not reached (a Value always serializes): the object as it was.
+            if let Some(map) = body.as_object_mut() {
+                map.remove("metadata");
+            }
+            obj.data = body;
+            let identity = std::mem::take(&mut obj.metadata);
+            obj.metadata = ObjectMeta {
+                name: identity.name,
+                namespace: identity.namespace,
+                uid: identity.uid,
+                resource_version: identity.resource_version,
+                ..rest
+            };
+        }
     }
 }
 
@@ -290,9 +323,14 @@ pub fn expand(obj: &DynamicObject, rt: &ResourceType) -> serde_json::Value {
     };
     map.insert("apiVersion".into(), api_version.into());
     map.insert("kind".into(), kind.into());
-    if let Ok(meta) = serde_json::to_value(&obj.metadata) {
-        map.insert("metadata".into(), meta);
+    let mut meta = match map.remove("metadata") {
+        Some(serde_json::Value::Object(meta)) => meta,
+        _ => serde_json::Map::new(),
+    };
+    if let Ok(serde_json::Value::Object(identity)) = serde_json::to_value(&obj.metadata) {
+        meta.extend(identity);
     }
+    map.insert("metadata".into(), meta.into());
     serde_json::Value::Object(map)
 }
 
@@ -376,11 +414,20 @@ impl Stores {
             })
             .collect();
         let mut builder = Builder::new(true);
-        for (_, rt, objects) in &stored {
+        // Owners matter only to workload templates (none is watched today): their pass
+        // expands every object once more.
+        let templates = stored
+            .iter()
+            .any(|(_, rt, objects)| !objects.is_empty() && expands_templates(rt.group, rt.kind));
+        for (_, rt, objects) in stored.iter().filter(|_| templates) {
             for o in objects {
-                if let Some(owners) = &o.metadata.owner_references {
-                    let namespace = o.metadata.namespace.as_deref().unwrap_or("");
-                    builder.note_owners(rt.kind, namespace, owners);
+                if let Ok(raw) = RawObject::from_value(expand(o, rt), "") {
+                    let owners = raw.meta.owner_references.unwrap_or_default();
+                    builder.note_owners(
+                        rt.kind,
+                        raw.meta.namespace.as_deref().unwrap_or(""),
+                        &owners,
+                    );
                 }
             }
         }

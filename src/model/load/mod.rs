@@ -154,6 +154,15 @@ impl Builder {
     }
 }
 
+/// Whether objects of this kind are workloads whose pod templates the loader expands, the only
+/// objects for which [`Builder::note_owners`] matters.
+pub fn expands_templates(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job")
+    )
+}
+
 fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
     let mut builder = Builder::new(tolerant);
     for o in &objects {
@@ -190,7 +199,7 @@ fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) ->
                 pod,
             });
         }
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
+        (group, kind) if expands_templates(group, kind) => {
             let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
             let covered = expansion.owners_with_pods.contains(&key)
                 || (obj.kind == "Deployment"
