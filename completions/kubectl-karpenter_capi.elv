@@ -61,7 +61,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --output-dir 'Write DIR/management/*.yaml and DIR/workload/*.yaml instead of printing. Only the files init generates are written (all or none); other files in DIR are never touched'
             cand --image 'Container image of the controller Deployment [default: this version''s image, ghcr.io/karpenter-capi/kubectl-karpenter-capi:v0.1.0; offered on a terminal]'
             cand --controller-kubeconfig 'The management kubeconfig the controller uses (mint one with `init kubeconfig`); stored in a Secret on the workload cluster'
-            cand --expected-pods 'Pods the cluster is expected to hold: sizes the controller Deployment''s memory request and limit (about 10 MiB + 10 KiB per pod + 58 KiB per node, plus 25%; README "Memory sizing")'
+            cand --expected-pods 'Pods the cluster is expected to hold: sizes the controller Deployment''s memory request and limit (about 10 MiB + 10 KiB per pod + 26 KiB per node, plus 25%; README "Memory sizing")'
             cand --expected-nodes 'Nodes the cluster is expected to hold [default: expected pods / 10]'
             cand --token-duration 'With --apply and a separate management cluster: how long the controller''s token is valid (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires'
             cand --dry-run 'With --apply: `none` applies, `server` sends a server-side dry run, `client` (or `--dry-run` alone) prints what would be applied without contacting the clusters'

@@ -519,7 +519,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "FILE")]
     pub controller_kubeconfig: Option<PathBuf>,
     /// Pods the cluster is expected to hold: sizes the controller Deployment's memory request and
-    /// limit (about 10 MiB + 10 KiB per pod + 58 KiB per node, plus 25%; README "Memory sizing").
+    /// limit (about 10 MiB + 10 KiB per pod + 26 KiB per node, plus 25%; README "Memory sizing").
     #[arg(long, default_value_t = crate::setup::sizing::DEFAULT_EXPECTED_PODS, value_name = "N")]
     pub expected_pods: u64,
     /// Nodes the cluster is expected to hold [default: expected pods / 10].

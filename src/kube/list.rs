@@ -274,21 +274,43 @@ pub fn snapshot_from_values(
     // warning naming it, and the pass goes on for everything else.
     let mut unreadable = Vec::new();
     for (value, origin) in values {
-        let (kind, name) = identity(&value);
-        match RawObject::from_value(value, origin) {
+        match read_listed(value, origin) {
             Ok(o) => objects.push(o),
-            Err(e) => unreadable.push(Oddity {
-                origin: origin.to_string(),
-                kind,
-                name,
-                field: String::new(),
-                value: e.to_string(),
-                treatment: Treatment::Skipped,
-                used: String::new(),
-            }),
+            Err(odd) => unreadable.push(*odd),
         }
     }
-    let mut snapshot = build_snapshot_tolerant(objects)?;
+    let snapshot = build_snapshot_tolerant(objects)?;
+    Ok(finish_listed(snapshot, unreadable, warnings))
+}
+
+/// One listed object read for the loader, or the [`Oddity`] leaving it out (the API server
+/// accepted it, so one we cannot read does not stop the pass).
+pub fn read_listed(
+    value: Value,
+    origin: &'static str,
+) -> std::result::Result<RawObject, Box<Oddity>> {
+    let (kind, name) = identity(&value);
+    RawObject::from_value(value, origin).map_err(|e| {
+        Box::new(Oddity {
+            origin: origin.to_string(),
+            kind,
+            name,
+            field: String::new(),
+            value: e.to_string(),
+            treatment: Treatment::Skipped,
+            used: String::new(),
+        })
+    })
+}
+
+/// What a live view adds to the snapshot the loader built from it: the objects left out
+/// ([`read_listed`]), the listing's `warnings`, whether the Machines were all seen, and the
+/// time of evaluation.
+pub fn finish_listed(
+    mut snapshot: Snapshot,
+    unreadable: Vec<Oddity>,
+    warnings: Vec<String>,
+) -> Snapshot {
     // A Machine the API server listed but that we could not read (or that the loader left out)
     // is absent from the snapshot without being gone.
     let machine_left_out = unreadable
@@ -306,7 +328,7 @@ pub fn snapshot_from_values(
     // `nodeclaim/garbagecollection/controller.go` acts only on a complete cloud-provider list).
     snapshot.machines_observed = !machine_left_out;
     snapshot.now = Some(jiff::Timestamp::now());
-    Ok(snapshot)
+    snapshot
 }
 
 /// Kind and `namespace/name` of an object that may not be readable.

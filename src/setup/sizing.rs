@@ -5,12 +5,13 @@
 //!
 //! | pods | nodes (+ as many NodeClaims and Machines) | peak RSS |
 //! |---|---|---|
-//! | 5,000 | 500 | 85.3 MiB |
-//! | 5,000 | 2,000 | 172.7 MiB |
-//! | 20,000 | 2,000 | 311.4 MiB |
-//! | 50,000 | 5,000 | 752.0 MiB |
+//! | 5,000 | 500 | 69.5 MiB |
+//! | 5,000 | 2,000 | 106.8 MiB |
+//! | 20,000 | 1,000 | 222.2 MiB |
+//! | 20,000 | 2,000 | 247.0 MiB |
+//! | 50,000 | 5,000 | 590.4 MiB |
 //!
-//! A linear fit through them: about 10 MiB, plus 9.6 KiB per pod, plus 58 KiB per node (its
+//! A linear fit through them: about 10 MiB, plus 9.6 KiB per pod, plus 25.5 KiB per node (its
 //! Node, NodeClaim and Machine, and the plan's per-node work). It is an estimate: pods with
 //! large specs or many labels cost more, and the figure is for this version's stores.
 
@@ -18,8 +19,8 @@
 pub const BASE_KIB: u64 = 10 * 1024;
 /// Per pod in the stores and a pass, KiB (9.6, rounded up).
 pub const PER_POD_KIB: u64 = 10;
-/// Per node (with its NodeClaim and Machine), KiB.
-pub const PER_NODE_KIB: u64 = 58;
+/// Per node (with its NodeClaim and Machine), KiB (25.5, rounded up).
+pub const PER_NODE_KIB: u64 = 26;
 /// The request is the estimate plus this share (percent), for larger-than-measured objects.
 pub const HEADROOM_PERCENT: u64 = 25;
 /// The smallest request and limit (MiB): the previous fixed values, enough for a small cluster.
@@ -69,17 +70,19 @@ mod tests {
             controller_memory_mib(DEFAULT_EXPECTED_PODS, default_nodes),
             (128, 512)
         );
-        // 20,000 pods on 2,000 nodes measured 311 MiB: 10 + 195 + 113 = 318 MiB estimated,
-        // 398 with headroom, requested 448Mi.
-        assert_eq!(controller_memory_mib(20_000, 2_000), (448, 896));
-        // 50,000 pods on 5,000 nodes: 10 + 488 + 283 = 781 MiB estimated, 977 with headroom.
-        assert_eq!(controller_memory_mib(50_000, 5_000), (1024, 2048));
+        // 20,000 pods on 2,000 nodes measured 247 MiB: 10 + 195 + 51 = 256 MiB estimated,
+        // 320 with headroom, requested 384Mi.
+        assert_eq!(controller_memory_mib(20_000, 2_000), (384, 768));
+        // 50,000 pods on 5,000 nodes measured 590 MiB: 10 + 488 + 127 = 625 MiB estimated,
+        // 782 with headroom.
+        assert_eq!(controller_memory_mib(50_000, 5_000), (832, 1664));
         // Every measured point is under the request.
         for (pods, nodes, measured) in [
-            (5_000, 500, 85.3),
-            (5_000, 2_000, 172.7),
-            (20_000, 2_000, 311.4),
-            (50_000, 5_000, 752.0),
+            (5_000, 500, 69.5),
+            (5_000, 2_000, 106.8),
+            (20_000, 1_000, 222.2),
+            (20_000, 2_000, 247.0),
+            (50_000, 5_000, 590.4),
         ] {
             let (request, _) = controller_memory_mib(pods, nodes);
             assert!(

@@ -836,11 +836,11 @@ fn the_controller_memory_is_sized_from_the_expected_cluster() {
     assert_eq!(memory(&[]), sized("128Mi", "512Mi"));
     assert_eq!(
         memory(&["--expected-pods", "20000"]),
-        sized("448Mi", "896Mi")
+        sized("384Mi", "768Mi")
     );
     assert_eq!(
         memory(&["--expected-pods", "50000", "--expected-nodes", "5000"]),
-        sized("1024Mi", "2048Mi")
+        sized("832Mi", "1664Mi")
     );
     let out = bin()
         .args(support::ovh_args())

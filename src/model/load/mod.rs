@@ -64,21 +64,47 @@ struct Expansion {
     expanded: i64,
 }
 
-fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
-    let mut snap = Snapshot::default();
-    let mut expansion = Expansion::default();
-    for o in &objects {
-        for r in o.meta.owner_references.iter().flatten() {
-            let owner = format!("{}/{}/{}", r.kind, o.namespace(), r.name);
-            if o.kind == "Pod" {
-                expansion.owners_with_pods.insert(owner);
-            } else if o.kind == "ReplicaSet" && r.kind == "Deployment" {
-                expansion.deployments_with_replicasets.insert(owner);
+/// A snapshot built one object at a time, so a caller holding its objects in another form (the
+/// reflector stores' compacted objects) never needs every object as JSON at once. Workload
+/// templates look across objects: every object's owners are noted ([`Builder::note_owners`])
+/// before the first is added. [`build_snapshot`] is a builder fed a `Vec`.
+pub struct Builder {
+    snap: Snapshot,
+    expansion: Expansion,
+    oddities: Vec<Oddity>,
+    tolerant: bool,
+}
+
+impl Builder {
+    /// An empty builder; `tolerant` as in [`build_snapshot_tolerant`].
+    pub fn new(tolerant: bool) -> Builder {
+        Builder {
+            snap: Snapshot::default(),
+            expansion: Expansion::default(),
+            oddities: Vec::new(),
+            tolerant,
+        }
+    }
+
+    /// Notes the owners of an object of `kind` in `namespace` that will be added.
+    pub fn note_owners(
+        &mut self,
+        kind: &str,
+        namespace: &str,
+        owners: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference],
+    ) {
+        for r in owners {
+            let owner = format!("{}/{}/{}", r.kind, namespace, r.name);
+            if kind == "Pod" {
+                self.expansion.owners_with_pods.insert(owner);
+            } else if kind == "ReplicaSet" && r.kind == "Deployment" {
+                self.expansion.deployments_with_replicasets.insert(owner);
             }
         }
     }
-    let mut oddities = Vec::new();
-    for mut obj in objects {
+
+    /// Adds one object.
+    pub fn add(&mut self, mut obj: RawObject) -> Result<(), Error> {
         let mut odd = std::mem::take(&mut obj.oddities);
         odd.extend(
             odd::clamped_quantities(&obj.kind, &obj.value)
@@ -86,14 +112,14 @@ fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
                 .map(|(field, text, used)| obj.oddity(field, text, used.to_string())),
         );
         let (origin, kind, name) = (obj.origin.clone(), obj.kind.clone(), obj.key());
-        match add_object(&mut snap, obj, &mut expansion) {
-            Ok(()) => oddities.extend(odd),
-            Err(e) if tolerant => {
+        match add_object(&mut self.snap, obj, &mut self.expansion) {
+            Ok(()) => self.oddities.extend(odd),
+            Err(e) if self.tolerant => {
                 let (field, value) = match e {
                     Error::Object { field, problem, .. } => (field, problem),
                     other => (String::new(), other.to_string()),
                 };
-                oddities.push(Oddity {
+                self.oddities.push(Oddity {
                     origin,
                     kind,
                     name,
@@ -105,18 +131,49 @@ fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
             }
             Err(e) => return Err(e),
         }
+        Ok(())
     }
-    snap.warnings.extend(oddities.iter().map(Oddity::to_string));
-    snap.oddities = oddities;
-    if snap.nodepools.is_empty() {
-        snap.nodepools.push(NodePool::implicit());
-        snap.implicit_nodepool = true;
+
+    /// The snapshot of the objects added: what looks across kinds (volume topology of pods,
+    /// the implicit NodePool, NodePool order) is done here, once every object is in.
+    pub fn finish(self) -> Snapshot {
+        let Builder {
+            mut snap, oddities, ..
+        } = self;
+        snap.warnings.extend(oddities.iter().map(Oddity::to_string));
+        snap.oddities = oddities;
+        if snap.nodepools.is_empty() {
+            snap.nodepools.push(NodePool::implicit());
+            snap.implicit_nodepool = true;
+        }
+        super::volume::resolve(&mut snap);
+        // Karpenter's order: weight descending, then name.
+        snap.nodepools
+            .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
+        snap
     }
-    super::volume::resolve(&mut snap);
-    // Karpenter's order: weight descending, then name.
-    snap.nodepools
-        .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
-    Ok(snap)
+}
+
+/// Whether objects of this kind are workloads whose pod templates the loader expands, the only
+/// objects for which [`Builder::note_owners`] matters.
+pub fn expands_templates(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job")
+    )
+}
+
+fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
+    let mut builder = Builder::new(tolerant);
+    for o in &objects {
+        if let Some(owners) = &o.meta.owner_references {
+            builder.note_owners(&o.kind, o.namespace(), owners);
+        }
+    }
+    for obj in objects {
+        builder.add(obj)?;
+    }
+    Ok(builder.finish())
 }
 
 /// Classifies one object into the snapshot.
@@ -142,7 +199,7 @@ fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) ->
                 pod,
             });
         }
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
+        (group, kind) if expands_templates(group, kind) => {
             let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
             let covered = expansion.owners_with_pods.contains(&key)
                 || (obj.kind == "Deployment"
