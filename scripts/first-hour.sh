@@ -24,12 +24,18 @@ commit="$(git rev-parse --short HEAD)"
 export CARGO_TERM_COLOR=never
 unset CARGO_TARGET_DIR
 
-# Seconds (one decimal) that "$@" takes; its stderr goes to $log.
+# Seconds (one decimal) that "$@" takes; its stderr goes to $log. A failing command is reported
+# with the end of its log, and the script goes on to print what it measured.
+status=0
 timed() {
-    local start end
+    local start end rc=0
     start=$(date +%s.%N)
-    "$@" >"$work/out" 2>"$log"
+    "$@" >"$work/out" 2>"$log" || rc=$?
     end=$(date +%s.%N)
+    if [ "$rc" -ne 0 ]; then
+        status=$rc
+        { echo "FAILED ($rc): $*"; tail -n 40 "$work/out" "$log"; } >&2
+    fi
     awk -v s="$start" -v e="$end" 'BEGIN { printf "%.1f", e - s }'
 }
 
@@ -52,3 +58,4 @@ first hour on a fresh clone of $commit ($(nproc) cores, $(uname -m), $(rustc --v
   dependencies compiled again by cargo test: ${rebuilt:-none}
   debug binary ${size} KB; target/ ${target_mb} MB
 REPORT
+exit "$status"
