@@ -46,8 +46,9 @@ log="$work/test.log"
 test_s=$(timed cargo test)
 test_crates=$(grep -c '^ *Compiling ' "$log" || true)
 rebuilt=$(grep '^ *Compiling ' "$log" | awk '{print $2}' | grep -v '^kubectl-karpenter-capi$' | sort -u | tr '\n' ' ' || true)
-passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
-failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
+# Test results go to standard output; a missing count is 0, not the end of the script.
+passed=$({ grep -Eo '[0-9]+ passed' "$work/out" || true; } | awk '{s += $1} END {print s + 0}')
+failed=$({ grep -Eo '[0-9]+ failed' "$work/out" || true; } | awk '{s += $1} END {print s + 0}')
 size=$(du -k target/debug/kubectl-karpenter_capi | cut -f1)
 target_mb=$(du -sm target | cut -f1)
 
