@@ -45,7 +45,9 @@ run_crates=$(grep -c '^ *Compiling ' "$log" || true)
 log="$work/test.log"
 test_s=$(timed cargo test)
 test_crates=$(grep -c '^ *Compiling ' "$log" || true)
-rebuilt=$(grep '^ *Compiling ' "$log" | awk '{print $2}' | grep -v '^kubectl-karpenter-capi$' | sort -u | tr '\n' ' ' || true)
+# Crates (name and version) the second command compiles that the first had compiled already.
+compiled() { grep '^ *Compiling ' "$1" | awk '{print $2, $3}' | grep -v '^kubectl-karpenter-capi ' | sort -u || true; }
+rebuilt=$(comm -12 <(compiled "$work/run.log") <(compiled "$work/test.log") | tr '\n' ' ')
 # Test results go to standard output; a missing count is 0, not the end of the script.
 passed=$({ grep -Eo '[0-9]+ passed' "$work/out" || true; } | awk '{s += $1} END {print s + 0}')
 failed=$({ grep -Eo '[0-9]+ failed' "$work/out" || true; } | awk '{s += $1} END {print s + 0}')

@@ -88,6 +88,7 @@ impl Strategy for LeastWaste {
 /// nodes (same demand, selected by the same (anti-)affinity terms), so a first-fit scan for the
 /// next pod of a class may start where the last one landed.
 fn cursor_classes(snapshot: &Snapshot, pods: &[usize]) -> std::collections::HashMap<usize, usize> {
+    use super::cost::engine::class_key;
     use crate::model::pod::{AffinityTerm, PodDemand};
     let mut terms: Vec<&AffinityTerm> = Vec::new();
     for p in &snapshot.pods {
@@ -111,16 +112,8 @@ fn cursor_classes(snapshot: &Snapshot, pods: &[usize]) -> std::collections::Hash
         if !d.affinity.is_empty() || !d.preferred_affinity.is_empty() || !d.spread.is_empty() {
             continue;
         }
-        let selected: Vec<bool> = terms
-            .iter()
-            .map(|t| t.selects(&d.namespace, &d.labels))
-            .collect();
-        let mut key = d.clone();
-        key.name.clear();
-        key.namespace.clear();
-        key.labels.clear();
         let next = ids.len();
-        out.insert(p, *ids.entry((key, selected)).or_insert(next));
+        out.insert(p, *ids.entry(class_key(d, &terms)).or_insert(next));
     }
     out
 }

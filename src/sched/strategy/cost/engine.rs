@@ -51,6 +51,20 @@ fn vector(r: &Resources, dims: &[String]) -> Vec<i64> {
     dims.iter().map(|d| r.get(d)).collect()
 }
 
+/// A pod's class: its demand without name, namespace and labels, and which of `terms` select it
+/// (labels and namespace matter only through those). Pods of one class fit the same nodes.
+pub fn class_key(d: &PodDemand, terms: &[&AffinityTerm]) -> (PodDemand, Vec<bool>) {
+    let selected = terms
+        .iter()
+        .map(|t| t.selects(&d.namespace, &d.labels))
+        .collect();
+    let mut key = d.clone();
+    key.name.clear();
+    key.namespace.clear();
+    key.labels.clear();
+    (key, selected)
+}
+
 /// Groups `pods` into classes: identical demand, and selected by the same (anti-)affinity
 /// terms of any pod (labels and namespace matter only through those).
 pub fn classes(
@@ -71,17 +85,10 @@ pub fn classes(
     let mut index: HashMap<(PodDemand, Vec<bool>), usize> = HashMap::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for &p in pods {
-        let d = &snapshot.pods[p].demand;
-        let selected: Vec<bool> = terms
-            .iter()
-            .map(|t| t.selects(&d.namespace, &d.labels))
-            .collect();
-        let mut key = d.clone();
-        key.name.clear();
-        key.namespace.clear();
-        key.labels.clear();
         let next = groups.len();
-        let c = *index.entry((key, selected)).or_insert(next);
+        let c = *index
+            .entry(class_key(&snapshot.pods[p].demand, &terms))
+            .or_insert(next);
         if c == next {
             groups.push(Vec::new());
         }
