@@ -100,8 +100,14 @@ pub fn pack(
 
 /// Label keys (other than the hostname) that some pod's topology constraint uses.
 fn domain_keys(state: &ClusterState) -> Vec<String> {
+    topology_label_keys(state.snapshot())
+}
+
+/// Label keys (other than the hostname) that the snapshot's pods' spread and (anti-)affinity
+/// terms use: offerings differing in these are different domains.
+pub fn topology_label_keys(snapshot: &crate::model::snapshot::Snapshot) -> Vec<String> {
     let mut out = std::collections::BTreeSet::new();
-    for p in &state.snapshot().pods {
+    for p in &snapshot.pods {
         let d = &p.demand;
         out.extend(d.spread.iter().map(|c| c.topology_key.clone()));
         out.extend(

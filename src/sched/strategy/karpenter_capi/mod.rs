@@ -75,7 +75,7 @@ impl Strategy for KarpenterCapi {
         // Label keys that topology constraints look at (zone, custom keys): a claim keeps only
         // instance types that agree on them with the domain it was opened in, as Karpenter's
         // topology requirements narrow a NodeClaim.
-        let topo_keys = topology_label_keys(snapshot);
+        let topo_keys = crate::sched::topology::place::topology_label_keys(snapshot);
         for pod in rest {
             let demand = &snapshot.pods[pod].demand;
             let fits = |o: &Offering, used: &Resources, node_labels: &Labels| {
@@ -285,25 +285,6 @@ fn min_values_unmet(pool: &NodePool, offerings: &[Offering], options: &[usize]) 
             found: distinct.len(),
         })
     })
-}
-
-/// Label keys (other than the hostname) that pod topology constraints use.
-fn topology_label_keys(snapshot: &Snapshot) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    for p in &snapshot.pods {
-        let d = &p.demand;
-        out.extend(d.spread.iter().map(|c| c.topology_key.clone()));
-        out.extend(
-            d.affinity
-                .iter()
-                .chain(d.anti_affinity.iter())
-                .chain(d.preferred_affinity.iter().map(|w| &w.term))
-                .chain(d.preferred_anti_affinity.iter().map(|w| &w.term))
-                .map(|t| t.topology_key.clone()),
-        );
-    }
-    out.remove(keys::HOSTNAME);
-    out.into_iter().collect()
 }
 
 fn unlimited() -> Resources {
