@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod error;
 pub mod kube;
 pub mod model;
+pub mod parallel;
 pub mod render;
 pub mod sched;
 pub mod setup;

@@ -82,6 +82,25 @@ impl PodDemand {
         format!("{}/{}", self.namespace, self.name)
     }
 
+    /// Whether any node requirement of the pod (selector, required or preferred node affinity,
+    /// volume topology) is about this label key.
+    pub fn requires_label(&self, key: &str) -> bool {
+        self.node_selector
+            .iter()
+            .chain(self.node_affinity.iter().flatten())
+            .chain(
+                self.preferred_node_affinity
+                    .iter()
+                    .flat_map(|t| &t.requirements),
+            )
+            .chain(
+                self.volume_requirements
+                    .iter()
+                    .flat_map(|v| v.alternatives.iter().flatten()),
+            )
+            .any(|r| r.key == key)
+    }
+
     /// Whether the pod's node selector and required node affinity accept these labels; the
     /// first unmet requirement otherwise.
     pub fn node_requirement_unmet(&self, labels: &Labels) -> Option<&Requirement> {

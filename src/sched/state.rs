@@ -58,6 +58,18 @@ pub struct ClusterState<'a> {
     /// Topology spread groups and their counts.
     spread: Spread,
     new_count: usize,
+    /// While a trial runs ([`ClusterState::begin_trial`]): what to undo.
+    journal: Option<Journal>,
+}
+
+/// What a trial changed, to undo it: the node count and name counter before it, the nodes that
+/// existed before it as they were when it first placed a pod on them, and its placements.
+#[derive(Debug, Clone)]
+struct Journal {
+    nodes: usize,
+    new_count: usize,
+    saved: Vec<(usize, PlanNode)>,
+    placed: Vec<(usize, usize)>,
 }
 
 impl<'a> ClusterState<'a> {
@@ -71,6 +83,7 @@ impl<'a> ClusterState<'a> {
             affinity: AffinityIndex::new(snapshot),
             spread: Spread::default(),
             new_count: 0,
+            journal: None,
         };
         let mut by_name = HashMap::new();
         // Claims still initializing by providerID (the first one, as a scan in order would
@@ -260,8 +273,8 @@ impl<'a> ClusterState<'a> {
         let demand = &self.snapshot.pods[pod].demand;
         static_ok(demand, &n.labels, &n.taints, &n.free)
             && !demand.host_ports.iter().any(|p| n.ports.contains(p))
-            && ((self.affinity.is_empty() && self.spread.is_empty())
-                || self.topology_fit(pod, &n.labels).is_ok())
+            && self.affinity.admits(pod, demand, &n.labels)
+            && self.spread.admits(pod, demand, &n.labels)
     }
 
     /// Pod anti-affinity (required both directions, preferred of the pod itself), pod affinity
@@ -273,8 +286,57 @@ impl<'a> ClusterState<'a> {
         self.spread.check(pod, demand, labels)
     }
 
+    /// [`ClusterState::topology_fit`] as a yes or no, without building a reason.
+    pub fn topology_admits(&self, pod: usize, labels: &Labels) -> bool {
+        let demand = &self.snapshot.pods[pod].demand;
+        self.affinity.admits(pod, demand, labels) && self.spread.admits(pod, demand, labels)
+    }
+
+    /// Starts a trial: [`ClusterState::open`], [`ClusterState::place`] and
+    /// [`ClusterState::close_if_empty`] from here on are undone by
+    /// [`ClusterState::end_trial`], at the cost of what they changed rather than a copy of the
+    /// whole cluster (a search tries hundreds of alternatives on one state).
+    pub fn begin_trial(&mut self) {
+        debug_assert!(self.journal.is_none(), "trials do not nest");
+        self.journal = Some(Journal {
+            nodes: self.nodes.len(),
+            new_count: self.new_count,
+            saved: Vec::new(),
+            placed: Vec::new(),
+        });
+    }
+
+    /// Undoes everything since [`ClusterState::begin_trial`]: placements in reverse order, then
+    /// the nodes it opened and the nodes it touched.
+    pub fn end_trial(&mut self) {
+        let Some(journal) = self.journal.take() else {
+            return;
+        };
+        for &(pod, node) in journal.placed.iter().rev() {
+            let demand = &self.snapshot.pods[pod].demand;
+            let n = &self.nodes[node];
+            if !self.affinity.is_empty() {
+                self.affinity.unrecord(pod, demand, &n.labels);
+            }
+            if !self.spread.is_empty() {
+                self.spread.unrecord(demand, &n.labels, &n.taints);
+            }
+        }
+        self.nodes.truncate(journal.nodes);
+        for (i, node) in journal.saved {
+            self.nodes[i] = node;
+        }
+        self.new_count = journal.new_count;
+    }
+
     /// Places a pod on a node (the caller checked [`ClusterState::fits`]).
     pub fn place(&mut self, pod: usize, node: usize) {
+        if let Some(j) = &mut self.journal {
+            if node < j.nodes && !j.saved.iter().any(|(i, _)| *i == node) {
+                j.saved.push((node, self.nodes[node].clone()));
+            }
+            j.placed.push((pod, node));
+        }
         let demand = &self.snapshot.pods[pod].demand;
         let n = &mut self.nodes[node];
         n.free.sub(&demand.requests);

@@ -32,34 +32,42 @@ impl Strategy for LeastWaste {
         let mut budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let mut rest = place_on_existing(&mut state, &queue);
-        let cursor_class = cursor_classes(snapshot, &rest);
+        let classes = cursor_classes(snapshot, &rest);
         let group = interchangeable(snapshot, &offerings);
         loop {
-            let mut best: Option<Estimate> = None;
             // Offerings interchangeable for every pod (same allocatable, capacity, taints and
             // the labels pods ask about) with the same room estimate alike: only the first of
             // them is estimated, which is the one an input-order tie-break picks anyway.
             let mut estimated: std::collections::HashSet<(usize, i64)> = Default::default();
-            for (o, offering) in offerings.iter().enumerate() {
-                let room = budget.room(offering);
-                if room == 0 || !estimated.insert((group[o], room)) {
-                    continue;
-                }
-                let mut trial = state.clone();
-                let (nodes, pods) =
-                    first_fit_decreasing(&mut trial, offering, o, &rest, room, &cursor_class);
-                if pods.is_empty() {
-                    continue;
-                }
-                let score = waste_score(snapshot, offering, nodes, &pods);
-                // Ties: Cluster Autoscaler picks at random among the best; we take input order.
-                if best.as_ref().is_none_or(|b| score < b.score) {
-                    best = Some(Estimate {
+            let candidates: Vec<(usize, i64)> = offerings
+                .iter()
+                .enumerate()
+                .map(|(o, offering)| (o, budget.room(offering)))
+                .filter(|&(o, room)| room > 0 && estimated.insert((group[o], room)))
+                .collect();
+            // Estimates run side by side, each worker on its own copy of the cluster, each
+            // estimate undone after it is scored.
+            let estimates = crate::parallel::map_with(
+                &candidates,
+                || state.clone(),
+                |trial, &(o, room)| {
+                    trial.begin_trial();
+                    let (nodes, pods) =
+                        first_fit_decreasing(trial, &offerings[o], o, &rest, room, &classes);
+                    trial.end_trial();
+                    (!pods.is_empty()).then(|| Estimate {
                         offering: o,
                         nodes,
+                        score: waste_score(snapshot, &offerings[o], nodes, &pods),
                         pods,
-                        score,
-                    });
+                    })
+                },
+            );
+            // Ties: Cluster Autoscaler picks at random among the best; we take input order.
+            let mut best: Option<Estimate> = None;
+            for e in estimates.into_iter().flatten() {
+                if best.as_ref().is_none_or(|b| e.score < b.score) {
+                    best = Some(e);
                 }
             }
             let Some(choice) = best else { break };
@@ -70,7 +78,7 @@ impl Strategy for LeastWaste {
                 choice.offering,
                 &rest,
                 budget.room(offering),
-                &cursor_class,
+                &classes,
             );
             debug_assert_eq!((nodes, pods.len()), (choice.nodes, choice.pods.len()));
             for _ in 0..nodes {
@@ -83,11 +91,22 @@ impl Strategy for LeastWaste {
     }
 }
 
-/// Per pending pod, a class id when the pod's fit on a node can only go from yes to no as pods
-/// are added (no pod affinity, no topology spread): pods of one class fit exactly the same
-/// nodes (same demand, selected by the same (anti-)affinity terms), so a first-fit scan for the
-/// next pod of a class may start where the last one landed.
-fn cursor_classes(snapshot: &Snapshot, pods: &[usize]) -> std::collections::HashMap<usize, usize> {
+/// How pods whose fit on a node can only go from yes to no as pods are added (no pod affinity,
+/// no topology spread) are grouped for first fit.
+#[derive(Default)]
+struct Classes {
+    /// Per such pod: its class (same demand, selected by the same (anti-)affinity terms), whose
+    /// pods fit exactly the same nodes, so the next pod of a class may start where the last one
+    /// landed.
+    class: std::collections::HashMap<usize, usize>,
+    /// Per such pod: its class without its requests. A node that turns away one pod of it for
+    /// anything but room (anti-affinity, a host port, a selector or a taint) turns away every
+    /// other, now and later: the next may skip that node.
+    sameness: std::collections::HashMap<usize, usize>,
+}
+
+/// The [`Classes`] of the pending pods.
+fn cursor_classes(snapshot: &Snapshot, pods: &[usize]) -> Classes {
     use super::cost::engine::class_key;
     use crate::model::pod::{AffinityTerm, PodDemand};
     let mut terms: Vec<&AffinityTerm> = Vec::new();
@@ -106,16 +125,49 @@ fn cursor_classes(snapshot: &Snapshot, pods: &[usize]) -> std::collections::Hash
         }
     }
     let mut ids: std::collections::HashMap<(PodDemand, Vec<bool>), usize> = Default::default();
-    let mut out = std::collections::HashMap::new();
+    let mut kinds: std::collections::HashMap<(PodDemand, Vec<bool>), usize> = Default::default();
+    let mut out = Classes::default();
     for &p in pods {
         let d = &snapshot.pods[p].demand;
         if !d.affinity.is_empty() || !d.preferred_affinity.is_empty() || !d.spread.is_empty() {
             continue;
         }
+        let key = class_key(d, &terms);
+        let mut kind = key.clone();
+        kind.0.requests = Default::default();
         let next = ids.len();
-        out.insert(p, *ids.entry(class_key(d, &terms)).or_insert(next));
+        out.class.insert(p, *ids.entry(key).or_insert(next));
+        let next = kinds.len();
+        out.sameness.insert(p, *kinds.entry(kind).or_insert(next));
     }
     out
+}
+
+/// Skips over nodes known to turn a kind of pod away: `next[i]` leads to the first node at or
+/// after `i` not known to (a union-find over positions, halving paths as it goes).
+#[derive(Default)]
+struct Skip {
+    next: Vec<usize>,
+}
+
+impl Skip {
+    /// The first position at or after `i` not known to turn the kind away.
+    fn from(&mut self, mut i: usize) -> usize {
+        while i < self.next.len() && self.next[i] != i {
+            let up = self.next[i];
+            self.next[i] = self.next.get(up).copied().unwrap_or(up);
+            i = up;
+        }
+        i
+    }
+
+    /// Position `i` turns the kind away from now on.
+    fn refuse(&mut self, i: usize) {
+        while self.next.len() <= i {
+            self.next.push(self.next.len());
+        }
+        self.next[i] = i + 1;
+    }
 }
 
 /// Per offering, the first offering interchangeable with it for every pod: same allocatable,
@@ -149,21 +201,43 @@ fn first_fit_decreasing(
     index: usize,
     pods: &[usize],
     room: i64,
-    cursor_class: &std::collections::HashMap<usize, usize>,
+    classes: &Classes,
 ) -> (usize, Vec<usize>) {
     let mut opened: Vec<usize> = Vec::new();
     let mut placed = Vec::new();
     // Per class: every opened node before this position rejects its pods (and keeps doing so,
     // as nodes only fill up).
     let mut cursor: std::collections::HashMap<usize, usize> = Default::default();
+    // Per kind: the opened nodes that turned it away for anything but room.
+    let mut skips: std::collections::HashMap<usize, Skip> = Default::default();
     for &p in pods {
-        let class = cursor_class.get(&p).copied();
-        let from = class.and_then(|c| cursor.get(&c).copied()).unwrap_or(0);
+        let class = classes.class.get(&p).copied();
+        let mut skip = classes
+            .sameness
+            .get(&p)
+            .map(|&k| skips.entry(k).or_default());
+        let mut i = class.and_then(|c| cursor.get(&c).copied()).unwrap_or(0);
         // Room first: it rejects most full nodes without the whole fit check.
         let requests = &state.snapshot().pods[p].demand.requests;
-        let found = (from..opened.len()).find(|&i| {
-            requests.fits_in(&state.nodes[opened[i]].free) && state.can_place(p, opened[i])
-        });
+        let mut found = None;
+        loop {
+            if let Some(skip) = skip.as_deref_mut() {
+                i = skip.from(i);
+            }
+            if i >= opened.len() {
+                break;
+            }
+            if requests.fits_in(&state.nodes[opened[i]].free) {
+                if state.can_place(p, opened[i]) {
+                    found = Some(i);
+                    break;
+                }
+                if let Some(skip) = skip.as_deref_mut() {
+                    skip.refuse(i);
+                }
+            }
+            i += 1;
+        }
         if let Some(i) = found {
             state.place(p, opened[i]);
             placed.push(p);
@@ -219,7 +293,7 @@ mod tests {
         let mut budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let mut rest = place_on_existing(&mut state, &queue);
-        let none = std::collections::HashMap::new();
+        let none = Classes::default();
         loop {
             let mut best: Option<(usize, f64)> = None;
             for (o, offering) in offerings.iter().enumerate() {
@@ -342,6 +416,42 @@ mod tests {
             .collect();
         nodes.sort();
         (nodes, p.unschedulable.iter().map(|(p, _)| *p).collect())
+    }
+
+    /// Every pod's fit (with its reason) on every node, and the nodes themselves.
+    fn fingerprint(state: &ClusterState) -> String {
+        let mut out = format!("{:?}\n", state.nodes);
+        for p in 0..state.snapshot().pods.len() {
+            for n in 0..state.nodes.len() {
+                out.push_str(&format!("{p}@{n}: {:?}\n", state.fits(p, n)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_trial_leaves_the_state_as_it_found_it() {
+        let mut tried = 0;
+        for seed in 0..40 {
+            let snap = instance(seed);
+            let offerings = catalog::bare_offerings(&snap);
+            let mut state = ClusterState::new(&snap, &offerings);
+            let pending: Vec<usize> = (0..snap.pods.len()).collect();
+            let queue = queue_order(&snap, &pending);
+            // Half the pods planned for real first, so the trial also places next to them.
+            let (first, second) = queue.split_at(queue.len() / 2);
+            first_fit_decreasing(&mut state, &offerings[0], 0, first, 20, &Classes::default());
+            let before = fingerprint(&state);
+            for (o, offering) in offerings.iter().enumerate() {
+                state.begin_trial();
+                let (_, pods) =
+                    first_fit_decreasing(&mut state, offering, o, second, 20, &Classes::default());
+                tried += pods.len();
+                state.end_trial();
+                assert_eq!(fingerprint(&state), before, "seed {seed}, offering {o}");
+            }
+        }
+        assert!(tried > 1_000, "the trials placed pods ({tried})");
     }
 
     #[test]

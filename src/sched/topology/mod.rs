@@ -92,7 +92,7 @@ impl Group {
 pub struct Spread {
     groups: Vec<Group>,
     /// Per pod with constraints (snapshot index): its groups, in the order of its constraints.
-    owned: Arc<HashMap<usize, Vec<usize>>>,
+    owned: Arc<ahash::AHashMap<usize, Vec<usize>>>,
 }
 
 impl Spread {
@@ -106,7 +106,7 @@ impl Spread {
     ) -> Spread {
         let mut groups: Vec<Group> = Vec::new();
         let mut index: HashMap<(String, String, LabelSelector, NodeFilter), usize> = HashMap::new();
-        let mut owned = HashMap::new();
+        let mut owned = ahash::AHashMap::new();
         for (pi, p) in snapshot.pods.iter().enumerate() {
             if p.demand.spread.is_empty() || p.terminal || p.node_name.is_some() {
                 continue;
@@ -170,36 +170,76 @@ impl Spread {
         }
     }
 
-    /// Whether the pod (snapshot index) may go on a node with these labels, by its own spread
-    /// constraints; the first one violated otherwise, with its numbers.
-    pub fn check(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> Result<(), Unfit> {
-        let Some(mine) = self.owned.get(&pod) else {
-            return Ok(());
-        };
-        for (c, &g) in demand.spread.iter().zip(mine) {
+    /// Takes back a [`Spread::record`] of a pod on a node with these labels and taints. A
+    /// hostname domain left at 0 goes (a node's domain exists while it holds a counted pod or
+    /// was registered); the other keys' domains were all registered and stay.
+    pub fn unrecord(&mut self, pod: &PodDemand, labels: &Labels, taints: &[Taint]) {
+        for g in &mut self.groups {
+            if let Some(domain) = labels.get(&g.key)
+                && g.selects(pod)
+                && g.filter.admits(labels, taints)
+                && let Some(n) = g.counts.get_mut(domain)
+            {
+                *n -= 1;
+                if *n == 0 && g.key == keys::HOSTNAME {
+                    g.counts.remove(domain);
+                }
+            }
+        }
+    }
+
+    /// The first of the pod's constraints a node with these labels would violate: its index,
+    /// and the (count, min, too few domains) there, or `None` for a missing key. No allocation:
+    /// search asks this for every candidate node.
+    fn violated(
+        &self,
+        pod: usize,
+        demand: &PodDemand,
+        labels: &Labels,
+    ) -> Option<(usize, Option<(i32, i32, Option<(i32, i32)>)>)> {
+        let mine = self.owned.get(&pod)?;
+        for (i, (c, &g)) in demand.spread.iter().zip(mine).enumerate() {
             let group = &self.groups[g];
             let Some(domain) = labels.get(&c.topology_key) else {
-                return Err(Unfit::SpreadKeyMissing {
-                    topology_key: c.topology_key.clone(),
-                });
+                return Some((i, None));
             };
             let count =
                 group.counts.get(domain).copied().unwrap_or(0) + i32::from(group.selects(demand));
             let (min, short) = group.min(c);
             if count - min > c.max_skew {
-                return Err(Unfit::SpreadSkew {
-                    topology_key: c.topology_key.clone(),
-                    domain: domain.clone(),
-                    count,
-                    min,
-                    max_skew: c.max_skew,
-                    selector: group.selector.to_string(),
-                    hard: c.hard,
-                    min_domains: short,
-                });
+                return Some((i, Some((count, min, short))));
             }
         }
-        Ok(())
+        None
+    }
+
+    /// [`Spread::check`] as a yes or no, without building a reason.
+    pub fn admits(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> bool {
+        self.is_empty() || self.violated(pod, demand, labels).is_none()
+    }
+
+    /// Whether the pod (snapshot index) may go on a node with these labels, by its own spread
+    /// constraints; the first one violated otherwise, with its numbers.
+    pub fn check(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> Result<(), Unfit> {
+        let Some((i, numbers)) = self.violated(pod, demand, labels) else {
+            return Ok(());
+        };
+        let c = &demand.spread[i];
+        match numbers {
+            None => Err(Unfit::SpreadKeyMissing {
+                topology_key: c.topology_key.clone(),
+            }),
+            Some((count, min, short)) => Err(Unfit::SpreadSkew {
+                topology_key: c.topology_key.clone(),
+                domain: labels.get(&c.topology_key).cloned().unwrap_or_default(),
+                count,
+                min,
+                max_skew: c.max_skew,
+                selector: self.groups[self.owned[&pod][i]].selector.to_string(),
+                hard: c.hard,
+                min_domains: short,
+            }),
+        }
     }
 
     /// The topology keys of every group.

@@ -52,7 +52,7 @@ pub fn pack(
             let NodeOrigin::New(o) = node.origin else {
                 continue;
             };
-            if demand.requests.fits_in(&node.free) && permits(p, o) && state.fits(p, n).is_ok() {
+            if demand.requests.fits_in(&node.free) && permits(p, o) && state.can_place(p, n) {
                 state.place(p, n);
                 placed = true;
                 break;
@@ -73,7 +73,7 @@ pub fn pack(
             let ok = *admitted[domain_of[o]].get_or_insert_with(|| {
                 let mut labels: Labels = offerings[o].labels.clone();
                 labels.insert(keys::HOSTNAME.to_string(), "\u{0}probe".to_string());
-                state.topology_fit(p, &labels).is_ok()
+                state.topology_admits(p, &labels)
             });
             if ok {
                 chosen = Some(o);
@@ -85,7 +85,7 @@ pub fn pack(
             continue;
         };
         let n = state.open(&offerings[o], NodeOrigin::New(o), None);
-        if state.fits(p, n).is_ok() {
+        if state.can_place(p, n) {
             budget.take(&offerings[o]);
             state.place(p, n);
             opened.push(n);

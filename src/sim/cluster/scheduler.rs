@@ -47,7 +47,7 @@ impl SimCluster {
             }
             for p in order {
                 let best = (0..state.nodes.len())
-                    .filter(|&n| state.fits(p, n).is_ok())
+                    .filter(|&n| state.can_place(p, n))
                     .max_by_key(|&n| {
                         let f = &state.nodes[n].free;
                         let (cpu, mem) = alloc[n];

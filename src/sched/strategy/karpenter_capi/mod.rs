@@ -76,33 +76,39 @@ impl Strategy for KarpenterCapi {
         // instance types that agree on them with the domain it was opened in, as Karpenter's
         // topology requirements narrow a NodeClaim.
         let topo_keys = crate::sched::topology::place::topology_label_keys(snapshot);
+        // The provider's choice, by lower-cased name: each offering's rank in that order.
+        let name_rank = name_ranks(&offerings);
         for pod in rest {
             let demand = &snapshot.pods[pod].demand;
+            // An offering's labels plus the claim's hostname; copied only for the rare pod
+            // whose node requirements read the hostname.
+            let reads_hostname = demand.requires_label(keys::HOSTNAME);
             let fits = |o: &Offering, used: &Resources, node_labels: &Labels| {
+                let free = o.allocatable.minus(used);
+                if !reads_hostname {
+                    return static_ok(demand, &o.labels, &o.taints, &free);
+                }
                 let mut labels = o.labels.clone();
                 labels.insert(
                     keys::HOSTNAME.to_string(),
                     node_labels.get(keys::HOSTNAME).cloned().unwrap_or_default(),
                 );
-                static_ok(demand, &labels, &o.taints, &o.allocatable.minus(used))
+                static_ok(demand, &labels, &o.taints, &free)
             };
             // Fewest pods first; a stable sort, as Go's insertion sort is for the small batches
             // this is about (beyond 12 claims Go's order among equal counts is unspecified).
             claims.sort_by_key(|c| state.nodes[c.node].pods.len());
             let mut placed = false;
             for claim in claims.iter_mut() {
-                if state
-                    .topology_fit(pod, &state.nodes[claim.node].labels)
-                    .is_err()
-                {
+                let labels = &state.nodes[claim.node].labels;
+                if !state.topology_admits(pod, labels) {
                     continue;
                 }
-                let labels = state.nodes[claim.node].labels.clone();
                 let narrowed: Vec<usize> = claim
                     .candidates
                     .iter()
                     .copied()
-                    .filter(|&o| fits(&offerings[o], &claim.requested, &labels))
+                    .filter(|&o| fits(&offerings[o], &claim.requested, labels))
                     .collect();
                 if !narrowed.is_empty()
                     && min_values_met(&snapshot.nodepools[claim.pool], &offerings, &narrowed)
@@ -135,7 +141,7 @@ impl Strategy for KarpenterCapi {
                 // The topology domain the claim is opened in: that of the first candidate by
                 // name (the one the provider would launch) whose domain takes the pod.
                 let mut by_name = candidates.clone();
-                by_name.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+                by_name.sort_by_key(|&o| name_rank[o]);
                 let mut opened_node = None;
                 let mut tried: Vec<Vec<Option<&String>>> = Vec::new();
                 for &c in &by_name {
@@ -148,7 +154,7 @@ impl Strategy for KarpenterCapi {
                     }
                     tried.push(domain);
                     let node = state.open(&offerings[c], NodeOrigin::New(c), None);
-                    if state.topology_fit(pod, &state.nodes[node].labels).is_ok() {
+                    if state.topology_admits(pod, &state.nodes[node].labels) {
                         opened_node = Some((node, c));
                         break;
                     }
@@ -199,7 +205,7 @@ impl Strategy for KarpenterCapi {
                     None => {
                         // The provider: the compatible types still below their max size, by name.
                         options.retain(|&o| budget.check_size(&offerings[o]).is_ok());
-                        options.sort_by_key(|&o| offerings[o].flavor.instance_type.to_lowercase());
+                        options.sort_by_key(|&o| name_rank[o]);
                         options.first().copied()
                     }
                     Some(unfit) => {
@@ -255,6 +261,22 @@ impl Claim {
             .take(MAX_INSTANCE_TYPES)
             .collect()
     }
+}
+
+/// Per offering, its place in the order of lower-cased instance-type names (a stable sort:
+/// equal names keep list order, as the provider's sort of the compatible types would).
+fn name_ranks(offerings: &[Offering]) -> Vec<usize> {
+    let names: Vec<String> = offerings
+        .iter()
+        .map(|o| o.flavor.instance_type.to_lowercase())
+        .collect();
+    let mut order: Vec<usize> = (0..offerings.len()).collect();
+    order.sort_by(|&a, &b| names[a].cmp(&names[b]));
+    let mut rank = vec![0; offerings.len()];
+    for (r, o) in order.into_iter().enumerate() {
+        rank[o] = r;
+    }
+    rank
 }
 
 /// The value of a label key on an offering's nodes; the instance type is its flavor's name.
