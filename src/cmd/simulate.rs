@@ -58,10 +58,21 @@ pub fn simulate(snapshot: &Snapshot, only: Option<StrategyName>) -> Result<Simul
         Some(s) => vec![s],
         None => StrategyName::ALL.to_vec(),
     };
-    let placements: Vec<_> = names
-        .iter()
-        .map(|&n| strategy::by_name(n).plan(snapshot, &pending))
-        .collect();
+    // The strategies are independent: each plans on its own core.
+    let pending = &pending;
+    let placements: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|&n| scope.spawn(move || strategy::by_name(n).plan(snapshot, pending)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
     Ok(SimulationReport::new(snapshot, &placements))
 }
 

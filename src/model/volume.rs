@@ -39,8 +39,8 @@ pub struct TopologyRecord {
 
 /// Reads a PersistentVolumeClaim.
 pub fn claim_record(obj: &RawObject) -> Result<ClaimRecord, Error> {
-    let pvc: PersistentVolumeClaim =
-        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let pvc: PersistentVolumeClaim = serde::Deserialize::deserialize(&obj.value)
+        .map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pvc.spec.unwrap_or_default();
     Ok(ClaimRecord {
         namespace: obj.namespace().to_string(),
@@ -53,8 +53,8 @@ pub fn claim_record(obj: &RawObject) -> Result<ClaimRecord, Error> {
 /// Reads a PersistentVolume's `spec.nodeAffinity.required`. For local and hostPath volumes the
 /// hostname requirement is dropped, as Karpenter does: the node it names may be replaced.
 pub fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
-    let pv: PersistentVolume =
-        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let pv: PersistentVolume = serde::Deserialize::deserialize(&obj.value)
+        .map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pv.spec.unwrap_or_default();
     let node_local = spec.local.is_some() || spec.host_path.is_some();
     let mut alternatives = Vec::new();
@@ -86,8 +86,8 @@ pub fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
 
 /// Reads a StorageClass's `allowedTopologies` (each term's expressions are `In`).
 pub fn storage_class_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
-    let sc: StorageClass =
-        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let sc: StorageClass = serde::Deserialize::deserialize(&obj.value)
+        .map_err(|e| obj.error("spec", e.to_string()))?;
     let alternatives = sc
         .allowed_topologies
         .iter()

@@ -22,22 +22,28 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
             problem: problem.to_string(),
         });
     }
-    let mut out = Vec::new();
-    let mut documents = 0;
-    for (index, (line, text)) in split_documents(&source.text).into_iter().enumerate() {
-        let doc = index + 1;
-        if text
-            .lines()
-            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-        {
-            continue;
-        }
-        documents += 1;
+    let documents: Vec<(usize, usize, &str)> = split_documents(&source.text)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, text))| {
+            !text
+                .lines()
+                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+        })
+        .map(|(index, (line, text))| (index + 1, line, text))
+        .collect();
+    // Documents parse independently, on every core; the first error in file order wins.
+    let parsed = crate::parallel::map(&documents, |&(doc, line, text)| {
         let value = parse_document(text).map_err(|e| yaml_error(source, doc, line, &e))?;
-        let origin = format!("{}#{doc}", source.name);
-        flatten(value, &origin, &mut out)?;
+        let mut objects = Vec::new();
+        flatten(value, &format!("{}#{doc}", source.name), &mut objects)?;
+        Ok::<_, Error>(objects)
+    });
+    let mut out = Vec::new();
+    for objects in parsed {
+        out.extend(objects?);
     }
-    if documents == 0 {
+    if documents.is_empty() {
         return Err(Error::Input {
             path: source.name.clone(),
             problem: "is empty: expected Kubernetes objects in YAML or JSON \

@@ -103,8 +103,8 @@ pub(super) fn expand_workload(
 }
 
 pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
-    let pod: Pod =
-        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let pod: Pod = serde::Deserialize::deserialize(&obj.value)
+        .map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pod.spec.unwrap_or_default();
     let demand = PodDemand::from_spec(
         obj.namespace(),
@@ -196,8 +196,8 @@ fn containers_of(
 }
 
 pub(super) fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
-    let node: Node =
-        serde_json::from_value(obj.value.clone()).map_err(|e| obj.error("spec", e.to_string()))?;
+    let node: Node = serde::Deserialize::deserialize(&obj.value)
+        .map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = node.spec.unwrap_or_default();
     let status = node.status.unwrap_or_default();
     let resources = |list: Option<
