@@ -87,6 +87,15 @@ impl Group {
     }
 }
 
+/// The numbers of a violated constraint: the count the pod would make in the domain, the
+/// smallest count, and (eligible, minDomains) when there are too few domains.
+#[derive(Debug, Clone, Copy)]
+struct Skew {
+    count: i32,
+    min: i32,
+    short: Option<(i32, i32)>,
+}
+
 /// Every spread group of the pods being planned, and their counts as the plan grows.
 #[derive(Debug, Clone, Default)]
 pub struct Spread {
@@ -189,14 +198,14 @@ impl Spread {
     }
 
     /// The first of the pod's constraints a node with these labels would violate: its index,
-    /// and the (count, min, too few domains) there, or `None` for a missing key. No allocation:
+    /// and its [`Skew`] there, or `None` for a missing key. No allocation:
     /// search asks this for every candidate node.
     fn violated(
         &self,
         pod: usize,
         demand: &PodDemand,
         labels: &Labels,
-    ) -> Option<(usize, Option<(i32, i32, Option<(i32, i32)>)>)> {
+    ) -> Option<(usize, Option<Skew>)> {
         let mine = self.owned.get(&pod)?;
         for (i, (c, &g)) in demand.spread.iter().zip(mine).enumerate() {
             let group = &self.groups[g];
@@ -207,7 +216,7 @@ impl Spread {
                 group.counts.get(domain).copied().unwrap_or(0) + i32::from(group.selects(demand));
             let (min, short) = group.min(c);
             if count - min > c.max_skew {
-                return Some((i, Some((count, min, short))));
+                return Some((i, Some(Skew { count, min, short })));
             }
         }
         None
@@ -229,7 +238,7 @@ impl Spread {
             None => Err(Unfit::SpreadKeyMissing {
                 topology_key: c.topology_key.clone(),
             }),
-            Some((count, min, short)) => Err(Unfit::SpreadSkew {
+            Some(Skew { count, min, short }) => Err(Unfit::SpreadSkew {
                 topology_key: c.topology_key.clone(),
                 domain: labels.get(&c.topology_key).cloned().unwrap_or_default(),
                 count,
