@@ -435,6 +435,8 @@ fn main() {
                 _ => controller_plan("no disruption", 100, 1000, 10_000, 10_000, false),
             },
             ["timeline"] => timeline_day(),
+            ["e2e", "run"] => end_to_end_run(),
+            ["e2e", "simulate"] => end_to_end_simulate(),
             _ => println!("unknown case {rest:?}"),
         }
         return;
@@ -465,16 +467,26 @@ fn main() {
     if !quick {
         child(&["controller", "5k-nodes"]);
     }
+    end_to_end_run();
+    end_to_end_simulate();
+    child(&["timeline"]);
+}
+
+/// The whole `run --once --dry-run -f DUMP` command over the busy controller cluster.
+fn end_to_end_run() {
     end_to_end(
         "run --once --dry-run, 10k pending / 1k nodes / 100 MDs",
         &cluster(100, 1000, 10_000, 10_000, true),
         &["run", "--once", "--dry-run", "--now", NOW, "-o", "json"],
     );
+}
+
+/// The default `simulate` (all three strategies) at 10,000 pods of Karpenter's shape.
+fn end_to_end_simulate() {
     let mut rng = Lcg(42);
     end_to_end(
         "simulate (all three strategies), 10k pods x 1200 MDs",
         &format!("{}{}", catalog(400), pods(10_000, &mut rng)),
         &["simulate"],
     );
-    child(&["timeline"]);
 }
