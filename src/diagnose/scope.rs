@@ -86,7 +86,7 @@ pub fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     let mut seen = BTreeSet::new();
     let mut scoped = false;
     for pod in snapshot.pods.iter().filter(|p| is_controller_pod(p)) {
-        for c in &pod.containers {
+        for c in pod.containers.iter() {
             if !runs_ours(pod, &c.args) {
                 continue;
             }

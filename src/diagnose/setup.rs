@@ -588,7 +588,7 @@ fn choices(snapshot: &Snapshot) -> Choices {
 /// A pod with the smallest requests and no constraints: fits every flavor.
 fn probe_pod() -> PodRecord {
     PodRecord {
-        demand: PodDemand {
+        demand: std::sync::Arc::new(PodDemand {
             namespace: "default".to_string(),
             name: "probe".to_string(),
             labels: Labels::new(),
@@ -605,7 +605,7 @@ fn probe_pod() -> PodRecord {
             affinity: Vec::new(),
             host_ports: Vec::new(),
             ..Default::default()
-        },
+        }),
         node_name: None,
         marked_unschedulable: true,
         nominated: false,
@@ -618,10 +618,10 @@ fn probe_pod() -> PodRecord {
         owner: None,
         created: None,
         started: None,
-        annotations: Labels::new(),
+        annotations: Default::default(),
         priority_class: None,
         phase: None,
-        containers: Vec::new(),
+        containers: Default::default(),
     }
 }
 

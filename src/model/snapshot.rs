@@ -18,8 +18,10 @@ use super::taints::Taint;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodRecord {
-    /// What the pod needs.
-    pub demand: PodDemand,
+    /// What the pod needs; shared by every copy of the snapshot (trials copy snapshots often,
+    /// and change a demand only when relaxing it: `Arc::make_mut`).
+    #[serde(serialize_with = "serialize_shared")]
+    pub demand: std::sync::Arc<PodDemand>,
     /// The node it is bound to.
     pub node_name: Option<String>,
     /// Kubernetes marked it `PodScheduled=False/Unschedulable`, or it has no status at all
@@ -46,8 +48,9 @@ pub struct PodRecord {
     /// `status.startTime` (when the kubelet started it), when reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<Timestamp>,
-    /// Annotations.
-    pub annotations: Labels,
+    /// Annotations (shared by every copy of the snapshot, like the demand).
+    #[serde(serialize_with = "serialize_shared")]
+    pub annotations: std::sync::Arc<Labels>,
     /// Priority class name.
     pub priority_class: Option<String>,
     /// `status.phase`, when reported.
@@ -55,8 +58,23 @@ pub struct PodRecord {
     pub phase: Option<String>,
     /// Containers with their images and what the kubelet reports about them (`doctor` judges
     /// the controller's own pods by these).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub containers: Vec<ContainerRecord>,
+    #[serde(
+        skip_serializing_if = "no_containers",
+        serialize_with = "serialize_shared"
+    )]
+    pub containers: std::sync::Arc<Vec<ContainerRecord>>,
+}
+
+fn no_containers(containers: &std::sync::Arc<Vec<ContainerRecord>>) -> bool {
+    containers.is_empty()
+}
+
+/// Serializes a shared value as the value itself.
+fn serialize_shared<T: Serialize, S: serde::Serializer>(
+    value: &std::sync::Arc<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    value.as_ref().serialize(serializer)
 }
 
 /// One container of a pod: its image and, when the pod has a status, its state.
@@ -102,8 +120,9 @@ pub struct NodeRecord {
     pub finalizers: Vec<String>,
     /// Labels.
     pub labels: Labels,
-    /// Annotations.
-    pub annotations: Labels,
+    /// Annotations (shared by every copy of the snapshot, like the demand).
+    #[serde(serialize_with = "serialize_shared")]
+    pub annotations: std::sync::Arc<Labels>,
     /// Taints.
     pub taints: Vec<Taint>,
     /// `status.allocatable`.

@@ -204,7 +204,7 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                         .find(|n| &n.name == name)
                         .ok_or_else(|| format!("Node {name} not found"))?;
                     merge_map(&mut n.labels, labels);
-                    merge_map(&mut n.annotations, annotations);
+                    merge_map(std::sync::Arc::make_mut(&mut n.annotations), annotations);
                 }
                 other => return Err(format!("the simulation does not patch {other}s")),
             }

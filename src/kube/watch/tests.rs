@@ -145,7 +145,9 @@ fn trimming_keeps_every_field_the_pod_and_node_models_read() {
     // Container args are read by `doctor` only (the controller's flags), which lists
     // instead of watching: the stores need not keep them.
     assert_eq!(a.pods[0].containers[0].args, ["run"]);
-    a.pods[0].containers[0].args.clear();
+    std::sync::Arc::make_mut(&mut a.pods[0].containers)[0]
+        .args
+        .clear();
     assert_eq!(a.pods, b.pods);
 
     let node = json!({
@@ -331,8 +333,8 @@ fn stores_keep_everything_the_snapshot_and_the_writes_read() {
             .iter()
             .cloned()
             .map(|mut p| {
-                p.annotations.remove(LAST_APPLIED);
-                for c in &mut p.containers {
+                std::sync::Arc::make_mut(&mut p.annotations).remove(LAST_APPLIED);
+                for c in std::sync::Arc::make_mut(&mut p.containers).iter_mut() {
                     c.args.clear();
                     (c.ready, c.restart_count) = (false, 0);
                     (c.waiting, c.last_terminated) = (None, None);
@@ -351,7 +353,7 @@ fn stores_keep_everything_the_snapshot_and_the_writes_read() {
     );
     assert_eq!(stored.pods[0].uid.as_deref(), Some("uid-web-0"));
     let mut nodes = listed.nodes.clone();
-    nodes[0].annotations.remove(LAST_APPLIED);
+    std::sync::Arc::make_mut(&mut nodes[0].annotations).remove(LAST_APPLIED);
     assert_eq!(stored.nodes, nodes);
     assert_eq!(stored.nodes[0].finalizers, ["karpenter.sh/termination"]);
     let mut claims = listed.nodeclaims.clone();

@@ -80,7 +80,7 @@ pub(super) fn expand_workload(
             }
         }
         pods.push(PodRecord {
-            demand,
+            demand: demand.into(),
             node_name: None,
             marked_unschedulable: true,
             nominated: false,
@@ -93,10 +93,10 @@ pub(super) fn expand_workload(
             owner: Some(format!("{}/{}", obj.kind, obj.name())),
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
             started: None,
-            annotations: Labels::new(),
+            annotations: Default::default(),
             priority_class: spec.priority_class_name.clone(),
             phase: None,
-            containers: containers_of(&spec, None),
+            containers: containers_of(&spec, None).into(),
         });
     }
     Ok(())
@@ -131,7 +131,7 @@ pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         .find(|r| r.controller == Some(true))
         .or_else(|| obj.meta.owner_references.iter().flatten().next());
     Ok(PodRecord {
-        demand,
+        demand: demand.into(),
         node_name: spec.node_name.filter(|n| !n.is_empty()),
         marked_unschedulable,
         nominated: status.nominated_node_name.is_some_and(|n| !n.is_empty()),
@@ -149,8 +149,8 @@ pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
         started: status.start_time.as_ref().map(|t| t.0),
-        annotations: obj.meta.annotations.clone().unwrap_or_default(),
-        containers,
+        annotations: obj.meta.annotations.clone().unwrap_or_default().into(),
+        containers: containers.into(),
         phase: status.phase,
         priority_class: spec.priority_class_name,
     })
@@ -234,7 +234,7 @@ pub(super) fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         finalizers: obj.meta.finalizers.clone().unwrap_or_default(),
         name: obj.name().to_string(),
         labels,
-        annotations: obj.meta.annotations.clone().unwrap_or_default(),
+        annotations: obj.meta.annotations.clone().unwrap_or_default().into(),
         taints,
         allocatable,
         capacity,

@@ -134,7 +134,7 @@ impl<S: Strategy> Strategy for Relaxing<S> {
                 break;
             }
             for i in pods {
-                if let Some(note) = relaxed.pods[i].demand.relax() {
+                if let Some(note) = std::sync::Arc::make_mut(&mut relaxed.pods[i].demand).relax() {
                     notes.entry(i).or_default().push(note);
                 }
             }
@@ -171,11 +171,14 @@ pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
 
 /// Places what fits on existing (and in-flight) nodes, first fit in queue order; returns the rest.
 pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize> {
-    let candidates: Vec<usize> = (0..state.nodes.len()).collect();
     let mut rest = Vec::new();
     for &pod in queue {
-        match candidates.iter().find(|&&n| state.can_place(pod, n)) {
-            Some(&n) => state.place(pod, n),
+        // Room first: it turns most full nodes away before the whole fit check.
+        let requests = &state.snapshot().pods[pod].demand.requests;
+        match (0..state.nodes.len())
+            .find(|&n| requests.fits_in(&state.nodes[n].free) && state.can_place(pod, n))
+        {
+            Some(n) => state.place(pod, n),
             None => rest.push(pod),
         }
     }

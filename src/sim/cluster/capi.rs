@@ -172,7 +172,7 @@ impl SimCluster {
             name: name.clone(),
             finalizers: Vec::new(),
             labels,
-            annotations: Labels::new(),
+            annotations: Default::default(),
             taints,
             allocatable: flavor.capacity.clone(),
             capacity: flavor.capacity.clone(),
@@ -196,7 +196,7 @@ impl SimCluster {
                     suffix(self.names + 7)
                 );
                 PodRecord {
-                    demand,
+                    demand: demand.into(),
                     node_name: Some(name.clone()),
                     marked_unschedulable: false,
                     nominated: false,
@@ -208,10 +208,10 @@ impl SimCluster {
                     gated: false,
                     owner: Some(format!("DaemonSet/{}", d.name)),
                     created: Some(self.ts(self.now)),
-                    annotations: Labels::new(),
+                    annotations: Default::default(),
                     priority_class: None,
                     phase: Some("Running".to_string()),
-                    containers: Vec::new(),
+                    containers: Default::default(),
                     started: Some(self.ts(self.now)),
                 }
             })

@@ -163,7 +163,7 @@ impl SimCluster {
                         .pods
                         .iter()
                         .find(|p| matches(p))
-                        .map(|p| p.demand.clone());
+                        .map(|p| PodDemand::clone(&p.demand));
                     snap.pods.retain(|p| !matches(p));
                     found.ok_or_else(|| Error::Input {
                         path: format!("trace {}", trace.name),
@@ -429,7 +429,7 @@ fn inline_template(
     snap.pods
         .into_iter()
         .next()
-        .map(|p| p.demand)
+        .map(|p| std::sync::Arc::unwrap_or_clone(p.demand))
         .ok_or_else(|| Error::Input {
             path: format!("trace {trace}"),
             problem: format!("workload {name}: no pod template"),

@@ -81,7 +81,7 @@ impl SimCluster {
         demand.namespace = self.trace.workloads[w].namespace.clone();
         let k = demand.key();
         self.snap.pods.push(PodRecord {
-            demand,
+            demand: demand.into(),
             node_name: None,
             marked_unschedulable: false,
             nominated: false,
@@ -93,10 +93,10 @@ impl SimCluster {
             gated: false,
             owner: Some(format!("ReplicaSet/{}", self.trace.workloads[w].name)),
             created: Some(self.ts(self.now)),
-            annotations: Labels::new(),
+            annotations: Default::default(),
             priority_class: None,
             phase: Some("Pending".to_string()),
-            containers: Vec::new(),
+            containers: Default::default(),
             started: None,
         });
         self.workload_of.insert(k.clone(), w);

@@ -94,7 +94,10 @@ pub fn classes(
         }
         groups[c].push(p);
     }
-    let reps: Vec<&PodDemand> = groups.iter().map(|g| &snapshot.pods[g[0]].demand).collect();
+    let reps: Vec<&PodDemand> = groups
+        .iter()
+        .map(|g| &*snapshot.pods[g[0]].demand)
+        .collect();
     let dims = dimensions(&reps);
     let interacting: Vec<bool> = reps
         .iter()

@@ -46,7 +46,7 @@ pub fn solve(
         return None;
     }
     let full = (1usize << n) - 1;
-    let demands: Vec<&PodDemand> = pods.iter().map(|&p| &snapshot.pods[p].demand).collect();
+    let demands: Vec<&PodDemand> = pods.iter().map(|&p| &*snapshot.pods[p].demand).collect();
     let mut conflicts = vec![0usize; n];
     for i in 0..n {
         for j in 0..n {

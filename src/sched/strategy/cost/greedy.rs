@@ -87,7 +87,7 @@ fn classes(state: &ClusterState, pods: &[usize]) -> Vec<Class> {
     // same labels and terms.
     let reps: Vec<&PodDemand> = out
         .iter()
-        .map(|c| &snapshot.pods[c.pods[0]].demand)
+        .map(|c| &*snapshot.pods[c.pods[0]].demand)
         .collect();
     let interacting: Vec<bool> = reps
         .iter()
