@@ -779,3 +779,88 @@ fn a_custom_topology_key_spreads_over_its_label_values() {
         );
     }
 }
+
+/// A NodeClaim launched for `m4-{zone}` whose Node has not registered yet.
+fn in_flight_claim(name: &str, zone: &str) -> String {
+    format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: {name}\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: m4-{zone}, {ZONE}: {zone}}}\n  annotations: {{karpenter-capi/machine-deployment: capi/m4-{zone}}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {{conditions: [{{type: Launched, status: 'True'}}]}}\n"
+    )
+}
+
+#[test]
+fn pods_planned_onto_an_in_flight_claim_count_in_its_zone() {
+    // Room for all four pods on the claim launching in zone a; spread over a and b allows two
+    // there only if the claim's pods count toward zone a, as Karpenter counts in-flight nodes.
+    let mut y = flavor("m4-a", 4, "a", "0.10");
+    y.push_str(&flavor("m4-b", 4, "b", "0.10"));
+    y.push_str(&in_flight_claim("default-x", "a"));
+    for i in 0..4 {
+        y.push_str(&pod(
+            &format!("web-{i}"),
+            "app: web",
+            None,
+            &spread(ZONE, 1, "DoNotSchedule", "app: web", ""),
+        ));
+    }
+    let s = snap(&y);
+    assert_eq!(s.in_flight_claims().count(), 1);
+    for strategy in StrategyName::ALL {
+        let p = plan(&s, strategy);
+        assert!(p.unschedulable.is_empty(), "{strategy:?}");
+        let mut counts = per_zone(&zones(&s, &p));
+        for (_, claim) in &p.on_in_flight {
+            assert_eq!(claim, "default-x", "{strategy:?}");
+            *counts.entry("a".to_string()).or_insert(0) += 1;
+        }
+        // Karpenter tries existing and in-flight nodes first for every pod; Cluster
+        // Autoscaler places on upcoming nodes only before it estimates a scale-up, so its
+        // last pod gets a node of its own in zone a.
+        let on_claim = if strategy == StrategyName::LeastWaste {
+            1
+        } else {
+            2
+        };
+        assert_eq!(p.on_in_flight.len(), on_claim, "{strategy:?}");
+        assert_eq!(p.new_nodes.len(), 3 - on_claim, "{strategy:?}");
+        assert_eq!(
+            counts,
+            BTreeMap::from([("a".to_string(), 2), ("b".to_string(), 2)]),
+            "{strategy:?}"
+        );
+    }
+}
+
+#[test]
+fn preferred_pod_affinity_follows_its_peer_while_it_can_then_is_relaxed() {
+    // The peer runs in zone b; the pods prefer its zone. The cheaper flavor is in zone a, so
+    // only the preference takes them to b.
+    let pref = "\n  affinity:\n    podAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n      - weight: 5\n        podAffinityTerm: {labelSelector: {matchLabels: {app: cache}}, topologyKey: topology.kubernetes.io/zone}";
+    let mut y = flavor("m4-a", 4, "a", "0.05");
+    y.push_str(&flavor("m4-b", 4, "b", "0.10"));
+    y.push_str(&node("n-b", "b", 600));
+    y.push_str(&pod("cache-0", "app: cache", Some("n-b"), ""));
+    y.push_str(&pod("web-0", "app: web", None, pref));
+    let s = snap(&y);
+    let p = plan(&s, StrategyName::Cost);
+    assert!(p.unschedulable.is_empty());
+    assert!(p.relaxed.is_empty(), "{:?}", p.relaxed);
+    assert_eq!(zones(&s, &p).get("web-0").map(String::as_str), Some("b"));
+
+    // No zone b to be had (its flavor gone, the node full): the preference is dropped, with a
+    // note, and the pod goes to zone a.
+    let mut y = flavor("m4-a", 4, "a", "0.05");
+    y.push_str(&node("n-b", "b", 500));
+    y.push_str(&pod("cache-0", "app: cache", Some("n-b"), ""));
+    y.push_str(&pod("web-0", "app: web", None, pref));
+    let s = snap(&y);
+    let p = plan(&s, StrategyName::Cost);
+    assert!(p.unschedulable.is_empty());
+    assert_eq!(zones(&s, &p).get("web-0").map(String::as_str), Some("a"));
+    assert_eq!(p.relaxed.len(), 1);
+    assert_eq!(p.relaxed[0].1.len(), 1, "{:?}", p.relaxed);
+    assert!(
+        p.relaxed[0].1[0].starts_with("dropped preferred pod affinity (weight 5)"),
+        "{:?}",
+        p.relaxed[0].1
+    );
+}
