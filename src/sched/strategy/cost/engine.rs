@@ -28,8 +28,10 @@ pub fn needs_sequential(d: &PodDemand) -> bool {
 pub struct Classes {
     /// Pods per class.
     pub pods: Vec<Vec<usize>>,
-    /// The problem over the distinct offerings.
+    /// The problem over the offerings that differ for these classes.
     pub problem: Problem,
+    /// Per offering of the problem: the caller's offering it stands for.
+    pub offering: Vec<usize>,
 }
 
 /// The resource dimensions of a batch: cpu, memory, ephemeral storage, pods, then every
@@ -123,19 +125,46 @@ pub fn classes(
             }
         }
     }
+    let cap: Vec<Vec<i64>> = offerings
+        .iter()
+        .map(|o| vector(&o.allocatable, &dims))
+        .collect();
+    // Offerings these classes cannot tell apart (same allocatable in every dimension they use,
+    // same price, allowed to the same classes, same NodePool) are one choice for the optimizer:
+    // the same flavor in three zones when only the sequential pods care about zones. Budgets
+    // are per NodePool and per size-bounded MachineDeployment, so those stay apart.
+    type Twin<'o> = (Vec<i64>, i64, Vec<bool>, &'o str);
+    let mut first: HashMap<Twin, usize> = HashMap::new();
+    let kept: Vec<usize> = (0..offerings.len())
+        .filter(|&o| {
+            if offerings[o].flavor.max_size.is_some() {
+                return true;
+            }
+            let key = (
+                cap[o].clone(),
+                offerings[o].flavor.price.0,
+                specs.iter().map(|c| c.allowed[o]).collect(),
+                offerings[o].node_pool.as_str(),
+            );
+            *first.entry(key).or_insert(o) == o
+        })
+        .collect();
+    for spec in &mut specs {
+        spec.allowed = kept.iter().map(|&o| spec.allowed[o]).collect();
+    }
     Classes {
         pods: groups,
         problem: Problem {
-            cap: offerings
+            cap: kept.iter().map(|&o| cap[o].clone()).collect(),
+            price: kept
                 .iter()
-                .map(|o| vector(&o.allocatable, &dims))
-                .collect(),
-            price: offerings
-                .iter()
-                .map(|o| o.flavor.price.0 as f64 / crate::model::flavor::Price::UNIT as f64)
+                .map(|&o| {
+                    offerings[o].flavor.price.0 as f64 / crate::model::flavor::Price::UNIT as f64
+                })
                 .collect(),
             classes: specs,
         },
+        offering: kept,
     }
 }
 
@@ -154,7 +183,7 @@ pub fn scaled(d: Duration) -> Duration {
 
 /// Planned nodes and the lower bound (units per hour) of the optimizer's batch.
 pub struct Solved {
-    /// Nodes as class counts.
+    /// Nodes as class counts, on the caller's offerings.
     pub nodes: Vec<Node>,
     /// A lower bound on the price of any plan for these classes, in units per hour.
     pub lower_bound: f64,
@@ -257,6 +286,10 @@ pub fn optimize(classes: &Classes, total: Duration) -> Solved {
             t_dive,
             start.elapsed()
         );
+    }
+    // Back to the caller's offerings.
+    for node in &mut nodes {
+        node.offering = classes.offering[node.offering];
     }
     Solved {
         nodes,
