@@ -46,30 +46,58 @@ impl Strategy for LeastWaste {
                 .filter(|&(o, room)| room > 0 && estimated.insert((group[o], room)))
                 .collect();
             // Estimates run side by side, each worker on its own copy of the cluster, each
-            // estimate undone after it is scored.
-            let estimates = crate::parallel::map_with(
-                &candidates,
-                || state.clone(),
-                |trial, &(o, room)| {
-                    trial.begin_trial();
-                    let (nodes, pods) =
-                        first_fit_decreasing(trial, &offerings[o], o, &rest, room, &classes);
-                    trial.end_trial();
-                    (!pods.is_empty()).then(|| Estimate {
-                        offering: o,
-                        nodes,
-                        score: waste_score(snapshot, &offerings[o], nodes, &pods),
-                        pods,
-                    })
-                },
-            );
+            // estimate undone after it is scored. When every pending pod's constraints stay
+            // within a node, a floor under each group's score is known before its estimate:
+            // groups are estimated in order of their floors, a few at a time, and those whose
+            // floor is above the best score so far are never estimated (they cannot win).
+            let floors = score_floors(&mut state, &offerings, &candidates, &rest, &classes);
+            let mut order: Vec<usize> = (0..candidates.len())
+                .filter(|&i| floors.as_ref().is_none_or(|f| f[i].is_some()))
+                .collect();
+            let floor = |i: usize| floors.as_ref().and_then(|f| f[i]).unwrap_or(f64::MIN);
+            order.sort_by(|&a, &b| floor(a).total_cmp(&floor(b)).then(a.cmp(&b)));
+            let step = if floors.is_some() {
+                4
+            } else {
+                order.len().max(1)
+            };
             // Ties: Cluster Autoscaler picks at random among the best; we take input order.
-            let mut best: Option<Estimate> = None;
-            for e in estimates.into_iter().flatten() {
-                if best.as_ref().is_none_or(|b| e.score < b.score) {
-                    best = Some(e);
+            let mut best: Option<(usize, Estimate)> = None;
+            for batch in order.chunks(step) {
+                if let Some((_, b)) = &best
+                    && floor(batch[0]) > b.score + FLOOR_MARGIN
+                {
+                    break;
+                }
+                let estimates = crate::parallel::map_with(
+                    batch,
+                    || state.clone(),
+                    |trial, &i| {
+                        let (o, room) = candidates[i];
+                        trial.begin_trial();
+                        let (nodes, pods) =
+                            first_fit_decreasing(trial, &offerings[o], o, &rest, room, &classes);
+                        trial.end_trial();
+                        (!pods.is_empty()).then(|| Estimate {
+                            offering: o,
+                            nodes,
+                            score: waste_score(snapshot, &offerings[o], nodes, &pods),
+                            pods,
+                        })
+                    },
+                );
+                for (&i, e) in batch.iter().zip(estimates) {
+                    let Some(e) = e else { continue };
+                    let better = match &best {
+                        None => true,
+                        Some((j, b)) => e.score < b.score || (e.score == b.score && i < *j),
+                    };
+                    if better {
+                        best = Some((i, e));
+                    }
                 }
             }
+            let best = best.map(|(_, e)| e);
             let Some(choice) = best else { break };
             let offering = &offerings[choice.offering];
             let (nodes, pods) = first_fit_decreasing(
@@ -278,6 +306,108 @@ fn first_fit_decreasing(
     (opened.len(), placed)
 }
 
+/// How far a group's score may sit below its floor from rounding alone.
+const FLOOR_MARGIN: f64 = 1e-9;
+
+/// Per candidate (offering, room): a floor under the score its estimate can reach, or None when
+/// the estimate places no pod. The whole answer is None (no floors known) unless every pending
+/// pod is in a class and has constraints only within a node (hostname anti-affinity, host
+/// ports): then a pod that fits an empty node of the group fits a new one at any point of the
+/// estimate, so with room for a node per pod the estimate places exactly the pods that fit an
+/// empty node, on at least as many nodes as their summed requests and one-per-node classes
+/// need; the score only grows with the node count.
+fn score_floors(
+    state: &mut ClusterState,
+    offerings: &[Offering],
+    candidates: &[(usize, i64)],
+    rest: &[usize],
+    classes: &Classes,
+) -> Option<Vec<Option<f64>>> {
+    let snapshot = state.snapshot();
+    // One pod standing for each class, and how many pending pods it has.
+    let mut members: Vec<(usize, i64)> = Vec::new();
+    let mut slot: Vec<Option<usize>> = vec![None; classes.classes];
+    for &p in rest {
+        if snapshot.pods[p].demand.has_topology() {
+            return None;
+        }
+        let c = classes.class.get(p).copied().flatten()?;
+        match slot[c] {
+            Some(i) => members[i].1 += 1,
+            None => {
+                slot[c] = Some(members.len());
+                members.push((p, 1));
+            }
+        }
+    }
+    let floors = candidates
+        .iter()
+        .map(|&(o, room)| {
+            let offering = &offerings[o];
+            state.begin_trial();
+            let n = state.open(offering, NodeOrigin::New(o), None);
+            let fitting: Vec<(usize, i64)> = members
+                .iter()
+                .copied()
+                .filter(|&(p, _)| state.can_place(p, n))
+                .collect();
+            state.end_trial();
+            if fitting.is_empty() {
+                return None;
+            }
+            let pods: i64 = fitting.iter().map(|&(_, k)| k).sum();
+            if pods > room {
+                // The estimate may run out of nodes: no floor.
+                return Some(f64::MIN);
+            }
+            let alloc = &offering.allocatable;
+            let total = |get: &dyn Fn(&crate::model::resources::Resources) -> i64| -> i128 {
+                fitting
+                    .iter()
+                    .map(|&(p, k)| {
+                        i128::from(get(&snapshot.pods[p].demand.requests)) * i128::from(k)
+                    })
+                    .sum()
+            };
+            let nodes_for = |need: i128, have: i64| -> i128 {
+                if need <= 0 || have <= 0 {
+                    0
+                } else {
+                    (need + i128::from(have) - 1) / i128::from(have)
+                }
+            };
+            let cpu = total(&|r| r.cpu_millis);
+            let mem = total(&|r| r.memory_bytes);
+            let mut nodes = nodes_for(cpu, alloc.cpu_millis)
+                .max(nodes_for(mem, alloc.memory_bytes))
+                .max(nodes_for(
+                    total(&|r| r.ephemeral_storage_bytes),
+                    alloc.ephemeral_storage_bytes,
+                ))
+                .max(nodes_for(total(&|r| r.pods), alloc.pods))
+                .max(1);
+            for (name, &have) in &alloc.extended {
+                nodes = nodes.max(nodes_for(
+                    total(&|r| r.extended.get(name).copied().unwrap_or(0)),
+                    have,
+                ));
+            }
+            for &(p, k) in &fitting {
+                let d = &snapshot.pods[p].demand;
+                if super::cost::conflict(d, d) {
+                    nodes = nodes.max(i128::from(k));
+                }
+            }
+            let n = nodes as f64;
+            let cpu_cap = offering.flavor.capacity.cpu_millis as f64 * n;
+            let mem_cap = offering.flavor.capacity.memory_bytes as f64 * n;
+            let floor = (cpu_cap - cpu as f64) / cpu_cap + (mem_cap - mem as f64) / mem_cap;
+            Some(if floor.is_finite() { floor } else { f64::MIN })
+        })
+        .collect();
+    Some(floors)
+}
+
 /// The least-waste score on node capacity (lower is better).
 fn waste_score(snapshot: &Snapshot, o: &Offering, nodes: usize, pods: &[usize]) -> f64 {
     let n = nodes as f64;
@@ -355,6 +485,12 @@ mod tests {
     /// Flavors in three zones (some size-bounded, some tainted), pods with hostname and zone
     /// anti-affinity, zone selectors, spread, affinity, tolerations and host ports.
     fn instance(seed: u64) -> Snapshot {
+        instance_with(seed, false)
+    }
+
+    /// [`instance`]; `local`: only constraints within a node (hostname anti-affinity, host
+    /// ports) besides selectors and tolerations, the case where estimates are pruned.
+    fn instance_with(seed: u64, local: bool) -> Snapshot {
         let mut rng = Lcg(seed);
         let mut y = String::new();
         let types = 2 + rng.next() % 5;
@@ -387,7 +523,11 @@ mod tests {
             let mem = rng.pick(&["100Mi", "512Mi", "1Gi", "2Gi"]);
             let mut spec = String::new();
             let mut labels = format!("app: {}", rng.pick(&["xx", "yy", "nginx"]));
-            match rng.next() % 8 {
+            let choice = match rng.next() % 8 {
+                2 | 4 | 5 if local => 7,
+                c => c,
+            };
+            match choice {
                 0 | 1 => spec.push_str("\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: nginx}}\n        topologyKey: kubernetes.io/hostname"),
                 2 => spec.push_str("\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: yy}}\n        topologyKey: topology.kubernetes.io/zone"),
                 3 => spec.push_str(&format!(
@@ -470,12 +610,73 @@ mod tests {
 
     #[test]
     fn picks_the_same_node_groups_and_pods_as_the_plain_expander() {
-        for seed in 0..40 {
-            let snap = instance(seed);
-            let pending: Vec<usize> = (0..snap.pods.len()).collect();
-            let fast = LeastWaste.plan(&snap, &pending);
-            let slow = reference(&snap, &pending);
-            assert_eq!(shape(&fast), shape(&slow), "seed {seed}");
+        for local in [false, true] {
+            for seed in 0..40 {
+                let snap = instance_with(seed, local);
+                let pending: Vec<usize> = (0..snap.pods.len()).collect();
+                let fast = LeastWaste.plan(&snap, &pending);
+                let slow = reference(&snap, &pending);
+                assert_eq!(shape(&fast), shape(&slow), "seed {seed}, local {local}");
+            }
         }
+    }
+
+    /// With constraints only within a node, every group's floor is at most the score its
+    /// estimate reaches (and a group with no floor places no pod), and the floors rule out some
+    /// groups before they are estimated.
+    #[test]
+    fn score_floors_never_exceed_the_estimates_and_prune_some() {
+        let (mut checked, mut prunable) = (0, 0);
+        for seed in 0..40 {
+            let snap = instance_with(seed, true);
+            let offerings = catalog::bare_offerings(&snap);
+            let mut state = ClusterState::new(&snap, &offerings);
+            let budget = Budget::new(&snap);
+            let pending: Vec<usize> = (0..snap.pods.len()).collect();
+            let rest = place_on_existing(&mut state, &queue_order(&snap, &pending));
+            let classes = cursor_classes(&snap, &rest);
+            let candidates: Vec<(usize, i64)> = offerings
+                .iter()
+                .enumerate()
+                .map(|(o, offering)| (o, budget.room(offering)))
+                .filter(|&(_, room)| room > 0)
+                .collect();
+            let floors = score_floors(&mut state, &offerings, &candidates, &rest, &classes)
+                .expect("only constraints within a node");
+            let mut scores = Vec::new();
+            for (&(o, room), floor) in candidates.iter().zip(&floors) {
+                state.begin_trial();
+                let (nodes, pods) =
+                    first_fit_decreasing(&mut state, &offerings[o], o, &rest, room, &classes);
+                state.end_trial();
+                match floor {
+                    None => assert!(pods.is_empty(), "seed {seed}, offering {o}"),
+                    Some(f) => {
+                        let score = waste_score(&snap, &offerings[o], nodes, &pods);
+                        assert!(
+                            *f <= score + FLOOR_MARGIN,
+                            "seed {seed}, offering {o}: {f} > {score}"
+                        );
+                        scores.push((*f, score));
+                        checked += 1;
+                    }
+                }
+            }
+            let best = scores.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+            prunable += scores.iter().filter(|s| s.0 > best + FLOOR_MARGIN).count();
+        }
+        eprintln!("{prunable} of {checked} groups ruled out");
+        assert!(checked > 200, "{checked} floors checked");
+        assert!(
+            prunable > checked / 4,
+            "{prunable} of {checked} groups ruled out"
+        );
+        // A pod with constraints across nodes: no floors.
+        let snap = instance(1);
+        let offerings = catalog::bare_offerings(&snap);
+        let mut state = ClusterState::new(&snap, &offerings);
+        let pending: Vec<usize> = (0..snap.pods.len()).collect();
+        let classes = cursor_classes(&snap, &pending);
+        assert!(score_floors(&mut state, &offerings, &[(0, 10)], &pending, &classes).is_none());
     }
 }
