@@ -350,6 +350,30 @@ impl<'a> ClusterState<'a> {
         self.index_resident(pod, node);
     }
 
+    /// The nodes that stand before any new one (existing and in flight), in order.
+    pub fn standing_nodes(&self) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&n| !matches!(self.nodes[n].origin, NodeOrigin::New(_)))
+            .collect()
+    }
+
+    /// Places a pod on the first of `standing` ([`ClusterState::standing_nodes`]) that takes
+    /// it now; returns whether one did. Strategies call this for every pod, before new nodes,
+    /// as core `scheduler.go` `add` does: a node the pod's topology turned away before the
+    /// batch may take it once the batch has filled other domains (a zone spread that allows a
+    /// second pod on the in-flight claim of zone a once zone b has one).
+    pub fn place_on_standing(&mut self, pod: usize, standing: &[usize]) -> bool {
+        let requests = &self.snapshot.pods[pod].demand.requests;
+        let found = standing
+            .iter()
+            .copied()
+            .find(|&n| requests.fits_in(&self.nodes[n].free) && self.can_place(pod, n));
+        if let Some(n) = found {
+            self.place(pod, n);
+        }
+        found.is_some()
+    }
+
     /// Whether any pod has constraints that span nodes: pod affinity, anti-affinity on a
     /// topology other than the hostname, preferred pod (anti-)affinity, topology spread.
     pub fn has_cross_node_constraints(&self) -> bool {

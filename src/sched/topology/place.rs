@@ -44,20 +44,11 @@ pub fn pack(
     let mut rankings: HashMap<Resources, Vec<usize>> = HashMap::new();
     let mut opened: Vec<usize> = Vec::new();
     let mut unplaced = Vec::new();
-    // Existing and in-flight nodes come first for every pod, as in core `scheduler.go` `add`:
-    // a pod their topology turned away before this batch may fit once the batch has filled
-    // other domains (a zone spread that allows a second pod on the in-flight claim of zone a
-    // once zone b has one).
-    let standing: Vec<usize> = (0..state.nodes.len())
-        .filter(|&n| !matches!(state.nodes[n].origin, NodeOrigin::New(_)))
-        .collect();
+    // Existing and in-flight nodes first for every pod (core `scheduler.go` `add`).
+    let standing = state.standing_nodes();
     for &p in pods {
         let demand = &snapshot.pods[p].demand;
-        if let Some(&n) = standing
-            .iter()
-            .find(|&&n| demand.requests.fits_in(&state.nodes[n].free) && state.can_place(p, n))
-        {
-            state.place(p, n);
+        if state.place_on_standing(p, &standing) {
             continue;
         }
         let mut placed = false;

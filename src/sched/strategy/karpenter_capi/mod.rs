@@ -78,17 +78,11 @@ impl Strategy for KarpenterCapi {
         let topo_keys = crate::sched::topology::place::topology_label_keys(snapshot);
         // The provider's choice, by lower-cased name: each offering's rank in that order.
         let name_rank = name_ranks(&offerings);
-        // Existing and in-flight nodes first for every pod (core `scheduler.go` `add`): one their
-        // topology turned away before the batch may take it once the batch fills other domains.
-        let standing: Vec<usize> = (0..state.nodes.len())
-            .filter(|&n| !matches!(state.nodes[n].origin, NodeOrigin::New(_)))
-            .collect();
+        // Existing and in-flight nodes first for every pod (core `scheduler.go` `add`).
+        let standing = state.standing_nodes();
         for pod in rest {
             let demand = &snapshot.pods[pod].demand;
-            if let Some(&n) = standing.iter().find(|&&n| {
-                demand.requests.fits_in(&state.nodes[n].free) && state.can_place(pod, n)
-            }) {
-                state.place(pod, n);
+            if state.place_on_standing(pod, &standing) {
                 continue;
             }
             // An offering's labels plus the claim's hostname; copied only for the rare pod
