@@ -116,13 +116,14 @@ fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), E
                 .is_some_and(|k| k.ends_with("List"))
                 && map.contains_key("items") =>
         {
-            let items = map
-                .get("items")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            for item in items {
-                flatten(item, origin, out)?;
+            // Taken, not copied: a dump's List holds nearly all of it.
+            let Value::Object(mut map) = value else {
+                return Ok(());
+            };
+            if let Some(Value::Array(items)) = map.remove("items") {
+                for item in items {
+                    flatten(item, origin, out)?;
+                }
             }
             Ok(())
         }
