@@ -29,6 +29,16 @@ impl DemandKey {
         }
         DemandKey(copy)
     }
+
+    /// The key of a demand without its name, namespace and labels: pods alike for the fit on
+    /// a node with no pods.
+    pub fn unlabelled(d: &PodDemand) -> DemandKey {
+        let mut copy = d.clone();
+        copy.name.clear();
+        copy.namespace.clear();
+        copy.labels.clear();
+        DemandKey(copy)
+    }
 }
 
 /// Pods that pack alike.

@@ -21,7 +21,7 @@ use crate::model::labels::{Labels, keys};
 use crate::model::pod::PodDemand;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
-use crate::sched::fit::static_fit;
+use crate::sched::fit::static_ok;
 use crate::sched::state::{ClusterState, NodeOrigin};
 use crate::sched::strategy::StrategyName;
 
@@ -321,7 +321,8 @@ fn allowed_offerings(
     let in_budget: Vec<bool> = offerings.iter().map(|o| budget.check(o).is_ok()).collect();
     for &p in pods {
         let demand = &snapshot.pods[p].demand;
-        let key = greedy::DemandKey::of(demand, true);
+        // Which nodes a pod fits statically does not depend on its labels or namespace.
+        let key = greedy::DemandKey::unlabelled(demand);
         let d = match index.get(&key) {
             Some(&d) => d,
             None => {
@@ -349,7 +350,7 @@ fn allowed_offerings(
 /// Whether a pod fits an empty node of the offering (a new node has no hostname a pod could
 /// select, so the offering's labels are used as they are).
 fn fits_empty(demand: &PodDemand, o: &Offering) -> bool {
-    static_fit(demand, &o.labels, &o.taints, &o.allocatable).is_ok()
+    static_ok(demand, &o.labels, &o.taints, &o.allocatable)
 }
 
 /// Whether two pods may not share a node (hostname anti-affinity either way, or a host port).
