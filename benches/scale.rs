@@ -408,6 +408,13 @@ fn child(args: &[&str]) {
 }
 
 fn main() {
+    // `BENCH_TRACE=1`: the optimizer's own trace (rounds, pool sizes, phase times) on stderr.
+    if std::env::var_os("BENCH_TRACE").is_some() {
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--case") {
         let rest: Vec<&str> = args[i + 1..].iter().map(String::as_str).collect();
