@@ -524,9 +524,9 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         let pi: Vec<f64> = lp.duals().into_iter().map(|p| p.max(0.0)).collect();
         let dual_value: f64 = pi.iter().zip(&demand).map(|(p, n)| p * n).sum();
         // Score every offering by the cheap root bound, search the most promising.
-        let mut scored: Vec<(f64, usize)> = (0..offerings)
-            .map(|o| (root_ratio(problem, &in_clique, &lambdas, &pi, o), o))
-            .collect();
+        let scorer = Scorer::new(problem, &in_clique, &lambdas, &pi);
+        let mut scored: Vec<(f64, usize)> =
+            (0..offerings).map(|o| (scorer.root_ratio(o), o)).collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut rho = 1.0f64;
         let mut added = 0;
@@ -599,80 +599,151 @@ fn ratio_of(value: f64, price: f64) -> f64 {
     }
 }
 
-/// The fractional knapsack bound of an offering over its real price.
-fn root_ratio(
-    problem: &Problem,
-    clique: &[bool],
-    lambdas: &[Vec<f64>],
-    pi: &[f64],
-    o: usize,
-) -> f64 {
-    let cap = &problem.cap[o];
-    let items: Vec<(usize, u32, f64)> = problem
-        .classes
-        .iter()
-        .enumerate()
-        .filter(|(c, class)| class.allowed[o] && pi[*c] > 1e-12 && class.count > 0)
-        .filter_map(|(c, class)| {
-            let k = problem.max_copies(c, o).min(class.count);
-            (k > 0).then_some((c, k, 0.0))
-        })
-        .collect();
-    let bounder = Bounder::new(problem, clique, pi, &items, cap.len());
-    let bound = bounder
-        .bound(0, cap)
-        .min(lagrangian(problem, clique, lambdas, pi, o));
-    ratio_of(bound, problem.price[o])
+/// What scoring every offering against one round's duals shares, computed once per round:
+/// per dimension the classes by dual value per unit (best first), and per Lagrangian price
+/// vector each class's gain. An offering's score then costs a pass over the classes.
+struct Scorer<'a> {
+    problem: &'a Problem,
+    clique: &'a [bool],
+    pi: &'a [f64],
+    /// Per dimension: classes outside the clique that use it, by value per unit, best first.
+    orders: Vec<Vec<usize>>,
+    /// Per Lagrangian price vector (valid ones only): the vector and each class's gain
+    /// `π_c − λ·req_c`.
+    lambdas: Vec<(&'a [f64], Vec<f64>)>,
 }
 
-/// The Lagrangian bound on a pattern's value for offering `o`: for prices `λ ≥ 0` per unit of
-/// each dimension, any pattern that fits is worth at most `λ·cap + Σ_c u_c·max(0, π_c − λ·req_c)`
-/// (`u_c` the copies of class c that fit; the conflict clique adds one pod at most, its best).
-/// The least over the given `lambdas`; combines all dimensions where the per-dimension
-/// knapsack bound takes one at a time.
-fn lagrangian(
-    problem: &Problem,
-    clique: &[bool],
-    lambdas: &[Vec<f64>],
-    pi: &[f64],
-    o: usize,
-) -> f64 {
-    let cap = &problem.cap[o];
-    let mut best = f64::INFINITY;
-    for lambda in lambdas {
-        if lambda.len() != cap.len() || lambda.iter().any(|l| !l.is_finite() || *l < 0.0) {
-            continue;
-        }
-        let mut v: f64 = lambda
+impl<'a> Scorer<'a> {
+    fn new(
+        problem: &'a Problem,
+        clique: &'a [bool],
+        lambdas: &'a [Vec<f64>],
+        pi: &'a [f64],
+    ) -> Self {
+        let dims = problem.cap.first().map_or(0, Vec::len);
+        let member = |c: usize| clique.get(c).copied().unwrap_or(false);
+        let orders = (0..dims)
+            .map(|d| {
+                let mut o: Vec<usize> = (0..problem.classes.len())
+                    .filter(|&c| !member(c) && problem.classes[c].req[d] > 0)
+                    .collect();
+                let density = |c: usize| pi[c] / problem.classes[c].req[d] as f64;
+                o.sort_by(|&a, &b| density(b).total_cmp(&density(a)).then(a.cmp(&b)));
+                o
+            })
+            .collect();
+        let lambdas = lambdas
             .iter()
-            .zip(cap)
-            .map(|(l, &c)| l * c.max(0) as f64)
-            .sum();
-        let mut clique_best = 0.0f64;
-        for (c, class) in problem.classes.iter().enumerate() {
-            if !class.allowed[o] || pi[c] <= 0.0 || class.count == 0 {
-                continue;
-            }
-            let u = problem.max_copies(c, o).min(class.count);
-            if u == 0 {
-                continue;
-            }
-            let gain = pi[c]
-                - lambda
+            .filter(|l| l.len() == dims && l.iter().all(|x| x.is_finite() && *x >= 0.0))
+            .map(|l| {
+                let gains = problem
+                    .classes
                     .iter()
-                    .zip(&class.req)
-                    .map(|(l, &r)| l * r as f64)
-                    .sum::<f64>();
-            if gain <= 0.0 {
-                continue;
-            }
-            if clique.get(c).copied().unwrap_or(false) {
-                clique_best = clique_best.max(gain);
+                    .enumerate()
+                    .map(|(c, class)| {
+                        pi[c]
+                            - l.iter()
+                                .zip(&class.req)
+                                .map(|(x, &r)| x * r as f64)
+                                .sum::<f64>()
+                    })
+                    .collect();
+                (l.as_slice(), gains)
+            })
+            .collect();
+        Scorer {
+            problem,
+            clique,
+            pi,
+            orders,
+            lambdas,
+        }
+    }
+
+    /// An upper bound on what one node of offering `o` is worth at these duals, over its real
+    /// price: the least of the fractional knapsack bounds per dimension ([`Bounder`] at the
+    /// root) and the Lagrangian bounds.
+    fn root_ratio(&self, o: usize) -> f64 {
+        let problem = self.problem;
+        let member = |c: usize| self.clique.get(c).copied().unwrap_or(false);
+        // Copies of each class one empty node holds (0 where the class may not use it).
+        let copies: Vec<u32> = problem
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(c, class)| {
+                if class.allowed[o] && self.pi[c] > 0.0 && class.count > 0 {
+                    problem.max_copies(c, o).min(class.count)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let item = |c: usize| copies[c] > 0 && self.pi[c] > 1e-12;
+        let (mut sum, mut clique_best) = (0.0f64, 0.0f64);
+        for c in (0..copies.len()).filter(|&c| item(c)) {
+            if member(c) {
+                clique_best = clique_best.max(self.pi[c] * f64::from(copies[c].min(1)));
             } else {
-                v += gain * f64::from(u);
+                sum += self.pi[c] * f64::from(copies[c]);
             }
         }
-        best = best.min(v + clique_best);
+        let cap = &problem.cap[o];
+        let mut knapsack = sum;
+        for (d, order) in self.orders.iter().enumerate() {
+            // A dimension some item does not use bounds nothing.
+            if (0..copies.len()).any(|c| item(c) && !member(c) && problem.classes[c].req[d] <= 0) {
+                continue;
+            }
+            let mut room = cap[d].max(0) as f64;
+            let mut v = 0.0;
+            for &c in order.iter().filter(|&&c| item(c)) {
+                let need = problem.classes[c].req[d] as f64;
+                let whole = f64::from(copies[c]) * need;
+                if whole <= room {
+                    v += self.pi[c] * f64::from(copies[c]);
+                    room -= whole;
+                } else {
+                    v += self.pi[c] * room / need;
+                    break;
+                }
+                if v >= knapsack {
+                    break;
+                }
+            }
+            knapsack = knapsack.min(v);
+        }
+        let bound = (knapsack + clique_best).min(self.lagrangian(o, &copies));
+        ratio_of(bound, problem.price[o])
     }
-    best
+
+    /// The Lagrangian bound on a pattern's value for offering `o`: for prices `λ ≥ 0` per unit
+    /// of each dimension, any pattern that fits is worth at most
+    /// `λ·cap + Σ_c u_c·max(0, π_c − λ·req_c)` (`u_c` the copies of class c that fit; the
+    /// conflict clique adds one pod at most, its best). The least over the price vectors;
+    /// combines all dimensions where the per-dimension knapsack bound takes one at a time.
+    fn lagrangian(&self, o: usize, copies: &[u32]) -> f64 {
+        let cap = &self.problem.cap[o];
+        let mut best = f64::INFINITY;
+        for (lambda, gains) in &self.lambdas {
+            let mut v: f64 = lambda
+                .iter()
+                .zip(cap)
+                .map(|(l, &c)| l * c.max(0) as f64)
+                .sum();
+            let mut clique_best = 0.0f64;
+            for (c, (&u, &gain)) in copies.iter().zip(gains).enumerate() {
+                if u == 0 || gain <= 0.0 {
+                    continue;
+                }
+                if self.clique.get(c).copied().unwrap_or(false) {
+                    clique_best = clique_best.max(gain);
+                } else {
+                    v += gain * f64::from(u);
+                }
+            }
+            best = best.min(v + clique_best);
+        }
+        best
+    }
 }

@@ -277,8 +277,9 @@ pub fn optimize(classes: &Classes, total: Duration) -> Solved {
     }
     if tracing::enabled!(tracing::Level::TRACE) {
         tracing::trace!(
-            "optimize: {} classes, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}",
+            "optimize: {} classes, {} offerings, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}",
             classes.problem.classes.len(),
+            classes.problem.cap.len(),
             master.patterns.len(),
             master.lower_bound,
             master.lp.objective(),
