@@ -385,7 +385,12 @@ fn end_to_end(label: &str, text: &str, args: &[&str]) {
         .output()
         .expect("binary runs");
     let wall = t.elapsed();
-    let _ = std::fs::remove_file(&path);
+    // `BENCH_KEEP=1` keeps the input (to profile the binary on it); its path is printed.
+    if std::env::var_os("BENCH_KEEP").is_some() {
+        println!("input kept: {}", path.display());
+    } else {
+        let _ = std::fs::remove_file(&path);
+    }
     println!(
         "end to end: {label:<58} wall {:>6.3}s  exit {}  stdout {} bytes",
         wall.as_secs_f64(),
