@@ -39,6 +39,19 @@ impl DemandKey {
         copy.labels.clear();
         DemandKey(copy)
     }
+
+    /// [`DemandKey::unlabelled`] without the requests either: what a node's labels and
+    /// taints see of a pod.
+    pub fn without_requests(d: &PodDemand) -> DemandKey {
+        let mut key = DemandKey::unlabelled(d);
+        key.0.requests = Resources::default();
+        key
+    }
+
+    /// The demand this key stands for.
+    pub fn demand(&self) -> &PodDemand {
+        &self.0
+    }
 }
 
 /// Pods that pack alike.

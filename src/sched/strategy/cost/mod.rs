@@ -319,6 +319,10 @@ fn allowed_offerings(
         masks: Vec::new(),
     };
     let in_budget: Vec<bool> = offerings.iter().map(|o| budget.check(o).is_ok()).collect();
+    // Per demand without its requests: the offerings whose labels and taints admit it. A
+    // demand then fits where its kind is admitted and its requests fit the allocatable (the
+    // static fit's parts are independent), so the label checks run once per kind.
+    let mut kinds: HashMap<greedy::DemandKey, Vec<bool>> = HashMap::new();
     for &p in pods {
         let demand = &snapshot.pods[p].demand;
         // Which nodes a pod fits statically does not depend on its labels or namespace.
@@ -326,8 +330,20 @@ fn allowed_offerings(
         let d = match index.get(&key) {
             Some(&d) => d,
             None => {
+                let admits = kinds
+                    .entry(greedy::DemandKey::without_requests(demand))
+                    .or_insert_with_key(|kind| {
+                        offerings
+                            .iter()
+                            .map(|o| fits_empty(kind.demand(), o))
+                            .collect()
+                    });
                 let fitting: Vec<usize> = (0..offerings.len())
-                    .filter(|&o| in_budget[o] && fits_empty(demand, &offerings[o]))
+                    .filter(|&o| {
+                        in_budget[o]
+                            && admits[o]
+                            && demand.requests.fits_in(&offerings[o].allocatable)
+                    })
                     .collect();
                 let top = fitting.iter().map(|&o| offerings[o].weight).max();
                 let mut mask = vec![false; offerings.len()];
