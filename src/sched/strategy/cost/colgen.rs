@@ -411,30 +411,39 @@ impl<'a> Bounder<'a> {
             if k < self.free_until[d] {
                 continue;
             }
-            let mut room = rem[d].max(0) as f64;
-            let mut v = 0.0;
-            for &i in order {
-                if i < k {
-                    continue;
-                }
+            let items = order.iter().filter(|&&i| i >= k).map(|&i| {
                 let (c, u, _) = self.items[i];
-                let need = self.req[i][d] as f64;
-                let whole = f64::from(u) * need;
-                if whole <= room {
-                    v += self.pi[c] * f64::from(u);
-                    room -= whole;
-                } else {
-                    v += self.pi[c] * room / need;
-                    break;
-                }
-                if v >= b {
-                    break;
-                }
-            }
-            b = b.min(v);
+                (self.pi[c], u, self.req[i][d] as f64)
+            });
+            b = b.min(fractional_knapsack(items, rem[d].max(0) as f64, b));
         }
         b + self.suff_clique[k]
     }
+}
+
+/// Dantzig's bound for one dimension: items (value per copy, copies, need per copy) best value
+/// per unit first, whole while they fit in `room`, then a fraction of the next. Stops early
+/// once the value reaches `enough` (the caller keeps the least of several bounds).
+fn fractional_knapsack(
+    items: impl Iterator<Item = (f64, u32, f64)>,
+    room: f64,
+    enough: f64,
+) -> f64 {
+    let (mut room, mut v) = (room, 0.0);
+    for (value, copies, need) in items {
+        let whole = f64::from(copies) * need;
+        if whole <= room {
+            v += value * f64::from(copies);
+            room -= whole;
+        } else {
+            v += value * room / need;
+            break;
+        }
+        if v >= enough {
+            break;
+        }
+    }
+    v
 }
 
 /// Limits of column generation.
@@ -695,23 +704,11 @@ impl<'a> Scorer<'a> {
             if (0..copies.len()).any(|c| item(c) && !member(c) && problem.classes[c].req[d] <= 0) {
                 continue;
             }
-            let mut room = cap[d].max(0) as f64;
-            let mut v = 0.0;
-            for &c in order.iter().filter(|&&c| item(c)) {
-                let need = problem.classes[c].req[d] as f64;
-                let whole = f64::from(copies[c]) * need;
-                if whole <= room {
-                    v += self.pi[c] * f64::from(copies[c]);
-                    room -= whole;
-                } else {
-                    v += self.pi[c] * room / need;
-                    break;
-                }
-                if v >= knapsack {
-                    break;
-                }
-            }
-            knapsack = knapsack.min(v);
+            let items = order
+                .iter()
+                .filter(|&&c| item(c))
+                .map(|&c| (self.pi[c], copies[c], problem.classes[c].req[d] as f64));
+            knapsack = knapsack.min(fractional_knapsack(items, cap[d].max(0) as f64, knapsack));
         }
         let bound = (knapsack + clique_best).min(self.lagrangian(o, &copies));
         ratio_of(bound, problem.price[o])
