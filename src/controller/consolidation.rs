@@ -58,6 +58,8 @@ fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) 
     let mut moved = Vec::new();
     for (i, p) in view.pods.iter_mut().enumerate() {
         if p.node_name.as_deref().is_some_and(|n| names.contains(n)) {
+            // Only the pods that move are copied; the rest stay shared with `snapshot`.
+            let p = std::sync::Arc::make_mut(p);
             // DaemonSet pods go with their node. Pending pods nominated to it move like its
             // own: a consolidation must pay for their room too (Karpenter core simulates
             // pending pods with the candidates' pods).
@@ -135,6 +137,7 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
         if p.terminal || !p.node_name.as_ref().is_some_and(|n| nodes.contains(n)) {
             continue;
         }
+        let p = std::sync::Arc::make_mut(p);
         // Pending pods nominated to these nodes are provisioned for by this pass (which sees
         // the nodes disrupted), so they need no home here.
         if p.daemon || p.mirror || p.nominated {
@@ -371,7 +374,7 @@ pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
                 deleting: false,
             });
             for &p in &n.pods {
-                view.pods[p].node_name = Some(name.clone());
+                std::sync::Arc::make_mut(&mut view.pods[p]).node_name = Some(name.clone());
             }
             replacements.push(Replacement {
                 machine_deployment: n.offering.flavor.machine_deployment.clone(),
@@ -386,7 +389,7 @@ pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
         }
         // Pods moved onto remaining nodes are bound there for the next round.
         for (p, node) in &d.onto_existing {
-            view.pods[*p].node_name = Some(node.clone());
+            std::sync::Arc::make_mut(&mut view.pods[*p]).node_name = Some(node.clone());
         }
         removed.extend(d.remove.iter().map(|c| c.node.clone()));
         current = view;

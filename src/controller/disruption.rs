@@ -50,6 +50,7 @@ pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodReco
         .pods
         .iter()
         .filter(|p| !p.terminal && p.node_name.as_deref() == Some(node))
+        .map(|p| &**p)
         .collect()
 }
 
@@ -105,7 +106,7 @@ pub fn disrupt(
     }
     let indices = |node: &str| by_node.get(node).map(Vec::as_slice).unwrap_or(&[]);
     let pods_on = |_: &Snapshot, node: &str| -> Vec<&PodRecord> {
-        indices(node).iter().map(|&i| &snapshot.pods[i]).collect()
+        indices(node).iter().map(|&i| &*snapshot.pods[i]).collect()
     };
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
@@ -521,8 +522,9 @@ fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Sn
     for (p, node) in &placed {
         // Nominated to that node, as the scheduler would: if the node goes, they are pending
         // again and provisioning (which sees the node disrupted) takes care of them.
-        view.pods[*p].node_name = Some(node.clone());
-        view.pods[*p].nominated = true;
+        let pod = std::sync::Arc::make_mut(&mut view.pods[*p]);
+        pod.node_name = Some(node.clone());
+        pod.nominated = true;
     }
     (placed.into_iter().map(|(_, n)| n).collect(), Some(view))
 }

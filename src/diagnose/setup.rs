@@ -552,7 +552,7 @@ fn choices(snapshot: &Snapshot) -> Choices {
         .collect();
     let (probe, pending, what) = if pending.is_empty() {
         let mut probe = snapshot.clone();
-        probe.pods.push(probe_pod());
+        probe.pods.push(std::sync::Arc::new(probe_pod()));
         let index = probe.pods.len() - 1;
         (probe, vec![index], "a small pod".to_string())
     } else {

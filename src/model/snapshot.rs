@@ -171,8 +171,9 @@ impl MachineDeploymentRecord {
 /// Everything the core may look at.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Pods.
-    pub pods: Vec<PodRecord>,
+    /// Pods, each shared between copies of the snapshot (a consolidation trial copies the
+    /// snapshot per candidate; its few changed pods are copied on write: `Arc::make_mut`).
+    pub pods: Vec<std::sync::Arc<PodRecord>>,
     /// Nodes.
     pub nodes: Vec<NodeRecord>,
     /// DaemonSets.

@@ -195,7 +195,8 @@ pub fn resolve(snapshot: &mut Snapshot) {
                 }
             }
         }
-        std::sync::Arc::make_mut(&mut snapshot.pods[pi].demand).volume_requirements = reqs;
+        std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut snapshot.pods[pi]).demand)
+            .volume_requirements = reqs;
     }
     if !missing.is_empty() {
         missing.sort();

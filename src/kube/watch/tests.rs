@@ -145,7 +145,7 @@ fn trimming_keeps_every_field_the_pod_and_node_models_read() {
     // Container args are read by `doctor` only (the controller's flags), which lists
     // instead of watching: the stores need not keep them.
     assert_eq!(a.pods[0].containers[0].args, ["run"]);
-    std::sync::Arc::make_mut(&mut a.pods[0].containers)[0]
+    std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut a.pods[0]).containers)[0]
         .args
         .clear();
     assert_eq!(a.pods, b.pods);
@@ -331,7 +331,7 @@ fn stores_keep_everything_the_snapshot_and_the_writes_read() {
     let doctors = |s: &Snapshot| -> Vec<PodRecord> {
         s.pods
             .iter()
-            .cloned()
+            .map(|p| PodRecord::clone(p))
             .map(|mut p| {
                 std::sync::Arc::make_mut(&mut p.annotations).remove(LAST_APPLIED);
                 for c in std::sync::Arc::make_mut(&mut p.containers).iter_mut() {

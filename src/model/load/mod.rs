@@ -179,7 +179,7 @@ fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
 /// Classifies one object into the snapshot.
 fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) -> Result<(), Error> {
     match (obj.group(), obj.kind.as_str()) {
-        ("", "Pod") => snap.pods.push(pod_record(&obj)?),
+        ("", "Pod") => snap.pods.push(std::sync::Arc::new(pod_record(&obj)?)),
         ("", "Node") => snap.nodes.push(node_record(&obj)?),
         ("apps", "DaemonSet") => {
             let spec = template_spec(&obj)?;

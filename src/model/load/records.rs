@@ -22,7 +22,7 @@ pub(super) fn template_labels(obj: &RawObject) -> Labels {
 
 pub(super) fn expand_workload(
     obj: &RawObject,
-    pods: &mut Vec<PodRecord>,
+    pods: &mut Vec<std::sync::Arc<PodRecord>>,
     expanded: &mut i64,
 ) -> Result<(), Error> {
     let (pointer, field) = if obj.kind == "Job" {
@@ -79,7 +79,7 @@ pub(super) fn expand_workload(
                 });
             }
         }
-        pods.push(PodRecord {
+        pods.push(std::sync::Arc::new(PodRecord {
             demand: demand.into(),
             node_name: None,
             marked_unschedulable: true,
@@ -97,7 +97,7 @@ pub(super) fn expand_workload(
             priority_class: spec.priority_class_name.clone(),
             phase: None,
             containers: containers_of(&spec, None).into(),
-        });
+        }));
     }
     Ok(())
 }

@@ -134,7 +134,11 @@ impl<S: Strategy> Strategy for Relaxing<S> {
                 break;
             }
             for i in pods {
-                if let Some(note) = std::sync::Arc::make_mut(&mut relaxed.pods[i].demand).relax() {
+                if let Some(note) = std::sync::Arc::make_mut(
+                    &mut std::sync::Arc::make_mut(&mut relaxed.pods[i]).demand,
+                )
+                .relax()
+                {
                     notes.entry(i).or_default().push(note);
                 }
             }

@@ -216,7 +216,9 @@ impl SimCluster {
                 }
             })
             .collect();
-        self.snap.pods.extend(daemons);
+        self.snap
+            .pods
+            .extend(daemons.into_iter().map(std::sync::Arc::new));
         self.snap.nodes.push(node);
         if !self.mode.karpenter {
             self.rec.registered(self.now);

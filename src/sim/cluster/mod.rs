@@ -200,6 +200,7 @@ impl SimCluster {
         }
         let start = base;
         for p in &mut snap.pods {
+            let p = std::sync::Arc::make_mut(p);
             p.created.get_or_insert(start);
             if p.node_name.is_some() {
                 p.phase = Some("Running".to_string());
@@ -383,6 +384,7 @@ impl SimCluster {
                 if let Some(p) = self.snap.pods.iter_mut().find(|p| {
                     p.node_name.as_deref() == Some(node.as_str()) && p.demand.key() == pod
                 }) {
+                    let p = std::sync::Arc::make_mut(p);
                     p.phase = Some("Running".to_string());
                     // The kubelet's `status.startTime` (do-not-disrupt durations count from it).
                     p.started = Some(started);
@@ -429,7 +431,7 @@ fn inline_template(
     snap.pods
         .into_iter()
         .next()
-        .map(|p| std::sync::Arc::unwrap_or_clone(p.demand))
+        .map(|p| std::sync::Arc::unwrap_or_clone(std::sync::Arc::unwrap_or_clone(p).demand))
         .ok_or_else(|| Error::Input {
             path: format!("trace {trace}"),
             problem: format!("workload {name}: no pod template"),

@@ -66,7 +66,7 @@ impl SimCluster {
         }
         let start = self.lat.pod_start;
         for (p, node) in binds {
-            let pod = &mut self.snap.pods[p];
+            let pod = std::sync::Arc::make_mut(&mut self.snap.pods[p]);
             pod.node_name = Some(node.clone());
             pod.marked_unschedulable = false;
             let k = pod.demand.key();
@@ -76,7 +76,7 @@ impl SimCluster {
         }
         for p in unschedulable {
             if !self.snap.pods[p].marked_unschedulable {
-                self.snap.pods[p].marked_unschedulable = true;
+                std::sync::Arc::make_mut(&mut self.snap.pods[p]).marked_unschedulable = true;
                 self.changed = true;
             }
         }

@@ -80,7 +80,7 @@ impl SimCluster {
         demand.name = name;
         demand.namespace = self.trace.workloads[w].namespace.clone();
         let k = demand.key();
-        self.snap.pods.push(PodRecord {
+        self.snap.pods.push(std::sync::Arc::new(PodRecord {
             demand: demand.into(),
             node_name: None,
             marked_unschedulable: false,
@@ -98,7 +98,7 @@ impl SimCluster {
             phase: Some("Pending".to_string()),
             containers: Default::default(),
             started: None,
-        });
+        }));
         self.workload_of.insert(k.clone(), w);
         self.rec.pod_created(self.now, &k, first_wave);
         self.touch();
@@ -111,7 +111,7 @@ impl SimCluster {
             return;
         };
         let p = self.snap.pods.remove(i);
-        if let Some(node) = p.node_name {
+        if let Some(node) = p.node_name.clone() {
             self.last_pod_event.insert(node, self.now);
         }
         self.workload_of.remove(pod);
@@ -139,6 +139,7 @@ impl SimCluster {
                 self.create_pod(w, false);
             }
             None => {
+                let p = std::sync::Arc::make_mut(p);
                 if let Some(node) = p.node_name.take() {
                     self.last_pod_event.insert(node, self.now);
                 }

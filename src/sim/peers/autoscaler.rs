@@ -184,7 +184,7 @@ impl ClusterAutoscaler {
         let mut moving = Vec::new();
         for (i, p) in view.pods.iter_mut().enumerate() {
             if !p.daemon && p.node_name.as_deref() == Some(node) {
-                p.node_name = None;
+                std::sync::Arc::make_mut(p).node_name = None;
                 moving.push(i);
             }
         }
