@@ -12,6 +12,7 @@ pub mod exact;
 pub mod greedy;
 pub mod integer;
 pub mod lp;
+mod pricing;
 
 use std::collections::HashMap;
 
