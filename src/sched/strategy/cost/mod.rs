@@ -5,14 +5,14 @@
 //! exactly by dynamic programming over subsets ([`exact`]). Larger ones are packed greedily by
 //! pod class ([`greedy`]). Both work on the *distinct* offerings: flavors that differ only in
 //! labels no pod asks about (e.g. the same size in three zones) are one choice.
+//!
+//! The optimizer itself (column generation, the covering LP, the integer search and the lower
+//! bounds) knows nothing of Kubernetes and lives in `crates/packing-optimizer`; [`engine`] turns
+//! pods and offerings into its classes and its nodes back into placements.
 
-pub mod colgen;
 pub mod engine;
 pub mod exact;
 pub mod greedy;
-pub mod integer;
-pub mod lp;
-mod pricing;
 
 use std::collections::HashMap;
 

@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use super::lp::{Column, Lp};
-use super::pricing::{Scorer, price_offering, ratio_of};
+use crate::lp::{Column, Lp};
+use crate::pricing::{Scorer, price_offering, ratio_of};
 
 /// A class of identical pods, as the optimizer sees it.
 #[derive(Debug, Clone)]
@@ -174,7 +174,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
     }
     // Prices per unit of each dimension for the Lagrangian pricing bound: the ones that prove
     // the node-count bound, scaled a little either way.
-    let (prices, _) = super::engine::resource_prices(problem);
+    let (prices, _) = crate::bounds::resource_prices(problem);
     let lambdas: Vec<Vec<f64>> = [0.5, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5]
         .iter()
         .map(|s| prices.iter().map(|w| w * s).collect())

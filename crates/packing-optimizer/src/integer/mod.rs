@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::colgen::{Limits, Master, Pattern, Problem, generate};
+use crate::colgen::{Limits, Master, Pattern, Problem, generate};
 
 mod cover;
 mod search;

@@ -2,7 +2,7 @@
 //! the current duals (a capped branch and bound over counts, after a multi-start greedy), the
 //! bounds that prune it, and the cheap per-round score that ranks offerings before any search.
 
-use super::colgen::{Pattern, Problem};
+use crate::colgen::{Pattern, Problem};
 
 /// The best pattern found for an offering under some duals, and whether the search finished.
 pub(super) struct Priced {

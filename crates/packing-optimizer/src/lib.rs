@@ -1,0 +1,131 @@
+//! The cost optimizer's solver, apart from Kubernetes: the cheapest set of nodes (an offering and
+//! a count per pod class each) that holds every class, by column generation over a covering LP,
+//! diving and local search, with a lower bound that proves how far from optimal a plan can be.
+//!
+//! A crate of its own so that debug builds (`cargo run`, `cargo test`) compile it optimized
+//! (`[profile.dev.package.packing-optimizer]` in the root Cargo.toml): its loops run some fifty
+//! times slower unoptimized, and the plugin's property tests spent most of their time here,
+//! racing the optimizer's deadlines instead of reaching its work caps as release builds do.
+//! Method and sources: `packing.md` in the project's shared reference.
+
+pub mod bounds;
+pub mod colgen;
+pub mod integer;
+pub mod lp;
+mod pricing;
+
+use std::time::{Duration, Instant};
+
+use bounds::{node_count_bound, resource_bound, resource_prices};
+use colgen::{Limits, Problem};
+use integer::Node;
+
+/// Planned nodes and the lower bound (units per hour) of the optimizer's batch.
+pub struct Solved {
+    /// Nodes as class counts, on the problem's offerings.
+    pub nodes: Vec<Node>,
+    /// A lower bound on the price of any plan for these classes, in units per hour.
+    pub lower_bound: f64,
+}
+
+/// Column generation, diving and local search over the classes.
+pub fn optimize(problem: &Problem, total: Duration) -> Solved {
+    let pods: usize = problem.classes.iter().map(|c| c.count as usize).sum();
+    let start = Instant::now();
+    let mut incumbent = integer::quick(problem, start + total);
+    let mut seeds: Vec<colgen::Pattern> = Vec::new();
+    let (prices, _) = resource_prices(problem);
+    if let Some(anchored) = integer::anchored(problem, &prices) {
+        // Its mixed patterns seed the LP whichever plan is cheaper.
+        seeds.extend(anchored.iter().map(|n| colgen::Pattern {
+            offering: n.offering,
+            counts: n.counts.clone(),
+        }));
+        if integer::total(problem, &anchored) < integer::total(problem, &incumbent) {
+            incumbent = anchored;
+        }
+    }
+    seeds.extend(incumbent.iter().map(|n| colgen::Pattern {
+        offering: n.offering,
+        counts: n.counts.clone(),
+    }));
+    let master = colgen::generate(
+        problem,
+        seeds,
+        Limits {
+            rounds: 200,
+            offerings_per_round: 24,
+            node_cap: 4_000,
+            deadline: Some(start + total * 6 / 10),
+        },
+    );
+    let t_master = start.elapsed();
+    let mut nodes = integer::solve(
+        problem,
+        &master,
+        start + total * 8 / 10,
+        if pods <= 500 { 200 } else { 60 },
+    );
+    let t_dive = start.elapsed();
+    integer::improve(problem, &mut nodes, start + total, 96);
+    let mut nodes = if integer::total(problem, &incumbent) < integer::total(problem, &nodes) {
+        incumbent
+    } else {
+        nodes
+    };
+    // Small batches: a set-cover search over every pattern seen (the pool and the plan's own
+    // nodes) may close the last node or two of integrality gap.
+    if pods <= 400 {
+        let mut pool = master.patterns.clone();
+        pool.extend(nodes.iter().map(|n| colgen::Pattern {
+            offering: n.offering,
+            counts: n.counts.clone(),
+        }));
+        let mut solved_exactly = false;
+        if let Some(all) = integer::all_patterns(problem, 20_000) {
+            // Few enough count vectors to solve exactly.
+            if let Some(exact) = integer::exact_small(problem, &all) {
+                solved_exactly = true;
+                if integer::total(problem, &exact) < integer::total(problem, &nodes) {
+                    nodes = exact;
+                }
+            }
+            pool.extend(all);
+        }
+        let current = integer::total(problem, &nodes);
+        if solved_exactly {
+        } else if let Some(mut better) = integer::set_cover(
+            problem,
+            &pool,
+            &master.bound_duals,
+            current,
+            50_000,
+            start + total,
+        ) {
+            integer::improve(problem, &mut better, start + total, 96);
+            if integer::total(problem, &better) < current {
+                nodes = better;
+            }
+        }
+    }
+    if tracing::enabled!(tracing::Level::TRACE) {
+        tracing::trace!(
+            "optimize: {} classes, {} offerings, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}",
+            problem.classes.len(),
+            problem.cap.len(),
+            master.patterns.len(),
+            master.lower_bound,
+            master.lp.objective(),
+            t_master,
+            t_dive,
+            start.elapsed()
+        );
+    }
+    Solved {
+        nodes,
+        lower_bound: master
+            .lower_bound
+            .max(resource_bound(problem))
+            .max(node_count_bound(problem)),
+    }
+}
