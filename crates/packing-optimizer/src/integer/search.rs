@@ -102,11 +102,7 @@ fn empty_nodes(problem: &Problem, nodes: &mut Vec<Node>, deadline: Instant) -> b
         }
     }
     if any {
-        let mut i = 0;
-        nodes.retain(|_| {
-            i += 1;
-            !removed[i - 1]
-        });
+        drop_marked(nodes, &removed);
     }
     any
 }
@@ -184,11 +180,7 @@ fn merge_pairs(
         }
     }
     if any {
-        let mut i = 0;
-        nodes.retain(|_| {
-            i += 1;
-            !gone[i - 1]
-        });
+        drop_marked(nodes, &gone);
     }
     any
 }
@@ -356,4 +348,13 @@ fn pack_onto(
         }
     }
     Some(bins)
+}
+
+/// Drops the nodes marked (index-aligned with `nodes`), keeping the order of the rest.
+fn drop_marked(nodes: &mut Vec<Node>, marked: &[bool]) {
+    let mut i = 0;
+    nodes.retain(|_| {
+        i += 1;
+        !marked[i - 1]
+    });
 }
