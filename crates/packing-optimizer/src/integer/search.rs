@@ -43,16 +43,7 @@ pub(super) fn downsize(problem: &Problem, order: &[usize], nodes: &mut [Node]) -
 
 /// Tries to move all pods of the emptiest nodes into the free room of the others.
 fn empty_nodes(problem: &Problem, nodes: &mut Vec<Node>, deadline: Instant) -> bool {
-    let util = |n: &Node| -> f64 {
-        n.used
-            .iter()
-            .zip(&problem.cap[n.offering])
-            .map(|(&u, &c)| if c > 0 { u as f64 / c as f64 } else { 0.0 })
-            .fold(0.0, f64::max)
-    };
-    let mut victims: Vec<usize> = (0..nodes.len()).collect();
-    victims.sort_by(|&a, &b| util(&nodes[a]).total_cmp(&util(&nodes[b])));
-    victims.truncate(64);
+    let victims = emptiest(problem, nodes, 64);
     let mut removed = vec![false; nodes.len()];
     let mut any = false;
     for v in victims {
@@ -115,16 +106,7 @@ fn merge_pairs(
     deadline: Instant,
     window: usize,
 ) -> bool {
-    let util = |n: &Node| -> f64 {
-        n.used
-            .iter()
-            .zip(&problem.cap[n.offering])
-            .map(|(&u, &c)| if c > 0 { u as f64 / c as f64 } else { 0.0 })
-            .fold(0.0, f64::max)
-    };
-    let mut cand: Vec<usize> = (0..nodes.len()).collect();
-    cand.sort_by(|&a, &b| util(&nodes[a]).total_cmp(&util(&nodes[b])));
-    cand.truncate(window);
+    let cand = emptiest(problem, nodes, window);
     let mut gone = vec![false; nodes.len()];
     let mut any = false;
     for x in 0..cand.len() {
@@ -357,4 +339,20 @@ fn drop_marked(nodes: &mut Vec<Node>, marked: &[bool]) {
         i += 1;
         !marked[i - 1]
     });
+}
+
+/// The indices of the `limit` emptiest nodes, emptiest first: by the fullest dimension of each
+/// (a node is as full as its scarcest resource).
+fn emptiest(problem: &Problem, nodes: &[Node], limit: usize) -> Vec<usize> {
+    let util = |n: &Node| -> f64 {
+        n.used
+            .iter()
+            .zip(&problem.cap[n.offering])
+            .map(|(&u, &c)| if c > 0 { u as f64 / c as f64 } else { 0.0 })
+            .fold(0.0, f64::max)
+    };
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by(|&a, &b| util(&nodes[a]).total_cmp(&util(&nodes[b])));
+    order.truncate(limit);
+    order
 }
