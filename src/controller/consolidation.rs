@@ -175,6 +175,11 @@ pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     if !placement.unschedulable.is_empty() {
         return None;
     }
+    // Never one node into several (core `consolidation.go` computeConsolidation): more
+    // replacements than nodes removed is churn, not consolidation.
+    if placement.new_nodes.len() > 1 {
+        return None;
+    }
     let removed: i64 = remove.iter().map(|c| c.price.0).sum();
     let added = placement.price().0;
     (added < removed).then(|| Decision {

@@ -1,13 +1,15 @@
-//! Disruption: which nodes to remove, and the exact termination sequence for each. Covered here:
-//! emptiness (per `consolidationPolicy`, after `consolidateAfter`), expiration (`expireAfter`,
-//! forceful) and NodePool drift (hash), with disruption budgets, `karpenter.sh/do-not-disrupt`
-//! on nodes and pods, and PodDisruptionBudgets that allow no disruption. Replacing underutilized
-//! nodes by cheaper ones is not planned yet.
+//! Disruption: which nodes to remove and the commands that remove them, as Karpenter core's
+//! disruption controller and orchestration queue do: expiration of any claim (`expireAfter`,
+//! forceful, not budgeted), emptiness and consolidation (per `consolidationPolicy`, after
+//! `consolidateAfter`) and drift, within disruption budgets, `karpenter.sh/do-not-disrupt` and
+//! PodDisruptionBudgets.
 //!
-//! The sequence for a node: taint `karpenter.sh/disrupted:NoSchedule`, evict its pods in
-//! Karpenter's order; once no pod needs moving, mark its exact Machine with
-//! `cluster.x-k8s.io/delete-machine`, lower the replicas (by [`super::scale`], which never lowers
-//! without that mark) and delete the NodeClaim.
+//! A voluntary command for a node: taint it `karpenter.sh/disrupted:NoSchedule` (the claim
+//! records when, why and how many replacements), create its replacements; in later passes
+//! validate it again (after 15 s for emptiness and consolidation), wait for every replacement to
+//! initialize, then delete the NodeClaim — or call it off when it timed out, a replacement
+//! vanished or its pods lost their home. Termination (see [`super::termination`]) then drains
+//! the node and removes its exact Machine. Nothing is evicted before the claim is deleted.
 
 use std::collections::BTreeSet;
 
@@ -16,10 +18,11 @@ use jiff::Timestamp;
 use super::action::{Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
 use super::budget::allowed_disruptions;
 use super::consolidation::{Candidate, Home, consolidate, home};
-use super::drain::{drained, evict, grace_elapsed, is_forceful, never_evicted, tier};
+use super::drain::{do_not_disrupt_active, drained, never_evicted, tier};
 use super::lifecycle::{bound_machine, mark};
+use super::pdb::Pdbs;
 use crate::model::duration::{GoDuration, NillableDuration};
-use crate::model::labels::{LabelSelector, Labels};
+use crate::model::labels::Labels;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
@@ -54,25 +57,6 @@ pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodReco
         .collect()
 }
 
-/// PodDisruptionBudgets (from the snapshot's objects) that allow no disruption, as selectors.
-fn blocking_pdbs(snapshot: &Snapshot) -> Vec<(String, LabelSelector, String)> {
-    snapshot
-        .objects_of("PodDisruptionBudget")
-        .filter(|o| {
-            o.value
-                .pointer("/status/disruptionsAllowed")
-                .and_then(|v| v.as_i64())
-                == Some(0)
-        })
-        .filter_map(|o| {
-            let sel: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
-                o.typed("/spec/selector", "spec.selector").ok().flatten()?;
-            let sel = LabelSelector::from_k8s(&sel).ok()?;
-            Some((o.namespace().to_string(), sel, o.name().to_string()))
-        })
-        .collect()
-}
-
 pub(super) fn node_of<'a>(
     snapshot: &'a Snapshot,
     claim: &NodeClaimRecord,
@@ -83,15 +67,66 @@ pub(super) fn node_of<'a>(
     })
 }
 
-/// Plans disruption for every NodePool.
+/// How long a consolidation command waits before it is validated again and carried out (core
+/// `disruption/consolidation.go` commandValidationDelay); emptiness and consolidation only.
+pub const VALIDATION_DELAY_SECS: i64 = 15;
+
+/// How long a drained node stays tainted before its Machine goes (core `node/termination`
+/// MinDrainTime): pods the scheduler bound before it saw the taint are drained too.
+pub const MIN_DRAIN_SECS: i64 = 5;
+
+/// How long a disruption command may wait for its replacements before it is called off (core
+/// `disruption/queue.go` GetMaxRetryDuration): 80 ms per queued command, clamped to 10 minutes
+/// .. 1 hour.
+pub fn command_timeout_secs(queued: usize) -> i64 {
+    let ms = 80i64.saturating_mul(i64::try_from(queued).unwrap_or(i64::MAX));
+    (ms / 1000).clamp(600, 3600)
+}
+
+/// Whether a disruption reason is voluntary (emptiness, consolidation, drift: the claim is
+/// deleted only once its pods have a home) rather than forceful (expiry, a user's deletion,
+/// timeouts, garbage collection: drained at once).
+pub fn is_voluntary(reason: &str) -> bool {
+    matches!(reason, "Empty" | "Underutilized" | "Drifted")
+}
+
+/// A disruption command that starts this pass: the taint, its claim remembering when and why.
+fn start_command(
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+    saving: crate::model::flavor::Price,
+    replacements: usize,
+    now: Timestamp,
+) -> Action {
+    Action::TaintNode {
+        target: format!("Node/{}", node.name),
+        node: node.name.clone(),
+        taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+        reason: reason.to_string(),
+        saving_per_hour: saving,
+        node_claim: Some(claim.name.clone()),
+        since: now.to_string(),
+        replacements,
+    }
+}
+
+/// Plans disruption for every NodePool: expiry of any claim, then per pool the commands under
+/// way (validated, carried out or called off) and new ones (emptiness, drift, consolidation).
 pub fn disrupt(
     snapshot: &Snapshot,
     now: Timestamp,
     already_deleted: &BTreeSet<String>,
 ) -> Disruption {
     let mut out = Disruption::default();
-    let pdbs = blocking_pdbs(snapshot);
+    let pdbs = Pdbs::new(snapshot);
     let deleting = deleting_machines(snapshot);
+    expire(snapshot, now, already_deleted, &mut out);
+    let skip: BTreeSet<String> = already_deleted
+        .iter()
+        .chain(out.deleted_claims.iter())
+        .cloned()
+        .collect();
     // Pending pods take the room they will be placed on first: a node they would land on is not
     // Empty, and the room they take is not a home for displaced pods.
     let (pending_room, reserved) = reserve_for_pending_pods(snapshot);
@@ -105,9 +140,18 @@ pub fn disrupt(
         }
     }
     let indices = |node: &str| by_node.get(node).map(Vec::as_slice).unwrap_or(&[]);
-    let pods_on = |_: &Snapshot, node: &str| -> Vec<&PodRecord> {
+    let pods_of = |node: &str| -> Vec<&PodRecord> {
         indices(node).iter().map(|&i| &*snapshot.pods[i]).collect()
     };
+    let is_tainted = |n: &NodeRecord| n.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+    // Commands under way, for their timeout (core scales it with the queue's length).
+    let queued = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && node_of(snapshot, c).is_some_and(is_tainted))
+        .count();
+    // Core's drift starts one command per disruption pass.
+    let mut drift_started = false;
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -134,90 +178,57 @@ pub fn disrupt(
         };
         let mut candidates: Vec<&&NodeClaimRecord> = claims
             .iter()
-            .filter(|c| {
-                !c.deleting && !already_deleted.contains(&c.name) && c.condition_true("Initialized")
-            })
+            .filter(|c| !c.deleting && !skip.contains(&c.name) && c.condition_true("Initialized"))
             .collect();
         candidates.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
         let mut underutilized: Vec<Candidate> = Vec::new();
-        // Nodes whose voluntary drain goes on this pass: their pods' room is taken.
+        let mut drifted: Vec<(&NodeClaimRecord, &NodeRecord, bool)> = Vec::new();
+        // Nodes whose drain goes on or starts this pass: their pods' room is taken.
         let mut draining: Vec<String> = Vec::new();
         for claim in candidates {
             let Some(node) = node_of(snapshot, claim) else {
                 continue;
             };
-            if node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
-                // Already being disrupted: evict what is left, tier by tier (evictions refused
-                // by a PDB come back here); when drained, finish. A voluntary drain goes on only
-                // while its pods have a home; otherwise it waits for its replacements, or is
-                // called off when they failed or vanished.
-                let pods = pods_on(snapshot, &node.name);
-                let reason = claim
-                    .annotations
-                    .get(DISRUPTION_REASON_ANNOTATION)
-                    .map(String::as_str)
-                    .unwrap_or("Disrupted")
-                    .to_string();
-                if drained(&pods) {
-                    finish(snapshot, &mut out, claim, node, &reason);
-                } else if grace_elapsed(pool, claim, now) {
-                    // terminationGracePeriod is over: pods go regardless of PDBs.
-                    evict(&mut out, &pods, &node.name, &reason, true);
-                } else if is_forceful(&reason) {
-                    evict(&mut out, &pods, &node.name, &reason, false);
-                    defer_rest(snapshot, &mut out, claim, node, &reason, false);
-                } else {
-                    let mut with: Vec<String> = draining.clone();
-                    with.push(node.name.clone());
-                    match home(reserved, &with) {
-                        Home::Fits => {
-                            draining.push(node.name.clone());
-                            evict(&mut out, &pods, &node.name, &reason, false);
-                            defer_rest(snapshot, &mut out, claim, node, &reason, false);
-                        }
-                        _ if replacements_pending(snapshot, &node.name, already_deleted) => {
-                            out.notes.push(format!(
-                                "node {}: waiting for its replacement to initialize before draining",
-                                node.name
-                            ));
-                            defer_rest(snapshot, &mut out, claim, node, &reason, true);
-                        }
-                        lost => {
-                            let why = match lost {
-                                Home::Nowhere(p) => format!("pods {} fit nowhere", p.join(", ")),
-                                _ => "its pods have no room and no replacement is coming (it failed or vanished)".to_string(),
-                            };
-                            let message = format!(
-                                "{reason} disruption of node {} called off: {why}",
-                                node.name
-                            );
-                            out.notes.push(message.clone());
-                            out.actions.push(Action::AbortDisruption {
-                                target: format!("Node/{}", node.name),
-                                node: node.name.clone(),
-                                node_claim: Some(claim.name.clone()),
-                                message,
-                            });
-                        }
-                    }
-                }
-                continue;
-            }
-            // Cluster API is already removing this node (its Machine or its Node is being
-            // deleted, e.g. by a MachineHealthCheck or a rollout): Cluster API drains it, and
-            // it is no candidate for a disruption of ours (core `state/statenode.go`
-            // `ValidateNodeDisruptable` refuses nodes marked for deletion).
+            // Cluster API (or a user) is already removing this node (its Machine or its Node is
+            // being deleted, e.g. by a MachineHealthCheck or a rollout): Cluster API drains it,
+            // and it is no candidate for a disruption of ours (core `state/statenode.go`
+            // `ValidateNodeDisruptable` refuses nodes marked for deletion); a command of ours
+            // under way on it waits (termination takes a deleted Node's claim).
             if being_removed(&deleting, claim, node) {
                 continue;
             }
-            let pods = pods_on(snapshot, &node.name);
+            if is_tainted(node) {
+                let command = Command {
+                    claim,
+                    node,
+                    pods: pods_of(&node.name),
+                };
+                continue_command(
+                    snapshot,
+                    reserved,
+                    &pdbs,
+                    &mut out,
+                    &mut draining,
+                    &command,
+                    queued,
+                    &skip,
+                    now,
+                );
+                continue;
+            }
+            // Cluster API is paused for its Machines: nothing is started on them.
+            if super::rollout::claim_paused(snapshot, claim).is_some() {
+                continue;
+            }
+            let pods = pods_of(&node.name);
             // Core tells why of every node its validation refuses, candidate or not.
-            if let Some(why) = blocked_by(node, claim, &pods, &pdbs, now) {
+            let blocker = blocked_by(node, claim, &pods, &pdbs, now);
+            if let Some(why) = &blocker {
                 out.reports.push(Action::ReportDisruptionBlocked {
                     target: format!("Node/{}", node.name),
                     node: node.name.clone(),
                     node_claim: claim.name.clone(),
-                    message: why,
+                    message: why.clone(),
                 });
             }
             let movable = pods.iter().filter(|p| !p.daemon).count();
@@ -234,15 +245,63 @@ pub fn disrupt(
                 now,
                 consolidate_after,
             ) {
-                Ok(Some(r)) => r,
-                Ok(None) => {
+                Ok(reason) => reason,
+                Err(e) => {
+                    skip_pool(&mut out, pool, e.to_string());
+                    break;
+                }
+            };
+            match reason {
+                Some("Drifted") => {
+                    // Drift is eventual (core `disruption/types.go` NewCandidate): a claim with a
+                    // terminationGracePeriod is a candidate despite pods that block eviction
+                    // (its drain deletes them at its deadline); never against the node's own
+                    // do-not-disrupt.
+                    let pods_block = blocker.is_some() && claim.termination_grace_period.is_none();
+                    if !pods_block && !node_do_not_disrupt(node, claim) {
+                        drifted.push((claim, node, movable == 0));
+                    }
+                }
+                Some(reason) => {
+                    if blocker.is_some() {
+                        continue;
+                    }
+                    match allowed_disruptions(pool, reason, total, now) {
+                        Ok(allowed) if in_progress < allowed => {}
+                        Ok(_) => continue,
+                        Err(e) => {
+                            skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
+                            break;
+                        }
+                    }
+                    // An empty node taken this pass is no home for the drains going on.
+                    if !drains_keep_home(reserved, &draining, std::slice::from_ref(&node.name)) {
+                        out.notes.push(format!(
+                            "node {}: {reason}, but nodes draining this pass need its room; not disrupted",
+                            node.name
+                        ));
+                        continue;
+                    }
+                    in_progress += 1;
+                    draining.push(node.name.clone());
+                    out.actions.push(start_command(
+                        claim,
+                        node,
+                        reason,
+                        claim_price(snapshot, claim),
+                        0,
+                        now,
+                    ));
+                    defer_rest(snapshot, &mut out, claim, node, reason, true);
+                }
+                None => {
                     let quiet = consolidate_after.is_some_and(|after| {
                         quiet_for(snapshot, claim, now) >= after.as_secs_i64()
                     });
                     if pool.consolidation_policy == "WhenEmptyOrUnderutilized"
                         && movable > 0
                         && quiet
-                        && blocked_by(node, claim, &pods, &pdbs, now).is_none()
+                        && blocker.is_none()
                     {
                         underutilized.push(Candidate {
                             claim: claim.name.clone(),
@@ -255,116 +314,22 @@ pub fn disrupt(
                                 .collect(),
                         });
                     }
-                    continue;
-                }
-                Err(e) => {
-                    skip_pool(&mut out, pool, e.to_string());
-                    break;
-                }
-            };
-            // Expiration is forceful; every other reason yields to do-not-disrupt annotations,
-            // to PodDisruptionBudgets that allow no disruption, and to the pool's budgets.
-            if reason != "Expired" && blocked_by(node, claim, &pods, &pdbs, now).is_some() {
-                continue;
-            }
-            if reason != "Expired" {
-                match allowed_disruptions(pool, reason, total, now) {
-                    Ok(allowed) if in_progress < allowed => {}
-                    Ok(_) => continue,
-                    Err(e) => {
-                        skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
-                        break;
-                    }
                 }
             }
-            in_progress += 1;
-            let saving = claim_price(snapshot, claim);
-            let taint = Action::TaintNode {
-                target: format!("Node/{}", node.name),
-                node: node.name.clone(),
-                taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
-                reason: reason.to_string(),
-                saving_per_hour: saving,
-                node_claim: Some(claim.name.clone()),
-                since: now.to_string(),
-            };
-            // A node removed this pass (empty, or drained at once) is no home for the pods of
-            // a later drain or consolidation in the same pass.
-            if movable == 0 {
-                // An empty node removed this pass is no home for the drains already going on in
-                // it: remove it only while their pods still fit without it.
-                if !drains_keep_home(reserved, &draining, std::slice::from_ref(&node.name)) {
-                    in_progress -= 1;
-                    out.notes.push(format!(
-                        "node {}: {reason}, but nodes draining this pass need its room; not removed",
-                        node.name
-                    ));
-                    continue;
-                }
-                draining.push(node.name.clone());
-                out.actions.push(taint);
-                // Its DaemonSet pods still go tier by tier (core `terminator.go`); the Machine
-                // goes once they are gone.
-                if drained(&pods) {
-                    finish(snapshot, &mut out, claim, node, reason);
-                } else {
-                    evict(&mut out, &pods, &node.name, reason, false);
-                    defer_rest(snapshot, &mut out, claim, node, reason, false);
-                }
-                continue;
-            }
-            // Forceful (expiry): drain at once; the pods go pending and are provisioned for.
-            if is_forceful(reason) {
-                draining.push(node.name.clone());
-                out.actions.push(taint);
-                evict(&mut out, &pods, &node.name, reason, false);
-                defer_rest(snapshot, &mut out, claim, node, reason, false);
-                continue;
-            }
-            // Voluntary: drain only when the pods have a home. When they need room the other
-            // nodes lack, the replacements are created first and the drain waits for them to
-            // initialize; when they fit nowhere, the node is left alone.
-            let mut with = draining.clone();
-            with.push(node.name.clone());
-            match home(reserved, &with) {
-                Home::Fits => {
-                    draining.push(node.name.clone());
-                    out.actions.push(taint);
-                    evict(&mut out, &pods, &node.name, reason, false);
-                    defer_rest(snapshot, &mut out, claim, node, reason, false);
-                }
-                Home::Needs(replacements) => {
-                    // Tainted this pass: its room is no home for the drains already going on,
-                    // nor for later ones.
-                    if !drains_keep_home(reserved, &draining, std::slice::from_ref(&node.name)) {
-                        in_progress -= 1;
-                        out.notes.push(format!(
-                            "node {}: {reason}, but nodes draining this pass need its room; not tainted yet",
-                            node.name
-                        ));
-                        continue;
-                    }
-                    draining.push(node.name.clone());
-                    for n in &replacements {
-                        out.actions.push(replacement_claim(
-                            snapshot,
-                            pool,
-                            n,
-                            reason,
-                            std::slice::from_ref(&node.name),
-                        ));
-                    }
-                    out.actions.push(taint);
-                    defer_rest(snapshot, &mut out, claim, node, reason, true);
-                }
-                Home::Nowhere(p) => {
-                    in_progress -= 1;
-                    out.notes.push(format!(
-                        "node {}: {reason}, but pods {} fit nowhere else; not drained",
-                        node.name,
-                        p.join(", ")
-                    ));
-                }
+        }
+        if !drift_started && !drifted.is_empty() {
+            drift_started = start_drift(
+                snapshot,
+                reserved,
+                pool,
+                &mut out,
+                &mut draining,
+                &mut drifted,
+                (total, in_progress),
+                now,
+            );
+            if drift_started {
+                in_progress += 1;
             }
         }
         if underutilized.is_empty() {
@@ -414,43 +379,351 @@ pub fn disrupt(
                     &removed,
                 ));
             }
+            draining.extend(removed.iter().cloned());
             for c in &decision.remove {
-                out.actions.push(Action::TaintNode {
-                    target: format!("Node/{}", c.node),
-                    node: c.node.clone(),
-                    taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
-                    reason: "Underutilized".to_string(),
-                    saving_per_hour: decision.saving,
-                    node_claim: Some(c.claim.clone()),
-                    since: now.to_string(),
-                });
-                // With replacements, the drain waits for them (next passes); without, the
-                // pods fit on the remaining nodes and go now.
-                if decision.replacements.is_empty() {
-                    evict(
-                        &mut out,
-                        &pods_on(snapshot, &c.node),
-                        &c.node,
-                        "Underutilized",
-                        false,
-                    );
-                }
                 let claim = snapshot.nodeclaims.iter().find(|k| k.name == c.claim);
                 let node = snapshot.nodes.iter().find(|n| n.name == c.node);
                 if let (Some(claim), Some(node)) = (claim, node) {
-                    defer_rest(
-                        snapshot,
-                        &mut out,
+                    out.actions.push(start_command(
                         claim,
                         node,
                         "Underutilized",
-                        !decision.replacements.is_empty(),
-                    );
+                        decision.saving,
+                        decision.replacements.len(),
+                        now,
+                    ));
+                    defer_rest(snapshot, &mut out, claim, node, "Underutilized", true);
                 }
             }
         }
     }
     out
+}
+
+/// Expiration (core `nodeclaim/expiration`): every claim older than its `expireAfter` (the
+/// claim's, else its NodePool's, else Karpenter's default `720h`) is deleted, initialized or not,
+/// whatever budgets and `do-not-disrupt` say; its drain (termination) honours `do-not-disrupt`
+/// until the claim's deadline. Not while Cluster API is paused for its Machine.
+fn expire(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    already_deleted: &BTreeSet<String>,
+    out: &mut Disruption,
+) {
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !already_deleted.contains(&c.name))
+    {
+        let pool = snapshot
+            .nodepools
+            .iter()
+            .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()));
+        let expire = claim
+            .expire_after
+            .as_deref()
+            .or(pool.and_then(|p| p.expire_after.as_deref()))
+            .unwrap_or("720h");
+        let Ok(NillableDuration::After(d)) = expire.parse::<NillableDuration>() else {
+            continue;
+        };
+        let age = claim
+            .created
+            .map(|c| now.as_second() - c.as_second())
+            .unwrap_or(0);
+        if age <= d.as_secs_i64() || super::rollout::claim_paused(snapshot, claim).is_some() {
+            continue;
+        }
+        out.actions.push(Action::DeleteNodeClaim {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            reason: "Expired".to_string(),
+            message: format!("expired: older than its expireAfter {expire}"),
+            machine: claim.machine.clone(),
+            add_finalizer: !claim
+                .finalizers
+                .iter()
+                .any(|f| f == super::action::TERMINATION_FINALIZER),
+        });
+        out.deleted_claims.insert(claim.name.clone());
+    }
+}
+
+/// A disruption command under way: a node carrying `karpenter.sh/disrupted` whose claim is not
+/// deleted yet.
+struct Command<'a> {
+    claim: &'a NodeClaimRecord,
+    node: &'a NodeRecord,
+    pods: Vec<&'a PodRecord>,
+}
+
+/// Carries a command under way one step on, as core's orchestration queue does
+/// (`disruption/queue.go` waitOrTerminate, `validation.go`): called off when it timed out, a
+/// replacement failed or vanished, or it no longer holds (blocked, pods arrived or lost their
+/// home); waiting while a replacement initializes or the validation delay runs; else its claim is
+/// deleted, and termination drains the node. A taint no command of ours stands behind (none
+/// recorded on the claim) is removed, as core does after a restart.
+#[allow(clippy::too_many_arguments)]
+fn continue_command(
+    snapshot: &Snapshot,
+    reserved: &Snapshot,
+    pdbs: &Pdbs,
+    out: &mut Disruption,
+    draining: &mut Vec<String>,
+    cmd: &Command<'_>,
+    queued: usize,
+    skip: &BTreeSet<String>,
+    now: Timestamp,
+) {
+    let (claim, node) = (cmd.claim, cmd.node);
+    let Some(reason) = claim.annotations.get(DISRUPTION_REASON_ANNOTATION).cloned() else {
+        abort(
+            out,
+            claim,
+            node,
+            "no disruption command of this controller stands behind its karpenter.sh/disrupted taint",
+        );
+        return;
+    };
+    if !is_voluntary(&reason) {
+        // A forceful disruption tainted by an earlier version: its claim goes now.
+        if super::rollout::claim_paused(snapshot, claim).is_none() {
+            delete_claim(out, claim, node, &reason);
+        }
+        return;
+    }
+    let elapsed = claim
+        .annotations
+        .get(super::action::DRAIN_STARTED_ANNOTATION)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .map(|t| now.as_second() - t.as_second())
+        .unwrap_or(VALIDATION_DELAY_SECS);
+    let timeout = command_timeout_secs(queued);
+    if elapsed > timeout {
+        abort(
+            out,
+            claim,
+            node,
+            &format!(
+                "{reason} disruption timed out after {}",
+                GoDuration(u64::try_from(elapsed).unwrap_or(0))
+            ),
+        );
+        return;
+    }
+    let expected: usize = claim
+        .annotations
+        .get(super::action::REPLACEMENTS_ANNOTATION)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let live: Vec<&NodeClaimRecord> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name))
+        .filter(|c| {
+            c.annotations
+                .get(REPLACES_ANNOTATION)
+                .is_some_and(|list| list.split(',').any(|n| n == node.name))
+        })
+        .collect();
+    if live.len() < expected {
+        abort(
+            out,
+            claim,
+            node,
+            &format!("{reason} disruption called off: a replacement NodeClaim failed or vanished"),
+        );
+        return;
+    }
+    if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
+        out.notes.push(format!(
+            "node {}: waiting for its replacement {} to initialize before draining",
+            node.name, c.name
+        ));
+        draining.push(node.name.clone());
+        defer_rest(snapshot, out, claim, node, &reason, true);
+        return;
+    }
+    if reason != "Drifted" && elapsed < VALIDATION_DELAY_SECS {
+        out.notes.push(format!(
+            "node {}: {reason} disruption is validated again {}s after it started",
+            node.name, VALIDATION_DELAY_SECS
+        ));
+        draining.push(node.name.clone());
+        defer_rest(snapshot, out, claim, node, &reason, true);
+        return;
+    }
+    // Validation (core `validation.go`): the candidate still qualifies.
+    let blocked = if reason == "Drifted" && claim.termination_grace_period.is_some() {
+        node_do_not_disrupt(node, claim)
+            .then(|| format!("disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"))
+    } else {
+        blocked_by(node, claim, &cmd.pods, pdbs, now)
+    };
+    let arrived = reason == "Empty" && cmd.pods.iter().any(|p| !p.daemon && !never_evicted(p));
+    let mut with = draining.clone();
+    with.push(node.name.clone());
+    let lost = match (blocked, arrived) {
+        (Some(why), _) => Some(why),
+        (None, true) => Some("pods arrived on it".to_string()),
+        (None, false) => match home(reserved, &with) {
+            Home::Fits => None,
+            Home::Nowhere(p) => Some(format!("pods {} fit nowhere", p.join(", "))),
+            Home::Needs(_) => Some("its pods no longer have room".to_string()),
+        },
+    };
+    if let Some(why) = lost {
+        abort(
+            out,
+            claim,
+            node,
+            &format!(
+                "{reason} disruption of node {} called off: {why}",
+                node.name
+            ),
+        );
+        return;
+    }
+    draining.push(node.name.clone());
+    if let Some(why) = super::rollout::claim_paused(snapshot, claim) {
+        out.notes.push(format!(
+            "node {}: {reason} disruption waits: {why}",
+            node.name
+        ));
+        defer_rest(snapshot, out, claim, node, &reason, true);
+        return;
+    }
+    if drained(&cmd.pods, now) && drained_long_enough(claim, now) {
+        finish(snapshot, out, claim, node, &reason);
+    } else {
+        delete_claim(out, claim, node, &reason);
+        defer_rest(snapshot, out, claim, node, &reason, true);
+    }
+}
+
+/// Drift's command for a pool (core `disruption/drift.go`): one drifted node, the empty ones
+/// first, then the one drifted longest; within the pool's budget, and only when its pods have a
+/// home (replacements created first when they need room). Whether a command started.
+#[allow(clippy::too_many_arguments)]
+fn start_drift(
+    snapshot: &Snapshot,
+    reserved: &Snapshot,
+    pool: &NodePool,
+    out: &mut Disruption,
+    draining: &mut Vec<String>,
+    drifted: &mut [(&NodeClaimRecord, &NodeRecord, bool)],
+    (total, in_progress): (usize, usize),
+    now: Timestamp,
+) -> bool {
+    match allowed_disruptions(pool, "Drifted", total, now) {
+        Ok(allowed) if in_progress < allowed => {}
+        Ok(_) => return false,
+        Err(e) => {
+            skip_pool(out, pool, format!("spec.disruption.budgets: {e}"));
+            return false;
+        }
+    }
+    let since = |c: &NodeClaimRecord| {
+        c.conditions
+            .iter()
+            .find(|k| k.type_ == "Drifted")
+            .and_then(|k| k.last_transition_time)
+    };
+    drifted.sort_by(|a, b| {
+        b.2.cmp(&a.2)
+            .then(since(a.0).cmp(&since(b.0)))
+            .then(a.0.created.cmp(&b.0.created))
+            .then(a.0.name.cmp(&b.0.name))
+    });
+    for (claim, node, _) in drifted.iter() {
+        let mut with = draining.clone();
+        with.push(node.name.clone());
+        let replacements = match home(reserved, &with) {
+            Home::Fits => Vec::new(),
+            Home::Needs(r) => r,
+            Home::Nowhere(p) => {
+                out.notes.push(format!(
+                    "node {}: Drifted, but pods {} fit nowhere else; not drained",
+                    node.name,
+                    p.join(", ")
+                ));
+                continue;
+            }
+        };
+        if !drains_keep_home(reserved, draining, std::slice::from_ref(&node.name)) {
+            out.notes.push(format!(
+                "node {}: Drifted, but nodes draining this pass need its room; not tainted yet",
+                node.name
+            ));
+            continue;
+        }
+        for n in &replacements {
+            out.actions.push(replacement_claim(
+                snapshot,
+                pool,
+                n,
+                "Drifted",
+                std::slice::from_ref(&node.name),
+            ));
+        }
+        draining.push(node.name.clone());
+        out.actions.push(start_command(
+            claim,
+            node,
+            "Drifted",
+            claim_price(snapshot, claim),
+            replacements.len(),
+            now,
+        ));
+        defer_rest(snapshot, out, claim, node, "Drifted", true);
+        return true;
+    }
+    false
+}
+
+/// Calls a command off: the taint comes off and the claim forgets the command, with a Warning
+/// Event (core only logs it).
+fn abort(out: &mut Disruption, claim: &NodeClaimRecord, node: &NodeRecord, message: &str) {
+    out.notes.push(message.to_string());
+    out.actions.push(Action::AbortDisruption {
+        target: format!("Node/{}", node.name),
+        node: node.name.clone(),
+        node_claim: Some(claim.name.clone()),
+        message: message.to_string(),
+    });
+}
+
+/// Deletes the claim of a node whose command goes ahead: termination drains it.
+fn delete_claim(out: &mut Disruption, claim: &NodeClaimRecord, node: &NodeRecord, reason: &str) {
+    out.actions.push(Action::DeleteNodeClaim {
+        target: format!("NodeClaim/{}", claim.name),
+        node_claim: claim.name.clone(),
+        reason: reason.to_string(),
+        message: format!("node {} disrupted: {reason}", node.name),
+        machine: claim.machine.clone(),
+        add_finalizer: !claim
+            .finalizers
+            .iter()
+            .any(|f| f == super::action::TERMINATION_FINALIZER),
+    });
+    out.deleted_claims.insert(claim.name.clone());
+}
+
+/// Whether the node of a claim has been tainted for at least [`MIN_DRAIN_SECS`] (no record:
+/// tainted by an earlier version, long enough).
+pub(super) fn drained_long_enough(claim: &NodeClaimRecord, now: Timestamp) -> bool {
+    claim
+        .annotations
+        .get(super::action::DRAIN_STARTED_ANNOTATION)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .is_none_or(|t| now.as_second() - t.as_second() >= MIN_DRAIN_SECS)
+}
+
+/// `karpenter.sh/do-not-disrupt: "true"` on the node or its claim (core
+/// ValidateNodeDisruptable): no voluntary disruption, eventual or not.
+fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) -> bool {
+    let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
+    annotated(&node.annotations) || annotated(&claim.annotations)
 }
 
 /// The node counts a pool's budgets work with, as core's `BuildDisruptionBudgetMapping`
@@ -577,22 +850,6 @@ fn replacement_claim(
     action
 }
 
-/// Whether a NodeClaim replacing this node exists and is not initialized yet. One being deleted,
-/// or deleted by this very pass (`deleted`: its launch or registration timed out), is no longer
-/// coming: the disruption waiting for it is called off now, as core's orchestration queue fails
-/// the command and un-taints the candidates when a replacement fails to launch or initialize
-/// (`pkg/controllers/disruption/orchestration/queue.go`).
-fn replacements_pending(snapshot: &Snapshot, node: &str, deleted: &BTreeSet<String>) -> bool {
-    snapshot.nodeclaims.iter().any(|c| {
-        !c.deleting
-            && !deleted.contains(&c.name)
-            && !c.condition_true("Initialized")
-            && c.annotations
-                .get(REPLACES_ANNOTATION)
-                .is_some_and(|list| list.split(',').any(|n| n == node))
-    })
-}
-
 /// How long a claim's node has been without pod changes, counted as core's consolidation
 /// (`nodeclaim/disruption/consolidation.go`) does: from `status.lastPodEventTime`, else from
 /// when it initialized. An event the watches saw that the claim's status does not show yet
@@ -628,61 +885,37 @@ fn claim_price(snapshot: &Snapshot, claim: &NodeClaimRecord) -> crate::model::fl
         .unwrap_or_default()
 }
 
-/// Disruption blockers, as Karpenter reads them (core `state/statenode.go`,
-/// `utils/pod/scheduling.go` `IsDoNotDisruptActive`): `karpenter.sh/do-not-disrupt: "true"` on
-/// the node or its NodeClaim; on a pod, `"true"` or a duration (`"5m"`) that has not elapsed
-/// since the pod started (no start time yet: still protected; a value that does not parse:
-/// no protection); or a pod covered by a PodDisruptionBudget that allows no disruption. The
-/// reason, for notes and Events.
+/// Disruption blockers, as Karpenter reads them (core `state/statenode.go`
+/// ValidateNodeDisruptable and ValidatePodsDisruptable): `karpenter.sh/do-not-disrupt: "true"` on
+/// the node or its NodeClaim; a pod with an active `do-not-disrupt` (DaemonSet and mirror pods
+/// included); or a pod that PodDisruptionBudgets keep from being evicted (one allowing no
+/// disruption, or two covering it). The reason, for notes and Events.
 pub fn blocked_by(
     node: &NodeRecord,
     claim: &NodeClaimRecord,
     pods: &[&PodRecord],
-    pdbs: &[(String, LabelSelector, String)],
+    pdbs: &Pdbs,
     now: Timestamp,
 ) -> Option<String> {
-    let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
-    if annotated(&node.annotations) || annotated(&claim.annotations) {
+    if node_do_not_disrupt(node, claim) {
         return Some(format!(
             "disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"
         ));
     }
-    if let Some(p) = pods.iter().find(|p| pod_do_not_disrupt(p, now)) {
+    if let Some(p) = pods
+        .iter()
+        .find(|p| !p.terminating && do_not_disrupt_active(p, now))
+    {
         return Some(format!(
             "pod has \"{DO_NOT_DISRUPT}\" annotation (Pod={})",
             p.demand.key()
         ));
     }
-    pods.iter().find_map(|p| {
-        (!p.daemon)
-            .then(|| {
-                pdbs.iter()
-                    .find(|(ns, sel, _)| *ns == p.demand.namespace && sel.matches(&p.demand.labels))
-            })
-            .flatten()
-            .map(|(ns, _, name)| {
-                format!("pdb prevents pod evictions (PodDisruptionBudget=[{ns}/{name}])")
-            })
-    })
+    pdbs.blocks(pods, now).map(|b| b.to_string())
 }
 
-/// Whether a pod's `karpenter.sh/do-not-disrupt` protection is active at `now`.
-pub fn pod_do_not_disrupt(p: &PodRecord, now: Timestamp) -> bool {
-    let Some(value) = p.annotations.get(DO_NOT_DISRUPT) else {
-        return false;
-    };
-    if value == "true" {
-        return true;
-    }
-    match value.parse::<GoDuration>() {
-        Ok(d) if d.as_secs_i64() > 0 => match p.started {
-            Some(started) => now.as_second() - started.as_second() < d.as_secs_i64(),
-            None => true,
-        },
-        _ => false,
-    }
-}
-
+/// Why a candidate is disrupted (drift before emptiness, as core orders its methods), if it is.
+/// Expiry is not decided here: every claim expires, see `expire`.
 fn decide(
     snapshot: &Snapshot,
     pool: &NodePool,
@@ -691,21 +924,13 @@ fn decide(
     now: Timestamp,
     consolidate_after: Option<GoDuration>,
 ) -> Result<Option<&'static str>, String> {
-    let age = claim
-        .created
-        .map(|c| now.as_second() - c.as_second())
-        .unwrap_or(0);
-    let expire = claim
+    if let Some(e) = claim
         .expire_after
         .as_deref()
         .or(pool.expire_after.as_deref())
-        .unwrap_or("720h");
-    match expire
-        .parse::<NillableDuration>()
-        .map_err(|e| format!("expireAfter: {e}"))?
+        .and_then(|e| e.parse::<NillableDuration>().err())
     {
-        NillableDuration::After(d) if age > d.as_secs_i64() => return Ok(Some("Expired")),
-        _ => {}
+        return Err(format!("expireAfter: {e}"));
     }
     if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
         return Ok(Some("Drifted"));
@@ -719,8 +944,9 @@ fn decide(
     Ok(None)
 }
 
-/// Records the steps a decision still has to take once its node is drained (and, when
-/// `with_evictions`, the evictions themselves), so a plan shows each decision complete.
+/// Records the steps a decision still has to take, so a plan shows each decision complete: the
+/// claim's deletion (unless this pass deletes it), then, when `with_evictions`, the evictions of
+/// its drain, the Machine's mark and the scale-down.
 pub(super) fn defer_rest(
     snapshot: &Snapshot,
     out: &mut Disruption,
@@ -729,9 +955,25 @@ pub(super) fn defer_rest(
     reason: &str,
     with_evictions: bool,
 ) {
+    if !out.deleted_claims.contains(&claim.name) && !claim.deleting {
+        out.pending.push(Action::DeleteNodeClaim {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            reason: reason.to_string(),
+            message: format!("node {} disrupted: {reason}", node.name),
+            machine: claim.machine.clone(),
+            add_finalizer: !claim
+                .finalizers
+                .iter()
+                .any(|f| f == super::action::TERMINATION_FINALIZER),
+        });
+    }
     if with_evictions {
         let pods = pods_on(snapshot, &node.name);
-        let mut order: Vec<&&PodRecord> = pods.iter().filter(|p| !never_evicted(p)).collect();
+        let mut order: Vec<&&PodRecord> = pods
+            .iter()
+            .filter(|p| !never_evicted(p) && !p.terminating)
+            .collect();
         order.sort_by_key(|p| (tier(p), p.demand.key()));
         out.pending
             .extend(order.into_iter().map(|p| Action::EvictPod {
@@ -739,24 +981,12 @@ pub(super) fn defer_rest(
                 pod: p.demand.key(),
                 node: node.name.clone(),
                 reason: reason.to_string(),
-                force: false,
                 uid: p.uid.clone(),
             }));
     }
     if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
         out.pending.push(mark(m, Some(&claim.name), reason));
     }
-    out.pending.push(Action::DeleteNodeClaim {
-        target: format!("NodeClaim/{}", claim.name),
-        node_claim: claim.name.clone(),
-        reason: reason.to_string(),
-        message: format!("node {} disrupted: {reason}", node.name),
-        machine: claim.machine.clone(),
-        add_finalizer: !claim
-            .finalizers
-            .iter()
-            .any(|f| f == super::action::TERMINATION_FINALIZER),
-    });
     if let Some(md) = snapshot
         .claim_machine_deployment(claim)
         .and_then(|md| snapshot.machine_deployments.iter().find(|m| m.key() == md))

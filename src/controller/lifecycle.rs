@@ -46,6 +46,10 @@ pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Livenes
         } else {
             continue;
         };
+        // Cluster API is paused for its Machine: no claim deletion, no mark.
+        if super::rollout::claim_paused(snapshot, claim).is_some() {
+            continue;
+        }
         let what = if reason == "LaunchTimeout" {
             "launched"
         } else {

@@ -22,6 +22,7 @@ pub mod drift;
 pub mod events;
 pub mod karpenter_metrics;
 pub mod lifecycle;
+pub mod pdb;
 pub mod provision;
 pub mod rollout;
 pub mod scale;
@@ -81,6 +82,75 @@ pub struct Plan {
     pub status: Vec<Action>,
 }
 
+/// What provisioning sees: the claims this pass deletes as deleting, and every node being
+/// disrupted or deleted (tainted this pass, or its claim deleting) as no room, its currently
+/// reschedulable pods pending (core `provisioner.go` schedules the pods of deleting nodes;
+/// `utils/pdb/pdb.go` IsCurrentlyReschedulable: not DaemonSet or mirror pods, no active
+/// `do-not-disrupt`, no budget blocking them whatever it allows), so the room replacing them is
+/// made, and kept, while they drain. None: nothing to change.
+fn provisioning_view(
+    snapshot: &Snapshot,
+    deleted: &std::collections::BTreeSet<String>,
+    tainted: &std::collections::BTreeSet<&str>,
+    now: Timestamp,
+) -> Option<Snapshot> {
+    let leaving: std::collections::BTreeSet<String> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || deleted.contains(&c.name))
+        .filter_map(|c| disruption::node_of(snapshot, c))
+        .map(|n| n.name.clone())
+        .chain(tainted.iter().map(|n| n.to_string()))
+        .collect();
+    if deleted.is_empty() && leaving.is_empty() {
+        return None;
+    }
+    let mut v = snapshot.clone();
+    for c in v
+        .nodeclaims
+        .iter_mut()
+        .filter(|c| deleted.contains(&c.name))
+    {
+        c.deleting = true;
+    }
+    for n in v.nodes.iter_mut().filter(|n| leaving.contains(&n.name)) {
+        if !n
+            .taints
+            .iter()
+            .any(|t| t.key == action::DISRUPTED_TAINT_KEY)
+        {
+            n.taints.push(crate::model::taints::Taint::new(
+                action::DISRUPTED_TAINT_KEY,
+                "",
+                crate::model::taints::Effect::NoSchedule,
+            ));
+        }
+    }
+    let pdbs = pdb::Pdbs::new(snapshot);
+    let draining: std::collections::BTreeSet<&str> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || deleted.contains(&c.name))
+        .filter_map(|c| disruption::node_of(snapshot, c))
+        .map(|n| n.name.as_str())
+        .collect();
+    for p in v.pods.iter_mut() {
+        let reschedulable = p.node_name.as_deref().is_some_and(|n| draining.contains(n))
+            && !p.terminal
+            && !p.terminating
+            && !p.daemon
+            && !p.mirror
+            && !drain::do_not_disrupt_active(p, now)
+            && !pdbs.fully_blocked(p, now);
+        if reschedulable {
+            let p = std::sync::Arc::make_mut(p);
+            p.node_name = None;
+            p.marked_unschedulable = true;
+        }
+    }
+    Some(v)
+}
+
 /// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
 /// exact Machine); adoption of Machines with a Node and no claim; binding and launch;
 /// registration and initialization; provisioning of new NodeClaims for provisionable pods
@@ -121,32 +191,8 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
             _ => None,
         })
         .collect();
-    let view;
-    let provision_view = if removals.claims.is_empty() && tainted.is_empty() {
-        snapshot
-    } else {
-        let mut v = snapshot.clone();
-        for c in v
-            .nodeclaims
-            .iter_mut()
-            .filter(|c| removals.claims.contains(&c.name))
-        {
-            c.deleting = true;
-        }
-        for n in v
-            .nodes
-            .iter_mut()
-            .filter(|n| tainted.contains(n.name.as_str()))
-        {
-            n.taints.push(crate::model::taints::Taint::new(
-                action::DISRUPTED_TAINT_KEY,
-                "",
-                crate::model::taints::Effect::NoSchedule,
-            ));
-        }
-        view = v;
-        &view
-    };
+    let view = provisioning_view(snapshot, &removals.claims, &tainted, now);
+    let provision_view = view.as_ref().unwrap_or(snapshot);
     let (created, provision_notes) = provision::provision(provision_view, now, config);
     notes.extend(provision_notes);
     notes.extend(disrupted.notes);
@@ -160,6 +206,7 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     actions.extend(scaling);
     let mut status = status::status(snapshot, now, &removals.claims);
     status.extend(disrupted.reports);
+    status.extend(terminated.reports);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
     Plan {

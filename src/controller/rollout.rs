@@ -24,13 +24,67 @@ fn i64_at(obj: &RawObject, pointer: &str) -> Option<i64> {
     obj.value.pointer(pointer).and_then(|v| v.as_i64())
 }
 
-fn paused(obj: &RawObject) -> bool {
-    obj.value.pointer("/spec/paused").and_then(|v| v.as_bool()) == Some(true)
-        || obj
-            .meta
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION))
+fn annotated_paused(obj: &RawObject) -> bool {
+    obj.meta
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION))
+}
+
+/// Why Cluster API is paused for a MachineDeployment's Machines, if it is (Cluster API's
+/// `annotations.IsPaused`: the Cluster's `spec.paused`, or the `cluster.x-k8s.io/paused`
+/// annotation on the Cluster, the MachineDeployment or one of its MachineSets). Then no taint,
+/// mark, claim deletion or replica change is planned on it. The MachineDeployment's own
+/// `spec.paused` only pauses rollouts: Cluster API still scales it.
+pub fn capi_paused(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<String> {
+    if annotated_paused(&md.object) {
+        return Some(format!(
+            "MachineDeployment {} carries {PAUSED_ANNOTATION}",
+            md.key()
+        ));
+    }
+    if let Some(set) = machine_sets(snapshot, md)
+        .into_iter()
+        .find(|s| annotated_paused(s))
+    {
+        return Some(format!(
+            "MachineSet {} carries {PAUSED_ANNOTATION}",
+            set.name()
+        ));
+    }
+    let cluster = md
+        .object
+        .str_at("/spec/clusterName")
+        .or_else(|| {
+            md.object
+                .meta
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("cluster.x-k8s.io/cluster-name"))
+                .map(String::as_str)
+        })
+        .unwrap_or("");
+    snapshot
+        .objects_of("Cluster")
+        .find(|c| c.namespace() == md.object.namespace() && c.name() == cluster)
+        .filter(|c| {
+            c.value.pointer("/spec/paused").and_then(|v| v.as_bool()) == Some(true)
+                || annotated_paused(c)
+        })
+        .map(|c| format!("Cluster {} is paused", c.name()))
+}
+
+/// [`capi_paused`] for the MachineDeployment of a claim.
+pub fn claim_paused(
+    snapshot: &Snapshot,
+    claim: &crate::model::nodeclaim::NodeClaimRecord,
+) -> Option<String> {
+    let key = snapshot.claim_machine_deployment(claim)?;
+    let md = snapshot
+        .machine_deployments
+        .iter()
+        .find(|m| m.key() == key)?;
+    capi_paused(snapshot, md)
 }
 
 /// The rollout strategy type (`RollingUpdate` when unset, as Cluster API defaults it).
@@ -178,27 +232,8 @@ pub fn scale_down_hold(
             snapshot.unsynced.join(", ")
         ));
     }
-    if paused(&md.object) {
-        return Some("the MachineDeployment is paused".to_string());
-    }
-    let cluster = md
-        .object
-        .str_at("/spec/clusterName")
-        .or_else(|| {
-            md.object
-                .meta
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("cluster.x-k8s.io/cluster-name"))
-                .map(String::as_str)
-        })
-        .unwrap_or("");
-    if let Some(c) = snapshot
-        .objects_of("Cluster")
-        .find(|c| c.namespace() == md.object.namespace() && c.name() == cluster)
-        && paused(c)
-    {
-        return Some(format!("Cluster {} is paused", c.name()));
+    if let Some(why) = capi_paused(snapshot, md) {
+        return Some(why);
     }
     let key = md.key();
     let machines: Vec<&MachineRecord> = snapshot
@@ -209,6 +244,23 @@ pub fn scale_down_hold(
     if let Some(m) = machines.iter().find(|m| m.deleting) {
         return Some(format!(
             "Machine {} is being deleted (Cluster API counts it first)",
+            m.name
+        ));
+    }
+    // Cluster API deletes every marked Machine first (`machineset_deletion_order.go`): a mark
+    // that is not part of this decision (someone else's, or a stale one of ours) would be taken
+    // instead of, or as well as, ours.
+    if let Some(m) = machines
+        .iter()
+        .find(|m| m.marked_for_deletion && !leaving.iter().any(|l| l.key() == m.key()))
+    {
+        let whose = if m.marked_by_us {
+            "an earlier mark of ours"
+        } else {
+            "not ours"
+        };
+        return Some(format!(
+            "Machine {} carries cluster.x-k8s.io/delete-machine ({whose}): Cluster API would delete it first",
             m.name
         ));
     }

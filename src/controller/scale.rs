@@ -80,6 +80,28 @@ pub fn scale(
             })
             .count();
         let desired = (surviving.len() + new + foreign) as i64;
+        if let Some(why) = super::rollout::capi_paused(snapshot, md) {
+            if desired != current || !leaving.is_empty() {
+                notes.push(format!(
+                    "MachineDeployment {key}: replicas stay at {current}: {why}"
+                ));
+            }
+            continue;
+        }
+        // Our marks that no decision of this pass stands behind: Cluster API would take those
+        // Machines first on any scale-down, so they come off.
+        for m in alive.iter().filter(|m| {
+            m.marked_by_us
+                && !removals.machines.contains(&m.key())
+                && stale_mark(snapshot, removals, m)
+        }) {
+            actions.push(Action::UnmarkMachine {
+                target: format!("Machine/{}", m.key()),
+                machine: m.key(),
+                message: "no NodeClaim of ours is being removed with it".to_string(),
+                api_version: m.api_version.clone(),
+            });
+        }
         if leaving.is_empty() && desired > current {
             actions.push(scale_action(md, current, desired, Vec::new()));
             continue;
@@ -160,6 +182,20 @@ pub fn scale(
         ));
     }
     (actions, notes)
+}
+
+/// Whether our mark on a live Machine has no decision behind it: no claim holds the Machine, or
+/// its claim is alive and not removed by this pass.
+fn stale_mark(snapshot: &Snapshot, removals: &Removals, m: &MachineRecord) -> bool {
+    let key = m.key();
+    match snapshot
+        .nodeclaims
+        .iter()
+        .find(|c| c.machine.as_deref() == Some(key.as_str()))
+    {
+        None => true,
+        Some(c) => !c.deleting && !removals.claims.contains(&c.name),
+    }
 }
 
 fn scale_action(

@@ -87,9 +87,14 @@ impl Action {
                 node_claim,
                 ..
             } => vec![node(n), claim(node_claim)],
-            Action::EvictPod { node: n, .. } | Action::RemoveNodeFinalizer { node: n, .. } => {
+            Action::EvictPod { node: n, .. }
+            | Action::DeletePod { node: n, .. }
+            | Action::RemoveNodeFinalizer { node: n, .. } => {
                 vec![node(n)]
             }
+            Action::SetTerminationTimestamp { node_claim, .. } => vec![claim(node_claim)],
+            Action::ReportInvalidDoNotDisrupt { target, .. } => vec![target.clone()],
+            Action::UnmarkMachine { machine: m, .. } => vec![machine(m)],
             Action::RemoveNodeClaimFinalizer { node_claim, .. } => vec![claim(node_claim)],
             Action::AdoptMachine {
                 machine: m,

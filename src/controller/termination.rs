@@ -19,14 +19,19 @@ use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
-use super::action::{Action, DISRUPTED_TAINT_KEY, TERMINATION_FINALIZER};
-use super::disruption::{Disruption, defer_rest, node_of, pods_on};
-use super::drain::{drained, evict, grace_elapsed};
+use super::action::{
+    Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, TERMINATION_FINALIZER,
+    TERMINATION_TIMESTAMP_ANNOTATION,
+};
+use super::consolidation::{Home, home};
+use super::disruption::{
+    Disruption, MIN_DRAIN_SECS, defer_rest, drained_long_enough, is_voluntary, node_of, pods_on,
+};
+use super::drain::{drain_step, drained, termination_deadline};
 use super::lifecycle::{bound_machine, mark};
 use super::rollout::scale_down_hold;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
-use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeRecord, Snapshot};
 
 fn has_finalizer(f: &[String]) -> bool {
@@ -139,8 +144,13 @@ pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -
     out
 }
 
-/// A deleting claim with a live Machine: drain its node at once (forceful, respecting PDBs until
-/// `terminationGracePeriod`), then mark the Machine so the scale-down removes it.
+/// A deleting claim with a live Machine, as core's `node/termination` finalizes its Node: the
+/// deadline its `terminationGracePeriod` sets is recorded; the node is tainted and drained one
+/// step per pass (pods with an active `do-not-disrupt` wait, and are deleted only when their time
+/// runs out before the deadline); once drained for [`MIN_DRAIN_SECS`], its exact Machine is
+/// marked so the scale-down removes it. A claim deleted by a voluntary command of ours drains
+/// only while its pods have a home (provisioning counts them as pending meanwhile); a forceful
+/// one (expiry, a user's deletion) drains at once.
 fn drain_then_remove(
     snapshot: &Snapshot,
     now: Timestamp,
@@ -148,24 +158,67 @@ fn drain_then_remove(
     claim: &NodeClaimRecord,
     m: &MachineRecord,
 ) {
-    // Whatever disruption may have started, a deleted claim drains at once (forceful).
-    let reason = "Deleted".to_string();
+    let deadline = termination_deadline(claim, None);
+    if let Some(t) = deadline
+        && !claim
+            .annotations
+            .contains_key(TERMINATION_TIMESTAMP_ANNOTATION)
+    {
+        out.actions.push(Action::SetTerminationTimestamp {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            time: t.to_string(),
+        });
+    }
+    if let Some(why) = super::rollout::claim_paused(snapshot, claim) {
+        out.notes.push(format!(
+            "NodeClaim {}: termination waits: {why}",
+            claim.name
+        ));
+        return;
+    }
+    let voluntary = claim
+        .annotations
+        .get(DISRUPTION_REASON_ANNOTATION)
+        .filter(|r| is_voluntary(r));
+    let reason = voluntary.cloned().unwrap_or_else(|| "Deleted".to_string());
     if let Some(node) = node_of(snapshot, claim) {
         let pods = pods_on(snapshot, &node.name);
-        if !drained(&pods) {
-            if !node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
-                out.actions.push(Action::TaintNode {
-                    target: format!("Node/{}", node.name),
-                    node: node.name.clone(),
-                    taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
-                    reason: reason.clone(),
-                    saving_per_hour: Default::default(),
-                    node_claim: Some(claim.name.clone()),
-                    since: now.to_string(),
-                });
+        let tainted = node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+        if !tainted {
+            out.actions.push(Action::TaintNode {
+                target: format!("Node/{}", node.name),
+                node: node.name.clone(),
+                taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+                reason: reason.clone(),
+                saving_per_hour: Default::default(),
+                node_claim: Some(claim.name.clone()),
+                since: now.to_string(),
+                replacements: 0,
+            });
+        }
+        if !drained(&pods, now) {
+            let homeless = voluntary.is_some()
+                && home(snapshot, std::slice::from_ref(&node.name)) != Home::Fits;
+            if homeless {
+                // Only what the deadline forces goes; the rest waits for the room provisioning
+                // is making for it.
+                out.notes.push(format!(
+                    "node {}: its drain waits for room for its pods",
+                    node.name
+                ));
+                delete_due(out, &pods, &node.name, &reason, deadline, now);
+            } else {
+                drain_step(out, &pods, &node.name, &reason, deadline, now);
             }
-            let force = pool_of(snapshot, claim).is_some_and(|p| grace_elapsed(p, claim, now));
-            evict(out, &pods, &node.name, &reason, force);
+            defer_rest(snapshot, out, claim, node, &reason, false);
+            return;
+        }
+        if !tainted || !drained_long_enough(claim, now) {
+            out.notes.push(format!(
+                "node {}: drained; its Machine goes {MIN_DRAIN_SECS}s after the taint",
+                node.name
+            ));
             defer_rest(snapshot, out, claim, node, &reason, false);
             return;
         }
@@ -182,11 +235,23 @@ fn drain_then_remove(
     out.marked_machines.insert(m.key());
 }
 
-fn pool_of<'a>(snapshot: &'a Snapshot, claim: &NodeClaimRecord) -> Option<&'a NodePool> {
-    snapshot
-        .nodepools
-        .iter()
-        .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()))
+/// Only the deletions the deadline forces (a drain step without evictions).
+fn delete_due(
+    out: &mut Disruption,
+    pods: &[&crate::model::snapshot::PodRecord],
+    node: &str,
+    reason: &str,
+    deadline: Option<Timestamp>,
+    now: Timestamp,
+) {
+    let mut step = Disruption::default();
+    drain_step(&mut step, pods, node, reason, deadline, now);
+    out.actions.extend(
+        step.actions
+            .into_iter()
+            .filter(|a| matches!(a, Action::DeletePod { .. })),
+    );
+    out.reports.extend(step.reports);
 }
 
 /// Nodes carrying our finalizer whose claim and Machine are both gone: the finalizer comes off

@@ -248,6 +248,8 @@ pub enum Write {
         name: String,
         /// A UID precondition (the object deleted must be the one planned on).
         uid: Option<String>,
+        /// `gracePeriodSeconds` of the delete (None: the object's own).
+        grace_period_seconds: Option<i64>,
     },
     /// Evict a pod through the Eviction API (respects PodDisruptionBudgets).
     Evict {

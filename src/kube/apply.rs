@@ -448,9 +448,11 @@ impl Executor {
                 namespace,
                 name,
                 uid,
+                grace_period_seconds,
             } => {
                 let api = dynamic_api(self.clients.of(*cluster), resource, namespace);
-                match api.delete(name, &delete_params(uid.as_deref())).await {
+                let params = delete_params(uid.as_deref(), *grace_period_seconds);
+                match api.delete(name, &params).await {
                     Ok(_) => Ok(None),
                     Err(e) if status_code(&e) == Some(404) => Ok(None),
                     // The UID precondition failed: the object planned on is gone already.
@@ -784,12 +786,16 @@ fn eviction(namespace: &str, name: &str, uid: Option<&str>) -> Eviction {
 }
 
 /// Delete options with a UID precondition when one is known.
-fn delete_params(uid: Option<&str>) -> DeleteParams {
+fn delete_params(uid: Option<&str>, grace_period_seconds: Option<i64>) -> DeleteParams {
     DeleteParams {
         preconditions: uid.map(|u| kube::api::Preconditions {
             uid: Some(u.to_string()),
             resource_version: None,
         }),
+        // Saturated into the API's range: the planner never asks for more than the claim's
+        // terminationGracePeriod, nor for less than 1.
+        grace_period_seconds: grace_period_seconds
+            .map(|g| u32::try_from(g.max(1)).unwrap_or(u32::MAX)),
         ..DeleteParams::default()
     }
 }

@@ -163,13 +163,12 @@ const CONTAINER_NOISE: &[&str] = &[
     "tty",
 ];
 /// Pod spec fields the core does not read (`model::pod`, `constraints`): DNS, service account,
-/// security, the pod's restart policy (a sidecar's is per container and kept), grace period,
-/// scheduler and priority value (the priority class name is read).
+/// security, the pod's restart policy (a sidecar's is per container and kept), scheduler and
+/// priority value (the priority class name is read; the grace period bounds drains).
 const POD_SPEC_NOISE: &[&str] = &[
     "dnsPolicy",
     "dnsConfig",
     "restartPolicy",
-    "terminationGracePeriodSeconds",
     "activeDeadlineSeconds",
     "serviceAccountName",
     "serviceAccount",
@@ -186,7 +185,7 @@ const POD_SPEC_NOISE: &[&str] = &[
     "subdomain",
 ];
 /// The pod status fields the core reads (`load::records::pod_record`, [`pod_facts`]); of its
-/// conditions, only `PodScheduled`.
+/// conditions, only `PodScheduled` and `Ready` (a budget may let not-ready pods go).
 const POD_STATUS_READ: &[&str] = &["phase", "conditions", "nominatedNodeName", "startTime"];
 /// Node status fields the core does not read.
 const NODE_STATUS_NOISE: &[&str] = &[
@@ -217,7 +216,7 @@ pub fn trim(obj: &mut DynamicObject, kind: &str) {
         "Pod" => {
             if let Some(status) = obj.data.get_mut("status").and_then(|s| s.as_object_mut()) {
                 status.retain(|k, _| POD_STATUS_READ.contains(&k.as_str()));
-                keep_conditions(status, "PodScheduled");
+                keep_conditions(status, &["PodScheduled", "Ready"]);
             }
             remove(obj.data.get_mut("spec"), POD_SPEC_NOISE);
             // Only volumes backed by a claim bear on scheduling (`constraints::claims`).
@@ -250,17 +249,21 @@ pub fn trim(obj: &mut DynamicObject, kind: &str) {
         "Node" => {
             remove(obj.data.get_mut("status"), NODE_STATUS_NOISE);
             if let Some(status) = obj.data.get_mut("status").and_then(|s| s.as_object_mut()) {
-                keep_conditions(status, "Ready");
+                keep_conditions(status, &["Ready"]);
             }
         }
         _ => {}
     }
 }
 
-/// Keeps only the condition of type `kind` in `status.conditions` (the one the loader reads).
-fn keep_conditions(status: &mut serde_json::Map<String, serde_json::Value>, kind: &str) {
+/// Keeps only the conditions of these types in `status.conditions` (the ones the loader reads).
+fn keep_conditions(status: &mut serde_json::Map<String, serde_json::Value>, kinds: &[&str]) {
     if let Some(serde_json::Value::Array(conditions)) = status.get_mut("conditions") {
-        conditions.retain(|c| c.get("type").and_then(serde_json::Value::as_str) == Some(kind));
+        conditions.retain(|c| {
+            c.get("type")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|t| kinds.contains(&t))
+        });
     }
 }
 

@@ -15,6 +15,21 @@ pub const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
 pub const SET_NAME_LABEL: &str = "cluster.x-k8s.io/set-name";
 /// The annotation that makes CAPI delete this Machine first on scale-down.
 pub const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-machine";
+/// Our annotation beside `cluster.x-k8s.io/delete-machine`: the mark is ours, for this NodeClaim
+/// (or `surplus`). A mark without it is someone else's.
+pub const MARKED_FOR_ANNOTATION: &str = "karpenter-capi/marked-for";
+/// The `delete-machine` values earlier versions wrote (the reason alone): their marks are ours.
+const OUR_MARK_REASONS: &[&str] = &[
+    "Empty",
+    "Underutilized",
+    "Drifted",
+    "Expired",
+    "Deleted",
+    "NodeDeleted",
+    "ScaleDown",
+    "LaunchTimeout",
+    "RegistrationTimeout",
+];
 
 /// A Machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,6 +53,8 @@ pub struct MachineRecord {
     pub claimed: bool,
     /// Carries `cluster.x-k8s.io/delete-machine`.
     pub marked_for_deletion: bool,
+    /// That mark is ours (see [`MARKED_FOR_ANNOTATION`]).
+    pub marked_by_us: bool,
     /// `spec.providerID`.
     pub provider_id: Option<String>,
     /// `status.nodeRef.name`.
@@ -117,6 +134,10 @@ impl MachineRecord {
             deployment: labels.get(DEPLOYMENT_NAME_LABEL).cloned(),
             claimed: labels.contains_key(MEMBER_LABEL),
             marked_for_deletion: annotations.contains_key(DELETE_MACHINE_ANNOTATION),
+            marked_by_us: annotations.contains_key(MARKED_FOR_ANNOTATION)
+                || annotations
+                    .get(DELETE_MACHINE_ANNOTATION)
+                    .is_some_and(|v| OUR_MARK_REASONS.contains(&v.as_str())),
             labels,
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
             deleting: obj.meta.deletion_timestamp.is_some(),

@@ -32,6 +32,8 @@ pub struct NodeClaimRecord {
     pub created: Option<Timestamp>,
     /// Being deleted.
     pub deleting: bool,
+    /// `metadata.deletionTimestamp`, when being deleted: `terminationGracePeriod` counts from it.
+    pub deleted_at: Option<Timestamp>,
     /// `karpenter.sh/nodepool` label.
     pub node_pool: Option<String>,
     /// `node.kubernetes.io/instance-type` label.
@@ -111,6 +113,7 @@ impl NodeClaimRecord {
             annotations,
             created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
             deleting: obj.meta.deletion_timestamp.is_some(),
+            deleted_at: obj.meta.deletion_timestamp.as_ref().map(|t| t.0),
             provider_id: s("/status/providerID"),
             node_name: s("/status/nodeName"),
             requests,

@@ -35,6 +35,17 @@ pub struct PodRecord {
     pub terminal: bool,
     /// Being deleted (`metadata.deletionTimestamp`): never evicted again.
     pub terminating: bool,
+    /// `metadata.deletionTimestamp`, when reported: a pod terminating for over a minute no
+    /// longer holds a drain, and one due past its claim's deadline is deleted again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<Timestamp>,
+    /// Its `Ready` condition is `False` (a PodDisruptionBudget with
+    /// `unhealthyPodEvictionPolicy: AlwaysAllow` does not hold such a pod).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_ready: bool,
+    /// `spec.terminationGracePeriodSeconds`, when set (the API server defaults it to 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_seconds: Option<i64>,
     /// A static pod's mirror (`kubernetes.io/config.mirror` or owned by its Node): never evicted.
     pub mirror: bool,
     /// `metadata.uid`: the precondition of its eviction or forced delete.

@@ -109,20 +109,21 @@ fn details(a: &Action) -> String {
             saving_per_hour,
             ..
         } => format!("{taint} ({reason}, saves ${saving_per_hour}/h)"),
-        Action::EvictPod {
+        Action::EvictPod { node, reason, .. } => format!("from {node} ({reason})"),
+        Action::DeletePod {
             node,
             reason,
-            force,
+            grace_period_seconds,
             ..
-        } => {
-            format!(
-                "from {node} ({reason}{})",
-                if *force {
-                    ", terminationGracePeriod elapsed: deleted"
-                } else {
-                    ""
-                }
-            )
+        } => format!(
+            "from {node} ({reason}, its time runs out before the node's deadline: deleted with gracePeriodSeconds={grace_period_seconds})"
+        ),
+        Action::SetTerminationTimestamp { time, .. } => {
+            format!("karpenter.sh/nodeclaim-termination-timestamp={time}")
+        }
+        Action::ReportInvalidDoNotDisrupt { message, .. } => message.clone(),
+        Action::UnmarkMachine { message, .. } => {
+            format!("cluster.x-k8s.io/delete-machine removed ({message})")
         }
         Action::WarnNodePool {
             reason, message, ..

@@ -194,6 +194,7 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                     m.claimed = m.labels.contains_key(MEMBER_LABEL);
                     if let Some(v) = annotations.and_then(|a| a.get(DELETE_MACHINE_ANNOTATION)) {
                         m.marked_for_deletion = !v.is_null();
+                        m.marked_by_us = !v.is_null();
                     }
                 }
                 "Node" => {
@@ -384,7 +385,10 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                     .position(|x| &x.name == name)
                     .ok_or_else(|| format!("NodeClaim {name} not found"))?;
                 if c.mode.claim_finalizer {
-                    c.snap.nodeclaims[i].deleting = true;
+                    let at = c.ts(c.now);
+                    let claim = &mut c.snap.nodeclaims[i];
+                    claim.deleting = true;
+                    claim.deleted_at.get_or_insert(at);
                 } else {
                     c.snap.nodeclaims.remove(i);
                 }

@@ -110,6 +110,23 @@ fn two_c3_8(cpu: &str) -> String {
     )
 }
 
+/// `node_text` with the disruption taint on its Node and, on its claim, the command our
+/// controller records: its reason and when it started, `started_ago` seconds before NOW.
+fn under_way(node_text: &str, i: usize, reason: &str, started_ago: i64) -> String {
+    node_text
+        .replace(
+            &format!("spec: {{providerID: 'openstack:///n{i}'}}"),
+            &format!("spec: {{providerID: 'openstack:///n{i}', taints: [{{key: karpenter.sh/disrupted, effect: NoSchedule}}]}}"),
+        )
+        .replace(
+            "annotations: {cluster.x-k8s.io/machine",
+            &format!(
+                "annotations: {{karpenter-capi/drain-started: '{}', karpenter-capi/disruption-reason: {reason}, cluster.x-k8s.io/machine",
+                ago(started_ago)
+            ),
+        )
+}
+
 fn run(text: &str) -> Plan {
     let s = snapshot_from_sources(&[Source {
         name: "t.yaml".into(),
@@ -125,28 +142,62 @@ fn names(p: &Plan) -> Vec<&str> {
 
 #[test]
 fn seed_scale_to_zero_after_consolidate_after() {
+    // The command starts: the taint, with the rest of it shown as pending.
     let p = run(&format!("{}{}", base(1, ""), node(1, 600, "", "")));
+    assert_eq!(names(&p), vec!["taintNode"]);
+    assert!(
+        matches!(&p.actions[0], Action::TaintNode { node, taint, reason, saving_per_hour, .. }
+        if node == "node-1" && taint == "karpenter.sh/disrupted:NoSchedule" && reason == "Empty" && saving_per_hour.0 == 50_000_000)
+    );
+    let pending: Vec<&str> = p.pending.iter().map(|a| a.name()).collect();
+    assert_eq!(
+        pending,
+        vec![
+            "deleteNodeClaim",
+            "markMachineForDeletion",
+            "scaleMachineDeployment"
+        ]
+    );
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["actions"][0]["action"], "taintNode");
+    assert_eq!(json["actions"][0]["reason"], "Empty");
+    assert_eq!(json["actions"][0]["savingPerHour"], 0.05);
+    // Validated again 15 s after it started (core commandValidationDelay): before, it waits.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        under_way(&node(1, 600, "", ""), 1, "Empty", 10)
+    ));
+    assert_eq!(names(&p), Vec::<&str>::new());
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("validated again 15s after it started")),
+        "{:?}",
+        p.notes
+    );
+    // Then still empty: the claim goes and, the node being drained (cilium tolerates the
+    // taint), its exact Machine with it.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        under_way(&node(1, 600, "", ""), 1, "Empty", 20)
+    ));
     assert_eq!(
         names(&p),
         vec![
-            "taintNode",
             "markMachineForDeletion",
             "deleteNodeClaim",
             "scaleMachineDeployment"
         ]
     );
     assert!(
-        matches!(&p.actions[0], Action::TaintNode { node, taint, reason, saving_per_hour, .. }
-        if node == "node-1" && taint == "karpenter.sh/disrupted:NoSchedule" && reason == "Empty" && saving_per_hour.0 == 50_000_000)
-    );
-    // cilium tolerates the disrupted taint: never evicted, the node is drained as it is.
-    assert!(
-        matches!(&p.actions[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+        matches!(&p.actions[0], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
     );
     assert!(
-        matches!(&p.actions[2], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
+        matches!(&p.actions[1], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Empty")
     );
-    match &p.actions[3] {
+    match &p.actions[2] {
         Action::ScaleMachineDeployment {
             from,
             replicas,
@@ -158,10 +209,21 @@ fn seed_scale_to_zero_after_consolidate_after() {
         }
         other => panic!("{other:?}"),
     }
-    let json = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["actions"][0]["action"], "taintNode");
-    assert_eq!(json["actions"][0]["reason"], "Empty");
-    assert_eq!(json["actions"][0]["savingPerHour"], 0.05);
+}
+
+/// Validation (core `validation.go`): a command whose node got a pod while it waited is called
+/// off, the taint removed.
+#[test]
+fn an_empty_command_whose_node_got_a_pod_is_called_off() {
+    let busy = under_way(&node(1, 600, &app_pod("web-1", 1, ""), ""), 1, "Empty", 20);
+    let p = run(&format!("{}{busy}", base(1, "")));
+    assert_eq!(names(&p), vec!["abortDisruption"]);
+    assert!(
+        matches!(&p.actions[0], Action::AbortDisruption { node, message, .. }
+            if node == "node-1" && message.ends_with("called off: pods arrived on it")),
+        "{:?}",
+        p.actions
+    );
 }
 
 #[test]
@@ -189,15 +251,31 @@ fn a_budget_of_one_node_disrupts_one_at_a_time() {
         node(1, 600, "", ""),
         node(2, 600, "", "")
     ));
-    let deleted: Vec<&str> = p
+    let tainted: Vec<&str> = p
         .actions
         .iter()
         .filter_map(|a| match a {
-            Action::DeleteNodeClaim { node_claim, .. } => Some(node_claim.as_str()),
+            Action::TaintNode { node, .. } => Some(node.as_str()),
             _ => None,
         })
         .collect();
-    assert_eq!(deleted, vec!["default-1"]);
+    assert_eq!(tainted, vec!["node-1"]);
+    // While its command is under way it uses up the budget: node-2 waits, and node-1's own
+    // Machine is the one marked, never the other one.
+    let p = run(&format!(
+        "{}{}{}",
+        base(2, budget),
+        under_way(&node(1, 600, "", ""), 1, "Empty", 20),
+        node(2, 600, "", "")
+    ));
+    assert_eq!(
+        names(&p),
+        vec![
+            "markMachineForDeletion",
+            "deleteNodeClaim",
+            "scaleMachineDeployment"
+        ]
+    );
     assert!(p.actions.iter().any(|a| matches!(
         a,
         Action::ScaleMachineDeployment {
@@ -206,7 +284,6 @@ fn a_budget_of_one_node_disrupts_one_at_a_time() {
             ..
         }
     )));
-    // The marked Machine is the disrupted claim's own, never the other one.
     let marked: Vec<&str> = p
         .actions
         .iter()
@@ -286,11 +363,11 @@ fn drift_is_blocked_by_do_not_disrupt_and_pdbs() {
 
 #[test]
 fn a_drained_disrupted_node_finishes_its_sequence() {
-    let tainted = node(1, 600, "", "").replace(
-        "spec: {providerID: 'openstack:///n1'}",
-        "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
-    );
-    let p = run(&format!("{}{}", base(1, ""), tainted));
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        under_way(&node(1, 600, "", ""), 1, "Empty", 60)
+    ));
     assert_eq!(
         names(&p),
         vec![
@@ -299,6 +376,19 @@ fn a_drained_disrupted_node_finishes_its_sequence() {
             "scaleMachineDeployment"
         ]
     );
+}
+
+/// A `karpenter.sh/disrupted` taint that no command of ours stands behind (the claim records no
+/// reason: another writer, or a command lost in a restart) is removed, as core's disruption
+/// controller removes the taints of nodes it has no command for after a restart.
+#[test]
+fn a_disrupted_taint_without_a_command_of_ours_is_removed() {
+    let tainted = node(1, 600, "", "").replace(
+        "spec: {providerID: 'openstack:///n1'}",
+        "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
+    );
+    let p = run(&format!("{}{}", base(1, ""), tainted));
+    assert_eq!(names(&p), vec!["abortDisruption"]);
 }
 
 /// Multi-node consolidation as core's `multinodeconsolidation.go`: two nodes are replaced by one
@@ -348,12 +438,14 @@ fn two_underused_c3_8_are_replaced_by_a_cheaper_type_never_by_their_own() {
     let p = run(&two_c3_8("1500m"));
     assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
     assert_eq!(tainted(&p), vec![("node-1".to_string(), 100_000_000)]);
+    // Nothing is evicted before the claim is deleted: the drain is in the rest of the command.
+    assert!(!names(&p).contains(&"evictPod"), "{:?}", names(&p));
     assert!(
-        p.actions
+        p.pending
             .iter()
             .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a")),
         "{:?}",
-        names(&p)
+        p.pending
     );
 }
 
@@ -424,11 +516,18 @@ fn the_node_finalizer_goes_once_claim_and_machine_are_gone() {
     assert!(matches!(&p.actions[0], Action::RemoveNodeFinalizer { node, .. } if node == "gone"));
 }
 
-/// node-1 drifted and tainted, with a pod; a replacement claim in some state.
+/// node-1 drifted, its command under way (one replacement), with a pod; the replacement claim
+/// in some state.
 fn draining(replacement_status: &str) -> String {
-    let tainted = node(1, 600, &app_pod("web-1", 1, ""), "").replace(
-        "spec: {providerID: 'openstack:///n1'}",
-        "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
+    let tainted = under_way(
+        &node(1, 600, &app_pod("web-1", 1, ""), ""),
+        1,
+        "Drifted",
+        60,
+    )
+    .replace(
+        "karpenter-capi/disruption-reason: Drifted,",
+        "karpenter-capi/disruption-reason: Drifted, karpenter-capi/replacements: '1',",
     );
     let replacement = format!(
         "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-r\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/replaces: node-1, karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {replacement_status}\n",
@@ -437,121 +536,262 @@ fn draining(replacement_status: &str) -> String {
     format!("{}{tainted}{replacement}", base(2, ""))
 }
 
+/// Core's `queue.go` waitOrTerminate: the candidate's claim is deleted only once every
+/// replacement is Initialized, and nothing is evicted before; then termination drains it.
 #[test]
 fn the_drain_waits_for_the_replacement_then_evicts() {
     let p = run(&draining("{}"));
-    assert!(!names(&p).contains(&"evictPod"), "{:?}", names(&p));
+    assert_eq!(names(&p), Vec::<&str>::new());
     assert!(
-        p.notes
-            .iter()
-            .any(|n| n == "node node-1: waiting for its replacement to initialize before draining"),
+        p.notes.iter().any(|n| n
+            == "node node-1: waiting for its replacement default-r to initialize before draining"),
         "{:?}",
         p.notes
     );
-    // Initialized: its Ready node has room for web-1.
+    // Initialized: its Ready node has room for web-1, the claim goes.
     let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
-    let p = run(&format!(
+    let initialized = format!(
         "{}{node_r}",
         draining(
-            "{providerID: 'openstack:///r', nodeName: node-r, conditions: [{type: Initialized, status: 'True'}]}"
+            "{providerID: 'openstack:///r', nodeName: node-r, conditions: [{type: Registered, status: 'True'}, {type: Initialized, status: 'True'}]}"
         )
-    ));
-    let evicted: Vec<&str> = p
-        .actions
+    );
+    let p = run(&initialized);
+    assert_eq!(names(&p), vec!["deleteNodeClaim"]);
+    assert!(
+        matches!(&p.actions[0], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Drifted")
+    );
+    // Deleted: termination evicts, non-DaemonSet pods first.
+    let deleted = initialized.replacen(
+        "  name: default-1\n",
+        &format!(
+            "  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
+            ago(5)
+        ),
+        1,
+    );
+    let p = run(&deleted);
+    assert_eq!(
+        evicts(&p),
+        vec!["default/web-1"],
+        "non-DaemonSet pods first, the DaemonSet pod once they are gone"
+    );
+    // A replacement that vanished calls the command off (core: "replacement was deleted").
+    let full = draining("{}");
+    let vanished = full
+        .split("---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-r")
+        .next()
+        .unwrap();
+    let p = run(vanished);
+    assert_eq!(names(&p), vec!["abortDisruption"]);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("a replacement NodeClaim failed or vanished")),
+        "{:?}",
+        p.notes
+    );
+}
+
+/// A claim being deleted `deleted_ago` seconds before NOW with a terminationGracePeriod of 1h
+/// (deadline `3600 - deleted_ago` seconds from NOW), its node tainted since; the node holds
+/// `pods`; a PDB allowing no disruption covers app=web.
+fn deleting_with_grace(deleted_ago: i64, pods: &str) -> Plan {
+    let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
+    // Tainted by termination right after the deletion, as the drain-started record says.
+    let claim = under_way(&node(1, 600, pods, ""), 1, "Expired", deleted_ago)
+        .replace("karpenter-capi/disruption-reason: Expired, ", "")
+        .replacen(
+            "  name: default-1\n",
+            &format!(
+                "  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
+                ago(deleted_ago)
+            ),
+            1,
+        )
+        .replace(
+            "requirements: []}",
+            "requirements: [], terminationGracePeriod: 1h}",
+        );
+    run(&format!("{}{claim}{pdb}", base(1, "")))
+}
+
+fn pod_with(name: &str, annotations: &str, spec: &str, meta: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, uid: uid-{name}, labels: {{app: web}}, annotations: {{{annotations}}}{meta}}}\nspec: {{nodeName: node-1, {spec}containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]}}\nstatus: {{phase: Running, startTime: '{}'}}\n",
+        ago(1800)
+    )
+}
+
+fn deletes(p: &Plan) -> Vec<(&str, i64)> {
+    p.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeletePod {
+                pod,
+                grace_period_seconds,
+                ..
+            } => Some((pod.as_str(), *grace_period_seconds)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn evicts(p: &Plan) -> Vec<&str> {
+    p.actions
         .iter()
         .filter_map(|a| match a {
             Action::EvictPod { pod, .. } => Some(pod.as_str()),
             _ => None,
         })
-        .collect();
-    assert_eq!(
-        evicted,
-        vec!["default/web-1"],
-        "non-DaemonSet pods first, the DaemonSet pod once they are gone"
-    );
+        .collect()
 }
 
+/// terminationGracePeriod counts from the claim's deletion (core `nodeclaim/lifecycle`
+/// ensureTerminationGracePeriodTerminationTimeAnnotation), and each pod is deleted when its own
+/// grace would run past the deadline, with what is left of it, at least 1 s (v1.14
+/// `terminator.go` DeleteExpiringPods): PDBs and do-not-disrupt no longer hold it.
 #[test]
-fn after_the_termination_grace_period_pods_are_deleted_despite_pdbs() {
-    let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
-    let with_grace = |started_ago: i64, reason: &str| {
-        let pod = app_pod("web-1", 1, "").replace(
-            "name: web-1, namespace: default,",
-            "name: web-1, namespace: default, uid: uid-web-1,",
-        );
-        let tainted = node(1, 600, &pod, "")
-            .replace(
-                "spec: {providerID: 'openstack:///n1'}",
-                "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
-            )
-            .replace("annotations: {cluster.x-k8s.io/machine", &format!("annotations: {{karpenter-capi/drain-started: '{}', karpenter-capi/disruption-reason: {reason}, cluster.x-k8s.io/machine", ago(started_ago)));
-        let pool = base(1, "").replace(
-            "      expireAfter: Never\n",
-            "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
-        );
-        run(&format!("{pool}{tainted}{pdb}"))
-    };
-    let p = with_grace(2 * 3600, "Drifted");
-    let forced: Vec<(&str, bool)> = p
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::EvictPod { pod, force, .. } => Some((pod.as_str(), *force)),
-            _ => None,
-        })
-        .collect();
-    // Tier by tier even then: the DaemonSet pod goes once web-1 is gone.
-    assert_eq!(forced, vec![("default/web-1", true)]);
+fn pods_whose_time_runs_out_are_deleted_with_what_is_left() {
+    let web = pod_with("web-1", "", "", "");
+    // Deleted 2h ago: the deadline passed an hour ago. The deadline is recorded as Karpenter's
+    // annotation; web-1 goes at once, with the minimum grace.
+    let p = deleting_with_grace(7200, &web);
+    assert_eq!(deletes(&p), vec![("default/web-1", 1)]);
+    assert!(
+        p.actions.iter().any(
+            |a| matches!(a, Action::SetTerminationTimestamp { node_claim, time, .. }
+            if node_claim == "default-1" && *time == ago(3600))
+        ),
+        "{:?}",
+        names(&p)
+    );
     let steps = p
         .actions
         .iter()
-        .find(|a| a.name() == "evictPod")
+        .find(|a| a.name() == "deletePod")
         .unwrap()
         .steps();
-    // A forced delete of exactly the pod planned on: its UID is the precondition (a pod
-    // re-created under the same name is not deleted).
     use karpenter_capi::controller::write::Write;
     match &steps.writes[0] {
         Write::Delete {
             namespace,
             name,
             uid,
+            grace_period_seconds,
             ..
         } => assert_eq!(
-            (namespace.as_str(), name.as_str(), uid.as_deref()),
-            ("default", "web-1", Some("uid-web-1"))
+            (
+                namespace.as_str(),
+                name.as_str(),
+                uid.as_deref(),
+                *grace_period_seconds
+            ),
+            ("default", "web-1", Some("uid-web-1"), Some(1))
         ),
         other => panic!("{other:?}"),
     }
-    assert_eq!(steps.writes.len(), 1, "{:?}", steps.writes);
-    // Inside the grace period, a voluntary drain whose pods have no room is called off; an
-    // expiry drains with ordinary evictions, which the PDB may refuse, with the same
-    // precondition.
-    assert_eq!(names(&with_grace(600, "Drifted")), vec!["abortDisruption"]);
-    let p = with_grace(600, "Expired");
+    // 30 min left: a pod with the default 30 s grace is evicted (the PDB may refuse it); one
+    // whose grace is an hour is deleted now with the 30 min left.
+    let p = deleting_with_grace(1800, &web);
+    assert_eq!(deletes(&p), Vec::<(&str, i64)>::new());
+    assert_eq!(evicts(&p), vec!["default/web-1"]);
+    let long = pod_with("slow", "", "terminationGracePeriodSeconds: 3600, ", "");
+    let p = deleting_with_grace(1800, &long);
+    assert_eq!(deletes(&p), vec![("default/slow", 1800)]);
+    assert_eq!(evicts(&p), Vec::<&str>::new());
+}
+
+/// Every drain honours `karpenter.sh/do-not-disrupt` (core `utils/pod/scheduling.go`
+/// IsEvictable): such a pod is never evicted; it waits until the annotation expires or its time
+/// runs out before the deadline, and is then deleted. A duration counts from the pod's start.
+#[test]
+fn do_not_disrupt_pods_wait_for_the_deadline_in_every_drain() {
+    let guarded = pod_with("guarded", "karpenter.sh/do-not-disrupt: 'true'", "", "");
+    // 50 min left: not evicted, not deleted; the drain waits for it.
+    let p = deleting_with_grace(600, &guarded);
+    assert_eq!(evicts(&p), Vec::<&str>::new());
+    assert_eq!(deletes(&p), Vec::<(&str, i64)>::new());
+    assert!(!names(&p).contains(&"markMachineForDeletion"));
+    // 15 s left, less than its 30 s grace: deleted with the 15 s.
+    let p = deleting_with_grace(3585, &guarded);
+    assert_eq!(deletes(&p), vec![("default/guarded", 15)]);
+    // A duration longer than the pod's age (it started 30 min ago) protects it; a shorter one
+    // has expired and the pod is evicted like any other.
+    let hours = pod_with("h", "karpenter.sh/do-not-disrupt: 1h", "", "");
+    assert_eq!(
+        evicts(&deleting_with_grace(600, &hours)),
+        Vec::<&str>::new()
+    );
+    let minutes = pod_with("m", "karpenter.sh/do-not-disrupt: 10m", "", "");
+    assert_eq!(
+        evicts(&deleting_with_grace(600, &minutes)),
+        vec!["default/m"]
+    );
+    // An unparsable value counts as absent, and is reported with a Warning Event.
+    let bad = pod_with("b", "karpenter.sh/do-not-disrupt: soon", "", "");
+    let p = deleting_with_grace(600, &bad);
+    assert_eq!(evicts(&p), vec!["default/b"]);
     assert!(
-        p.actions
-            .iter()
-            .all(|a| !matches!(a, Action::EvictPod { force: true, .. })),
+        p.status.iter().any(|a| matches!(a, Action::ReportInvalidDoNotDisrupt { pod, message, .. }
+            if pod == "default/b" && message.contains("ignoring karpenter.sh/do-not-disrupt annotation"))),
+        "{:?}",
+        p.status
+    );
+    // Expiry honours it too: an expired claim is deleted, then drained the same way.
+    let p = run(&format!(
+        "{}{}",
+        base(1, "").replace("      expireAfter: Never\n", "      expireAfter: 30m\n"),
+        node(1, 600, &guarded, "")
+    ));
+    assert_eq!(names(&p), vec!["deleteNodeClaim"]);
+    assert!(matches!(&p.actions[0], Action::DeleteNodeClaim { reason, .. } if reason == "Expired"));
+}
+
+/// Core IsStuckTerminating and IsPodEligibleForForcedEviction: a pod terminating for over a
+/// minute no longer holds the drain; one whose deletion is due after the deadline is deleted
+/// again with what is left.
+#[test]
+fn stuck_and_late_terminating_pods() {
+    let stuck = pod_with(
+        "stuck",
+        "",
+        "",
+        &format!(", deletionTimestamp: '{}'", ago(120)),
+    );
+    let p = deleting_with_grace(600, &stuck);
+    assert_eq!(evicts(&p), Vec::<&str>::new());
+    assert!(
+        names(&p).contains(&"markMachineForDeletion"),
         "{:?}",
         names(&p)
     );
-    let evict = p
-        .actions
-        .iter()
-        .find(|a| a.name() == "evictPod")
-        .unwrap_or_else(|| panic!("{:?} {:?}", names(&p), p.notes));
-    match &evict.steps().writes[0] {
-        Write::Evict {
-            namespace,
-            name,
-            uid,
-        } => assert_eq!(
-            (namespace.as_str(), name.as_str(), uid.as_deref()),
-            ("default", "web-1", Some("uid-web-1"))
-        ),
-        other => panic!("{other:?}"),
-    }
+    let at = |secs: i64| {
+        Timestamp::from_second(NOW.parse::<Timestamp>().unwrap().as_second() + secs)
+            .unwrap()
+            .to_string()
+    };
+    let late = pod_with(
+        "late",
+        "",
+        "terminationGracePeriodSeconds: 7200, ",
+        &format!(", deletionTimestamp: '{}'", at(7200)),
+    );
+    // Deleted 30 min ago: the deadline is in 30 min, the pod's own deletion (its 2 h grace) in
+    // 2 h.
+    let p = deleting_with_grace(1800, &late);
+    assert_eq!(deletes(&p), vec![("default/late", 1800)]);
+    // A terminating pod due before the deadline is just waited for.
+    let soon = pod_with(
+        "soon",
+        "",
+        "",
+        &format!(", deletionTimestamp: '{}'", at(20)),
+    );
+    let p = deleting_with_grace(1800, &soon);
+    assert_eq!(deletes(&p), Vec::<(&str, i64)>::new());
+    assert_eq!(evicts(&p), Vec::<&str>::new());
+    assert!(!names(&p).contains(&"markMachineForDeletion"));
 }
 
 #[test]
@@ -589,14 +829,14 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
     assert_eq!(
         pending,
         vec![
+            "deleteNodeClaim",
             "evictPod",
             "markMachineForDeletion",
-            "deleteNodeClaim",
             "scaleMachineDeployment"
         ]
     );
     assert!(
-        matches!(&p.pending[1], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
+        matches!(&p.pending[2], Action::MarkMachineForDeletion { machine, .. } if machine == "capi-ovh/m-1")
     );
     assert!(matches!(
         &p.pending[3],
@@ -607,7 +847,7 @@ fn a_decision_under_way_reads_complete_with_its_pending_steps() {
         }
     ));
     let json = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["pending"][2]["action"], "deleteNodeClaim");
+    assert_eq!(json["pending"][0]["action"], "deleteNodeClaim");
 }
 
 /// Plans with pod events the watches saw (node name, seconds ago).
@@ -929,10 +1169,11 @@ fn karpenter_counters_follow_cores_commands() {
         &format!("  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n", ago(60)),
         1,
     );
+    // A user's deletion drains, but is no disruption; its pod is provisioned for at once (core's
+    // provisioner schedules the pods of deleting nodes).
     assert_eq!(
         counted(&format!("{}{with_pod}", base(1, ""))),
-        Vec::<String>::new(),
-        "a user's deletion drains, but is no disruption"
+        vec!["nodeclaims_created{reason=provisioned,nodepool=default,min_values_relaxed=false} 1"],
     );
 }
 

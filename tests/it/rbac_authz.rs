@@ -315,17 +315,22 @@ async fn lifecycle(separate: bool) {
         }
     });
     w.fail("POST", "/pods/web-0/eviction", 429, 1);
-    for round in 0..8 {
+    for round in 0..12 {
         seen.extend(pass(&world).await);
-        if round == 1 {
+        // Once an eviction was refused, the drain started long ago.
+        if round > 0 && seen.iter().any(|a| a == "evictPod") {
             w.mutate("karpenter.sh", "nodeclaims", "", &claim, |c| {
                 c["metadata"]["annotations"]["karpenter-capi/drain-started"] =
                     json!("2026-11-30T10:00:00Z");
+                // Its terminationGracePeriod is over: what the PDB holds is deleted.
+                c["metadata"]["annotations"]["karpenter.sh/nodeclaim-termination-timestamp"] =
+                    json!("2026-11-30T10:01:00Z");
             });
         }
-        let gone = w
-            .get("karpenter.sh", "nodeclaims", "", &claim)
-            .is_none_or(|c| c["metadata"]["deletionTimestamp"].is_string());
+        // Done once the claim is gone or its Machine marked (the claim is deleted first, then
+        // drained).
+        let gone = w.get("karpenter.sh", "nodeclaims", "", &claim).is_none()
+            || seen.iter().any(|a| a == "markMachineForDeletion");
         if gone {
             break;
         }

@@ -527,8 +527,15 @@ async fn an_adopted_node_is_consolidated_only_consolidate_after_its_adoption() {
 // ---------------------------------------------------------------------------------------------
 // Rule 2: replicas drop by at most the Machines marked; stale views hold scale-downs.
 
-/// An empty node (only its DaemonSet pod) whose claim is due for removal, in `md-4` at `replicas`.
+/// An empty node (only its DaemonSet pod) whose claim is due for removal, in `md-4` at
+/// `replicas`: its Empty command started a minute ago (tainted, validated), so this pass removes
+/// it.
 fn one_empty(replicas: i64) -> World {
+    tainted(idle(replicas), "node-1", "Empty")
+}
+
+/// The same node before any decision: empty, untainted.
+fn idle(replicas: i64) -> World {
     World::new("WhenEmpty")
         .md(4, replicas)
         .machine(4, 1, true, true)
@@ -541,14 +548,13 @@ fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
     assert_eq!(
         lines(&p),
         vec![
-            "taintNode Node/node-1",
             "markMachineForDeletion Machine/capi-ovh/m-1",
             "deleteNodeClaim NodeClaim/c-1",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
         ]
     );
     assert!(matches!(
-        p.actions[3],
+        p.actions[2],
         Action::ScaleMachineDeployment {
             from: 5,
             replicas: 4,
@@ -558,7 +564,7 @@ fn replicas_drop_by_the_machines_marked_even_when_spec_is_higher() {
     // The scale carries the resourceVersion read.
     use karpenter_capi::controller::write::Write;
     assert!(
-        matches!(&p.actions[3].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
+        matches!(&p.actions[2].steps().writes[0], Write::Scale { resource_version: Some(rv), replicas: 4, .. } if rv == "7")
     );
 }
 
@@ -628,7 +634,6 @@ fn a_watch_not_yet_resynced_holds_every_scale_down() {
         (
             one_empty(1),
             vec![
-                "taintNode Node/node-1",
                 "markMachineForDeletion Machine/capi-ovh/m-1",
                 "deleteNodeClaim NodeClaim/c-1",
             ],
@@ -683,9 +688,17 @@ fn rollouts_pauses_and_deletions_in_progress_hold_the_scale_down() {
         ),
         (
             one_empty(1).with("MachineDeployment", "md-4", |md| {
-                md["spec"]["paused"] = json!(true)
+                md["metadata"]["annotations"]["cluster.x-k8s.io/paused"] = json!("")
             }),
-            "the MachineDeployment is paused",
+            "MachineDeployment capi-ovh/md-4 carries cluster.x-k8s.io/paused",
+        ),
+        (
+            one_empty(1)
+                .add(machine_set(4, "md-4-a", 1, 600))
+                .with("MachineSet", "md-4-a", |ms| {
+                    ms["metadata"]["annotations"] = json!({"cluster.x-k8s.io/paused": ""});
+                }),
+            "MachineSet md-4-a carries cluster.x-k8s.io/paused",
         ),
         (
             one_empty(1).add(
@@ -793,15 +806,33 @@ fn a_marked_machine_still_alive_after_the_hold_is_marked_and_scaled_again() {
     );
     // While paused: no scale and no repeated mark, a note.
     let p = w
+        .clone()
+        .with("MachineDeployment", "md-4", |md| {
+            md["metadata"]["annotations"]["cluster.x-k8s.io/paused"] = json!("")
+        })
+        .plan();
+    assert_eq!(lines(&p), Vec::<String>::new());
+    assert!(
+        has_note(
+            &p,
+            "NodeClaim c-1: termination waits: MachineDeployment capi-ovh/md-4 carries cluster.x-k8s.io/paused"
+        ),
+        "{:?}",
+        p.notes
+    );
+    // `spec.paused` pauses rollouts only: Cluster API still scales, and so do we.
+    let p = w
         .with("MachineDeployment", "md-4", |md| {
             md["spec"]["paused"] = json!(true)
         })
         .plan();
-    assert_eq!(lines(&p), Vec::<String>::new());
-    assert!(has_note(
-        &p,
-        "replicas not lowered from 1: the MachineDeployment is paused"
-    ));
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
 }
 
 #[test]
@@ -973,11 +1004,16 @@ fn a_deleting_claim_keeps_its_finalizer_until_its_machine_is_being_deleted() {
             c["metadata"]["deletionTimestamp"] = json!(ago(60))
         })
     };
-    // A user deleted the claim of a node with a pod: drained at once (forceful), no home check.
-    let p = deleting(one_empty(1).pod("web", Some(1), "1")).plan();
+    // A user deleted the claim of a node with a pod: drained at once (forceful), no home check;
+    // its pod is provisioned for in the same pass.
+    let p = deleting(idle(1).pod("web", Some(1), "1")).plan();
     assert_eq!(
         lines(&p),
-        vec!["taintNode Node/node-1", "evictPod Pod/default/web"]
+        vec![
+            "createNodeClaim NodeClaim/default-",
+            "taintNode Node/node-1",
+            "evictPod Pod/default/web"
+        ]
     );
     // Machine being deleted: the finalizer comes off.
     let p = deleting(one_empty(0))
@@ -1045,16 +1081,23 @@ fn a_claim_whose_machine_vanished_is_garbage_collected_only_when_machines_were_s
 
 #[test]
 fn kubectl_delete_node_is_a_disruption_request_but_cluster_api_deleting_it_is_not() {
-    let node_deleted = one_empty(1)
+    let node_deleted = idle(1)
         .pod("web", Some(1), "1")
         .with("Node", "node-1", |n| {
             n["metadata"]["deletionTimestamp"] = json!(ago(5));
             n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
         });
     let p = node_deleted.plan();
-    assert_eq!(lines(&p), vec!["deleteNodeClaim NodeClaim/c-1"]);
+    // Its pod is provisioned for in the same pass.
+    assert_eq!(
+        lines(&p),
+        vec![
+            "createNodeClaim NodeClaim/default-",
+            "deleteNodeClaim NodeClaim/c-1"
+        ]
+    );
     let json = serde_json::to_value(&p).unwrap();
-    assert_eq!(json["actions"][0]["reason"], "NodeDeleted");
+    assert_eq!(json["actions"][1]["reason"], "NodeDeleted");
     // Cluster API deletes the Machine (and then its Node): nothing to do, finalizer kept.
     let p = node_deleted
         .with("Machine", "m-1", |m| {
@@ -1064,7 +1107,14 @@ fn kubectl_delete_node_is_a_disruption_request_but_cluster_api_deleting_it_is_no
             c["metadata"]["deletionTimestamp"] = json!(ago(60))
         })
         .plan();
-    assert_eq!(lines(&p), vec!["removeNodeClaimFinalizer NodeClaim/c-1"]);
+    // Its pod still needs a home: provisioned for as a deleting node's.
+    assert_eq!(
+        lines(&p),
+        vec![
+            "createNodeClaim NodeClaim/default-",
+            "removeNodeClaimFinalizer NodeClaim/c-1"
+        ]
+    );
 }
 
 /// Cluster API deletes a Machine and its Node (a MachineHealthCheck remediation, a rollout, a
@@ -1106,7 +1156,7 @@ fn cluster_api_deleting_a_machine_and_its_node_takes_no_disruption_action() {
             .collect()
     };
     // Empty (emptiness would pick it), WhenEmpty: no action at all.
-    let p = capi_deletes(one_empty(1), 1).plan();
+    let p = capi_deletes(idle(1), 1).plan();
     assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
     // With pods and room on node-2, under WhenEmptyOrUnderutilized: node-1 is neither tainted nor
     // drained nor consolidated, its claim is not deleted (it is no user deletion).
@@ -1191,7 +1241,20 @@ fn tainted(w: World, node: &str, reason: &str) -> World {
         },
     )
     .with("NodeClaim", &claim, |c| {
-        c["metadata"]["annotations"]["karpenter-capi/disruption-reason"] = json!(reason)
+        // No reason: tainted by termination (a deletion), not by a command.
+        if !reason.is_empty() {
+            c["metadata"]["annotations"]["karpenter-capi/disruption-reason"] = json!(reason);
+        }
+        // Started a minute ago: past the 15 s validation delay.
+        c["metadata"]["annotations"]["karpenter-capi/drain-started"] = json!(ago(60));
+    })
+}
+
+/// The claim of `node` deleted a minute ago (our finalizer holds it): termination drains it.
+fn deleted(w: World, node: &str) -> World {
+    let claim = node.replace("node-", "c-");
+    w.with("NodeClaim", &claim, |c| {
+        c["metadata"]["deletionTimestamp"] = json!(ago(60))
     })
 }
 
@@ -1243,8 +1306,11 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
         .add(ds_pod("exporter", 1, None))
         .add(ds_pod("proxy", 1, Some("system-node-critical")));
     for reason in ["Expired", "Drifted", "Empty"] {
-        // Tier 1 (non-critical) first: only web.
-        let w = tainted(base.clone().pod("web", Some(1), "500m"), "node-1", reason);
+        // Tier 1 (non-critical) first: only web. The claim is deleted: termination drains.
+        let w = deleted(
+            tainted(base.clone().pod("web", Some(1), "500m"), "node-1", reason),
+            "node-1",
+        );
         let p = w.plan();
         assert_eq!(evictions(&p), vec!["evictPod Pod/default/web"], "{reason}");
         use karpenter_capi::controller::write::Write;
@@ -1290,7 +1356,6 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
             lines(&p),
             vec![
                 "markMachineForDeletion Machine/capi-ovh/m-1",
-                "deleteNodeClaim NodeClaim/c-1",
                 "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
             ],
             "{reason}"
@@ -1300,43 +1365,46 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
 
 #[test]
 fn an_empty_node_drains_its_daemonset_pods_before_its_machine_goes() {
-    // Empty (only DaemonSet pods): tainted, the non-critical DaemonSet pod evicted; the Machine
-    // mark, the claim's deletion and the scale-down wait (pending) until the tiers are gone.
-    let w = one_empty(1).add(ds_pod("exporter", 1, None)).add(ds_pod(
-        "proxy",
-        1,
-        Some("system-node-critical"),
-    ));
-    let p = w.plan();
-    assert_eq!(
-        lines(&p),
-        vec!["taintNode Node/node-1", "evictPod Pod/kube-system/exporter"]
-    );
+    // Empty (only DaemonSet pods): the command starts with the taint; the claim's deletion, the
+    // evictions, the Machine mark and the scale-down follow (pending).
+    let ds = |w: World| {
+        w.add(ds_pod("exporter", 1, None))
+            .add(ds_pod("proxy", 1, Some("system-node-critical")))
+    };
+    let p = ds(idle(1)).plan();
+    assert_eq!(lines(&p), vec!["taintNode Node/node-1"]);
     let pending: Vec<&str> = p.pending.iter().map(|a| a.name()).collect();
     assert_eq!(
         pending,
         vec![
-            "markMachineForDeletion",
             "deleteNodeClaim",
+            "evictPod",
+            "evictPod",
+            "markMachineForDeletion",
             "scaleMachineDeployment"
         ]
     );
-    // Next passes, the node tainted with its reason: tier 4, then the Machine.
-    let w = tainted(without(w, "exporter"), "node-1", "Empty");
+    // Validated: the claim is deleted; termination drains it, tier by tier, then the Machine.
+    assert_eq!(
+        lines(&ds(one_empty(1)).plan()),
+        vec!["deleteNodeClaim NodeClaim/c-1"]
+    );
+    let w = deleted(ds(one_empty(1)), "node-1");
+    assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/exporter"]);
+    let w = without(w, "exporter");
     assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/proxy"]);
     assert_eq!(
         lines(&without(w, "proxy").plan()),
         vec![
             "markMachineForDeletion Machine/capi-ovh/m-1",
-            "deleteNodeClaim NodeClaim/c-1",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
         ]
     );
-    // Only DaemonSet pods that tolerate the taint (cilium): removed in the same pass.
+    // Only DaemonSet pods that tolerate the taint (cilium): the claim and the Machine go in the
+    // pass that validates the command.
     assert_eq!(
         lines(&one_empty(1).plan()),
         vec![
-            "taintNode Node/node-1",
             "markMachineForDeletion Machine/capi-ovh/m-1",
             "deleteNodeClaim NodeClaim/c-1",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
@@ -1347,17 +1415,20 @@ fn an_empty_node_drains_its_daemonset_pods_before_its_machine_goes() {
 #[test]
 fn a_deleted_claim_drains_its_daemonset_pods_before_its_machine_is_marked() {
     // `kubectl delete nodeclaim` (forceful): same tiers, DaemonSet pods included.
-    let w = one_empty(1)
-        .add(ds_pod("proxy", 1, Some("system-node-critical")))
-        .with("NodeClaim", "c-1", |c| {
-            c["metadata"]["deletionTimestamp"] = json!(ago(5))
-        });
+    let w = deleted(
+        idle(1).add(ds_pod("proxy", 1, Some("system-node-critical"))),
+        "node-1",
+    );
     let p = w.plan();
     assert_eq!(
         lines(&p),
         vec!["taintNode Node/node-1", "evictPod Pod/kube-system/proxy"]
     );
-    let p = without(w, "proxy").plan();
+    // Drained, but tainted only now: the Machine waits the minimum drain time (core
+    // MinDrainTime), so a pod bound before the taint was seen is drained too.
+    let p = without(w.clone(), "proxy").plan();
+    assert_eq!(lines(&p), vec!["taintNode Node/node-1"]);
+    let p = tainted(without(w, "proxy"), "node-1", "").plan();
     assert!(
         lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()),
         "{:?}",
@@ -1392,19 +1463,28 @@ fn a_drift_whose_replacement_vanished_is_aborted_with_an_event() {
     assert!(
         matches!(&steps.writes[1], Write::Event { event_type, reason, .. } if event_type == "Warning" && reason == "DisruptionAborted")
     );
-    // Expiry is forceful: it drains regardless.
-    let p = tainted(
-        World::new("WhenEmpty")
-            .md(4, 2)
-            .machine(4, 1, true, true)
-            .machine(4, 2, true, true)
-            .pod("big", Some(1), "3")
-            .pod("other", Some(2), "3"),
+    // Expiry is forceful: it drains regardless, and its pod is provisioned for meanwhile.
+    let p = deleted(
+        tainted(
+            World::new("WhenEmpty")
+                .md(4, 2)
+                .machine(4, 1, true, true)
+                .machine(4, 2, true, true)
+                .pod("big", Some(1), "3")
+                .pod("other", Some(2), "3"),
+            "node-1",
+            "Expired",
+        ),
         "node-1",
-        "Expired",
     )
     .plan();
-    assert_eq!(lines(&p), vec!["evictPod Pod/default/big"]);
+    assert_eq!(
+        lines(&p),
+        vec![
+            "createNodeClaim NodeClaim/default-",
+            "evictPod Pod/default/big"
+        ]
+    );
 }
 
 /// A replacement claim (annotated `karpenter-capi/replaces`) for a drifted or underutilized
@@ -1431,6 +1511,9 @@ fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
             "node-1",
             reason,
         )
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["annotations"]["karpenter-capi/replacements"] = json!("1")
+        })
         .add(r)
     };
     for reason in ["Drifted", "Underutilized"] {
@@ -1440,7 +1523,7 @@ fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
         assert!(
             has_note(
                 &p,
-                "node node-1: waiting for its replacement to initialize before draining"
+                "node node-1: waiting for its replacement default-r to initialize before draining"
             ),
             "{reason}: {:?}",
             p.notes
@@ -1516,7 +1599,7 @@ fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
                     assert_eq!(
                         message,
                         &format!(
-                            "{reason} disruption of node node-1 called off: its pods have no room and no replacement is coming (it failed or vanished)"
+                            "{reason} disruption called off: a replacement NodeClaim failed or vanished"
                         ),
                         "{what}"
                     );
@@ -1527,7 +1610,7 @@ fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
             // DisruptionReason condition go.
             assert!(
                 matches!(&steps.writes[2], Write::MergePatch { name, patch, .. } if name == "c-1"
-                    && patch == &json!({"metadata": {"annotations": {"karpenter-capi/drain-started": null, "karpenter-capi/disruption-reason": null}}})),
+                    && patch == &json!({"metadata": {"annotations": {"karpenter-capi/drain-started": null, "karpenter-capi/disruption-reason": null, "karpenter-capi/replacements": null}}})),
                 "{:?}",
                 steps.writes[2]
             );
@@ -1679,7 +1762,7 @@ fn a_disrupting_or_deleting_node_uses_up_a_budget_of_one() {
 
 #[test]
 fn a_node_a_pending_pod_fits_on_is_not_empty() {
-    let p = one_empty(1).pod("pending", None, "1").plan();
+    let p = idle(1).pod("pending", None, "1").plan();
     assert!(
         !lines(&p).iter().any(|l| l.starts_with("taintNode")),
         "{:?}",
@@ -1688,18 +1771,10 @@ fn a_node_a_pending_pod_fits_on_is_not_empty() {
     // No new claim either: the pod goes to the node kept for it.
     assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
     // A pending pod too big for the node leaves it Empty: it goes, and nothing is created.
-    let p = one_empty(1).pod("huge", None, "64").plan();
-    assert_eq!(
-        lines(&p),
-        vec![
-            "taintNode Node/node-1",
-            "markMachineForDeletion Machine/capi-ovh/m-1",
-            "deleteNodeClaim NodeClaim/c-1",
-            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
-        ]
-    );
+    let p = idle(1).pod("huge", None, "64").plan();
+    assert_eq!(lines(&p), vec!["taintNode Node/node-1"]);
     // Two empty nodes, one pending pod: one node is kept for it, the other goes.
-    let p = one_empty(2)
+    let p = idle(2)
         .machine(4, 2, true, true)
         .pod("pending", None, "1")
         .plan();
@@ -1727,11 +1802,11 @@ fn disrupting_a_node_pending_pods_need_provisions_for_them() {
     let p = w.plan();
     let l = lines(&p);
     assert_eq!(
-        &l[..3],
-        &[
+        l,
+        vec![
             "createNodeClaim NodeClaim/default-",
             "taintNode Node/node-1",
-            "evictPod Pod/default/small"
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
         ],
         "{l:?}"
     );
@@ -1756,12 +1831,7 @@ fn pending_pods_take_their_room_before_consolidation() {
             n["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"})
         });
     let p = w.plan();
-    assert_eq!(
-        &lines(&p)[..2],
-        &["taintNode Node/node-1", "evictPod Pod/default/web"],
-        "{:?}",
-        lines(&p)
-    );
+    assert_eq!(lines(&p), vec!["taintNode Node/node-1"]);
     let p = w.pod("pending", None, "2500m").plan();
     assert!(
         !lines(&p).iter().any(|l| l.starts_with("taintNode")),
@@ -1789,10 +1859,7 @@ fn pending_pods_that_fit_nowhere_neither_block_nor_loop_consolidation() {
     let alone = base.clone().plan();
     let w = base.pod("huge", None, "64");
     let with = w.plan();
-    assert_eq!(
-        lines(&with),
-        vec!["taintNode Node/node-1", "evictPod Pod/default/web"]
-    );
+    assert_eq!(lines(&with), vec!["taintNode Node/node-1"]);
     assert_eq!(lines(&alone), lines(&with));
     assert!(
         has_note(
@@ -1802,9 +1869,14 @@ fn pending_pods_that_fit_nowhere_neither_block_nor_loop_consolidation() {
         "{:?}",
         with.notes
     );
-    // Next pass: web runs on node-2 again, huge still pending.
-    let next = tainted(w, "node-1", "Underutilized")
-        .with("Pod", "web", |p| p["spec"]["nodeName"] = json!("node-2"));
+    // Validated, the claim goes (and termination evicts web, which runs on node-2 again); huge
+    // still pending.
+    let validated = tainted(w, "node-1", "Underutilized");
+    assert_eq!(
+        lines(&validated.plan()),
+        vec!["deleteNodeClaim NodeClaim/c-1"]
+    );
+    let next = validated.with("Pod", "web", |p| p["spec"]["nodeName"] = json!("node-2"));
     let p = next.plan();
     assert_eq!(
         lines(&p),
@@ -1834,8 +1906,22 @@ fn pending_pods_that_fit_nowhere_neither_block_nor_loop_consolidation() {
 
 fn fake_of(w: &World) -> FakeApi {
     let fake = FakeApi::new();
+    // Passes on the in-memory API run at the real clock: a command started `x` before NOW in the
+    // world started `x` before the real now there.
+    let shift = Timestamp::now().as_second() - NOW.parse::<Timestamp>().unwrap().as_second();
     for o in &w.objs {
-        fake.seed(o.clone());
+        let mut o = o.clone();
+        if let Some(t) = o["metadata"]["annotations"]["karpenter-capi/drain-started"]
+            .as_str()
+            .and_then(|t| t.parse::<Timestamp>().ok())
+        {
+            o["metadata"]["annotations"]["karpenter-capi/drain-started"] = json!(
+                Timestamp::from_second(t.as_second() + shift)
+                    .unwrap()
+                    .to_string()
+            );
+        }
+        fake.seed(o);
     }
     fake
 }
@@ -1888,7 +1974,8 @@ async fn a_watch_relisting_after_a_restart_holds_the_scale_down_until_it_is_done
             .await
             .unwrap();
     stores.wait_until_ready().await;
-    let now: Timestamp = NOW.parse().unwrap();
+    // The real clock, as `fake_of` dates the command under way.
+    let now = Timestamp::now();
     let scales = |stores: &karpenter_capi::kube::watch::Stores| {
         let snap = stores.snapshot().unwrap();
         let p = plan(&snap, now, &Config::default());
@@ -1932,6 +2019,26 @@ async fn a_watch_relisting_after_a_restart_holds_the_scale_down_until_it_is_done
     assert!(scaled, "{notes:?}");
     for t in tasks {
         t.abort();
+    }
+}
+
+/// `secs` pass for the controller's own clocks: every command's start (the drain-started record
+/// on NodeClaims) moves back, as the passes run at the real clock.
+fn time_passes(fake: &FakeApi, secs: i64) {
+    for c in fake.all("karpenter.sh", "nodeclaims") {
+        let name = c["metadata"]["name"].as_str().unwrap().to_string();
+        let Some(t) = c["metadata"]["annotations"]["karpenter-capi/drain-started"]
+            .as_str()
+            .and_then(|t| t.parse::<Timestamp>().ok())
+        else {
+            continue;
+        };
+        let earlier = Timestamp::from_second(t.as_second() - secs)
+            .unwrap()
+            .to_string();
+        fake.mutate("karpenter.sh", "nodeclaims", "", &name, |c| {
+            c["metadata"]["annotations"]["karpenter-capi/drain-started"] = json!(earlier)
+        });
     }
 }
 
@@ -1979,6 +2086,8 @@ async fn one_failed_write_stays_local_to_its_node_and_machine_deployment() {
         .machine(4, 1, true, true)
         .machine(8, 2, true, true)
         .pod("pending", None, "12");
+    // Both empty nodes' commands under way (validated).
+    let w = tainted(tainted(w, "node-1", "Empty"), "node-2", "Empty");
     let fake = fake_of(&w);
     fake.fail("PATCH", "/machines/m-1", 500, 1);
     let r = run_pass(&fake).await;
@@ -2031,8 +2140,11 @@ async fn one_failed_write_stays_local_to_its_node_and_machine_deployment() {
 #[tokio::test]
 async fn a_pod_recreated_under_the_same_name_is_not_evicted_by_a_stale_plan() {
     use karpenter_capi::kube::apply::{ActionOutcome, Executor};
-    // node-1 expired (forceful): web goes at once.
-    let w = tainted(one_empty(1).pod("web", Some(1), "1"), "node-1", "Expired");
+    // node-1 expired (forceful), its claim deleted: web goes at once.
+    let w = deleted(
+        tainted(idle(1).pod("web", Some(1), "1"), "node-1", "Expired"),
+        "node-1",
+    );
     let p = w.plan();
     assert_eq!(evictions(&p), vec!["evictPod Pod/default/web"]);
     let fake = fake_of(&w);
@@ -2138,8 +2250,8 @@ async fn pass_with_deadline(
 #[tokio::test]
 async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
     use karpenter_capi::kube::apply::ActionOutcome;
-    // node-1 (md-4) drifted, its pod fits on node-3; node-2 (md-8) empty; a pending pod needs a
-    // new 16-cpu node.
+    // node-1 (md-4) drifted, its claim deleted, its pod fits on node-3: draining; node-2
+    // (md-8) empty, its command validated; a pending pod needs a new 16-cpu node.
     let w = World::new("WhenEmpty")
         .md(4, 2)
         .md(8, 1)
@@ -2151,6 +2263,11 @@ async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
         .pod("c", Some(3), "1")
         .pod("pending", None, "12")
         .with("NodeClaim", "c-1", stamp_stale);
+    let w = tainted(
+        deleted(tainted(w, "node-1", "Drifted"), "node-1"),
+        "node-2",
+        "Empty",
+    );
     for (what, inject) in [
         ("refused by a webhook (403)", 403u16),
         ("never answered", 0),
@@ -2174,9 +2291,7 @@ async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
                 .unwrap_or_else(|| panic!("{what}: no {action} {target} in {results:#?}"))
         };
         assert_eq!(outcome("evictPod", "Pod/default/a"), "failed", "{what}");
-        assert_eq!(outcome("taintNode", "Node/node-1"), "applied", "{what}");
         for (action, target) in [
-            ("taintNode", "Node/node-2"),
             ("markMachineForDeletion", "Machine/capi-ovh/m-2"),
             ("deleteNodeClaim", "NodeClaim/c-2"),
             ("scaleMachineDeployment", "MachineDeployment/capi-ovh/md-8"),
@@ -2272,29 +2387,34 @@ fn disruption_steps(fake: &FakeApi) -> Vec<String> {
     out
 }
 
-/// Each step of a disruption only in its place, whatever failed and was retried: web evicted
-/// only from a node tainted then; the Machine marked only once web is gone; the claim deleted
-/// and replicas lowered only while the Machine is marked; the finalizers last; and every step
-/// done at last, first done in the documented order.
+/// Each step of a disruption only in its place, whatever failed and was retried: the claim
+/// deleted only while its node is tainted; web evicted only from a tainted node whose claim is
+/// deleted (nothing is evicted before); the Machine marked only once web is gone; replicas
+/// lowered only while the Machine is marked; the finalizers last; and every step done at last,
+/// first done in the documented order.
 fn assert_in_order(steps: &[String], what: &str) {
-    let (mut tainted, mut evicted, mut marked, mut scaled) = (false, false, false, false);
+    let (mut tainted, mut deleted, mut evicted, mut marked, mut scaled) =
+        (false, false, false, false, false);
     for s in steps {
         match s.as_str() {
             "taint node-1" => tainted = true,
             "untaint node-1" => tainted = false,
             "evict web" => {
                 assert!(
-                    tainted,
-                    "{what}: web evicted from an untainted node: {steps:?}"
+                    tainted && deleted,
+                    "{what}: web evicted from an untainted node or before its claim was deleted: {steps:?}"
                 );
                 evicted = true;
             }
             "mark m-1" => assert!(evicted, "{what}: m-1 marked before web left: {steps:?}"),
             "unmark m-1" => {}
-            "delete c-1" => assert!(
-                marked,
-                "{what}: c-1 deleted before m-1 was marked: {steps:?}"
-            ),
+            "delete c-1" => {
+                assert!(
+                    tainted,
+                    "{what}: c-1 deleted before its node was tainted: {steps:?}"
+                );
+                deleted = true;
+            }
             "scale md-4 to 1" => {
                 assert!(
                     marked,
@@ -2326,9 +2446,9 @@ fn assert_in_order(steps: &[String], what: &str) {
         first,
         vec![
             "taint node-1",
+            "delete c-1",
             "evict web",
             "mark m-1",
-            "delete c-1",
             "scale md-4 to 1",
             "c-1 finalizer off",
             "node-1 finalizer off"
@@ -2353,28 +2473,29 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
         .with("Node", "node-1", |n| {
             n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"])
         });
-    // The writes of an undisturbed run.
+    // The writes of an undisturbed run (half a minute between passes).
     let reference = fake_of(&w);
     let mut all = Vec::new();
-    for _ in 0..6 {
+    for _ in 0..8 {
         let _ = run_pass(&reference).await;
         capi_reconcile(&reference);
+        time_passes(&reference, 30);
     }
     for r in reference.requests() {
         if r.method != "GET" && !r.path.contains("/events") {
             all.push((r.method.clone(), r.path.clone()));
         }
     }
-    // The executor's documented order (`src/kube/apply.rs`, `controller::disruption`): taint,
-    // evict, mark the exact Machine, delete the claim, lower replicas; the claim's finalizer once
-    // the Machine is being deleted, the Node's once it is gone.
+    // The documented order (`controller::disruption`, `controller::termination`): taint, delete
+    // the claim (termination drains it), evict, mark the exact Machine, lower replicas; the
+    // claim's finalizer once the Machine is being deleted, the Node's once it is gone.
     assert_eq!(
         disruption_steps(&reference),
         vec![
             "taint node-1",
+            "delete c-1",
             "evict web",
             "mark m-1",
-            "delete c-1",
             "scale md-4 to 1",
             "c-1 finalizer off",
             "node-1 finalizer off"
@@ -2386,8 +2507,9 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
     for (k, (method, path)) in all.iter().enumerate() {
         let fake = fake_of(&w);
         fake.fail(method, path, 500, 1);
-        for _ in 0..8 {
+        for _ in 0..10 {
             let _ = run_pass(&fake).await;
+            time_passes(&fake, 30);
             assert_eq!(
                 capi_reconcile(&fake),
                 Vec::<String>::new(),
@@ -2786,7 +2908,7 @@ mod properties {
             // elsewhere: the cpu they need is free on other Ready, untainted nodes whose claims (if any)
             // are initialized.
             let voluntary: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
-                Action::EvictPod { node, reason, force: false, .. } if reason != "Expired" && reason != "Deleted" && reason != "NodeDeleted" => Some(node.clone()),
+                Action::EvictPod { node, reason, .. } if reason != "Expired" && reason != "Deleted" && reason != "NodeDeleted" => Some(node.clone()),
                 _ => None,
             }).collect();
             if !voluntary.is_empty() {
@@ -2816,19 +2938,21 @@ fn an_empty_node_removed_this_pass_is_no_home_for_a_consolidation() {
         .machine(2, 2, true, true)
         .pod("p", Some(1), "250m");
     let p = w.plan();
+    assert_eq!(lines(&p), vec!["taintNode Node/node-2"]);
+    assert!(has_note(
+        &p,
+        "consolidation of node-1 deferred: its pods' room is not ready yet"
+    ));
+    // Next pass, node-2's command under way: it goes, and node-1 still stays.
+    let p = tainted(w, "node-2", "Empty").plan();
     assert_eq!(
         lines(&p),
         vec![
-            "taintNode Node/node-2",
             "markMachineForDeletion Machine/capi-ovh/m-2",
             "deleteNodeClaim NodeClaim/c-2",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-2",
         ]
     );
-    assert!(has_note(
-        &p,
-        "consolidation of node-1 deferred: its pods' room is not ready yet"
-    ));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2934,9 +3058,9 @@ fn cli_a_populated_machine_deployment_labelled_member_is_adopted_nothing_deleted
 
 #[test]
 fn cli_a_stale_view_or_a_rollout_lowers_no_replicas_and_says_why() {
+    // The command under way (tainted a minute ago) carried out: mark and delete.
     let drain = |reason: &str| {
         json!([
-            {"action": "taintNode", "target": "Node/node-1", "node": "node-1", "nodeClaim": "c-1", "reason": reason},
             {"action": "markMachineForDeletion", "target": "Machine/capi-ovh/m-1", "machine": "capi-ovh/m-1", "nodeClaim": "c-1", "reason": reason},
             {"action": "deleteNodeClaim", "target": "NodeClaim/c-1", "nodeClaim": "c-1", "reason": reason},
         ])
@@ -2953,13 +3077,6 @@ fn cli_a_stale_view_or_a_rollout_lowers_no_replicas_and_says_why() {
             "machinesets",
             one_empty(1).add(machine_set(4, "md-4-a", 2, 600)),
             "stale view: 1 Machines seen, its MachineSets report 2",
-        ),
-        (
-            "paused",
-            one_empty(1).with("MachineDeployment", "md-4", |md| {
-                md["spec"]["paused"] = json!(true)
-            }),
-            "the MachineDeployment is paused",
         ),
         (
             "rollout",

@@ -426,11 +426,11 @@ async fn failed_scale_rolls_back_the_delete_machine_mark() {
         .collect();
     assert_eq!(
         patches[0],
-        json!({"metadata": {"annotations": {"cluster.x-k8s.io/delete-machine": "RegistrationTimeout"}}})
+        json!({"metadata": {"annotations": {"cluster.x-k8s.io/delete-machine": "RegistrationTimeout", "karpenter-capi/marked-for": "default-x7k2p"}}})
     );
     assert_eq!(
         patches[1],
-        json!({"metadata": {"annotations": {"cluster.x-k8s.io/delete-machine": null}}})
+        json!({"metadata": {"annotations": {"cluster.x-k8s.io/delete-machine": null, "karpenter-capi/marked-for": null}}})
     );
     let m = fake
         .get("cluster.x-k8s.io", "machines", "capi-ovh", "c3-8-abcde")
@@ -626,7 +626,6 @@ async fn eviction_goes_through_the_eviction_api() {
         pod: "default/web-0".into(),
         node: "node-1".into(),
         reason: "Empty".into(),
-        force: false,
         uid: None,
     };
     fake.fail("POST", "/pods/web-0/eviction", 429, 1);

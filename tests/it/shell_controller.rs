@@ -447,6 +447,7 @@ async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
                 namespace: String::new(),
                 name: "n".to_string(),
                 uid: None,
+                grace_period_seconds: None,
             },
             jiff::Timestamp::now(),
         )

@@ -19,11 +19,21 @@ pub const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
 pub const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
 /// Our NodeClaim annotation recording when the drain of its node started (RFC 3339).
 pub const DRAIN_STARTED_ANNOTATION: &str = "karpenter-capi/drain-started";
+/// Karpenter's NodeClaim annotation: when its node must be gone, the claim's deletion time plus
+/// its `terminationGracePeriod` (RFC 3339).
+pub const TERMINATION_TIMESTAMP_ANNOTATION: &str = "karpenter.sh/nodeclaim-termination-timestamp";
 /// Karpenter's Node and NodeClaim finalizer.
 pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
 /// Our NodeClaim annotation recording why its node is being disrupted (voluntary reasons wait for
 /// a home for the pods; forceful ones drain at once).
 pub const DISRUPTION_REASON_ANNOTATION: &str = "karpenter-capi/disruption-reason";
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Our NodeClaim annotation: how many replacements its disruption command waits for.
+pub const REPLACEMENTS_ANNOTATION: &str = "karpenter-capi/replacements";
 
 /// One change the controller wants.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -161,6 +171,19 @@ pub enum Action {
         #[serde(skip)]
         api_version: String,
     },
+    /// Take our stale `cluster.x-k8s.io/delete-machine` mark off a Machine no decision of this
+    /// pass removes (Cluster API would delete it first on any scale-down).
+    UnmarkMachine {
+        /// `Machine/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        machine: String,
+        /// Why the mark is stale.
+        message: String,
+        /// apiVersion of the Machine.
+        #[serde(skip)]
+        api_version: String,
+    },
     /// Report the node class Ready so NodePools provision.
     SetNodeClassReady {
         /// `ClusterAPINodeClass/name`.
@@ -183,9 +206,14 @@ pub enum Action {
         /// The node's NodeClaim, which records when the drain started.
         #[serde(skip_serializing_if = "Option::is_none")]
         node_claim: Option<String>,
-        /// When the drain starts (RFC 3339), for `terminationGracePeriod`.
+        /// When the disruption command starts (RFC 3339): its validation delay and its timeout
+        /// count from it.
         #[serde(skip)]
         since: String,
+        /// How many replacement NodeClaims the command creates (recorded on the claim, so a
+        /// replacement that vanished calls the command off).
+        #[serde(skip_serializing_if = "is_zero")]
+        replacements: usize,
     },
     /// Evict a pod from a node being disrupted.
     EvictPod {
@@ -197,13 +225,47 @@ pub enum Action {
         node: String,
         /// Disruption reason.
         reason: String,
-        /// Delete the pod instead of evicting it: the NodePool's `terminationGracePeriod` has
-        /// elapsed, so PodDisruptionBudgets no longer hold it.
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        force: bool,
         /// The pod's UID: a precondition, so a new pod of the same name is never evicted.
         #[serde(skip)]
         uid: Option<String>,
+    },
+    /// Delete a pod whose time runs out before its claim's termination deadline, with what is
+    /// left of it: PodDisruptionBudgets and `do-not-disrupt` no longer hold it.
+    DeletePod {
+        /// `Pod/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        pod: String,
+        /// The node it is deleted from.
+        node: String,
+        /// Disruption reason.
+        reason: String,
+        /// `gracePeriodSeconds` of the delete: the seconds left until the deadline, at least 1
+        /// (0 would remove it from etcd at once, before its containers stop).
+        grace_period_seconds: i64,
+        /// The pod's UID: a precondition, so a new pod of the same name is never deleted.
+        #[serde(skip)]
+        uid: Option<String>,
+    },
+    /// Record on a deleting NodeClaim when its node must be gone (Karpenter's
+    /// `karpenter.sh/nodeclaim-termination-timestamp`).
+    SetTerminationTimestamp {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// The deadline (RFC 3339).
+        time: String,
+    },
+    /// Tell a pod's owner its `karpenter.sh/do-not-disrupt` value does not parse (a Warning
+    /// Event; the pod is treated as unprotected).
+    ReportInvalidDoNotDisrupt {
+        /// `Pod/ns/name`.
+        target: String,
+        /// `namespace/name`.
+        pod: String,
+        /// What is wrong.
+        message: String,
     },
     /// Report a NodePool the controller skips (an Event on it).
     WarnNodePool {
@@ -355,9 +417,13 @@ impl Action {
             | Action::InitializeNodeClaim { target, .. }
             | Action::DeleteNodeClaim { target, .. }
             | Action::MarkMachineForDeletion { target, .. }
+            | Action::UnmarkMachine { target, .. }
             | Action::SetNodeClassReady { target, .. }
             | Action::TaintNode { target, .. }
             | Action::EvictPod { target, .. }
+            | Action::DeletePod { target, .. }
+            | Action::SetTerminationTimestamp { target, .. }
+            | Action::ReportInvalidDoNotDisrupt { target, .. }
             | Action::WarnNodePool { target, .. }
             | Action::RemoveNodeFinalizer { target, .. }
             | Action::RemoveNodeClaimFinalizer { target, .. }
@@ -382,9 +448,13 @@ impl Action {
             Action::InitializeNodeClaim { .. } => "initializeNodeClaim",
             Action::DeleteNodeClaim { .. } => "deleteNodeClaim",
             Action::MarkMachineForDeletion { .. } => "markMachineForDeletion",
+            Action::UnmarkMachine { .. } => "unmarkMachine",
             Action::SetNodeClassReady { .. } => "setNodeClassReady",
             Action::TaintNode { .. } => "taintNode",
             Action::EvictPod { .. } => "evictPod",
+            Action::DeletePod { .. } => "deletePod",
+            Action::SetTerminationTimestamp { .. } => "setTerminationTimestamp",
+            Action::ReportInvalidDoNotDisrupt { .. } => "reportInvalidDoNotDisrupt",
             Action::WarnNodePool { .. } => "warnNodePool",
             Action::RemoveNodeFinalizer { .. } => "removeNodeFinalizer",
             Action::RemoveNodeClaimFinalizer { .. } => "removeNodeClaimFinalizer",

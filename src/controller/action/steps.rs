@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 use crate::controller::write::{self, ConditionUpdate, ResourceType, Write};
 use crate::error::ClusterRole;
 use crate::model::flavor::MEMBER_LABEL;
-use crate::model::machine::DELETE_MACHINE_ANNOTATION;
+use crate::model::machine::{DELETE_MACHINE_ANNOTATION, MARKED_FOR_ANNOTATION};
 use crate::model::nodeclaim::MACHINE_ANNOTATION;
 use crate::model::taints::Taint;
 
 use super::{
     Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, DRAIN_STARTED_ANNOTATION,
-    TERMINATION_FINALIZER, UNREGISTERED_TAINT_KEY,
+    REPLACEMENTS_ANNOTATION, TERMINATION_FINALIZER, TERMINATION_TIMESTAMP_ANNOTATION,
+    UNREGISTERED_TAINT_KEY,
 };
 
 /// The writes of one action, and what to undo if one of them fails.
@@ -157,7 +158,7 @@ impl Action {
                                 resource: machine_type,
                                 namespace,
                                 name,
-                                patch: json!({"metadata": {"annotations": {DELETE_MACHINE_ANNOTATION: null}}}),
+                                patch: json!({"metadata": {"annotations": {DELETE_MACHINE_ANNOTATION: null, MARKED_FOR_ANNOTATION: null}}}),
                             }
                         })
                         .collect(),
@@ -321,12 +322,14 @@ impl Action {
                     namespace: String::new(),
                     name: node_claim.clone(),
                     uid: None,
+                    grace_period_seconds: None,
                 }])
                 .collect(),
                 rollback: Vec::new(),
             },
             Action::MarkMachineForDeletion {
                 machine,
+                node_claim,
                 reason,
                 api_version,
                 ..
@@ -337,7 +340,24 @@ impl Action {
                     resource: capi_type(write::MACHINE, api_version),
                     namespace,
                     name,
-                    patch: json!({"metadata": {"annotations": {DELETE_MACHINE_ANNOTATION: reason}}}),
+                    patch: json!({"metadata": {"annotations": {
+                        DELETE_MACHINE_ANNOTATION: reason,
+                        MARKED_FOR_ANNOTATION: node_claim.as_deref().unwrap_or("surplus"),
+                    }}}),
+                })
+            }
+            Action::UnmarkMachine {
+                machine,
+                api_version,
+                ..
+            } => {
+                let (namespace, name) = split(machine);
+                one(Write::MergePatch {
+                    cluster: ClusterRole::Management,
+                    resource: capi_type(write::MACHINE, api_version),
+                    namespace,
+                    name,
+                    patch: json!({"metadata": {"annotations": {DELETE_MACHINE_ANNOTATION: null, MARKED_FOR_ANNOTATION: null}}}),
                 })
             }
             Action::SetNodeClassReady { node_class, .. } => one(Write::SetConditions {
@@ -351,6 +371,7 @@ impl Action {
                 reason,
                 node_claim,
                 since,
+                replacements,
                 ..
             } => Steps {
                 writes: [
@@ -375,7 +396,11 @@ impl Action {
                             resource: write::NODE_CLAIM,
                             namespace: String::new(),
                             name: claim.clone(),
-                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: since, DISRUPTION_REASON_ANNOTATION: reason}}}),
+                            patch: json!({"metadata": {"annotations": {
+                                DRAIN_STARTED_ANNOTATION: since,
+                                DISRUPTION_REASON_ANNOTATION: reason,
+                                REPLACEMENTS_ANNOTATION: (*replacements > 0).then(|| replacements.to_string()),
+                            }}}),
                         },
                         // Karpenter's DisruptionReason condition: what `kubectl get
                         // nodeclaims -o yaml` shows for a claim being disrupted.
@@ -395,20 +420,60 @@ impl Action {
                 .collect(),
                 rollback: Vec::new(),
             },
-            Action::EvictPod { pod, force, uid, reason, .. } => {
+            Action::EvictPod { pod, uid, reason, .. } => {
                 let (namespace, name) = split(pod);
-                let uid = uid.clone();
-                if *force {
-                    one(Write::Delete { cluster: ClusterRole::Workload, resource: write::POD, namespace, name, uid })
-                } else {
-                    Steps {
-                        writes: vec![
-                            Write::Evict { namespace, name, uid },
-                            crate::controller::events::evicted(pod, reason),
-                        ],
-                        rollback: Vec::new(),
-                    }
+                Steps {
+                    writes: vec![
+                        Write::Evict { namespace, name, uid: uid.clone() },
+                        crate::controller::events::evicted(pod, reason),
+                    ],
+                    rollback: Vec::new(),
                 }
+            }
+            Action::DeletePod { pod, uid, grace_period_seconds, .. } => {
+                let (namespace, name) = split(pod);
+                Steps {
+                    writes: vec![
+                        Write::Delete {
+                            cluster: ClusterRole::Workload,
+                            resource: write::POD,
+                            namespace: namespace.clone(),
+                            name: name.clone(),
+                            uid: uid.clone(),
+                            grace_period_seconds: Some(*grace_period_seconds),
+                        },
+                        // Core's DisruptPodDelete Event.
+                        Write::Event {
+                            resource: write::POD,
+                            namespace,
+                            name,
+                            event_type: "Warning".to_string(),
+                            reason: "Disrupted".to_string(),
+                            message: format!(
+                                "Deleting the pod to accommodate the terminationTime of its node (gracePeriodSeconds={grace_period_seconds})"
+                            ),
+                        },
+                    ],
+                    rollback: Vec::new(),
+                }
+            }
+            Action::SetTerminationTimestamp { node_claim, time, .. } => one(Write::MergePatch {
+                cluster: ClusterRole::Workload,
+                resource: write::NODE_CLAIM,
+                namespace: String::new(),
+                name: node_claim.clone(),
+                patch: json!({"metadata": {"annotations": {TERMINATION_TIMESTAMP_ANNOTATION: time}}}),
+            }),
+            Action::ReportInvalidDoNotDisrupt { pod, message, .. } => {
+                let (namespace, name) = split(pod);
+                one(Write::Event {
+                    resource: write::POD,
+                    namespace,
+                    name,
+                    event_type: "Warning".to_string(),
+                    reason: "InvalidDoNotDisruptAnnotation".to_string(),
+                    message: message.clone(),
+                })
             }
             Action::ReportDisruptionBlocked {
                 node,
@@ -556,7 +621,7 @@ impl Action {
                             resource: write::NODE_CLAIM,
                             namespace: String::new(),
                             name: claim.clone(),
-                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: null, DISRUPTION_REASON_ANNOTATION: null}}}),
+                            patch: json!({"metadata": {"annotations": {DRAIN_STARTED_ANNOTATION: null, DISRUPTION_REASON_ANNOTATION: null, REPLACEMENTS_ANNOTATION: null}}}),
                         },
                         // The claim is no longer being disrupted: its DisruptionReason goes, as
                         // core's orchestration queue clears it when a command fails

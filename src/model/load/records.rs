@@ -87,6 +87,9 @@ pub(super) fn expand_workload(
             daemon: false,
             terminal: false,
             terminating: false,
+            deleted_at: None,
+            not_ready: false,
+            grace_seconds: spec.termination_grace_period_seconds,
             mirror: false,
             uid: None,
             gated: false,
@@ -138,6 +141,11 @@ pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         daemon: controller.is_some_and(|r| r.kind == "DaemonSet" || r.kind == "Node"),
         terminal: matches!(status.phase.as_deref(), Some("Succeeded" | "Failed")),
         terminating: obj.meta.deletion_timestamp.is_some(),
+        deleted_at: obj.meta.deletion_timestamp.as_ref().map(|t| t.0),
+        not_ready: conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "False"),
+        grace_seconds: spec.termination_grace_period_seconds,
         mirror: controller.is_some_and(|r| r.kind == "Node")
             || obj
                 .meta

@@ -239,6 +239,7 @@ impl Upstream {
                     saving_per_hour: crate::model::flavor::Price(0),
                     node_claim: Some(name.clone()),
                     since: c.ts(now).to_string(),
+                    replacements: 0,
                 });
             }
             actions.push(Action::DeleteNodeClaim {
