@@ -150,6 +150,10 @@ pub fn disrupt(
         .iter()
         .filter(|c| !c.deleting && node_of(snapshot, c).is_some_and(is_tainted))
         .count();
+    let draining_now: Vec<String> = super::termination::draining_nodes(snapshot, now)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     // Core's drift starts one command per disruption pass.
     let mut drift_started = false;
     for pool in &snapshot.nodepools {
@@ -183,8 +187,9 @@ pub fn disrupt(
         candidates.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
         let mut underutilized: Vec<Candidate> = Vec::new();
         let mut drifted: Vec<(&NodeClaimRecord, &NodeRecord, bool)> = Vec::new();
-        // Nodes whose drain goes on or starts this pass: their pods' room is taken.
-        let mut draining: Vec<String> = Vec::new();
+        // Nodes whose drain goes on or starts this pass: their pods' room is taken. Termination
+        // drains the nodes of deleting claims: their pods need room too.
+        let mut draining: Vec<String> = draining_now.clone();
         for claim in candidates {
             let Some(node) = node_of(snapshot, claim) else {
                 continue;

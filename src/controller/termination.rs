@@ -69,6 +69,13 @@ fn remove_claim_finalizer(claim: &NodeClaimRecord) -> Action {
 /// `skip`: claims this pass already deletes.
 pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Disruption {
     let mut out = Disruption::default();
+    // The nodes whose pods leave this pass: every forceful drain, then each voluntary one that
+    // still has a home beside them (one at a time, so two drains never count on the same room).
+    let mut leaving: Vec<String> = draining_nodes(snapshot, now)
+        .into_iter()
+        .filter(|(_, voluntary)| !voluntary)
+        .map(|(n, _)| n)
+        .collect();
     for claim in snapshot.nodeclaims.iter().filter(|c| c.deleting) {
         if !has_finalizer(&claim.finalizers) {
             continue;
@@ -84,7 +91,9 @@ pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -
                 "NodeClaim {}: its Machine {key} was not observed; its finalizer stays",
                 claim.name
             )),
-            (Some(_), Some(m)) => drain_then_remove(snapshot, now, &mut out, claim, m),
+            (Some(_), Some(m)) => {
+                drain_then_remove(snapshot, now, &mut out, &mut leaving, claim, m)
+            }
         }
     }
     for node in snapshot.nodes.iter().filter(|n| n.deleting) {
@@ -155,6 +164,7 @@ fn drain_then_remove(
     snapshot: &Snapshot,
     now: Timestamp,
     out: &mut Disruption,
+    leaving: &mut Vec<String>,
     claim: &NodeClaimRecord,
     m: &MachineRecord,
 ) {
@@ -198,8 +208,15 @@ fn drain_then_remove(
             });
         }
         if !drained(&pods, now) {
-            let homeless = voluntary.is_some()
-                && home(snapshot, std::slice::from_ref(&node.name)) != Home::Fits;
+            let homeless = voluntary.is_some() && {
+                let mut with = leaving.clone();
+                with.push(node.name.clone());
+                let fits = home(snapshot, &with) == Home::Fits;
+                if fits {
+                    leaving.push(node.name.clone());
+                }
+                !fits
+            };
             if homeless {
                 // Only what the deadline forces goes; the rest waits for the room provisioning
                 // is making for it.
@@ -233,6 +250,27 @@ fn drain_then_remove(
         out.actions.push(mark(m, Some(&claim.name), &reason));
     }
     out.marked_machines.insert(m.key());
+}
+
+/// The nodes of deleting claims (with a live, bound Machine) still being drained, and whether
+/// their claim was deleted by a voluntary command of ours.
+pub(super) fn draining_nodes(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, bool)> {
+    snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting && has_finalizer(&c.finalizers))
+        .filter(|c| bound_machine(snapshot, c).is_some_and(|m| !m.deleting))
+        .filter_map(|c| {
+            let node = node_of(snapshot, c)?;
+            (!drained(&pods_on(snapshot, &node.name), now)).then(|| {
+                let voluntary = c
+                    .annotations
+                    .get(DISRUPTION_REASON_ANNOTATION)
+                    .is_some_and(|r| is_voluntary(r));
+                (node.name.clone(), voluntary)
+            })
+        })
+        .collect()
 }
 
 /// Only the deletions the deadline forces (a drain step without evictions).

@@ -1386,3 +1386,225 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         }
     }
 }
+
+fn pdb(name: &str, selector: &str, allowed: i64, extra: &str) -> String {
+    format!(
+        "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: {name}, namespace: default}}\nspec: {{selector: {{matchLabels: {selector}}}{extra}}}\nstatus: {{disruptionsAllowed: {allowed}}}\n"
+    )
+}
+
+/// node-1 drifted (a stale NodePool hash), holding `pods`.
+fn drifted_node(pods: &str) -> String {
+    node(1, 600, pods, "").replace(
+        "annotations: {cluster.x-k8s.io/machine",
+        "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
+    )
+}
+
+fn blocked_messages(p: &Plan) -> Vec<&str> {
+    p.status
+        .iter()
+        .filter_map(|a| match a {
+            Action::ReportDisruptionBlocked { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// PodDisruptionBudgets as the eviction API sees them (core `utils/pdb/pdb.go` CanEvictPods,
+/// `statenode.go` ValidatePodsDisruptable): a pod under two budgets can never be evicted,
+/// whatever they allow; a DaemonSet pod's budget counts; a budget with
+/// `unhealthyPodEvictionPolicy: AlwaysAllow` lets a not-ready pod go.
+#[test]
+fn pdbs_as_the_eviction_api_sees_them() {
+    let web = app_pod("web-1", 1, "");
+    // One budget allowing a disruption: drift goes ahead (its replacement first).
+    let one = pdb("web", "{app: web}", 1, "");
+    let p = run(&format!("{}{}{one}", base(1, ""), drifted_node(&web)));
+    assert_eq!(names(&p), vec!["createNodeClaim", "taintNode"]);
+    // Two budgets, each allowing one: no candidate, reported in core's words.
+    let two = format!("{one}{}", pdb("all", "{}", 1, ""));
+    let p = run(&format!("{}{}{two}", base(1, ""), drifted_node(&web)));
+    assert_eq!(names(&p), Vec::<&str>::new());
+    assert_eq!(
+        blocked_messages(&p),
+        vec![
+            "eviction does not support multiple PDBs (PodDisruptionBudget(s)=[default/all default/web])"
+        ]
+    );
+    // A DaemonSet pod (not tolerating the taint) under a budget allowing nothing blocks an
+    // empty node.
+    let ds = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: exporter-1, namespace: default, labels: {app: exporter}, ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: exporter, uid: e, controller: true}]}\nspec: {nodeName: node-1, containers: [{name: c, resources: {requests: {cpu: 50m}}}]}\nstatus: {phase: Running}\n";
+    let held = pdb("exporter", "{app: exporter}", 0, "");
+    let p = run(&format!("{}{}{held}", base(1, ""), node(1, 600, ds, "")));
+    assert_eq!(names(&p), Vec::<&str>::new());
+    assert_eq!(
+        blocked_messages(&p),
+        vec!["pdb prevents pod evictions (PodDisruptionBudget=[default/exporter])"]
+    );
+    // A not-ready pod under a budget that always lets unhealthy pods go does not hold it.
+    let unready = web.replace(
+        "status: {phase: Running}",
+        "status: {phase: Running, conditions: [{type: Ready, status: 'False'}]}",
+    );
+    let always = pdb(
+        "web",
+        "{app: web}",
+        0,
+        ", unhealthyPodEvictionPolicy: AlwaysAllow",
+    );
+    let p = run(&format!(
+        "{}{}{always}",
+        base(1, ""),
+        drifted_node(&unready)
+    ));
+    assert_eq!(names(&p), vec!["createNodeClaim", "taintNode"]);
+    // The same pod ready: held.
+    let p = run(&format!("{}{}{always}", base(1, ""), drifted_node(&web)));
+    assert_eq!(names(&p), Vec::<&str>::new());
+}
+
+/// Paused means paused (Cluster API `annotations.IsPaused`): with the MachineDeployment (or its
+/// Cluster) paused, no taint, no claim deletion (emptiness, expiry, a launch timeout), no mark,
+/// no replica change; `spec.paused` alone (a rollout pause) holds nothing.
+#[test]
+fn paused_cluster_api_plans_nothing_on_its_machines() {
+    let paused = |text: String| {
+        text.replacen(
+            "    capacity.cluster-autoscaler.kubernetes.io/cpu: '2'\n",
+            "    capacity.cluster-autoscaler.kubernetes.io/cpu: '2'\n    cluster.x-k8s.io/paused: ''\n",
+            1,
+        )
+    };
+    let capacity_annotations_kept = paused(base(1, ""));
+    assert!(
+        capacity_annotations_kept.contains("cluster.x-k8s.io/paused"),
+        "fixture"
+    );
+    // Empty: not tainted.
+    let p = run(&format!("{}{}", paused(base(1, "")), node(1, 600, "", "")));
+    assert_eq!(names(&p), Vec::<&str>::new(), "{:?}", p.notes);
+    // Expired: not deleted.
+    let expiring = base(1, "").replace("      expireAfter: Never\n", "      expireAfter: 30m\n");
+    let p = run(&format!(
+        "{}{}",
+        paused(expiring.clone()),
+        node(1, 600, "", "")
+    ));
+    assert_eq!(names(&p), Vec::<&str>::new(), "{:?}", p.notes);
+    let p = run(&format!("{expiring}{}", node(1, 600, "", "")));
+    assert_eq!(names(&p), vec!["deleteNodeClaim"]);
+    // A claim that never launched: not deleted while paused.
+    let unlaunched = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-x\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\n",
+        ago(3600)
+    );
+    let p = run(&format!("{}{unlaunched}", base(0, "")));
+    assert!(names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+    let p = run(&format!("{}{unlaunched}", paused(base(0, ""))));
+    assert!(!names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+}
+
+/// Core `disruption/queue.go`: a command waiting for its replacement is called off after
+/// clamp(80 ms x queued commands, 10 min, 1 h) from its start.
+#[test]
+fn a_command_that_times_out_is_called_off() {
+    let waiting = |started_ago: i64| {
+        draining("{}").replace(
+            &format!("karpenter-capi/drain-started: '{}'", ago(60)),
+            &format!("karpenter-capi/drain-started: '{}'", ago(started_ago)),
+        )
+    };
+    assert_eq!(names(&run(&waiting(540))), Vec::<&str>::new());
+    let p = run(&waiting(660));
+    assert_eq!(names(&p), vec!["abortDisruption"]);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n == "Drifted disruption timed out after 11m"),
+        "{:?}",
+        p.notes
+    );
+}
+
+/// Core `nodeclaim/expiration`: every claim expires, initialized or not, with a Node or not.
+#[test]
+fn expiry_takes_every_claim() {
+    let launching = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-x\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: [], expireAfter: 1m}}\nstatus: {{providerID: 'openstack:///x', conditions: [{{type: Launched, status: 'True'}}]}}\n",
+        ago(120)
+    );
+    let p = run(&format!("{}{launching}", base(1, "")));
+    assert!(
+        p.actions.iter().any(
+            |a| matches!(a, Action::DeleteNodeClaim { node_claim, reason, .. }
+            if node_claim == "default-x" && reason == "Expired")
+        ),
+        "{:?}",
+        names(&p)
+    );
+}
+
+/// Drift is the eventual class (core `disruption/types.go` NewCandidate): with a
+/// terminationGracePeriod on the claim, pods that block eviction do not keep a drifted node; the
+/// node's own do-not-disrupt always does.
+#[test]
+fn drift_with_a_grace_period_takes_nodes_whose_pods_block() {
+    let guarded = app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'true'");
+    let with_grace = |text: String| {
+        text.replace(
+            "requirements: []}",
+            "requirements: [], terminationGracePeriod: 1h}",
+        )
+    };
+    let p = run(&format!("{}{}", base(1, ""), drifted_node(&guarded)));
+    assert_eq!(names(&p), Vec::<&str>::new());
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        with_grace(drifted_node(&guarded))
+    ));
+    assert_eq!(names(&p), vec!["createNodeClaim", "taintNode"]);
+    let node_guarded = with_grace(drifted_node(&app_pod("web-1", 1, ""))).replace(
+        "annotations: {}}",
+        "annotations: {karpenter.sh/do-not-disrupt: 'true'}}",
+    );
+    let p = run(&format!("{}{node_guarded}", base(1, "")));
+    assert_eq!(names(&p), Vec::<&str>::new());
+}
+
+/// Core `disruption/drift.go`: one drifted node per command, the empty ones first.
+#[test]
+fn drift_takes_one_node_per_pass_empty_first() {
+    let drifted = |i: usize, pods: &str| {
+        node(i, 600, pods, "").replace(
+            "annotations: {cluster.x-k8s.io/machine",
+            "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
+        )
+    };
+    // node-1 (older) has a pod, node-2 is empty: node-2 goes first, alone.
+    let p = run(&format!(
+        "{}{}{}",
+        base(2, "    budgets: [{nodes: '100%'}]\n"),
+        drifted(1, &app_pod("web-1", 1, "")),
+        drifted(2, "")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-2", "Drifted")]);
+}
+
+/// Core `consolidation.go` computeConsolidation: never one node into several, however cheap.
+#[test]
+fn consolidation_never_turns_one_node_into_several() {
+    // One c3-8 (0.10/h) with two 1500m pods; c3-4 made very cheap (0.01/h): two c3-4 would
+    // save 0.08/h, but that is two nodes for one.
+    let cheap = two_c3_8("1500m").replacen(
+        "capacity.cluster-autoscaler.kubernetes.io/price: '0.05'",
+        "capacity.cluster-autoscaler.kubernetes.io/price: '0.01'",
+        1,
+    );
+    let one_node = cheap.replace(&c3_8_node(2, &sized_pod("b", 2, "", "1500m")), "")
+        + &sized_pod("c", 1, "", "1500m");
+    let p = run(&one_node);
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    assert!(!names(&p).contains(&"taintNode"), "{:?}", names(&p));
+}

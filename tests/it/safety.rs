@@ -2746,6 +2746,11 @@ mod properties {
         marked: bool,
         drifted: bool,
         ready: bool,
+        /// Its first pod carries `karpenter.sh/do-not-disrupt: "true"`.
+        guarded: bool,
+        /// A terminationGracePeriod of 10m on its claim, which (when deleting) was deleted this
+        /// many seconds ago.
+        deleted_ago: Option<i64>,
     }
 
     fn node_spec() -> impl Strategy<Value = NodeSpec> {
@@ -2767,9 +2772,28 @@ mod properties {
             proptest::bool::weighted(0.15),
             proptest::bool::weighted(0.3),
             proptest::bool::weighted(0.9),
+            proptest::bool::weighted(0.3),
+            prop_oneof![
+                Just(None),
+                Just(Some(30i64)),
+                Just(Some(590)),
+                Just(Some(3600))
+            ],
         )
             .prop_map(
-                |(md, node, claim, pods, tainted, claim_deleting, marked, drifted, ready)| {
+                |(
+                    md,
+                    node,
+                    claim,
+                    pods,
+                    tainted,
+                    claim_deleting,
+                    marked,
+                    drifted,
+                    ready,
+                    guarded,
+                    deleted_ago,
+                )| {
                     NodeSpec {
                         md,
                         node,
@@ -2780,6 +2804,8 @@ mod properties {
                         marked,
                         drifted,
                         ready,
+                        guarded,
+                        deleted_ago,
                     }
                 },
             )
@@ -2807,6 +2833,12 @@ mod properties {
                     if used + c + 100 <= cpu * 1000 {
                         used += c;
                         w = w.pod(&format!("p-{i}-{j}"), Some(i), &format!("{c}m"));
+                        if j == 0 && n.guarded {
+                            w = w.with("Pod", &format!("p-{i}-0"), |p| {
+                                p["metadata"]["annotations"] =
+                                    json!({"karpenter.sh/do-not-disrupt": "true"})
+                            });
+                        }
                     }
                 }
                 if !n.ready {
@@ -2819,8 +2851,14 @@ mod properties {
                 }
             }
             if n.claim && n.claim_deleting {
+                let deleted_ago = n.deleted_ago.unwrap_or(30);
                 w = w.with("NodeClaim", &format!("c-{i}"), |c| {
-                    c["metadata"]["deletionTimestamp"] = json!(ago(30))
+                    c["metadata"]["deletionTimestamp"] = json!(ago(deleted_ago))
+                });
+            }
+            if n.claim && n.deleted_ago.is_some() {
+                w = w.with("NodeClaim", &format!("c-{i}"), |c| {
+                    c["spec"]["terminationGracePeriod"] = json!("10m")
                 });
             }
             if n.claim && n.drifted {
@@ -2839,7 +2877,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
         #[test]
         fn plans_never_harm(
@@ -2896,6 +2934,40 @@ mod properties {
                 }).collect();
                 let free_left = nodes.iter().enumerate().filter(|(i, n)| n.md == k && !n.node && !n.claim && !marked_now.contains(&format!("m-{}", i + 1))).count() as i64;
                 prop_assert!(free_left >= waiting, "md-{cpu}: {} surplus marked while {waiting} new claims wait and {free_left} free Machines are left", surplus_per_md[k]);
+            }
+            // Never an eviction of a pod whose do-not-disrupt is active, whatever the drain.
+            for a in &p.actions {
+                if let Action::EvictPod { pod, .. } = a {
+                    let i: usize = pod.trim_start_matches("default/p-").split('-').next().and_then(|i| i.parse().ok()).unwrap_or(0);
+                    let guarded = pod.ends_with("-0") && i > 0 && nodes[i - 1].guarded;
+                    prop_assert!(!guarded, "{pod} evicted despite karpenter.sh/do-not-disrupt");
+                }
+            }
+            // Never a pod deleted before its claim's deadline minus its grace (30 s here): the
+            // claim was deleted `deleted_ago` s ago with a 10m terminationGracePeriod.
+            for a in &p.actions {
+                if let Action::DeletePod { pod, grace_period_seconds, .. } = a {
+                    let i: usize = pod.trim_start_matches("default/p-").split('-').next().and_then(|i| i.parse().ok()).unwrap_or(0);
+                    let n = &nodes[i - 1];
+                    let left = 600 - n.deleted_ago.unwrap_or(30);
+                    prop_assert!(n.claim_deleting && n.deleted_ago.is_some(), "{pod} deleted without a deadline");
+                    prop_assert!(left < 30, "{pod} deleted with {left}s left, more than its 30s grace");
+                    prop_assert_eq!(*grace_period_seconds, left.max(1));
+                }
+            }
+            // Never a scale-down while a Machine of that MachineDeployment carries someone
+            // else's delete-machine mark this pass does not make its own decision (Cluster API
+            // would delete it first).
+            let ours: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
+                Action::MarkMachineForDeletion { machine, .. } => Some(machine.trim_start_matches("capi-ovh/").to_string()),
+                _ => None,
+            }).collect();
+            for a in &p.actions {
+                if let Action::ScaleMachineDeployment { machine_deployment, from, replicas, .. } = a {
+                    let k = CPUS.iter().position(|c| machine_deployment.ends_with(&format!("md-{c}"))).unwrap();
+                    let foreign = nodes.iter().enumerate().any(|(i, n)| n.md == k && n.marked && !ours.contains(&format!("m-{}", i + 1)));
+                    prop_assert!(!(replicas < from && foreign), "{machine_deployment} lowered {from} -> {replicas} beside a foreign mark");
+                }
             }
             // Replicas never drop by more than the Machines marked in the same pass.
             for a in &p.actions {
@@ -3361,4 +3433,70 @@ fn the_in_memory_api_filters_lists_by_label_selector() {
     ] {
         assert_eq!(common::selector_matches(sel, &obj), want, "{sel}");
     }
+}
+
+/// Rule 10 of the conformance round: Cluster API deletes every Machine carrying
+/// `cluster.x-k8s.io/delete-machine` first (`machineset_deletion_order.go`), so no scale-down
+/// goes while a mark this decision did not make is on a Machine of the MachineDeployment; our
+/// own stale marks are taken off; our marks say they are ours.
+#[test]
+fn a_mark_that_is_not_this_decisions_holds_the_scale_down() {
+    // Someone else marked m-2 (Cluster Autoscaler writes a timestamp).
+    let foreign = one_empty(2)
+        .machine(4, 2, true, false)
+        .with(
+            "Machine",
+            "m-2",
+            |m| {
+                m["metadata"]["annotations"] =
+                    json!({"cluster.x-k8s.io/delete-machine": "2026-11-30 09:00:00 +0000 UTC"})
+            },
+        );
+    let p = foreign.plan();
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment")),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        has_note(
+            &p,
+            "Machine m-2 carries cluster.x-k8s.io/delete-machine (not ours): Cluster API would delete it first"
+        ),
+        "{:?}",
+        p.notes
+    );
+    // A stale mark of ours (its claim c-2 lives on): taken off, and the scale-down waits a pass.
+    let stale = one_empty(2).machine(4, 2, true, true).with("Machine", "m-2", |m| {
+        m["metadata"]["annotations"] = json!({"cluster.x-k8s.io/delete-machine": "Empty", "karpenter-capi/marked-for": "c-2"})
+    });
+    let p = stale.plan();
+    assert!(
+        lines(&p).contains(&"unmarkMachine Machine/capi-ovh/m-2".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment")),
+        "{:?}",
+        lines(&p)
+    );
+    // Our own mark names the claim it is for.
+    let p = one_empty(1).plan();
+    let mark = p
+        .actions
+        .iter()
+        .find(|a| a.name() == "markMachineForDeletion")
+        .unwrap();
+    use karpenter_capi::controller::write::Write;
+    assert!(
+        matches!(&mark.steps().writes[0], Write::MergePatch { patch, .. }
+            if patch == &json!({"metadata": {"annotations": {"cluster.x-k8s.io/delete-machine": "Empty", "karpenter-capi/marked-for": "c-1"}}})),
+        "{:?}",
+        mark.steps().writes
+    );
 }
