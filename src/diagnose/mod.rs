@@ -165,6 +165,10 @@ pub enum Cause {
     NodeClaimMissingOfferingLabels,
     /// The claim's hash is stamped with another hash version (Karpenter's `v3`, ...).
     ForeignHashVersion,
+    /// A member Machine carries `cluster.x-k8s.io/delete-machine` this controller did not set:
+    /// Cluster API deletes it first on any scale-down, so no scale-down of its MachineDeployment
+    /// goes while it is there.
+    ForeignDeleteMachineMark,
     // Access.
     /// The management identity can do more than `run` needs.
     OverPrivilegedManagementAccess,
@@ -286,6 +290,7 @@ pub fn run(
     shapes::check(snapshot, &mut findings);
     scope::check(snapshot, &mut findings);
     oddities(snapshot, &mut findings);
+    foreign_marks(snapshot, &mut findings);
     nodeclaims::check(snapshot, now, config, &mut findings);
     access::check(snapshot, access_source, &mut findings);
     credentials::check(snapshot, now, &mut findings);
@@ -320,6 +325,41 @@ fn oddities(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             o.subject(),
             message,
             remedy,
+        ));
+    }
+}
+
+/// One warning per live Machine of a member MachineDeployment that carries someone else's
+/// `cluster.x-k8s.io/delete-machine` (Cluster API's `machineset_deletion_order.go` deletes marked
+/// Machines first): the controller holds its scale-downs there until the mark goes.
+fn foreign_marks(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    let members: std::collections::BTreeSet<String> = snapshot
+        .all_members()
+        .into_iter()
+        .map(|md| md.key())
+        .collect();
+    for m in snapshot.machines.iter().filter(|m| {
+        m.marked_for_deletion
+            && !m.marked_by_us
+            && !m.deleting
+            && m.deployment_key().is_some_and(|k| members.contains(&k))
+    }) {
+        out.push(Finding::new(
+            Area::Setup,
+            Cause::ForeignDeleteMachineMark,
+            Severity::Warning,
+            subject("Machine", &m.namespace, &m.name),
+            format!(
+                "carries {} set by another writer: Cluster API deletes it first on the next scale-down of MachineDeployment {}, so the controller lowers no replicas there while it stays",
+                crate::model::machine::DELETE_MACHINE_ANNOTATION,
+                m.deployment_key().unwrap_or_default()
+            ),
+            format!(
+                "if no one is removing this Machine on purpose: kubectl annotate machine -n {} {} {}-",
+                m.namespace,
+                m.name,
+                crate::model::machine::DELETE_MACHINE_ANNOTATION
+            ),
         ));
     }
 }

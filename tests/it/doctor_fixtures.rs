@@ -103,6 +103,7 @@ fn every_cause_of_the_issue_has_a_fixture() {
         "ControllerNotRunning",
         "NodeClaimMissingOfferingLabels",
         "ForeignHashVersion",
+        "ForeignDeleteMachineMark",
         "MemberLabelWithValue",
         "UnscopedSetup",
     ];
