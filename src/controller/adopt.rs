@@ -56,6 +56,15 @@ pub fn adopt(snapshot: &Snapshot, now: Timestamp) -> (Vec<Action>, Vec<String>) 
         if node.deleting || known {
             continue;
         }
+        // Not registered yet (its Node carries `karpenter.sh/unregistered`): it waits for a
+        // claim to be bound to (`lifecycle::bind_and_launch`), never adopted as initialized.
+        if node
+            .taints
+            .iter()
+            .any(|t| t.key == super::action::UNREGISTERED_TAINT_KEY)
+        {
+            continue;
+        }
         let all = catalog.get_or_insert_with(|| offerings(snapshot, true).0);
         // Offerings follow the NodePools' order: highest weight first.
         let fit = all.iter().find(|o| {

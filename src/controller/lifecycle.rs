@@ -115,13 +115,17 @@ pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Acti
         .filter_map(|c| c.machine.clone())
         .collect();
     let mut free: BTreeMap<String, Vec<&MachineRecord>> = BTreeMap::new();
-    // Only Machines without a Node are bound to new claims: a Machine with a Node is adopted or
-    // left alone (karpenter-provider-cluster-api `create.go` reuses only unclaimed Machines).
+    // Unclaimed Machines are capacity (karpenter-provider-cluster-api `pkg/batcher/create.go`
+    // countUnclaimedMachines): one without a Node, or whose Node has not registered yet (it
+    // still carries `karpenter.sh/unregistered`: a rollout's surge Machine, a MachineHealthCheck
+    // replacement, a Machine made for a claim before a restart), is bound to a waiting claim of
+    // its MachineDeployment; registration then removes the taint. A Machine whose Node runs
+    // registered is adopted or left alone, never bound.
     for m in &snapshot.machines {
         if m.is_live()
             && !m.claimed
-            && m.node_name.is_none()
             && !referenced.contains(&m.key())
+            && joinable(snapshot, m)
             && let Some(d) = m.deployment_key()
         {
             free.entry(d).or_default().push(m);
@@ -169,6 +173,23 @@ pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Acti
         }
     }
     actions
+}
+
+/// Whether a Machine can still become a waiting claim's node: it has no Node yet, or its Node
+/// still carries `karpenter.sh/unregistered` (not registered by anyone).
+pub fn joinable(snapshot: &Snapshot, m: &MachineRecord) -> bool {
+    let Some(name) = m.node_name.as_deref() else {
+        return true;
+    };
+    snapshot
+        .nodes
+        .iter()
+        .find(|n| n.name == name)
+        .is_some_and(|n| {
+            n.taints
+                .iter()
+                .any(|t| t.key == super::action::UNREGISTERED_TAINT_KEY)
+        })
 }
 
 fn claim_machine(m: &MachineRecord, claim: &str) -> Action {

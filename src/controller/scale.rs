@@ -70,15 +70,24 @@ pub fn scale(
             .copied()
             .filter(|m| removals.machines.contains(&m.key()))
             .collect();
-        // Machines with a Node and no claim: adopted this pass or left alone, never removed.
-        let foreign = alive
+        // Machines with a Node and no claim: adopted this pass or left alone, never removed. Of
+        // those whose Node has not registered yet, the ones a waiting claim will be bound to are
+        // the claim's room already (karpenter-provider-cluster-api `create.go`
+        // countUnclaimedMachines): counted once, through the claim.
+        let unclaimed_with_node: Vec<&&MachineRecord> = alive
             .iter()
             .filter(|m| {
                 !removals.machines.contains(&m.key())
                     && m.node_name.is_some()
                     && !referenced.contains(&m.key())
             })
+            .collect();
+        let joinable = unclaimed_with_node
+            .iter()
+            .filter(|m| !m.claimed && super::lifecycle::joinable(snapshot, m))
             .count();
+        let waiting_claims = surviving.iter().filter(|c| c.machine.is_none()).count() + new;
+        let foreign = unclaimed_with_node.len() - joinable.min(waiting_claims);
         let desired = (surviving.len() + new + foreign) as i64;
         if let Some(why) = super::rollout::capi_paused(snapshot, md) {
             if desired != current || !leaving.is_empty() {

@@ -2969,6 +2969,18 @@ mod properties {
                     prop_assert!(!(replicas < from && foreign), "{machine_deployment} lowered {from} -> {replicas} beside a foreign mark");
                 }
             }
+            // Replicas never rise for a need unclaimed Machines cover: where the free Machines
+            // (no Node, no claim, no mark) of a MachineDeployment are at least the claims this
+            // pass creates there, and replicas are not below the Machines already, they stay.
+            for (k, cpu) in CPUS.iter().enumerate() {
+                let md = format!("{NS}/md-{cpu}");
+                let new = p.actions.iter().filter(|a| matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if *machine_deployment == md)).count();
+                let free = nodes.iter().filter(|n| n.md == k && !n.node && !n.claim && !n.marked).count();
+                if extra[k] >= 0 && free >= new {
+                    let rises = p.actions.iter().any(|a| matches!(a, Action::ScaleMachineDeployment { machine_deployment, from, replicas, .. } if *machine_deployment == md && replicas > from));
+                    prop_assert!(!rises, "md-{cpu}: replicas rose with {free} free Machines for {new} new claims");
+                }
+            }
             // Replicas never drop by more than the Machines marked in the same pass.
             for a in &p.actions {
                 if let Action::ScaleMachineDeployment { machine_deployment, from, replicas, .. } = a {
@@ -3498,5 +3510,62 @@ fn a_mark_that_is_not_this_decisions_holds_the_scale_down() {
             if patch == &json!({"metadata": {"annotations": {"cluster.x-k8s.io/delete-machine": "Empty", "karpenter-capi/marked-for": "c-1"}}})),
         "{:?}",
         mark.steps().writes
+    );
+}
+
+/// Unclaimed Machines are capacity (karpenter-provider-cluster-api `pkg/batcher/create.go`
+/// countUnclaimedMachines): a Machine whose Node has not registered yet (it still carries
+/// `karpenter.sh/unregistered`, e.g. made for a claim before a restart) is bound to a claim
+/// waiting for its flavor rather than bought again, and is never adopted as initialized.
+#[test]
+fn an_unclaimed_machine_whose_node_has_not_registered_is_capacity() {
+    let unregistered = |w: World| {
+        w.with(
+            "Node",
+            "node-2",
+            |n| {
+                n["spec"]["taints"] =
+                    json!([{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}])
+            },
+        )
+    };
+    // No claim waits for it: not adopted (it is no running node yet), not removed.
+    let w = unregistered(idle(2).pod("busy", Some(1), "1").machine(4, 2, true, false));
+    let p = w.plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("adoptMachine")
+            || l.starts_with("scaleMachineDeployment")
+            || l.starts_with("markMachine")),
+        "{:?}",
+        lines(&p)
+    );
+    // A pending pod of that flavor: a claim is created and the replicas do not rise (the
+    // Machine covers it); next pass the claim is bound to it.
+    let p = w.clone().pod("pending", None, "3").plan();
+    assert_eq!(lines(&p), vec!["createNodeClaim NodeClaim/default-"]);
+    let waiting = w.add(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "default-w", "creationTimestamp": ago(5), "finalizers": ["karpenter.sh/termination"],
+          "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
+          "annotations": {"karpenter-capi/machine-deployment": format!("{NS}/md-4")}},
+        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}}));
+    let p = waiting.plan();
+    assert!(
+        lines(&p).contains(&"claimMachine Machine/capi-ovh/m-2".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment")),
+        "{:?}",
+        lines(&p)
+    );
+    // Registered (the taint gone) without a claim: adopted, as before.
+    let registered = idle(2).pod("busy", Some(1), "1").machine(4, 2, true, false);
+    assert!(
+        lines(&registered.plan()).contains(&"adoptMachine Machine/capi-ovh/m-2".to_string()),
+        "{:?}",
+        lines(&registered.plan())
     );
 }
