@@ -439,17 +439,11 @@ fn expire(
         if age <= d.as_secs_i64() || super::rollout::claim_paused(snapshot, claim).is_some() {
             continue;
         }
-        out.actions.push(Action::DeleteNodeClaim {
-            target: format!("NodeClaim/{}", claim.name),
-            node_claim: claim.name.clone(),
-            reason: "Expired".to_string(),
-            message: format!("expired: older than its expireAfter {expire}"),
-            machine: claim.machine.clone(),
-            add_finalizer: !claim
-                .finalizers
-                .iter()
-                .any(|f| f == super::action::TERMINATION_FINALIZER),
-        });
+        out.actions.push(Action::delete_node_claim(
+            claim,
+            "Expired".to_string(),
+            format!("expired: older than its expireAfter {expire}"),
+        ));
         out.deleted_claims.insert(claim.name.clone());
     }
 }
@@ -700,17 +694,11 @@ fn abort(out: &mut Disruption, claim: &NodeClaimRecord, node: &NodeRecord, messa
 
 /// Deletes the claim of a node whose command goes ahead: termination drains it.
 fn delete_claim(out: &mut Disruption, claim: &NodeClaimRecord, node: &NodeRecord, reason: &str) {
-    out.actions.push(Action::DeleteNodeClaim {
-        target: format!("NodeClaim/{}", claim.name),
-        node_claim: claim.name.clone(),
-        reason: reason.to_string(),
-        message: format!("node {} disrupted: {reason}", node.name),
-        machine: claim.machine.clone(),
-        add_finalizer: !claim
-            .finalizers
-            .iter()
-            .any(|f| f == super::action::TERMINATION_FINALIZER),
-    });
+    out.actions.push(Action::delete_node_claim(
+        claim,
+        reason.to_string(),
+        format!("node {} disrupted: {reason}", node.name),
+    ));
     out.deleted_claims.insert(claim.name.clone());
 }
 
@@ -961,17 +949,11 @@ pub(super) fn defer_rest(
     with_evictions: bool,
 ) {
     if !out.deleted_claims.contains(&claim.name) && !claim.deleting {
-        out.pending.push(Action::DeleteNodeClaim {
-            target: format!("NodeClaim/{}", claim.name),
-            node_claim: claim.name.clone(),
-            reason: reason.to_string(),
-            message: format!("node {} disrupted: {reason}", node.name),
-            machine: claim.machine.clone(),
-            add_finalizer: !claim
-                .finalizers
-                .iter()
-                .any(|f| f == super::action::TERMINATION_FINALIZER),
-        });
+        out.pending.push(Action::delete_node_claim(
+            claim,
+            reason.to_string(),
+            format!("node {} disrupted: {reason}", node.name),
+        ));
     }
     if with_evictions {
         let pods = pods_on(snapshot, &node.name);
@@ -1024,16 +1006,5 @@ pub(super) fn finish(
         out.actions.push(mark(m, Some(&claim.name), reason));
         out.marked_machines.insert(m.key());
     }
-    out.actions.push(Action::DeleteNodeClaim {
-        target: format!("NodeClaim/{}", claim.name),
-        node_claim: claim.name.clone(),
-        reason: reason.to_string(),
-        message: format!("node {} disrupted: {reason}", node.name),
-        machine: claim.machine.clone(),
-        add_finalizer: !claim
-            .finalizers
-            .iter()
-            .any(|f| f == super::action::TERMINATION_FINALIZER),
-    });
-    out.deleted_claims.insert(claim.name.clone());
+    delete_claim(out, claim, node, reason);
 }

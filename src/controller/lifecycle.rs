@@ -55,21 +55,13 @@ pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Livenes
         } else {
             "registered"
         };
-        out.actions.push(Action::DeleteNodeClaim {
-            target: format!("NodeClaim/{}", claim.name),
-            node_claim: claim.name.clone(),
-            reason: reason.to_string(),
-            // Durations as everywhere else (`doctor`, `explain`): Go durations, `16m`, `7m30s`.
-            message: format!(
-                "not {what} within {limit} (age {})",
-                crate::model::duration::GoDuration(u64::try_from(age).unwrap_or(0))
-            ),
-            machine: claim.machine.clone(),
-            add_finalizer: !claim
-                .finalizers
-                .iter()
-                .any(|f| f == super::action::TERMINATION_FINALIZER),
-        });
+        // Durations as everywhere else (`doctor`, `explain`): Go durations, `16m`, `7m30s`.
+        let message = format!(
+            "not {what} within {limit} (age {})",
+            crate::model::duration::GoDuration(u64::try_from(age).unwrap_or(0))
+        );
+        out.actions
+            .push(Action::delete_node_claim(claim, reason, message));
         out.deleted_claims.insert(claim.name.clone());
         if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
             out.actions.push(mark(m, Some(&claim.name), reason));

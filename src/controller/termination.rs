@@ -107,20 +107,14 @@ pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -
         if m.deleting || claim.deleting || skip.contains(&claim.name) {
             continue;
         }
-        out.actions.push(Action::DeleteNodeClaim {
-            target: format!("NodeClaim/{}", claim.name),
-            node_claim: claim.name.clone(),
-            reason: "NodeDeleted".to_string(),
-            message: format!(
+        out.actions.push(Action::delete_node_claim(
+            claim,
+            "NodeDeleted".to_string(),
+            format!(
                 "node {} was deleted: draining it and removing its Machine",
                 node.name
             ),
-            machine: claim.machine.clone(),
-            add_finalizer: !claim
-                .finalizers
-                .iter()
-                .any(|f| f == super::action::TERMINATION_FINALIZER),
-        });
+        ));
         out.deleted_claims.insert(claim.name.clone());
     }
     if snapshot.machines_observed {

@@ -406,6 +406,23 @@ pub enum Action {
 }
 
 impl Action {
+    /// A `deleteNodeClaim` of `claim` (its Machine named, so a failed deletion holds back the
+    /// Machine's removal; our finalizer added first when the claim lacks it).
+    pub fn delete_node_claim(
+        claim: &crate::model::nodeclaim::NodeClaimRecord,
+        reason: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Action {
+        Action::DeleteNodeClaim {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            reason: reason.into(),
+            message: message.into(),
+            machine: claim.machine.clone(),
+            add_finalizer: !claim.finalizers.iter().any(|f| f == TERMINATION_FINALIZER),
+        }
+    }
+
     /// The object this action changes, `Kind/ns/name` or `Kind/name`.
     pub fn target(&self) -> &str {
         match self {
