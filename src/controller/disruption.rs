@@ -18,7 +18,7 @@ use jiff::Timestamp;
 use super::action::{Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
 use super::budget::allowed_disruptions;
 use super::consolidation::{Candidate, Home, consolidate, home};
-use super::drain::{do_not_disrupt_active, drained, never_evicted, tier};
+use super::drain::{do_not_disrupt_active, drained, never_evicted, reschedulable, tier};
 use super::lifecycle::{bound_machine, mark};
 use super::pdb::Pdbs;
 use crate::model::duration::{GoDuration, NillableDuration};
@@ -236,7 +236,7 @@ pub fn disrupt(
                     message: why.clone(),
                 });
             }
-            let movable = pods.iter().filter(|p| !p.daemon).count();
+            let movable = pods.iter().filter(|p| reschedulable(p)).count();
             let wanted_by_pending = pending_room.contains(&node.name);
             let reason = match decide(
                 snapshot,
@@ -315,7 +315,7 @@ pub fn disrupt(
                             pods: indices(&node.name)
                                 .iter()
                                 .copied()
-                                .filter(|&i| !snapshot.pods[i].daemon)
+                                .filter(|&i| reschedulable(&snapshot.pods[i]))
                                 .collect(),
                         });
                     }
@@ -559,7 +559,11 @@ fn continue_command(
     } else {
         blocked_by(node, claim, &cmd.pods, pdbs, now)
     };
-    let arrived = reason == "Empty" && cmd.pods.iter().any(|p| !p.daemon && !never_evicted(p));
+    let arrived = reason == "Empty"
+        && cmd
+            .pods
+            .iter()
+            .any(|p| reschedulable(p) && !never_evicted(p));
     let mut with = draining.clone();
     with.push(node.name.clone());
     let lost = match (blocked, arrived) {

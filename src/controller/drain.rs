@@ -102,6 +102,17 @@ pub fn do_not_disrupt_active(p: &PodRecord, now: Timestamp) -> bool {
     do_not_disrupt(p, now) == DoNotDisrupt::Active
 }
 
+/// Whether a pod would need a new home if its node went (core `utils/pod/scheduling.go`
+/// IsReschedulable): running, or a StatefulSet pod terminating (it comes back under its name);
+/// not a DaemonSet or mirror pod. A node with none is Empty.
+pub fn reschedulable(p: &PodRecord) -> bool {
+    let statefulset = p
+        .owner
+        .as_deref()
+        .is_some_and(|o| o.starts_with("StatefulSet/"));
+    !p.terminal && !p.daemon && !p.mirror && (!p.terminating || statefulset)
+}
+
 /// Whether a drain may evict this pod now (core IsEvictable): running (not terminating), not
 /// mirror, not tolerating the disrupted taint, no active `do-not-disrupt`.
 pub fn evictable(p: &PodRecord, now: Timestamp) -> bool {

@@ -136,10 +136,7 @@ fn provisioning_view(
         .collect();
     for p in v.pods.iter_mut() {
         let reschedulable = p.node_name.as_deref().is_some_and(|n| draining.contains(n))
-            && !p.terminal
-            && !p.terminating
-            && !p.daemon
-            && !p.mirror
+            && drain::reschedulable(p)
             && !drain::do_not_disrupt_active(p, now)
             && !pdbs.fully_blocked(p, now);
         if reschedulable {

@@ -1608,3 +1608,44 @@ fn consolidation_never_turns_one_node_into_several() {
     assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
     assert!(!names(&p).contains(&"taintNode"), "{:?}", names(&p));
 }
+
+/// Core `disruption/types.go` NewCandidate with `utils/pod/scheduling.go` IsReschedulable and
+/// `pdb.go` isEvictable: pods already terminating, and mirror pods, neither keep a node from
+/// being Empty nor block it, whatever their do-not-disrupt or PodDisruptionBudget say.
+#[test]
+fn terminating_and_mirror_pods_do_not_hold_a_node_back() {
+    let terminating = |ann: &str| {
+        app_pod("web-1", 1, ann).replace(
+            "labels: {app: web}",
+            &format!("labels: {{app: web}}, deletionTimestamp: '{}'", ago(10)),
+        )
+    };
+    // Its only workload pod is terminating: the node is Empty.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        node(1, 600, &terminating(""), "")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    // A terminating pod with do-not-disrupt, or under a PDB allowing nothing, blocks nothing.
+    let guarded = terminating("karpenter.sh/do-not-disrupt: 'true'");
+    let p = run(&format!("{}{}", base(1, ""), node(1, 600, &guarded, "")));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    assert_eq!(blocked_messages(&p), Vec::<&str>::new());
+    let zero = pdb("web", "{app: web}", 0, "");
+    let p = run(&format!(
+        "{}{}{zero}",
+        base(1, ""),
+        node(1, 600, &terminating(""), "")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    // A mirror (static) pod under a PDB allowing nothing: never evicted, so no block, no work.
+    let mirror = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: etcd-1, namespace: default, labels: {app: web}, annotations: {kubernetes.io/config.mirror: x}, ownerReferences: [{apiVersion: v1, kind: Node, name: node-1, uid: node-uid, controller: true}]}\nspec: {nodeName: node-1, containers: [{name: c}]}\nstatus: {phase: Running}\n";
+    let p = run(&format!(
+        "{}{}{zero}",
+        base(1, ""),
+        node(1, 600, mirror, "")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    assert_eq!(blocked_messages(&p), Vec::<&str>::new());
+}
