@@ -49,10 +49,14 @@ pub fn adopt(snapshot: &Snapshot, now: Timestamp) -> (Vec<Action>, Vec<String>) 
             continue;
         };
         // A claim may know the Node without naming the Machine (a claim of another provider).
-        let known = snapshot.nodeclaims.iter().any(|c| {
-            c.node_name.as_ref() == Some(&node.name)
-                || (c.provider_id.is_some() && c.provider_id == node.provider_id)
-        });
+        let known = snapshot
+            .nodeclaims
+            .iter()
+            .chain(&snapshot.foreign_claims)
+            .any(|c| {
+                c.node_name.as_ref() == Some(&node.name)
+                    || (c.provider_id.is_some() && c.provider_id == node.provider_id)
+            });
         if node.deleting || known {
             continue;
         }

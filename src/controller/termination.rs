@@ -287,12 +287,19 @@ fn delete_due(
 }
 
 /// Nodes carrying our finalizer whose claim and Machine are both gone: the finalizer comes off
-/// so the Node object can go (Cluster API has drained and deleted the Machine by then).
+/// so the Node object can go (Cluster API has drained and deleted the Machine by then). A Node
+/// another Karpenter's claim holds (the finalizer has the same name) is never touched.
 fn release_node_finalizers(snapshot: &Snapshot) -> Vec<Action> {
+    let foreign = |n: &NodeRecord| {
+        snapshot.foreign_claims.iter().any(|c| {
+            c.node_name.as_ref() == Some(&n.name)
+                || (c.provider_id.is_some() && c.provider_id == n.provider_id)
+        })
+    };
     snapshot
         .nodes
         .iter()
-        .filter(|n| has_finalizer(&n.finalizers))
+        .filter(|n| has_finalizer(&n.finalizers) && !foreign(n))
         .filter(|n| claim_of_node(snapshot, n).is_none() && machine_of_node(snapshot, n).is_none())
         .map(|n| Action::RemoveNodeFinalizer {
             target: format!("Node/{}", n.name),

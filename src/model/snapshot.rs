@@ -195,8 +195,11 @@ pub struct Snapshot {
     pub nodeclasses: Vec<NodeClass>,
     /// MachineDeployments.
     pub machine_deployments: Vec<MachineDeploymentRecord>,
-    /// NodeClaims.
+    /// Our NodeClaims (their `nodeClassRef` is a `ClusterAPINodeClass`, or names none).
     pub nodeclaims: Vec<super::nodeclaim::NodeClaimRecord>,
+    /// Another Karpenter's NodeClaims (another `nodeClassRef`): never acted on; their Nodes are
+    /// never ours to release (core `utils/nodeclaim` IsManaged).
+    pub foreign_claims: Vec<super::nodeclaim::NodeClaimRecord>,
     /// Machines.
     pub machines: Vec<super::machine::MachineRecord>,
     /// PersistentVolumeClaims.

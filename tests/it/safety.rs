@@ -3569,3 +3569,59 @@ fn an_unclaimed_machine_whose_node_has_not_registered_is_capacity() {
         lines(&registered.plan())
     );
 }
+
+/// Core IsManaged (`utils/nodeclaim`, the cloud provider's supported node classes): another
+/// Karpenter's NodePools and NodeClaims (a `nodeClassRef` that is not a `ClusterAPINodeClass`)
+/// are never acted on — not provisioned for, expired, drifted, emptied or finalized — and their
+/// Nodes, which carry a finalizer of the same name, are never released.
+#[test]
+fn another_karpenters_nodepools_and_claims_are_left_alone() {
+    let w = idle(1)
+        .add(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "aws"},
+            "spec": {"template": {"spec": {"requirements": [],
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "expireAfter": "1m"}},
+              "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]}}}))
+        .add(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": "aws-1", "creationTimestamp": ago(7200), "finalizers": ["karpenter.sh/termination"],
+              "labels": {"karpenter.sh/nodepool": "aws"}},
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": [], "expireAfter": "1m"},
+            "status": {"providerID": "aws:///i-1", "nodeName": "ip-1", "conditions": [
+                {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": ago(7200)}]}}))
+        .add(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "ip-1", "finalizers": ["karpenter.sh/termination"], "deletionTimestamp": ago(5),
+              "labels": {"karpenter.sh/nodepool": "aws", "kubernetes.io/hostname": "ip-1"}},
+            "spec": {"providerID": "aws:///i-1"},
+            "status": {"allocatable": {"cpu": "2", "memory": "4G", "pods": "110"}, "conditions": [{"type": "Ready", "status": "True"}]}}));
+    let p = w.plan();
+    let touching: Vec<String> = lines(&p)
+        .into_iter()
+        .filter(|l| l.contains("aws") || l.contains("ip-1"))
+        .collect();
+    assert_eq!(touching, Vec::<String>::new());
+    assert!(
+        p.notes.iter().all(|n| !n.contains("aws-1")),
+        "{:?}",
+        p.notes
+    );
+    let s = snapshot_from_sources(&[Source {
+        name: "w.yaml".into(),
+        text: w.text(),
+    }])
+    .unwrap();
+    assert_eq!(
+        s.nodepools
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["default"]
+    );
+    assert_eq!(s.foreign_claims.len(), 1);
+    assert!(
+        s.warnings.iter().any(|w| w
+            == "NodePool aws: its nodeClassRef is a EC2NodeClass.karpenter.k8s.aws, not a ClusterAPINodeClass: left to the Karpenter that owns it"),
+        "{:?}",
+        s.warnings
+    );
+}

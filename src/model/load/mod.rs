@@ -176,6 +176,19 @@ fn build(objects: Vec<RawObject>, tolerant: bool) -> Result<Snapshot, Error> {
     Ok(builder.finish())
 }
 
+/// The node class group and kind of a `nodeClassRef` that is not ours (a `ClusterAPINodeClass`
+/// of `karpenter.cluster.x-k8s.io`), as `Kind.group`; None when it is ours or names none (the CRD
+/// requires one: only hand-written objects lack it). Mirrors core `cloudprovider`
+/// GetSupportedNodeClasses with `utils/nodeclaim` IsManaged.
+fn foreign_node_class(node_class_ref: Option<&serde_json::Value>) -> Option<String> {
+    let r = node_class_ref?;
+    let field = |k: &str| r.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+    let (group, kind) = (field("group"), field("kind"));
+    let ours = (group.is_empty() || group == "karpenter.cluster.x-k8s.io")
+        && (kind.is_empty() || kind == "ClusterAPINodeClass");
+    (!ours).then(|| format!("{kind}.{group}"))
+}
+
 /// Classifies one object into the snapshot.
 fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) -> Result<(), Error> {
     match (obj.group(), obj.kind.as_str()) {
@@ -208,13 +221,28 @@ fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) ->
                 expand_workload(&obj, &mut snap.pods, &mut expansion.expanded)?;
             }
         }
-        ("karpenter.sh", "NodePool") => snap.nodepools.push(NodePool::from_object(&obj)?),
+        ("karpenter.sh", "NodePool") => {
+            let pool = NodePool::from_object(&obj)?;
+            match foreign_node_class(pool.node_class_ref.as_ref()) {
+                None => snap.nodepools.push(pool),
+                // Another Karpenter's pool (core IsManaged: its node class is not ours).
+                Some(gk) => snap.warnings.push(format!(
+                    "NodePool {}: its nodeClassRef is a {gk}, not a ClusterAPINodeClass: left to the Karpenter that owns it",
+                    pool.name
+                )),
+            }
+        }
         ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
             snap.nodeclasses.push(NodeClass::from_object(&obj)?)
         }
-        ("karpenter.sh", "NodeClaim") => snap
-            .nodeclaims
-            .push(super::nodeclaim::NodeClaimRecord::from_object(&obj)),
+        ("karpenter.sh", "NodeClaim") => {
+            let claim = super::nodeclaim::NodeClaimRecord::from_object(&obj);
+            if foreign_node_class(obj.value.pointer("/spec/nodeClassRef")).is_some() {
+                snap.foreign_claims.push(claim)
+            } else {
+                snap.nodeclaims.push(claim)
+            }
+        }
         ("cluster.x-k8s.io", "Machine") => {
             snap.machines_observed = true;
             snap.machines
