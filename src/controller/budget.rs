@@ -469,4 +469,133 @@ mod tests {
             ]
         );
     }
+
+    /// The states of core v1.14.1 `pkg/apis/v1/nodepool_budgets_test.go`, rebuilt here: at
+    /// 2000-06-15T12:30:30Z (a Thursday), five budgets of `* * * * *` for 1h (10, 100, 100%,
+    /// 15 for Drifted and Underutilized, 5 for Drifted) and `@weekly` for 1h (0 for every
+    /// reason, inactive on a Thursday afternoon).
+    fn upstream_budgets() -> Vec<BudgetSpec> {
+        let every_minute = Some(("* * * * *", "1h"));
+        vec![
+            budget("10", every_minute, &[]),
+            budget("100", every_minute, &[]),
+            budget("100%", every_minute, &[]),
+            budget("15", every_minute, &["Drifted", "Underutilized"]),
+            budget("5", every_minute, &["Drifted"]),
+            budget(
+                "0",
+                Some(("@weekly", "1h")),
+                &["Underutilized", "Drifted", "Empty"],
+            ),
+        ]
+    }
+
+    const UPSTREAM_NOW: &str = "2000-06-15T12:30:30Z";
+    const REASONS: [&str; 3] = ["Empty", "Underutilized", "Drifted"];
+
+    fn by_reason(budgets: Vec<BudgetSpec>, reason: &str) -> Result<usize, String> {
+        allowed_disruptions(&pool(budgets), reason, 100, at(UPSTREAM_NOW))
+    }
+
+    #[test]
+    fn upstream_by_reason_cases() {
+        // A zero budget active for every reason: 0 for each.
+        let mut b = upstream_budgets();
+        b[5].schedule = Some("* * * * *".into());
+        for r in REASONS {
+            assert_eq!(by_reason(b.clone(), r), Ok(0), "{r}");
+        }
+        // No budget active: unbounded for each.
+        let mut b = upstream_budgets();
+        for x in &mut b {
+            x.schedule = Some("@yearly".into());
+        }
+        for r in REASONS {
+            assert_eq!(by_reason(b.clone(), r), Ok(usize::MAX), "{r}");
+        }
+        // Reason budgets inactive: the reason-less 10 for each.
+        let mut b = upstream_budgets();
+        b[3].schedule = Some("@yearly".into());
+        b[4].schedule = Some("@yearly".into());
+        for r in REASONS {
+            assert_eq!(by_reason(b.clone(), r), Ok(10), "{r}");
+        }
+        // A single reason-less budget applies to every reason.
+        for r in REASONS {
+            assert_eq!(
+                by_reason(upstream_budgets()[..1].to_vec(), r),
+                Ok(10),
+                "{r}"
+            );
+        }
+        // The minimum per reason, with one more of 4 for Empty.
+        let mut b = upstream_budgets();
+        b.push(budget("4", Some(("* * * * *", "1h")), &["Empty"]));
+        assert_eq!(by_reason(b.clone(), "Empty"), Ok(4));
+        assert_eq!(by_reason(b.clone(), "Drifted"), Ok(5));
+        assert_eq!(by_reason(b, "Underutilized"), Ok(10));
+    }
+
+    #[test]
+    fn upstream_allowed_disruptions_cases() {
+        let first = |f: &dyn Fn(&mut BudgetSpec)| {
+            let mut b = upstream_budgets()[0].clone();
+            f(&mut b);
+            by_reason(vec![b], "Empty")
+        };
+        assert!(
+            first(&|b| b.schedule = Some("@wrongly".into()))
+                .unwrap_err()
+                .starts_with("invalid schedule \"@wrongly\": expected five fields"),
+            "the CRD's pattern refuses it before robfig would"
+        );
+        assert!(
+            first(&|b| b.nodes = "1000a%".into())
+                .unwrap_err()
+                .contains("invalid budget nodes \"1000a%\"")
+        );
+        assert_eq!(
+            first(&|b| b.schedule = Some("@yearly".into())),
+            Ok(usize::MAX),
+            "inactive"
+        );
+        assert_eq!(first(&|_| {}), Ok(10), "an active count");
+        assert_eq!(
+            by_reason(vec![upstream_budgets()[2].clone()], "Empty"),
+            Ok(100),
+            "an active 100% of 100"
+        );
+    }
+
+    #[test]
+    fn upstream_is_active_cases() {
+        let active = |schedule: &str, duration: &str, now: &str| {
+            Cron::parse(schedule)
+                .unwrap()
+                .active(at(now), budget_duration(duration).unwrap())
+        };
+        // Midnight of June 0th (May 31st) at UTC+1 is May 30th 23:00 UTC: @daily for 30m is over.
+        assert!(!active("@daily", "30m", "2000-05-31T00:00:00+01:00"));
+        assert!(active("* * * * *", "1h", UPSTREAM_NOW));
+        assert!(!active("@yearly", "1h", UPSTREAM_NOW));
+        assert!(
+            active("@yearly", "24h", "1000-01-01T12:00:00Z"),
+            "hit mid-window"
+        );
+        assert!(
+            active("@daily", "48h", "2024-01-07T00:00:00Z"),
+            "duration longer than the recurrence"
+        );
+        assert!(
+            !active("30 6 * * SUN", "6h", "2024-01-07T00:00:00Z"),
+            "the last hit (December 31st 06:30) is more than 6h ago"
+        );
+        // No schedule and no duration: always active (its nodes bound every reason).
+        assert_eq!(by_reason(vec![budget("7", None, &[])], "Drifted"), Ok(7));
+        assert!(
+            Cron::parse("0 0 * * tue-mon")
+                .unwrap_err()
+                .contains("\"tue-mon\" starts after it ends")
+        );
+    }
 }
