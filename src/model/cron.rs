@@ -1,129 +1,488 @@
-//! Cron schedules (five fields, UTC, with `@daily`-style macros) as Karpenter's disruption
-//! budgets use them, and whether a schedule + duration window is active at a time.
+//! Cron schedules of Karpenter's disruption budgets: the NodePool CRD's `schedule` pattern, the
+//! grammar of robfig/cron v3 `ParseStandard` (five fields or an `@daily`-style descriptor, UTC),
+//! robfig's `SpecSchedule.Next`, and core's `Budget.IsActive` window test built on it.
 
-use jiff::Timestamp;
-use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
 
-/// A parsed cron schedule: the allowed values of each field.
+/// robfig's star bit: set in a field's bits when the field contains `*` or `?` with a step of
+/// at most 1. Only the day fields use it (it picks AND or OR of day of month and day of week).
+const STAR: u64 = 1 << 63;
+
+/// A parsed schedule: one bit per allowed value of each field, as robfig's `SpecSchedule` holds
+/// it (the seconds field of `ParseStandard` is always `0`, so it is not stored).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cron {
-    minutes: Vec<bool>,
-    hours: Vec<bool>,
-    days: Vec<bool>,
-    months: Vec<bool>,
-    weekdays: Vec<bool>,
-    days_restricted: bool,
-    weekdays_restricted: bool,
+    minute: u64,
+    hour: u64,
+    dom: u64,
+    month: u64,
+    dow: u64,
 }
 
-fn field(text: &str, min: u32, max: u32, names: &[&str]) -> Result<(Vec<bool>, bool), String> {
-    let mut allowed = vec![false; (max + 1) as usize];
-    let value = |t: &str| -> Result<u32, String> {
-        if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(t)) {
-            return Ok(min + i as u32);
-        }
-        t.parse::<u32>()
-            .map_err(|_| format!("{t:?} is not a number"))
-    };
-    for part in text.split(',') {
-        let (range, step) = match part.split_once('/') {
-            Some((r, s)) => (
-                r,
-                s.parse::<u32>()
-                    .map_err(|_| format!("invalid step {s:?}"))?,
-            ),
-            None => (part, 1),
-        };
-        if step == 0 {
-            return Err("a step of 0".to_string());
-        }
-        let (lo, hi) = if range == "*" {
-            (min, max)
-        } else if let Some((a, b)) = range.split_once('-') {
-            (value(a)?, value(b)?)
-        } else {
-            let v = value(range)?;
-            (v, if part.contains('/') { max } else { v })
-        };
-        // Day of week 7 is Sunday too.
-        let hi = if max == 6 && hi == 7 { 6 } else { hi };
-        let lo = if max == 6 && lo == 7 { 0 } else { lo };
-        if lo < min || hi > max || lo > hi {
-            return Err(format!("{range:?} is outside {min}-{max}"));
-        }
-        let mut v = lo;
-        while v <= hi {
-            allowed[v as usize] = true;
-            v += step;
-        }
+/// The range and names of one field (robfig `spec.go` bounds).
+struct Bounds {
+    what: &'static str,
+    min: u64,
+    max: u64,
+    names: &'static [(&'static str, u64)],
+}
+
+const MINUTES: Bounds = Bounds {
+    what: "minute",
+    min: 0,
+    max: 59,
+    names: &[],
+};
+const HOURS: Bounds = Bounds {
+    what: "hour",
+    min: 0,
+    max: 23,
+    names: &[],
+};
+const DOM: Bounds = Bounds {
+    what: "day of month",
+    min: 1,
+    max: 31,
+    names: &[],
+};
+const MONTHS: Bounds = Bounds {
+    what: "month",
+    min: 1,
+    max: 12,
+    names: &[
+        ("jan", 1),
+        ("feb", 2),
+        ("mar", 3),
+        ("apr", 4),
+        ("may", 5),
+        ("jun", 6),
+        ("jul", 7),
+        ("aug", 8),
+        ("sep", 9),
+        ("oct", 10),
+        ("nov", 11),
+        ("dec", 12),
+    ],
+};
+const DOW: Bounds = Bounds {
+    what: "day of week",
+    min: 0,
+    max: 6,
+    names: &[
+        ("sun", 0),
+        ("mon", 1),
+        ("tue", 2),
+        ("wed", 3),
+        ("thu", 4),
+        ("fri", 5),
+        ("sat", 6),
+    ],
+};
+
+/// Every value of a field, with the star bit (robfig `all`).
+fn all(b: &Bounds) -> u64 {
+    bits(b.min, b.max, 1) | STAR
+}
+
+/// The bits `lo..=hi` every `step` (robfig `getBits`; `hi` is at most 59).
+fn bits(lo: u64, hi: u64, step: u64) -> u64 {
+    let mut out = 0;
+    let mut v = lo;
+    while v <= hi {
+        out |= 1 << v;
+        v = v.saturating_add(step);
     }
-    Ok((allowed, text != "*"))
+    out
+}
+
+/// A non-negative decimal number as Go's `strconv.Atoi` reads it (an optional sign, digits)
+/// (robfig `mustParseInt`).
+fn number(expr: &str) -> Result<u64, String> {
+    let n: i64 = expr
+        .parse()
+        .map_err(|_| format!("{expr:?} is not a number"))?;
+    u64::try_from(n).map_err(|_| format!("negative number {expr:?}"))
+}
+
+/// A number, or a month or weekday name in any case (robfig `parseIntOrName`).
+fn number_or_name(expr: &str, b: &Bounds) -> Result<u64, String> {
+    match b.names.iter().find(|(n, _)| n.eq_ignore_ascii_case(expr)) {
+        Some(&(_, v)) => Ok(v),
+        None => number(expr),
+    }
+}
+
+/// One comma-separated part: `*`, `?`, `a`, `a-b`, each with an optional `/step`; `a/step`
+/// means `a-max/step` (robfig `getRange`).
+fn range(expr: &str, b: &Bounds) -> Result<u64, String> {
+    let range_and_step: Vec<&str> = expr.split('/').collect();
+    let low_and_high: Vec<&str> = range_and_step[0].split('-').collect();
+    let single = low_and_high.len() == 1;
+    let (start, mut end, mut extra) = if low_and_high[0] == "*" || low_and_high[0] == "?" {
+        // robfig ignores anything after `*-`: `*-5` is `*`.
+        (b.min, b.max, STAR)
+    } else {
+        let start = number_or_name(low_and_high[0], b)?;
+        let end = match low_and_high.as_slice() {
+            [_] => start,
+            [_, high] => number_or_name(high, b)?,
+            _ => return Err(format!("too many hyphens in {expr:?}")),
+        };
+        (start, end, 0)
+    };
+    let step = match range_and_step.as_slice() {
+        [_] => 1,
+        [_, step] => {
+            let step = number(step)?;
+            if single {
+                end = b.max;
+            }
+            if step > 1 {
+                extra = 0;
+            }
+            step
+        }
+        _ => return Err(format!("too many slashes in {expr:?}")),
+    };
+    let (what, min, max) = (b.what, b.min, b.max);
+    if start < min {
+        return Err(format!(
+            "{start} in {expr:?} is below the minimum {min} ({what} runs {min}-{max})"
+        ));
+    }
+    if end > max {
+        let sunday = if max == 6 && end == 7 {
+            "; Sunday is 0, 7 is not accepted"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{end} in {expr:?} is above the maximum {max} ({what} runs {min}-{max}{sunday})"
+        ));
+    }
+    if start > end {
+        return Err(format!("{expr:?} starts after it ends"));
+    }
+    if step == 0 {
+        return Err(format!("a step of 0 in {expr:?}"));
+    }
+    Ok(bits(start, end, step) | extra)
+}
+
+/// A whole field: comma-separated parts, empty parts skipped (robfig `getField`, which splits
+/// with `strings.FieldsFunc`: `1,,2` is `1,2`, and `,` allows nothing).
+fn field(text: &str, b: &Bounds) -> Result<u64, String> {
+    let mut out = 0;
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        out |= range(part, b).map_err(|e| format!("{}: {e}", b.what))?;
+    }
+    Ok(out)
+}
+
+/// Whether `text` matches the NodePool CRD's pattern for `spec.disruption.budgets[].schedule`,
+/// `^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`,
+/// as the API server's Go regexp reads it: the first branch is anchored only at the start, the
+/// second only at the end; `.` is any character but `\n`, `\s` is `[\t\n\f\r ]`. It is what
+/// keeps robfig's `@every 1h` out of a NodePool.
+pub fn crd_schedule_pattern_matches(text: &str) -> bool {
+    const MACROS: [&str; 7] = [
+        "annually", "yearly", "monthly", "weekly", "daily", "midnight", "hourly",
+    ];
+    if let Some(rest) = text.strip_prefix('@')
+        && MACROS.iter().any(|m| rest.starts_with(m))
+    {
+        return true;
+    }
+    // The second branch as a set of NFA states: in[k] = inside piece k+1 (at least one
+    // character read), sep[k] = just read the separator after piece k+1.
+    let is_space = |c: char| matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ');
+    let mut inside = [false; 5];
+    let mut sep = [false; 4];
+    for c in text.chars() {
+        let any = c != '\n';
+        let mut next_inside = [false; 5];
+        let mut next_sep = [false; 4];
+        // Unanchored at the start: a match may begin at any character.
+        next_inside[0] = any;
+        for k in 0..5 {
+            if inside[k] {
+                next_inside[k] |= any;
+                if k < 4 && is_space(c) {
+                    next_sep[k] = true;
+                }
+            }
+        }
+        for k in 0..4 {
+            if sep[k] && any {
+                next_inside[k + 1] = true;
+            }
+        }
+        inside = next_inside;
+        sep = next_sep;
+    }
+    inside[4]
+}
+
+/// Civil UTC fields of a Unix time in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Civil {
+    year: i64,
+    month: u64,
+    day: u64,
+    hour: u64,
+    minute: u64,
+    second: u64,
+    /// 0 is Sunday.
+    weekday: u64,
+}
+
+const DAY: i64 = 86_400;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: u64, day: u64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = ((month + 9) % 12) as i64;
+    let doy = (153 * mp + 2) / 5 + day as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil(t: i64) -> Civil {
+    let days = t.div_euclid(DAY);
+    let secs = t.rem_euclid(DAY) as u64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u64;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u64;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    Civil {
+        year,
+        month,
+        day,
+        hour: secs / 3600,
+        minute: secs / 60 % 60,
+        second: secs % 60,
+        weekday: (days + 4).rem_euclid(7) as u64,
+    }
+}
+
+/// `t` one calendar month later, as Go's `AddDate(0, 1, 0)` (a day past the month's end
+/// overflows into the next one, as `time.Date` normalizes).
+fn add_month(t: i64) -> i64 {
+    let c = civil(t);
+    let (year, month) = if c.month == 12 {
+        (c.year + 1, 1)
+    } else {
+        (c.year, c.month + 1)
+    };
+    (days_from_civil(year, month, 1) + c.day as i64 - 1) * DAY + t.rem_euclid(DAY)
+}
+
+/// A time's whole seconds, rounded down (Go's `Nanosecond()` is never negative).
+fn floor_second(t: Timestamp) -> i64 {
+    t.as_second() - i64::from(t.subsec_nanosecond() < 0)
 }
 
 impl Cron {
-    /// Parses `m h dom mon dow` or a macro.
+    /// Parses a budget schedule: it must match the NodePool CRD's pattern
+    /// ([`crd_schedule_pattern_matches`]), then parse as robfig/cron v3 `ParseStandard` does
+    /// (core `Budget.IsActive` calls it with `TZ=UTC ` before the schedule): `@yearly`,
+    /// `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly` exactly, or five
+    /// fields `minute hour day-of-month month day-of-week`.
     pub fn parse(text: &str) -> Result<Cron, String> {
-        let expanded = match text.trim() {
-            "@yearly" | "@annually" => "0 0 1 1 *",
-            "@monthly" => "0 0 1 * *",
-            "@weekly" => "0 0 * * 0",
-            "@daily" | "@midnight" => "0 0 * * *",
-            "@hourly" => "0 * * * *",
-            other => other,
-        };
-        let parts: Vec<&str> = expanded.split_whitespace().collect();
-        let [m, h, dom, mon, dow] = parts.as_slice() else {
-            return Err(format!(
-                "invalid schedule {text:?}: expected five fields (minute hour day month weekday) or @daily-style"
+        let wrap = |e: String| format!("invalid schedule {text:?}: {e}");
+        if !crd_schedule_pattern_matches(text) {
+            return Err(wrap(
+                "expected five fields (minute hour day-of-month month day-of-week) or one of \
+                 @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly (the NodePool \
+                 CRD's pattern; @every is not accepted)"
+                    .to_string(),
             ));
+        }
+        // robfig `Parse`: the text after `TZ=UTC ` is trimmed.
+        let spec = text.trim();
+        if spec.starts_with('@') {
+            // robfig `parseDescriptor`: exact, case-sensitive names.
+            let (dom, month, dow) = (all(&DOM), all(&MONTHS), all(&DOW));
+            return Ok(match spec {
+                "@yearly" | "@annually" => Cron {
+                    minute: 1,
+                    hour: 1,
+                    dom: 1 << 1,
+                    month: 1 << 1,
+                    dow,
+                },
+                "@monthly" => Cron {
+                    minute: 1,
+                    hour: 1,
+                    dom: 1 << 1,
+                    month,
+                    dow,
+                },
+                "@weekly" => Cron {
+                    minute: 1,
+                    hour: 1,
+                    dom,
+                    month,
+                    dow: 1,
+                },
+                "@daily" | "@midnight" => Cron {
+                    minute: 1,
+                    hour: 1,
+                    dom,
+                    month,
+                    dow,
+                },
+                "@hourly" => Cron {
+                    minute: 1,
+                    hour: all(&HOURS),
+                    dom,
+                    month,
+                    dow,
+                },
+                _ => {
+                    return Err(wrap(format!(
+                        "unknown descriptor {spec:?} (valid: @yearly, @annually, @monthly, \
+                         @weekly, @daily, @midnight, @hourly)"
+                    )));
+                }
+            });
+        }
+        let fields: Vec<&str> = spec.split_whitespace().collect();
+        let [m, h, dom, mon, dow] = fields.as_slice() else {
+            return Err(wrap(format!(
+                "expected five fields (minute hour day-of-month month day-of-week), found {}",
+                fields.len()
+            )));
         };
-        let wrap = |what: &str, e: String| format!("invalid schedule {text:?}: {what}: {e}");
-        let months = [
-            "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
-        ];
-        let days = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
-        let (minutes, _) = field(m, 0, 59, &[]).map_err(|e| wrap("minute", e))?;
-        let (hours, _) = field(h, 0, 23, &[]).map_err(|e| wrap("hour", e))?;
-        let (days_of_month, days_restricted) =
-            field(dom, 1, 31, &[]).map_err(|e| wrap("day of month", e))?;
-        let (months, _) = field(mon, 1, 12, &months).map_err(|e| wrap("month", e))?;
-        let (weekdays, weekdays_restricted) =
-            field(dow, 0, 6, &days).map_err(|e| wrap("day of week", e))?;
         Ok(Cron {
-            minutes,
-            hours,
-            days: days_of_month,
-            months,
-            weekdays,
-            days_restricted,
-            weekdays_restricted,
+            minute: field(m, &MINUTES).map_err(wrap)?,
+            hour: field(h, &HOURS).map_err(wrap)?,
+            dom: field(dom, &DOM).map_err(wrap)?,
+            month: field(mon, &MONTHS).map_err(wrap)?,
+            dow: field(dow, &DOW).map_err(wrap)?,
         })
+    }
+
+    /// robfig `dayMatches`: day of month and day of week are AND'd when either field has the
+    /// star bit (`*` or `?`, step 1), else OR'd (`*/2` is a restriction).
+    fn day_matches(&self, c: &Civil) -> bool {
+        let dom = self.dom & (1 << c.day) != 0;
+        let dow = self.dow & (1 << c.weekday) != 0;
+        if (self.dom | self.dow) & STAR != 0 {
+            dom && dow
+        } else {
+            dom || dow
+        }
+    }
+
+    /// Whether no time can ever match: a field that allows nothing (`,`), or days that can
+    /// never match. robfig's `Next` then searches its whole five years and returns the zero
+    /// time; the answer is the same, found at once.
+    fn never(&self) -> bool {
+        let values = |bits: u64| bits & !STAR;
+        let days = if (self.dom | self.dow) & STAR != 0 {
+            values(self.dom) != 0 && values(self.dow) != 0
+        } else {
+            values(self.dom) != 0 || values(self.dow) != 0
+        };
+        values(self.minute) == 0 || values(self.hour) == 0 || values(self.month) == 0 || !days
     }
 
     /// Whether the schedule fires at this minute (UTC).
     pub fn matches(&self, t: Timestamp) -> bool {
-        let z = t.to_zoned(TimeZone::UTC);
-        let (minute, hour, day, month) = (
-            z.minute() as usize,
-            z.hour() as usize,
-            z.day() as usize,
-            z.month() as usize,
-        );
-        let weekday = z.weekday().to_sunday_zero_offset() as usize;
-        let day_ok = match (self.days_restricted, self.weekdays_restricted) {
-            (true, true) => self.days[day] || self.weekdays[weekday],
-            _ => self.days[day] && self.weekdays[weekday],
-        };
-        self.minutes[minute] && self.hours[hour] && self.months[month] && day_ok
+        let c = civil(floor_second(t));
+        self.minute & (1 << c.minute) != 0
+            && self.hour & (1 << c.hour) != 0
+            && self.month & (1 << c.month) != 0
+            && self.day_matches(&c)
     }
 
-    /// Whether a window of `duration_secs` opened by this schedule is active at `now`.
+    /// The first time the schedule fires strictly after `t` (at second 0 of a minute), or
+    /// `None` when there is none before robfig gives up (a wrap past the year five after `t`'s).
+    /// Mirrors robfig/cron v3 `SpecSchedule.Next` in UTC, field by field: a month, day or hour
+    /// that cannot match is skipped whole, so a search over years costs microseconds.
+    pub fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
+        if self.never() {
+            return None;
+        }
+        // The earliest possible time: the next whole second.
+        let mut t = floor_second(t).checked_add(1)?;
+        let mut added = false;
+        let year_limit = civil(t).year + 5;
+        'wrap: loop {
+            if civil(t).year > year_limit {
+                return None;
+            }
+            while self.month & (1 << civil(t).month) == 0 {
+                if !added {
+                    added = true;
+                    let c = civil(t);
+                    t = days_from_civil(c.year, c.month, 1) * DAY;
+                }
+                t = add_month(t);
+                if civil(t).month == 1 {
+                    continue 'wrap;
+                }
+            }
+            while !self.day_matches(&civil(t)) {
+                if !added {
+                    added = true;
+                    t -= t.rem_euclid(DAY);
+                }
+                t += DAY;
+                if civil(t).day == 1 {
+                    continue 'wrap;
+                }
+            }
+            while self.hour & (1 << civil(t).hour) == 0 {
+                if !added {
+                    added = true;
+                    t -= t.rem_euclid(3600);
+                }
+                t += 3600;
+                if civil(t).hour == 0 {
+                    continue 'wrap;
+                }
+            }
+            while self.minute & (1 << civil(t).minute) == 0 {
+                if !added {
+                    added = true;
+                    t -= t.rem_euclid(60);
+                }
+                t += 60;
+                if civil(t).minute == 0 {
+                    continue 'wrap;
+                }
+            }
+            // Seconds allow only 0: robfig steps second by second to the next minute and
+            // wraps; jump there at once.
+            let second = t.rem_euclid(60);
+            if second != 0 {
+                added = true;
+                t += 60 - second;
+                continue 'wrap;
+            }
+            return Timestamp::from_second(t).ok();
+        }
+    }
+
+    /// Whether a budget window of `duration_secs` opened by this schedule is active at `now`.
+    /// Mirrors core `pkg/apis/v1/nodepool.go` `Budget.IsActive`: the first hit after
+    /// `now - duration` is not after `now`. A window ending exactly at `now` is over; there is
+    /// no cap on the duration. When robfig finds no hit within its five years, `Next` returns
+    /// Go's zero time, which is not after `now`: the budget is active, as upstream.
     pub fn active(&self, now: Timestamp, duration_secs: i64) -> bool {
-        // Scan back minute by minute; windows longer than a week are capped at a week.
-        let minutes = (duration_secs / 60).clamp(0, 7 * 24 * 60);
-        let start = now.as_second() - now.as_second().rem_euclid(60);
-        (0..minutes.max(1))
-            .any(|k| Timestamp::from_second(start - k * 60).is_ok_and(|t| self.matches(t)))
+        let checkpoint = now
+            .checked_sub(SignedDuration::from_secs(duration_secs.max(0)))
+            .unwrap_or(Timestamp::MIN);
+        self.next_after(checkpoint).is_none_or(|hit| hit <= now)
     }
 }
 
@@ -135,43 +494,443 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn cron(s: &str) -> Cron {
+        Cron::parse(s).unwrap()
+    }
+
+    fn next(s: &str, after: &str) -> Option<String> {
+        cron(s).next_after(at(after)).map(|t| t.to_string())
+    }
+
+    const H: i64 = 3600;
+
     #[test]
-    fn business_hours_window() {
-        // Weekdays from 09:00 for 8 hours.
-        let c = Cron::parse("0 9 * * mon-fri").unwrap();
-        assert!(
-            c.active(at("2026-11-30T10:30:00Z"), 8 * 3600),
-            "Monday 10:30"
-        );
-        assert!(
-            !c.active(at("2026-11-30T17:30:00Z"), 8 * 3600),
-            "Monday 17:30, window closed"
-        );
-        assert!(!c.active(at("2026-11-29T10:30:00Z"), 8 * 3600), "Sunday");
+    fn civil_fields_agree_with_jiff() {
+        // Every 31 hours 13 minutes 17 seconds over 1600-2500, negative times included.
+        let step = 31 * H + 13 * 60 + 17;
+        let mut t = at("1600-01-01T00:00:00Z").as_second();
+        let end = at("2500-01-01T00:00:00Z").as_second();
+        let mut checked = 0;
+        while t < end {
+            let z = Timestamp::from_second(t)
+                .unwrap()
+                .to_zoned(jiff::tz::TimeZone::UTC);
+            let c = civil(t);
+            let want = (
+                i64::from(z.year()),
+                z.month() as u64,
+                z.day() as u64,
+                z.hour() as u64,
+                z.minute() as u64,
+                z.second() as u64,
+                z.weekday().to_sunday_zero_offset() as u64,
+            );
+            assert_eq!(
+                (
+                    c.year, c.month, c.day, c.hour, c.minute, c.second, c.weekday
+                ),
+                want,
+                "{t}"
+            );
+            assert_eq!(
+                days_from_civil(c.year, c.month, c.day),
+                t.div_euclid(DAY),
+                "{t}"
+            );
+            t += step;
+            checked += 1;
+        }
+        assert!(checked > 250_000, "{checked}");
     }
 
     #[test]
-    fn macros_steps_and_errors() {
+    fn business_hours_window() {
+        // Weekdays from 09:00 for 8 hours; 2026-11-30 is a Monday.
+        let c = cron("0 9 * * mon-fri");
+        assert!(c.active(at("2026-11-30T10:30:00Z"), 8 * H), "Monday 10:30");
+        assert!(c.active(at("2026-11-30T09:00:00Z"), 8 * H), "at the hit");
+        assert!(!c.active(at("2026-11-30T08:59:59Z"), 8 * H), "just before");
+        assert!(c.active(at("2026-11-30T16:59:59Z"), 8 * H), "last second");
         assert!(
-            Cron::parse("@daily")
-                .unwrap()
-                .matches(at("2026-11-30T00:00:00Z"))
+            !c.active(at("2026-11-30T17:00:00Z"), 8 * H),
+            "ends exactly now: over"
+        );
+        assert!(!c.active(at("2026-11-30T17:30:00Z"), 8 * H), "Monday 17:30");
+        assert!(!c.active(at("2026-11-29T10:30:00Z"), 8 * H), "Sunday");
+        assert!(c.active(at("2026-12-04T12:00:00Z"), 8 * H), "Friday noon");
+        assert!(!c.active(at("2026-12-05T12:00:00Z"), 8 * H), "Saturday");
+        // A window over the weekend: Friday 18:00 for 63 hours, until Monday 09:00.
+        let weekend = cron("0 18 * * FRI");
+        assert!(weekend.active(at("2026-12-06T23:00:00Z"), 63 * H), "Sunday");
+        assert!(
+            weekend.active(at("2026-12-07T08:59:00Z"), 63 * H),
+            "Monday 08:59"
         );
         assert!(
-            Cron::parse("*/15 * * * *")
-                .unwrap()
-                .matches(at("2026-11-30T10:45:00Z"))
+            !weekend.active(at("2026-12-07T09:00:00Z"), 63 * H),
+            "Monday 09:00"
         );
         assert!(
-            !Cron::parse("*/15 * * * *")
-                .unwrap()
-                .matches(at("2026-11-30T10:46:00Z"))
+            !weekend.active(at("2026-12-04T17:59:00Z"), 63 * H),
+            "Friday 17:59"
         );
+    }
+
+    #[test]
+    fn a_two_month_freeze_has_no_cap() {
+        // `1464h` = 61 days from December 1st: until January 31st 00:00.
+        let c = cron("0 0 1 12 *");
+        let start = at("2026-12-01T00:00:00Z");
+        let day = |d: i64| {
+            start
+                .checked_add(SignedDuration::from_hours(24 * d))
+                .unwrap()
+        };
+        assert!(c.active(day(0), 1464 * H));
+        assert!(c.active(day(60), 1464 * H), "60 days in");
         assert!(
-            Cron::parse("0 9 * *")
+            c.active(
+                day(61).checked_sub(SignedDuration::from_secs(1)).unwrap(),
+                1464 * H
+            ),
+            "its last second"
+        );
+        assert!(!c.active(day(61), 1464 * H), "ends exactly now");
+        assert!(!c.active(day(62), 1464 * H), "62 days in");
+        assert!(!c.active(at("2026-11-30T23:59:59Z"), 1464 * H), "before");
+        // A year-long window is always open for a yearly schedule; one second short, it is
+        // closed for that second only.
+        let yearly = cron("@yearly");
+        assert!(yearly.active(at("2027-12-31T23:59:59Z"), 8760 * H));
+        assert!(
+            !yearly.active(at("2028-12-31T00:00:00Z"), 8760 * H),
+            "2028 is a leap year"
+        );
+        assert!(yearly.active(at("2028-12-31T00:00:00Z"), 8784 * H));
+    }
+
+    #[test]
+    fn a_zero_duration_is_never_active() {
+        assert!(!cron("* * * * *").active(at("2026-11-30T10:00:00Z"), 0));
+        assert!(cron("* * * * *").active(at("2026-11-30T10:00:00Z"), 60));
+        // Mid-minute with a one-minute window: the hit at 10:00:00 is 30 s ago.
+        assert!(cron("* * * * *").active(at("2026-11-30T10:00:30.5Z"), 60));
+        assert!(!cron("0 * * * *").active(at("2026-11-30T10:01:00Z"), 60));
+    }
+
+    #[test]
+    fn next_after_is_strictly_after_at_second_zero() {
+        assert_eq!(
+            next("0 9 * * *", "2026-11-30T09:00:00Z").as_deref(),
+            Some("2026-12-01T09:00:00Z")
+        );
+        assert_eq!(
+            next("0 9 * * *", "2026-11-30T08:59:59.999Z").as_deref(),
+            Some("2026-11-30T09:00:00Z")
+        );
+        assert_eq!(
+            next("* * * * *", "2026-11-30T09:00:00.5Z").as_deref(),
+            Some("2026-11-30T09:01:00Z")
+        );
+        assert_eq!(
+            next("*/15 * * * *", "2026-12-31T23:50:00Z").as_deref(),
+            Some("2027-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn question_marks_names_and_their_case() {
+        assert_eq!(cron("0 9 ? * MON-FRI"), cron("0 9 * * 1-5"));
+        assert_eq!(cron("0 9 * jan,Mar,DEC sun"), cron("0 9 * 1,3,12 0"));
+        assert_eq!(cron("0 0 ? * ?"), cron("@daily"));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let err = |s: &str| Cron::parse(s).unwrap_err();
+        assert!(
+            err("0 9 * *").contains("expected five fields"),
+            "{}",
+            err("0 9 * *")
+        );
+        assert!(err("0 9 * * * *").contains("found 6"));
+        assert_eq!(
+            err("0 0 * * 7"),
+            "invalid schedule \"0 0 * * 7\": day of week: 7 in \"7\" is above the maximum 6 \
+             (day of week runs 0-6; Sunday is 0, 7 is not accepted)"
+        );
+        assert!(err("0 0 * * 5-7").contains("day of week: 7 in \"5-7\""));
+        assert!(err("61 * * * *").contains("minute: 61"));
+        assert!(err("0 24 * * *").contains("hour: 24"));
+        assert!(err("0 0 0 * *").contains("day of month: 0 in \"0\" is below the minimum 1"));
+        assert!(err("0 0 32 * *").contains("day of month: 32"));
+        assert!(err("0 0 * 13 *").contains("month: 13"));
+        assert!(err("0 0 * foo *").contains("month: \"foo\" is not a number"));
+        assert!(err("0 0 * * monday").contains("\"monday\" is not a number"));
+        assert!(err("*/0 * * * *").contains("a step of 0"));
+        assert!(err("*/-1 * * * *").contains("negative number"));
+        assert!(err("5-1 * * * *").contains("starts after it ends"));
+        assert!(err("1-2-3 * * * *").contains("too many hyphens"));
+        assert!(err("1/2/3 * * * *").contains("too many slashes"));
+        assert!(err("0 0 L * *").contains("\"L\" is not a number"));
+        assert!(err("0 0 * * 1#2").contains("not a number"));
+        assert!(
+            err("@Daily").contains("expected five fields"),
+            "case-sensitive, as the CRD"
+        );
+        assert!(err("0 0 * * sat-sun").contains("\"sat-sun\" starts after it ends"));
+        assert!(err("@dailyish").contains("unknown descriptor"));
+        assert!(err("TZ=Europe/Paris 0 9 * * *").contains("found 6"));
+    }
+
+    #[test]
+    fn every_is_refused_by_the_crd_pattern() {
+        for s in [
+            "@every 1h",
+            "@every 1h30m",
+            "@reboot",
+            "",
+            "0 9 * * *\n",
+            "a b c d",
+        ] {
+            assert!(!crd_schedule_pattern_matches(s), "{s:?}");
+            assert!(
+                Cron::parse(s)
+                    .unwrap_err()
+                    .contains("@every is not accepted"),
+                "{s:?}"
+            );
+        }
+        for s in [
+            "@daily",
+            "@hourly",
+            "@dailyish",
+            "0 9 * * *",
+            " 0 9 * * * ",
+            "0\t9\n* * *",
+        ] {
+            assert!(crd_schedule_pattern_matches(s), "{s:?}");
+        }
+        // Past the pattern, robfig's own rules: "@every 1h 2 3 4" matches five pieces.
+        assert!(
+            Cron::parse("@every 1h 2 3 4")
                 .unwrap_err()
-                .contains("expected five fields")
+                .contains("unknown descriptor")
         );
-        assert!(Cron::parse("61 * * * *").unwrap_err().contains("minute"));
+        assert_eq!(cron(" 0 9 * * * "), cron("0 9 * * *"), "trimmed, as robfig");
+    }
+
+    #[test]
+    fn macros_are_their_five_field_forms() {
+        assert_eq!(cron("@yearly"), cron("0 0 1 1 *"));
+        assert_eq!(cron("@annually"), cron("0 0 1 1 *"));
+        assert_eq!(cron("@monthly"), cron("0 0 1 * *"));
+        assert_eq!(cron("@weekly"), cron("0 0 * * 0"));
+        assert_eq!(cron("@daily"), cron("0 0 * * *"));
+        assert_eq!(cron("@midnight"), cron("0 0 * * *"));
+        assert_eq!(cron("@hourly"), cron("0 * * * *"));
+        let from = "2026-11-30T10:30:00Z";
+        assert_eq!(
+            next("@yearly", from).as_deref(),
+            Some("2027-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("@monthly", from).as_deref(),
+            Some("2026-12-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("@weekly", from).as_deref(),
+            Some("2026-12-06T00:00:00Z")
+        );
+        assert_eq!(
+            next("@daily", from).as_deref(),
+            Some("2026-12-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("@hourly", from).as_deref(),
+            Some("2026-11-30T11:00:00Z")
+        );
+    }
+
+    #[test]
+    fn steps_ranges_and_lists() {
+        let c = cron("*/15 * * * *");
+        assert!(c.matches(at("2026-11-30T10:45:00Z")));
+        assert!(!c.matches(at("2026-11-30T10:46:00Z")));
+        assert_eq!(
+            cron("5/20 * * * *"),
+            cron("5,25,45 * * * *"),
+            "a/n is a-max/n"
+        );
+        assert_eq!(cron("10-30/10 * * * *"), cron("10,20,30 * * * *"));
+        assert_eq!(
+            cron("0 1,,3 * * *"),
+            cron("0 1,3 * * *"),
+            "empty parts skipped"
+        );
+        assert_eq!(cron("0 *-5 * * *"), cron("0 * * * *"), "robfig ignores *-5");
+        assert_eq!(cron("0 0 * * */1"), cron("0 0 * * *"));
+        assert_eq!(
+            cron("+5 0 * * *"),
+            cron("05 0 * * *"),
+            "Atoi takes a sign and zeros"
+        );
+        let from = "2026-11-30T10:31:00Z";
+        assert_eq!(
+            next("0,30 9-17/4 * * *", from).as_deref(),
+            Some("2026-11-30T13:00:00Z")
+        );
+        assert_eq!(
+            next("0 22 * * 1-5", "2026-12-04T22:00:00Z").as_deref(),
+            Some("2026-12-07T22:00:00Z"),
+            "Friday 22:00 to Monday"
+        );
+    }
+
+    #[test]
+    fn day_of_month_and_week_or_when_both_restricted() {
+        // 2026-12-01 is a Tuesday. `0 0 13 * 5`: the 13th OR any Friday.
+        let or = cron("0 0 13 * 5");
+        assert!(or.matches(at("2026-12-04T00:00:00Z")), "a Friday the 4th");
+        assert!(or.matches(at("2026-12-13T00:00:00Z")), "a Sunday the 13th");
+        assert!(!or.matches(at("2026-12-05T00:00:00Z")));
+        assert_eq!(
+            next("0 0 13 * 5", "2026-12-01T00:00:00Z").as_deref(),
+            Some("2026-12-04T00:00:00Z")
+        );
+        // A `*` in either field makes it AND: `0 0 * * 5` is Fridays only, `0 0 13 * *` the 13th.
+        assert!(!cron("0 0 * * 5").matches(at("2026-12-13T00:00:00Z")));
+        assert!(!cron("0 0 13 * *").matches(at("2026-12-04T00:00:00Z")));
+        // `*/2` is a restriction (odd days): OR with Fridays.
+        let odd_or_friday = cron("0 0 */2 * 5");
+        assert!(
+            odd_or_friday.matches(at("2026-12-04T00:00:00Z")),
+            "Friday the 4th"
+        );
+        assert!(
+            odd_or_friday.matches(at("2026-12-03T00:00:00Z")),
+            "Thursday the 3rd"
+        );
+        assert!(
+            !odd_or_friday.matches(at("2026-12-02T00:00:00Z")),
+            "Wednesday the 2nd"
+        );
+        // `*/1` and `?` are stars: AND.
+        assert!(!cron("0 0 */1 * 5").matches(at("2026-12-03T00:00:00Z")));
+        assert!(!cron("0 0 ? * 5").matches(at("2026-12-03T00:00:00Z")));
+        // A list holding `*` is a star too.
+        assert!(!cron("0 0 *,13 * 5").matches(at("2026-12-13T00:00:00Z")));
+        // `1-31` is a restriction although it names every day: OR makes every day match.
+        assert!(cron("0 0 1-31 * 5").matches(at("2026-12-02T00:00:00Z")));
+    }
+
+    #[test]
+    fn month_ends_and_leap_years() {
+        // The 31st skips the short months.
+        assert_eq!(
+            next("0 0 31 * *", "2026-01-31T00:00:00Z").as_deref(),
+            Some("2026-03-31T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 31 * *", "2026-03-31T00:00:00Z").as_deref(),
+            Some("2026-05-31T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 31 * *", "2026-07-31T00:00:00Z").as_deref(),
+            Some("2026-08-31T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 31 * *", "2026-12-31T00:00:00Z").as_deref(),
+            Some("2027-01-31T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 30 * *", "2027-01-30T00:00:00Z").as_deref(),
+            Some("2027-03-30T00:00:00Z")
+        );
+        // February 29th: leap years only; 2100 is not one, 2000 was.
+        assert_eq!(
+            next("0 0 29 2 *", "2026-01-01T00:00:00Z").as_deref(),
+            Some("2028-02-29T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 29 2 *", "2028-02-29T00:00:00Z").as_deref(),
+            Some("2032-02-29T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 29 2 *", "1999-03-01T00:00:00Z").as_deref(),
+            Some("2000-02-29T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 29 2 *", "2097-01-01T00:00:00Z"),
+            None,
+            "2104 is past robfig's five years"
+        );
+        assert_eq!(
+            next("0 0 29 2 *", "2099-01-01T00:00:00Z").as_deref(),
+            Some("2104-02-29T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 12 28-31 2 *", "2100-02-28T12:00:00Z").as_deref(),
+            Some("2101-02-28T12:00:00Z")
+        );
+        // The last day of February on a Sunday, or any Sunday of February (OR).
+        assert_eq!(
+            next("0 0 29 2 sun", "2026-02-02T00:00:00Z").as_deref(),
+            Some("2026-02-08T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn an_impossible_schedule_gives_up_quickly_and_counts_as_active() {
+        let start = std::time::Instant::now();
+        for s in ["0 0 30 2 *", "0 0 31 4,6,9,11 *", "0 0 30,31 2 *"] {
+            let c = cron(s);
+            // robfig searches until a wrap past the fifth year: about six years of days.
+            assert_eq!(c.next_after(at("2026-11-30T10:00:00Z")), None, "{s}");
+            // Go's zero time is not after now: upstream counts the budget as active.
+            assert!(c.active(at("2026-11-30T10:00:00Z"), 60), "{s}");
+        }
+        // A field that allows nothing (robfig skips empty list parts).
+        assert_eq!(
+            cron("0 , * * *").next_after(at("2026-11-30T10:00:00Z")),
+            None
+        );
+        assert!(
+            start.elapsed() < std::time::Duration::from_millis(200),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn far_windows_cost_microseconds() {
+        // 1000 evaluations of a year-long window of a schedule firing once a year on a
+        // leap day: each is a search of a few thousand field steps at most.
+        let c = cron("30 23 29 2 *");
+        let start = std::time::Instant::now();
+        let mut active = 0;
+        for d in 0..1000 {
+            let now = at("2026-01-01T00:00:00Z")
+                .checked_add(SignedDuration::from_hours(24 * d))
+                .unwrap();
+            active += usize::from(c.active(now, 8760 * H));
+        }
+        // The hits are 2024-02-29T23:30 (over by 2025-02-28) and 2028-02-29T23:30, open for a
+        // year: of the days from 2026-01-01, those from 2028-03-01 (day 790) to day 999.
+        assert_eq!(active, 1000 - 790);
+        assert!(
+            start.elapsed() < std::time::Duration::from_millis(500),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn extreme_times_do_not_panic() {
+        let c = cron("@daily");
+        assert_eq!(c.next_after(Timestamp::MAX), None);
+        assert!(c.next_after(Timestamp::MIN).is_some());
+        assert!(c.active(Timestamp::MAX, i64::MAX));
+        assert!(!c.active(Timestamp::MIN, 3600));
     }
 }

@@ -474,6 +474,51 @@ fn a_scheduled_zero_budget_blocks_only_inside_its_window() {
     );
 }
 
+/// Budgets as core `Budget.IsActive` evaluates them, at NOW (November 30th 10:00): a `1464h`
+/// (61-day) change freeze opened on November 1st holds (a window is not capped at a week), one
+/// opened on October 1st holds until December 1st, one opened on September 30th ended at 00:00
+/// today, one of September 1st on November 1st; February 30th never comes, which upstream
+/// reads as active. A budget naming only Drifted but carrying `@every` (refused by the CRD)
+/// stops every reason.
+#[test]
+fn a_two_month_freeze_holds_and_a_bad_budget_stops_every_reason() {
+    let freeze = |schedule: &str| {
+        format!("    budgets: [{{nodes: '0', schedule: '{schedule}', duration: 1464h}}]\n")
+    };
+    for (schedule, frozen) in [
+        ("0 0 1 11 *", true),
+        ("0 0 1 10 *", true),
+        ("0 0 30 9 *", false),
+        ("0 0 1 9 *", false),
+        ("0 0 30 2 *", true),
+    ] {
+        let p = run(&format!(
+            "{}{}",
+            base(1, &freeze(schedule)),
+            node(1, 600, "", "")
+        ));
+        if frozen {
+            assert!(p.actions.is_empty(), "{schedule}: {:?}", names(&p));
+        } else {
+            assert_eq!(names(&p)[0], "taintNode", "{schedule}");
+        }
+    }
+    let bad = "    budgets: [{nodes: '100%'}, {nodes: '0', schedule: '@every 1h', duration: 1h, reasons: [Drifted]}]\n";
+    let p = run(&format!("{}{}", base(1, bad), node(1, 600, "", "")));
+    assert_eq!(
+        names(&p),
+        vec!["warnNodePool"],
+        "the empty node is not removed"
+    );
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("@every is not accepted") && n.contains("(budgets[1].schedule)")),
+        "{:?}",
+        p.notes
+    );
+}
+
 #[test]
 fn nodepool_requirement_change_drifts_nodes_one_at_a_time() {
     // The pool now requires zone `gra`; both nodes are labelled `nova` on their claims.
