@@ -6,6 +6,7 @@ mod common;
 mod shared;
 mod support;
 
+mod conformance_doc;
 mod controller_disruption;
 mod controller_plan;
 mod doctor_cli;
