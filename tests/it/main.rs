@@ -18,6 +18,7 @@ mod generated;
 mod help;
 mod init_bundle;
 mod init_cli;
+mod init_kustomize;
 mod init_live;
 mod init_schema;
 mod kubectl;
