@@ -35,3 +35,4 @@ mod shell_run;
 mod shells;
 mod simulate_bad_input;
 mod simulate_scenarios;
+mod uninstall_live;
