@@ -235,7 +235,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --version 'Print version'
         }
         &'kubectl-karpenter_capi;uninstall'= {
-            cand --timeout 'How long --delete-nodes waits for the NodeClaims and Machines to go'
+            cand --timeout 'How long to wait for the controller''s pods to stop, and with --delete-nodes for the NodeClaims and Machines to go'
             cand --controller-namespace 'Namespace of the controller on the workload cluster'
             cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context of the workload cluster'

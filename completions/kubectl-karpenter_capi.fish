@@ -220,7 +220,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-elect -d 'Hold a Lease so only one replica acts at a time'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s V -l version -d 'Print version'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l timeout -d 'How long --delete-nodes waits for the NodeClaims and Machines to go' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l timeout -d 'How long to wait for the controller\'s pods to stop, and with --delete-nodes for the NodeClaims and Machines to go' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l controller-namespace -d 'Namespace of the controller on the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l context -d 'The kubeconfig context of the workload cluster' -r

@@ -371,7 +371,8 @@ pub struct UninstallArgs {
     /// running); without it the nodes and Machines stay.
     #[arg(long)]
     pub delete_nodes: bool,
-    /// How long --delete-nodes waits for the NodeClaims and Machines to go.
+    /// How long to wait for the controller's pods to stop, and with --delete-nodes for the
+    /// NodeClaims and Machines to go.
     #[arg(long, default_value = "15m", value_name = "DURATION")]
     pub timeout: GoDuration,
     /// Namespace of the controller on the workload cluster.

@@ -35,7 +35,8 @@ pub struct Options {
     pub controller_namespace: String,
     /// Delete every NodeClaim (and so its node and Machine) first.
     pub delete_nodes: bool,
-    /// How long to wait for the NodeClaims and Machines to go.
+    /// How long to wait for the controller's pods, and with `delete_nodes` for the NodeClaims and
+    /// Machines, to go.
     pub timeout: Duration,
     /// How often to look while waiting.
     pub poll: Duration,
@@ -344,6 +345,63 @@ async fn delete_nodes(
     }
 }
 
+/// Waits until no controller pod is left (a terminating leader could still add the finalizer
+/// back); if one outlives the timeout, names it and removes nothing more.
+async fn wait_for_controller_pods(
+    workload: &kube::Client,
+    opts: &Options,
+    out: &mut Vec<String>,
+) -> Result<()> {
+    let api = dynamic_api(workload, &write::POD, &opts.controller_namespace);
+    let params = ListParams::default().labels("app.kubernetes.io/name=karpenter-capi");
+    let started = Instant::now();
+    let mut waited = false;
+    loop {
+        let pods: Vec<String> = api
+            .list(&params)
+            .await
+            .map_err(|e| {
+                cluster_error(
+                    ClusterRole::Workload,
+                    "list",
+                    "pods",
+                    &opts.controller_namespace,
+                    e,
+                )
+            })?
+            .items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        if pods.is_empty() {
+            if waited {
+                out.push("the controller's pods are gone".to_string());
+            }
+            return Ok(());
+        }
+        if started.elapsed() >= opts.timeout {
+            return Err(Error::Cluster {
+                cluster: ClusterRole::Workload,
+                action: "uninstall".to_string(),
+                message: format!(
+                    "the controller's pods are still running after {}s: {}",
+                    opts.timeout.as_secs(),
+                    pods.iter()
+                        .map(|p| format!("Pod/{}/{p}", opts.controller_namespace))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                hint: Some(
+                    "its Deployment is deleted; once they are gone, run uninstall again (a running controller would put its finalizers back)"
+                        .to_string(),
+                ),
+            });
+        }
+        waited = true;
+        tokio::time::sleep(opts.poll).await;
+    }
+}
+
 /// Runs the uninstall; returns one line per thing done.
 pub async fn uninstall(
     workload: &kube::Client,
@@ -364,6 +422,7 @@ pub async fn uninstall(
             printed(&deployment, names::WORKLOAD_IDENTITY)
         ));
     }
+    wait_for_controller_pods(workload, opts, &mut out).await?;
     strip_all(workload, &write::NODE_CLAIM, &mut out).await?;
     strip_all(workload, &write::NODE, &mut out).await?;
     for rt in [write::NODE_CLAIM, write::NODE_POOL, write::NODE_CLASS] {

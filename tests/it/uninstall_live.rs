@@ -299,3 +299,41 @@ fn uninstall_refuses_the_flags_it_would_ignore() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_controller_pod_that_outlives_its_deployment_stops_uninstall_before_any_finalizer() {
+    let fake = api();
+    fake.seed(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "karpenter-capi-6d9f-a", "namespace": "karpenter-capi",
+            "labels": {"app.kubernetes.io/name": "karpenter-capi"}},
+        "spec": {"containers": [{"name": "controller", "image": "x"}]}}));
+    // Another namespace's pod with the same label is not ours to wait for.
+    fake.seed(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "other", "namespace": "default",
+            "labels": {"app.kubernetes.io/name": "karpenter-capi"}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}}));
+    let client = fake.client();
+    let err = uninstall(&client, &client, &options(false, 100))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "workload cluster: uninstall: the controller's pods are still running after 0s: Pod/karpenter-capi/karpenter-capi-6d9f-a\n  \
+         hint: its Deployment is deleted; once they are gone, run uninstall again (a running controller would put its finalizers back)"
+    );
+    let node = fake.get("", "nodes", "", "node-1").unwrap();
+    assert_eq!(
+        node["metadata"]["finalizers"],
+        json!(["example.com/keep", "karpenter.sh/termination"])
+    );
+    // Once the pod is gone, the next run goes through.
+    fake.remove("", "pods", "karpenter-capi", "karpenter-capi-6d9f-a");
+    let lines = uninstall(&client, &client, &options(false, 100))
+        .await
+        .unwrap();
+    assert_eq!(
+        lines[0],
+        "nodeclaim.karpenter.sh/default-a finalizer karpenter.sh/termination removed"
+    );
+}
