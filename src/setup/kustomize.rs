@@ -82,6 +82,33 @@ pub fn apply_crds_command(dir: &str) -> String {
     format!("kubectl apply --server-side -k {dir}/{CRDS_DIR}")
 }
 
+/// `kubectl wait` for the CRDs of [`CRDS`] to be served.
+pub fn wait_crds_command() -> String {
+    let names: Vec<String> = CRDS
+        .iter()
+        .map(|c| format!("crd/{}", c.crd_name()))
+        .collect();
+    format!(
+        "kubectl wait --for condition=Established --timeout 60s {}",
+        names.join(" ")
+    )
+}
+
+/// The commands that apply an `init --output-dir DIR`, in order, one per line, each with the
+/// cluster it runs against: CRDs, then the management bundle (RBAC first), then the controller.
+pub fn apply_steps(dir: &str, separate_management: bool) -> String {
+    let management = if separate_management {
+        "kubectl --kubeconfig MGMT.kubeconfig apply --server-side -k"
+    } else {
+        "kubectl apply --server-side -k"
+    };
+    format!(
+        "  {}    # workload cluster: the CRDs\n  {}\n  {management} {dir}/management    # management cluster: RBAC, templates, MachineDeployments\n  kubectl apply --server-side -k {dir}/workload    # workload cluster: RBAC, then the controller and the NodePool\n",
+        apply_crds_command(dir),
+        wait_crds_command(),
+    )
+}
+
 fn header(lines: &[&str]) -> String {
     lines.iter().map(|l| format!("# {l}\n")).collect()
 }
@@ -100,11 +127,12 @@ fn resources(list: &[String]) -> String {
 
 /// `crds/kustomization.yaml`: the pinned upstream CRDs, applied first, to the workload cluster.
 pub fn crds_kustomization() -> String {
+    let wait = format!("  {}", wait_crds_command());
     let mut out = header(&[
         "Step 1, workload cluster: the CRDs of NodePool, NodeClaim (Karpenter) and",
         "ClusterAPINodeClass (karpenter-provider-cluster-api), at pinned release tags.",
         "  kubectl apply --server-side -k crds",
-        "  kubectl wait --for condition=Established crd --all --timeout 60s",
+        &wait,
         "Upgrading: re-run a newer `kubectl karpenter-capi init --output-dir` (new tags here),",
         "then the same apply; CRDs are never deleted by it, and stored objects stay readable as",
         "long as the new CRD still serves their version (check with `kubectl karpenter-capi doctor`).",
@@ -190,6 +218,21 @@ mod tests {
         assert_eq!(
             apply_crds_command("setup"),
             "kubectl apply --server-side -k setup/crds"
+        );
+    }
+
+    #[test]
+    fn the_apply_steps_go_crds_management_workload() {
+        assert_eq!(
+            apply_steps("setup", true),
+            "  kubectl apply --server-side -k setup/crds    # workload cluster: the CRDs\n  \
+             kubectl wait --for condition=Established --timeout 60s crd/nodepools.karpenter.sh crd/nodeclaims.karpenter.sh crd/clusterapinodeclasses.karpenter.cluster.x-k8s.io\n  \
+             kubectl --kubeconfig MGMT.kubeconfig apply --server-side -k setup/management    # management cluster: RBAC, templates, MachineDeployments\n  \
+             kubectl apply --server-side -k setup/workload    # workload cluster: RBAC, then the controller and the NodePool\n"
+        );
+        assert!(
+            apply_steps("d", false)
+                .contains("\n  kubectl apply --server-side -k d/management    # management")
         );
     }
 

@@ -25,8 +25,8 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// `init` with the seed's OVH flags into `dir`.
-fn init_into(dir: &Path, extra: &[&str]) {
+/// `init` with the seed's OVH flags into `dir`; its stderr.
+fn init_into(dir: &Path, extra: &[&str]) -> String {
     let out = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin!("kubectl-karpenter_capi"))
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .args(support::ovh_args())
@@ -40,6 +40,7 @@ fn init_into(dir: &Path, extra: &[&str]) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8(out.stderr).unwrap()
 }
 
 /// `kubectl kustomize DIR` (offline: kustomize needs no cluster), parsed into its objects.
@@ -182,7 +183,18 @@ fn the_workload_base_installs_the_controller_highly_available() {
     };
     let dir = scratch("workload");
     let out = dir.join("setup");
-    init_into(&out, &[]);
+    let stderr = init_into(&out, &[]);
+    // init says what to apply, in order, to which cluster (self-hosted here: no MGMT kubeconfig).
+    let d = out.display();
+    assert!(
+        stderr.ends_with(&format!(
+            "apply in this order:\n  kubectl apply --server-side -k {d}/crds    # workload cluster: the CRDs\n  \
+             kubectl wait --for condition=Established --timeout 60s crd/nodepools.karpenter.sh crd/nodeclaims.karpenter.sh crd/clusterapinodeclasses.karpenter.cluster.x-k8s.io\n  \
+             kubectl apply --server-side -k {d}/management    # management cluster: RBAC, templates, MachineDeployments\n  \
+             kubectl apply --server-side -k {d}/workload    # workload cluster: RBAC, then the controller and the NodePool\n\n"
+        )),
+        "{stderr}"
+    );
     let built = kustomize(&kubectl, &out.join("workload"));
     // kustomize's order: namespace, RBAC, then the Service, the Deployment and its budget, then
     // the custom resources.
