@@ -358,3 +358,53 @@ fn the_workload_base_of_a_separate_management_cluster_lists_the_secret() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The output directory read back whole (`doctor -f DIR -R`): its kustomizations are not
+/// Kubernetes objects the checks know, so they are skipped, never an error, and the bundle is
+/// healthy but for the node class the controller has not reported Ready yet.
+#[test]
+fn doctor_reads_the_whole_output_directory_kustomizations_included() {
+    let dir = scratch("doctor");
+    init_into(&dir, &[]);
+    let out = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin!("kubectl-karpenter_capi"))
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .args([
+            "doctor",
+            "--now",
+            "2026-11-30T10:30:00Z",
+            "-o",
+            "json",
+            "-R",
+            "-f",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "ok")
+        .map(|f| {
+            (
+                f["cause"].as_str().unwrap().to_string(),
+                f["subject"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        problems,
+        [(
+            "NodeClassNotReady".to_string(),
+            "ClusterAPINodeClass/default".to_string()
+        )]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
