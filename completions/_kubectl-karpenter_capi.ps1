@@ -42,6 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Show which flavors each strategy would provision for the pending pods, and the cost')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run the controller loop in the foreground (one-shot with --once)')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the git commit it was built from')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -246,6 +247,28 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'kubectl-karpenter_capi;uninstall' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long to wait for the controller''s pods to stop, and with --delete-nodes for the NodeClaims and Machines to go')
+            [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller on the workload cluster')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)')
+            [CompletionResult]::new('--management-kubeconfig', '--management-kubeconfig', [CompletionResultType]::ParameterName, 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)')
+            [CompletionResult]::new('--management-context', '--management-context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the management cluster')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors; NO_COLOR in the environment turns them off for `auto`')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'How long to wait for one API request before giving up, as kubectl''s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client''s own (30s to connect)')
+            [CompletionResult]::new('--delete-nodes', '--delete-nodes', [CompletionResultType]::ParameterName, 'Delete every NodeClaim first and wait until its Machine is gone (needs the controller running); without it the nodes and Machines stay')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'kubectl-karpenter_capi;completion' {
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context of the workload cluster')
@@ -290,6 +313,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck')
             [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Show which flavors each strategy would provision for the pending pods, and the cost')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run the controller loop in the foreground (one-shot with --once)')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the git commit it was built from')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -312,6 +336,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             break
         }
         'kubectl-karpenter_capi;help;run' {
+            break
+        }
+        'kubectl-karpenter_capi;help;uninstall' {
             break
         }
         'kubectl-karpenter_capi;help;completion' {

@@ -37,6 +37,9 @@ _kubectl_karpenter_capi() {
             kubectl_karpenter_capi,simulate)
                 cmd="kubectl_karpenter_capi__subcmd__simulate"
                 ;;
+            kubectl_karpenter_capi,uninstall)
+                cmd="kubectl_karpenter_capi__subcmd__uninstall"
+                ;;
             kubectl_karpenter_capi,version)
                 cmd="kubectl_karpenter_capi__subcmd__version"
                 ;;
@@ -60,6 +63,9 @@ _kubectl_karpenter_capi() {
                 ;;
             kubectl_karpenter_capi__subcmd__help,simulate)
                 cmd="kubectl_karpenter_capi__subcmd__help__subcmd__simulate"
+                ;;
+            kubectl_karpenter_capi__subcmd__help,uninstall)
+                cmd="kubectl_karpenter_capi__subcmd__help__subcmd__uninstall"
                 ;;
             kubectl_karpenter_capi__subcmd__help,version)
                 cmd="kubectl_karpenter_capi__subcmd__help__subcmd__version"
@@ -86,7 +92,7 @@ _kubectl_karpenter_capi() {
 
     case "${cmd}" in
         kubectl_karpenter_capi)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version init doctor explain simulate run completion version help"
+            opts="-n -o -v -h -V --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version init doctor explain simulate run uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,7 +372,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__help)
-            opts="init doctor explain simulate run completion version help"
+            opts="init doctor explain simulate run uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -478,6 +484,20 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__help__subcmd__simulate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__help__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -913,6 +933,76 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --chart)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --management-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --management-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl_karpenter_capi__subcmd__uninstall)
+            opts="-n -o -v -h -V --delete-nodes --timeout --controller-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --controller-namespace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -39,6 +39,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand explain 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
             cand simulate 'Show which flavors each strategy would provision for the pending pods, and the cost'
             cand run 'Run the controller loop in the foreground (one-shot with --once)'
+            cand uninstall 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
             cand completion 'Print a shell completion script'
             cand version 'Print the version and the git commit it was built from'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -233,6 +234,27 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'kubectl-karpenter_capi;uninstall'= {
+            cand --timeout 'How long to wait for the controller''s pods to stop, and with --delete-nodes for the NodeClaims and Machines to go'
+            cand --controller-namespace 'Namespace of the controller on the workload cluster'
+            cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
+            cand --context 'The kubeconfig context of the workload cluster'
+            cand -n 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --namespace 'Namespace of the Cluster API objects (the cluster''s namespace on the management cluster)'
+            cand --management-kubeconfig 'Path to the management cluster''s kubeconfig (default: the workload cluster''s, i.e. a self-hosted cluster)'
+            cand --management-context 'The kubeconfig context of the management cluster'
+            cand -o 'Output format'
+            cand --output 'Output format'
+            cand --color 'When to use colors; NO_COLOR in the environment turns them off for `auto`'
+            cand -v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --v 'Log verbosity, as kubectl''s -v: 0 warnings, 2 info, 4 debug, 6 and up trace'
+            cand --request-timeout 'How long to wait for one API request before giving up, as kubectl''s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client''s own (30s to connect)'
+            cand --delete-nodes 'Delete every NodeClaim first and wait until its Machine is gone (needs the controller running); without it the nodes and Machines stay'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'kubectl-karpenter_capi;completion'= {
             cand --kubeconfig 'Path to the workload cluster''s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)'
             cand --context 'The kubeconfig context of the workload cluster'
@@ -275,6 +297,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand explain 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
             cand simulate 'Show which flavors each strategy would provision for the pending pods, and the cost'
             cand run 'Run the controller loop in the foreground (one-shot with --once)'
+            cand uninstall 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
             cand completion 'Print a shell completion script'
             cand version 'Print the version and the git commit it was built from'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -291,6 +314,8 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
         &'kubectl-karpenter_capi;help;simulate'= {
         }
         &'kubectl-karpenter_capi;help;run'= {
+        }
+        &'kubectl-karpenter_capi;help;uninstall'= {
         }
         &'kubectl-karpenter_capi;help;completion'= {
         }

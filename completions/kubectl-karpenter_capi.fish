@@ -45,6 +45,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_comma
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "uninstall" -d 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "version" -d 'Print the version and the git commit it was built from'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -219,6 +220,25 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-elect -d 'Hold a Lease so only one replica acts at a time'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l timeout -d 'How long to wait for the controller\'s pods to stop, and with --delete-nodes for the NodeClaims and Machines to go' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l controller-namespace -d 'Namespace of the controller on the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l delete-nodes -d 'Delete every NodeClaim first and wait until its Machine is gone (needs the controller running); without it the nodes and Machines stay'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l context -d 'The kubeconfig context of the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
@@ -251,12 +271,13 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "completion" -d 'Print a shell completion script'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "version" -d 'Print the version and the git commit it was built from'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "uninstall" -d 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "version" -d 'Print the version and the git commit it was built from'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and __fish_seen_subcommand_from init" -f -a "kubeconfig" -d 'Print a kubeconfig for the controller\'s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)'

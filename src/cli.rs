@@ -128,6 +128,8 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Run the controller loop in the foreground (one-shot with --once).
     Run(RunArgs),
+    /// Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster.
+    Uninstall(UninstallArgs),
     /// Print a shell completion script.
     #[command(after_help = "Examples:
   # Bash, for this session (add the line to ~/.bashrc to keep it)
@@ -156,7 +158,7 @@ installs both.")]
 /// are rendered from the subcommands' own about text; `tests/it/help.rs` fails on a subcommand that no
 /// group names.
 pub const COMMAND_GROUPS: &[(&str, &[&str])] = &[
-    ("Setup", &["init"]),
+    ("Setup", &["init", "uninstall"]),
     ("Troubleshooting", &["doctor", "explain", "simulate"]),
     ("Operate", &["run"]),
     ("Other", &["completion", "version", "help"]),
@@ -195,6 +197,24 @@ where
             );
             return Err(cmd
                 .find_subcommand_mut(name)
+                .map(|c| c.error(clap::error::ErrorKind::ArgumentConflict, &message))
+                .unwrap_or_else(|| cmd.error(clap::error::ErrorKind::ArgumentConflict, &message)));
+        }
+    }
+    if let Some(("uninstall", sub)) = matches.subcommand() {
+        // Uninstall acts on everything init installed, in every namespace; it prints lines only.
+        let refused: Vec<&str> = [("namespace", "--namespace"), ("output", "--output")]
+            .iter()
+            .filter(|(id, _)| given(sub, id))
+            .map(|(_, flag)| *flag)
+            .collect();
+        if !refused.is_empty() {
+            let message = format!(
+                "`uninstall` takes no {} (the controller's namespace is --controller-namespace)",
+                refused.join(", ")
+            );
+            return Err(cmd
+                .find_subcommand_mut("uninstall")
                 .map(|c| c.error(clap::error::ErrorKind::ArgumentConflict, &message))
                 .unwrap_or_else(|| cmd.error(clap::error::ErrorKind::ArgumentConflict, &message)));
         }
@@ -331,6 +351,33 @@ pub struct DoctorArgs {
     /// Judge NodeClaims not registered as stuck after this long (as `run` does).
     #[arg(long, default_value = "15m", value_name = "DURATION")]
     pub registration_timeout: GoDuration,
+}
+
+/// Arguments of `uninstall`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  # Keep the nodes: stop the controller, take its finalizers off NodeClaims and Nodes, then remove
+  # the NodePools, NodeClaims, the controller's RBAC and namespace, and the CRDs last
+  kubectl karpenter-capi uninstall
+
+  # Remove the nodes too: the running controller drains them and scales their MachineDeployments
+  # down; uninstall waits for the Machines to go before removing the rest
+  kubectl karpenter-capi uninstall --delete-nodes --management-kubeconfig mgmt.kubeconfig --timeout 30m
+
+The management cluster's objects (member MachineDeployments, templates, the controller's Role) are
+left in place: remove them with `kubectl delete -k DIR/management` (DIR from `init --output-dir`).")]
+pub struct UninstallArgs {
+    /// Delete every NodeClaim first and wait until its Machine is gone (needs the controller
+    /// running); without it the nodes and Machines stay.
+    #[arg(long)]
+    pub delete_nodes: bool,
+    /// How long to wait for the controller's pods to stop, and with --delete-nodes for the
+    /// NodeClaims and Machines to go.
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
+    pub timeout: GoDuration,
+    /// Namespace of the controller on the workload cluster.
+    #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
+    pub controller_namespace: String,
 }
 
 /// Arguments of `run`.

@@ -21,6 +21,8 @@ pub struct Loaded {
     pub now: Timestamp,
     /// The management identity's reviewed rules (live only).
     pub identity: Option<Identity>,
+    /// CRDs the clusters do not serve (live `doctor` only: other commands fail on them).
+    pub missing_crds: Vec<diagnose::crds::MissingCrd>,
 }
 
 /// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters.
@@ -43,6 +45,7 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
             snapshot,
             now,
             identity: None,
+            missing_crds: Vec::new(),
         });
     }
     let workload = ClusterTarget::workload(global);
@@ -62,8 +65,10 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
 }
 
 /// The live half of [`load`], on clients already built (tests pass in-memory ones): lists both
-/// clusters and, for `doctor`, reviews the management identity's rules in the namespaces of the
-/// member MachineDeployments. `fallback_subject` names that identity if the cluster cannot say.
+/// clusters and, for `doctor` (`review_access`), reviews the management identity's rules in the
+/// namespaces of the member MachineDeployments and returns a CRD that is not installed as
+/// [`Loaded::missing_crds`] instead of failing (`explain` and `simulate` fail on it).
+/// `fallback_subject` names that identity if the cluster cannot say.
 pub async fn load_live(
     workload: &kube::Client,
     management: &kube::Client,
@@ -72,7 +77,15 @@ pub async fn load_live(
     now: Timestamp,
     review_access: bool,
 ) -> Result<Loaded> {
-    let mut snapshot = crate::kube::list::live_snapshot(workload, management, namespace).await?;
+    let (mut snapshot, missing_crds) = if review_access {
+        crate::kube::list::live_snapshot_reporting_missing_crds(workload, management, namespace)
+            .await?
+    } else {
+        (
+            crate::kube::list::live_snapshot(workload, management, namespace).await?,
+            Vec::new(),
+        )
+    };
     if review_access {
         let found = credential_secrets(workload, management, &snapshot).await;
         snapshot.objects.extend(found);
@@ -96,6 +109,7 @@ pub async fn load_live(
         snapshot,
         now,
         identity,
+        missing_crds,
     })
 }
 
@@ -291,7 +305,10 @@ pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<O
         Some(identity) => AccessSource::Reviewed(identity),
         None => AccessSource::RbacObjects,
     };
-    let report = diagnose::run(&loaded.snapshot, loaded.now, &config, access);
+    let report = with_missing_crds(
+        &loaded.missing_crds,
+        diagnose::run(&loaded.snapshot, loaded.now, &config, access),
+    );
     match printer.format {
         OutputFormat::Json | OutputFormat::Yaml => printer.structured(&report)?,
         OutputFormat::Table | OutputFormat::Wide => printer.write(&render_report(
@@ -305,6 +322,17 @@ pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<O
     } else {
         Outcome::Success
     })
+}
+
+/// The report with one error per missing CRD first in its area (a missing CRD explains the
+/// findings about the objects it would hold).
+pub fn with_missing_crds(missing: &[diagnose::crds::MissingCrd], report: Report) -> Report {
+    let mut findings = Vec::new();
+    diagnose::crds::check(missing, &mut findings);
+    findings.extend(report.findings);
+    // Stable: areas in display order, the missing CRDs first within theirs.
+    findings.sort_by_key(|f| f.area);
+    Report { findings }
 }
 
 /// The findings as one tree per area, problems first, then a summary line. Without `wide`, OK

@@ -238,6 +238,10 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
             } else {
                 let written = output::write(dir, &files, args.force, args.prune)?;
                 report_written(dir, &written);
+                eprintln!(
+                    "apply in this order:\n{}",
+                    setup::kustomize::apply_steps(&dir.display().to_string(), separate)
+                );
             }
         }
         None => match global.output {

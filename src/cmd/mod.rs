@@ -7,6 +7,7 @@ pub mod init;
 pub mod run;
 pub mod simulate;
 pub mod source;
+pub mod uninstall;
 pub mod version;
 
 use crate::cli::{Cli, Command, GlobalArgs, LogFormat};
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome> {
         Command::Explain(args) => explain::run(&cli.global, args, &printer),
         Command::Simulate(args) => simulate::run(&cli.global, args, &printer),
         Command::Run(args) => run::run(&cli.global, args, &printer),
+        Command::Uninstall(args) => uninstall::run(&cli.global, args, &printer),
         Command::Completion(args) => completion::run(args, &printer),
         Command::Version => version::run(&cli.global, &printer),
     }

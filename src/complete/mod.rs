@@ -523,6 +523,7 @@ mod tests {
                 "explain",
                 "simulate",
                 "run",
+                "uninstall",
                 "completion",
                 "version",
                 "help"

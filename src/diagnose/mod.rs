@@ -14,6 +14,7 @@
 
 pub mod access;
 pub mod controller;
+pub mod crds;
 pub mod credentials;
 pub mod explain;
 pub mod nodeclaims;
@@ -97,6 +98,8 @@ impl Area {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Cause {
     // Setup and catalog.
+    /// A CRD the controller lists is not installed (no version of its API is served).
+    CrdMissing,
     /// Nodes do not register with `karpenter.sh/unregistered:NoExecute` (template or node).
     UnregisteredTaintMissing,
     /// The membership label is in `spec.template.metadata.labels`.

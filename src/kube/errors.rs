@@ -196,12 +196,14 @@ pub fn missing_crd(cluster: ClusterRole, resource: &str, versions: &[&str]) -> E
         };
     }
     let install = match group {
-        "karpenter.sh" => "install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: \
-                           `kubectl karpenter-capi init` generates them"
-            .to_string(),
-        "karpenter.cluster.x-k8s.io" => "install the ClusterAPINodeClass CRD (karpenter.cluster.x-k8s.io/v1alpha1) on the \
-                                         workload cluster: `kubectl karpenter-capi init` generates it"
-            .to_string(),
+        "karpenter.sh" => format!(
+            "install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: {}",
+            crd_install_command()
+        ),
+        "karpenter.cluster.x-k8s.io" => format!(
+            "install the ClusterAPINodeClass CRD (karpenter.cluster.x-k8s.io/v1alpha1) on the workload cluster: {}",
+            crd_install_command()
+        ),
         "cluster.x-k8s.io" | "bootstrap.cluster.x-k8s.io" => format!(
             "install Cluster API (`clusterctl init`) on the {cluster} cluster, or point \
              --management-kubeconfig/--management-context at the cluster that runs it"
@@ -221,6 +223,14 @@ pub fn missing_crd(cluster: ClusterRole, resource: &str, versions: &[&str]) -> E
         ),
         hint: Some(install),
     }
+}
+
+/// How to install the CRDs of the workload cluster: the base `init --output-dir` writes.
+pub fn crd_install_command() -> String {
+    format!(
+        "`{}` (DIR as written by `kubectl karpenter-capi init --output-dir DIR`)",
+        crate::setup::kustomize::apply_crds_command("DIR")
+    )
 }
 
 #[cfg(test)]
@@ -339,6 +349,28 @@ mod tests {
         assert_eq!(
             hint,
             "install Cluster API (`clusterctl init`) on the management cluster, or point --management-kubeconfig/--management-context at the cluster that runs it"
+        );
+        let (message, hint) = hint_of(missing_crd(
+            ClusterRole::Workload,
+            "nodepools.karpenter.sh",
+            &["v1"],
+        ));
+        assert_eq!(
+            message,
+            "the CRD nodepools.karpenter.sh is not installed (no API served for karpenter.sh/v1)"
+        );
+        assert_eq!(
+            hint,
+            "install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: `kubectl apply --server-side -k DIR/crds` (DIR as written by `kubectl karpenter-capi init --output-dir DIR`)"
+        );
+        let (_, hint) = hint_of(missing_crd(
+            ClusterRole::Workload,
+            "clusterapinodeclasses.karpenter.cluster.x-k8s.io",
+            &["v1alpha1"],
+        ));
+        assert_eq!(
+            hint,
+            "install the ClusterAPINodeClass CRD (karpenter.cluster.x-k8s.io/v1alpha1) on the workload cluster: `kubectl apply --server-side -k DIR/crds` (DIR as written by `kubectl karpenter-capi init --output-dir DIR`)"
         );
         // A 404 getting one object is that object missing: no CRD hint.
         let (_, hint) = hint_of(cluster_error(

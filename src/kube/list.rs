@@ -15,8 +15,9 @@ use super::api::{
     self, DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM,
     POD_DISRUPTION_BUDGET, STORAGE_CLASS,
 };
-use super::errors::{cluster_error, missing_crd, status_code};
+use super::errors::{cluster_error, is_builtin, missing_crd, status_code};
 use crate::controller::write::{self, ResourceType};
+use crate::diagnose::crds::MissingCrd;
 use crate::error::{ClusterRole, Error, Result};
 use crate::model::load::build_snapshot_tolerant;
 use crate::model::object::RawObject;
@@ -177,10 +178,31 @@ pub async fn list_one_in(
     cluster: Option<&str>,
     probe: bool,
 ) -> Result<Listing> {
+    if let Some(listing) = list_served(clients, listed, capi_namespace, cluster, probe).await? {
+        return Ok(listing);
+    }
+    let err = not_served(listed);
+    if listed.optional {
+        return Ok(Listing {
+            resource: listed.resource,
+            items: Vec::new(),
+            warning: Some(err.to_string()),
+        });
+    }
+    Err(err)
+}
+
+/// Lists one type in the first of its versions the cluster serves; `None` when it serves none.
+async fn list_served(
+    clients: &Clients,
+    listed: &Listed,
+    capi_namespace: Option<&str>,
+    cluster: Option<&str>,
+    probe: bool,
+) -> Result<Option<Listing>> {
     let selector = listed.cluster_selector(cluster);
     let namespace = listed.namespace(capi_namespace);
-    let versions = listed.versions();
-    for rt in &versions {
+    for rt in &listed.versions() {
         match list_pages(
             clients.of(listed.cluster),
             listed.cluster,
@@ -192,30 +214,27 @@ pub async fn list_one_in(
         .await
         {
             Ok(items) => {
-                return Ok(Listing {
+                return Ok(Some(Listing {
                     resource: *rt,
                     items,
                     warning: None,
-                });
+                }));
             }
             Err(ListError::NotServed) => continue,
             Err(ListError::Other(e)) => return Err(e),
         }
     }
-    let names: Vec<&str> = versions.iter().map(|r| r.version).collect();
-    let err = missing_crd(
+    Ok(None)
+}
+
+/// The error of a type no version of which is served: a missing CRD, with what installs it.
+fn not_served(listed: &Listed) -> Error {
+    let names: Vec<&str> = listed.versions().iter().map(|r| r.version).collect();
+    missing_crd(
         listed.cluster,
         &api::resource_name(&listed.resource),
         &names,
-    );
-    if listed.optional {
-        return Ok(Listing {
-            resource: listed.resource,
-            items: Vec::new(),
-            warning: Some(err.to_string()),
-        });
-    }
-    Err(err)
+    )
 }
 
 enum ListError {
@@ -377,6 +396,60 @@ pub async fn live_snapshot_in(
         values.extend(listing.items.into_iter().map(|v| (v, listed.origin())));
     }
     snapshot_from_values(values, warnings)
+}
+
+/// [`live_snapshot`] for `doctor`: a CRD no cluster serves is returned as a [`MissingCrd`] (and
+/// its objects are absent) instead of failing the listing, so every other check still runs. A
+/// built-in API that is not served (not a Kubernetes API server) and every other error still fail.
+pub async fn live_snapshot_reporting_missing_crds(
+    workload: &kube::Client,
+    management: &kube::Client,
+    namespace: Option<&str>,
+) -> Result<(Snapshot, Vec<MissingCrd>)> {
+    let clients = Clients {
+        workload: workload.clone(),
+        management: management.clone(),
+    };
+    let _spinner = crate::render::progress::spinner("listing the workload and management clusters");
+    let listings = futures::future::try_join_all(
+        OBSERVED
+            .iter()
+            .map(|l| list_served(&clients, l, namespace, None, false)),
+    )
+    .await?;
+    let mut values = Vec::new();
+    let mut warnings = Vec::new();
+    let mut missing = Vec::new();
+    for (listed, listing) in OBSERVED.iter().zip(listings) {
+        let Some(listing) = listing else {
+            let resource = api::resource_name(&listed.resource);
+            let err = not_served(listed);
+            if is_builtin(&resource) {
+                return Err(err);
+            }
+            if listed.optional {
+                warnings.push(err.to_string());
+                continue;
+            }
+            let remedy = match err {
+                Error::Cluster { hint, .. } => hint.unwrap_or_default(),
+                _ => String::new(),
+            };
+            missing.push(MissingCrd {
+                cluster: listed.cluster,
+                resource,
+                api_versions: listed
+                    .versions()
+                    .iter()
+                    .map(|r| format!("{}/{}", r.group, r.version))
+                    .collect(),
+                remedy,
+            });
+            continue;
+        };
+        values.extend(listing.items.into_iter().map(|v| (v, listed.origin())));
+    }
+    Ok((snapshot_from_values(values, warnings)?, missing))
 }
 
 /// Runs a future on a fresh current-thread runtime (the offline commands are synchronous).

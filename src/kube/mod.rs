@@ -24,4 +24,5 @@ pub mod permissions;
 pub mod reconciler;
 pub mod recorder;
 pub mod trace;
+pub mod uninstall;
 pub mod watch;

@@ -12,6 +12,7 @@
 pub mod flavor;
 pub mod infra;
 pub mod kubeconfig;
+pub mod kustomize;
 pub mod render;
 pub mod sizing;
 

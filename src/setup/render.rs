@@ -87,6 +87,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../templates/workload/deployment.yaml.j2"),
     ),
     (
+        "workload/pdb.yaml.j2",
+        include_str!("../../templates/workload/pdb.yaml.j2"),
+    ),
+    (
+        "workload/service.yaml.j2",
+        include_str!("../../templates/workload/service.yaml.j2"),
+    ),
+    (
+        "workload/servicemonitor.yaml.j2",
+        include_str!("../../templates/workload/servicemonitor.yaml.j2"),
+    ),
+    (
         "workload/nodeclass.yaml.j2",
         include_str!("../../templates/workload/nodeclass.yaml.j2"),
     ),
@@ -171,6 +183,9 @@ pub struct Bundle {
     pub management: Vec<Document>,
     /// Objects for the workload cluster.
     pub workload: Vec<Document>,
+    /// Optional workload objects whose CRDs a cluster may lack (the ServiceMonitor): written by
+    /// `--output-dir` as a kustomize component, never printed or applied by default.
+    pub optional: Vec<Document>,
 }
 
 impl Bundle {
@@ -214,6 +229,8 @@ pub mod names {
     pub const MANAGEMENT_KUBECONFIG_DIR: &str = "/etc/karpenter-capi/management";
     /// The NodePool and ClusterAPINodeClass.
     pub const NODEPOOL: &str = "default";
+    /// The Service (and optional ServiceMonitor) of the controller's `/metrics`.
+    pub const METRICS_SERVICE: &str = "karpenter-capi-metrics";
 }
 
 /// RBAC rules as the templates render them: one rule per permission.
@@ -393,6 +410,7 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "rules": rules(permissions::WORKLOAD),
             "leader_election_role": names::LEADER_ELECTION,
             "leader_election_rules": rules(permissions::LEADER_ELECTION),
+            "metrics_service": names::METRICS_SERVICE,
             "image": input.image,
             "memory_request": format!("{}Mi", memory.0),
             "memory_limit": format!("{}Mi", memory.1),
@@ -563,11 +581,16 @@ pub fn render(input: &SetupInput, templates: &Templates) -> Result<Bundle, Error
         "workload/rbac.yaml.j2",
         "workload/secret.yaml.j2",
         "workload/deployment.yaml.j2",
+        "workload/pdb.yaml.j2",
+        "workload/service.yaml.j2",
         "workload/nodeclass.yaml.j2",
         "workload/nodepool.yaml.j2",
     ] {
         bundle.workload.extend(one(name, &ctx, Workload, "")?);
     }
+    bundle
+        .optional
+        .extend(one("workload/servicemonitor.yaml.j2", &ctx, Workload, "")?);
     Ok(bundle)
 }
 

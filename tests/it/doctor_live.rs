@@ -274,3 +274,154 @@ async fn live_doctor_judges_the_workload_identity_from_its_bindings() {
         ]
     );
 }
+
+/// A cluster with Cluster API but without the NodePool and ClusterAPINodeClass CRDs, as on the
+/// first day before `kubectl apply -k DIR/crds`: the healthy fixture minus the objects those CRDs
+/// would hold, with RBAC making `kubernetes-admin` an admin for the access review.
+fn without_karpenter_crds() -> FakeApi {
+    let mut types = common::all_types();
+    types.extend(common::authz::rbac_types());
+    let cluster = FakeApi::with_types(types)
+        .without("nodepools")
+        .without("clusterapinodeclasses");
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/doctor/healthy.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    for doc in text.split("\n---\n") {
+        let v: serde_json::Value = serde_saphyr::from_str(doc).unwrap();
+        let api = v["apiVersion"].as_str().unwrap_or("");
+        if !api.starts_with("rbac.authorization.k8s.io")
+            && v["kind"] != "NodePool"
+            && v["kind"] != "ClusterAPINodeClass"
+        {
+            cluster.seed(v);
+        }
+    }
+    cluster.seed(serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "admin"}, "rules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}));
+    cluster.seed(serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "admin"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "kubernetes-admin"}]}));
+    cluster
+}
+
+#[tokio::test]
+async fn a_missing_crd_is_a_doctor_finding_not_an_abort() {
+    let cluster = without_karpenter_crds();
+    let client = cluster.client_as("kubernetes-admin");
+    let now = "2026-11-30T10:30:00Z".parse().unwrap();
+    let loaded =
+        karpenter_capi::cmd::doctor::load_live(&client, &client, "User/test", None, now, true)
+            .await
+            .unwrap();
+    let names: Vec<(String, Vec<String>)> = loaded
+        .missing_crds
+        .iter()
+        .map(|m| (m.resource.clone(), m.api_versions.clone()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (
+                "nodepools.karpenter.sh".to_string(),
+                vec!["karpenter.sh/v1".to_string()]
+            ),
+            (
+                "clusterapinodeclasses.karpenter.cluster.x-k8s.io".to_string(),
+                vec!["karpenter.cluster.x-k8s.io/v1alpha1".to_string()]
+            ),
+        ]
+    );
+    // Everything else was still listed and is judged as usual.
+    assert_eq!(loaded.snapshot.nodeclaims.len(), 1);
+    assert_eq!(loaded.snapshot.machine_deployments.len(), 1);
+    let report = karpenter_capi::cmd::doctor::with_missing_crds(
+        &loaded.missing_crds,
+        diagnose::run(
+            &loaded.snapshot,
+            now,
+            &Config::default(),
+            AccessSource::RbacObjects,
+        ),
+    );
+    assert!(report.has_errors());
+    let first: Vec<(String, Severity, String, String)> = report
+        .findings
+        .iter()
+        .take(2)
+        .map(|f| {
+            (
+                f.cause.to_string(),
+                f.severity,
+                f.subject.clone(),
+                f.remedy.clone(),
+            )
+        })
+        .collect();
+    let fix = "install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: `kubectl apply --server-side -k DIR/crds` (DIR as written by `kubectl karpenter-capi init --output-dir DIR`)";
+    let fix_class = "install the ClusterAPINodeClass CRD (karpenter.cluster.x-k8s.io/v1alpha1) on the workload cluster: `kubectl apply --server-side -k DIR/crds` (DIR as written by `kubectl karpenter-capi init --output-dir DIR`)";
+    assert_eq!(
+        first,
+        [
+            (
+                "CrdMissing".to_string(),
+                Severity::Error,
+                "CustomResourceDefinition/nodepools.karpenter.sh".to_string(),
+                fix.to_string()
+            ),
+            (
+                "CrdMissing".to_string(),
+                Severity::Error,
+                "CustomResourceDefinition/clusterapinodeclasses.karpenter.cluster.x-k8s.io"
+                    .to_string(),
+                fix_class.to_string()
+            ),
+        ]
+    );
+    let text = karpenter_capi::cmd::doctor::render_report(&report, false, false);
+    assert!(
+        text.contains("error   CustomResourceDefinition/nodepools.karpenter.sh  CrdMissing\n"),
+        "{text}"
+    );
+    assert!(text.contains("not installed on the workload cluster (no API served for karpenter.sh/v1): the controller cannot list nodepools and stops every pass"), "{text}");
+
+    // explain and simulate still stop on it: they cannot answer without the objects.
+    let err =
+        karpenter_capi::cmd::doctor::load_live(&client, &client, "User/test", None, now, false)
+            .await
+            .err()
+            .unwrap()
+            .to_string();
+    assert!(
+        err.starts_with("workload cluster: list nodepools.karpenter.sh: the CRD nodepools.karpenter.sh is not installed"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_built_in_api_not_served_still_stops_doctor() {
+    // Not a CRD: the address is not a Kubernetes API server, which no finding can work around.
+    let cluster = FakeApi::new().without("pods");
+    let now = "2026-11-30T10:30:00Z".parse().unwrap();
+    let err = karpenter_capi::cmd::doctor::load_live(
+        &cluster.client(),
+        &cluster.client(),
+        "User/test",
+        None,
+        now,
+        true,
+    )
+    .await
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.starts_with(
+            "workload cluster: list pods: the server does not serve the core API v1/pods (404)"
+        ),
+        "{err}"
+    );
+}

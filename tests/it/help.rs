@@ -24,7 +24,8 @@ fn help_lists_commands_by_group_with_their_about_text() {
     let help = String::from_utf8(out.stdout).unwrap();
     let expected = "\
 Setup Commands:
-  init  Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling
+  init       Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling
+  uninstall  Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster
 
 Troubleshooting Commands:
   doctor    Check a setup and every stuck NodeClaim; name the cause and the fix

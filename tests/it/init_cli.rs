@@ -152,6 +152,7 @@ fn output_dir_layout() {
             "08-machinedeployment-capi-ovh-karpenter-c3-8.yaml",
             "09-openstackmachinetemplate-capi-ovh-karpenter-c3-16.yaml",
             "10-machinedeployment-capi-ovh-karpenter-c3-16.yaml",
+            "kustomization.yaml",
         ]
     );
     assert_eq!(
@@ -164,10 +165,22 @@ fn output_dir_layout() {
             "05-role-karpenter-capi-leader-election.yaml",
             "06-rolebinding-karpenter-capi-leader-election.yaml",
             "07-deployment-karpenter-capi.yaml",
-            "08-clusterapinodeclass-default.yaml",
-            "09-nodepool-default.yaml",
+            "08-poddisruptionbudget-karpenter-capi.yaml",
+            "09-service-karpenter-capi-metrics.yaml",
+            "10-clusterapinodeclass-default.yaml",
+            "11-nodepool-default.yaml",
+            "kustomization.yaml",
+            "monitoring",
         ]
     );
+    assert_eq!(
+        list("workload/monitoring"),
+        [
+            "01-servicemonitor-karpenter-capi-metrics.yaml",
+            "kustomization.yaml"
+        ]
+    );
+    assert_eq!(list("crds"), ["kustomization.yaml"]);
     let md = std::fs::read_to_string(
         dir.join("management/06-machinedeployment-capi-ovh-karpenter-c3-4.yaml"),
     )
@@ -187,7 +200,7 @@ fn output_dir_layout() {
     assert!(again.status.success());
     assert!(
         String::from_utf8_lossy(&again.stderr).starts_with(&format!(
-            "wrote {}: 0 created, 0 replaced, 19 unchanged\n",
+            "wrote {}: 0 created, 0 replaced, 26 unchanged\n",
             dir.display()
         )),
         "{}",
@@ -198,7 +211,10 @@ fn output_dir_layout() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     top.sort();
-    assert_eq!(top, [".karpenter-capi-init", "management", "workload"]);
+    assert_eq!(
+        top,
+        [".karpenter-capi-init", "crds", "management", "workload"]
+    );
 }
 
 /// Runs `init` with the OVH flags minus its flavors, plus `extra`; expects exit 2 with a message
@@ -436,10 +452,14 @@ fn json_and_yaml_output_is_one_list() {
     assert_eq!(list["apiVersion"], "v1");
     assert_eq!(list["kind"], "List");
     let items = list["items"].as_array().unwrap();
-    assert_eq!(items.len(), 10 + 9, "both bundles");
+    assert_eq!(items.len(), 10 + 11, "both bundles");
     assert_eq!(items[0]["kind"], "ServiceAccount");
     assert_eq!(items[9]["kind"], "MachineDeployment");
-    assert_eq!(items[18]["kind"], "NodePool");
+    assert_eq!(items[17]["kind"], "PodDisruptionBudget");
+    assert_eq!(items[18]["kind"], "Service");
+    assert_eq!(items[20]["kind"], "NodePool");
+    // The optional ServiceMonitor is written by --output-dir only, never printed.
+    assert!(items.iter().all(|i| i["kind"] != "ServiceMonitor"));
     let out = bin()
         .args(support::ovh_args())
         .args(["-o", "yaml"])
@@ -449,7 +469,7 @@ fn json_and_yaml_output_is_one_list() {
     let text = String::from_utf8_lossy(&out.stdout);
     let list: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(list["kind"], "List");
-    assert_eq!(list["items"].as_array().unwrap().len(), 19);
+    assert_eq!(list["items"].as_array().unwrap().len(), 21);
 }
 
 /// The names of the files under `dir`, relative, sorted.
@@ -506,7 +526,7 @@ fn files_around_output_dir_survive() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.starts_with(&format!(
-            "wrote {}: 19 created, 0 replaced, 0 unchanged\n",
+            "wrote {}: 26 created, 0 replaced, 0 unchanged\n",
             dir.display()
         )),
         "{err}"
@@ -521,7 +541,7 @@ fn files_around_output_dir_survive() {
         std::fs::read_to_string(dir.join("management/NOTES.md")).unwrap(),
         "my notes\n"
     );
-    assert_eq!(tree(&dir).len(), 2 + 19 + 1, "theirs, ours and the record");
+    assert_eq!(tree(&dir).len(), 2 + 26 + 1, "theirs, ours and the record");
     // A run without the c3-16 flavor: its files are stale, listed, kept; --prune removes them.
     let two: Vec<String> = support::ovh_args()
         .into_iter()

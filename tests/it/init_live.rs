@@ -76,6 +76,7 @@ fn api() -> common::FakeApi {
     let mut types = common::all_types();
     types.extend(common::authz::rbac_types());
     types.extend([
+        common::t("", &["v1"], "services", "Service", true, false, false),
         common::t(
             "apps",
             &["v1"],

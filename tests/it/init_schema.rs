@@ -87,10 +87,11 @@ fn every_document_validates_for_every_provider_and_version() {
             }
         }
     }
-    // 2 versions x 8 providers; per render: 3 management built-ins (RBAC) and 8 workload
-    // built-ins; 3 KubeadmConfigTemplates (the flavors differ in taints and maxPods), 3 machine
+    // 2 versions x 8 providers; per render: 3 management built-ins (RBAC) and 10 workload
+    // built-ins (namespace, 5 RBAC, Secret, Deployment, PodDisruptionBudget, Service);
+    // 3 KubeadmConfigTemplates (the flavors differ in taints and maxPods), 3 machine
     // templates, 3 MachineDeployments, the node class and the NodePool.
-    assert_eq!(checked_builtin, 2 * 8 * (3 + 8));
+    assert_eq!(checked_builtin, 2 * 8 * (3 + 10));
     assert_eq!(checked_crd + checked_structure, 2 * 8 * (3 + 3 + 3 + 2));
     // OpenStack, Docker and Dev have CRD fixtures: their machine templates are schema-checked.
     assert_eq!(checked_structure, 2 * 5 * 3);

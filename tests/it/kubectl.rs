@@ -159,6 +159,7 @@ fn kubectl_completes_subcommands_with_descriptions() {
          explain\tExplain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck\n\
          simulate\tShow which flavors each strategy would provision for the pending pods, and the cost\n\
          run\tRun the controller loop in the foreground (one-shot with --once)\n\
+         uninstall\tRemove the controller, its NodePools, NodeClaims and CRDs from the workload cluster\n\
          completion\tPrint a shell completion script\n\
          version\tPrint the version and the git commit it was built from\n\
          help\tPrint this message or the help of the given subcommand(s)\n\

@@ -157,7 +157,7 @@ async fn missing_karpenter_crd_names_cluster_crd_and_what_to_install() {
     assert_eq!(
         err.to_string(),
         "workload cluster: list nodeclaims.karpenter.sh: the CRD nodeclaims.karpenter.sh is not installed (no API served for karpenter.sh/v1)\n  \
-         hint: install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: `kubectl karpenter-capi init` generates them"
+         hint: install Karpenter's karpenter.sh/v1 CRDs (NodePool, NodeClaim) on the workload cluster: `kubectl apply --server-side -k DIR/crds` (DIR as written by `kubectl karpenter-capi init --output-dir DIR`)"
     );
 }
 

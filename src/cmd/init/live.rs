@@ -28,6 +28,8 @@ const KINDS: &[(&str, &str, bool)] = &[
     ("ClusterRole", "clusterroles", false),
     ("ClusterRoleBinding", "clusterrolebindings", false),
     ("Deployment", "deployments", true),
+    ("PodDisruptionBudget", "poddisruptionbudgets", true),
+    ("Service", "services", true),
     ("KubeadmConfigTemplate", "kubeadmconfigtemplates", true),
     ("MachineDeployment", "machinedeployments", true),
     ("ClusterAPINodeClass", "clusterapinodeclasses", false),

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::setup::Bundle;
+use crate::setup::{Bundle, kustomize};
 
 /// The record of the files the last `init` wrote, relative to the directory, one per line.
 pub const RECORD: &str = ".karpenter-capi-init";
@@ -45,20 +45,48 @@ pub struct Written {
     pub foreign: Vec<String>,
 }
 
-/// The files of a bundle: `management/NN-kind-name.yaml` and `workload/NN-kind-name.yaml`.
+/// The files of a bundle, in apply order: the CRD base `crds/kustomization.yaml`, then
+/// `management/NN-kind-name.yaml` and `workload/NN-kind-name.yaml`, each directory a kustomize
+/// base listing its files, and the optional objects as the component `workload/monitoring/`.
 pub fn plan(bundle: &Bundle) -> Vec<PlannedFile> {
-    let mut out = Vec::new();
-    for (sub, docs) in [
-        ("management", &bundle.management),
-        ("workload", &bundle.workload),
-    ] {
+    let mut out = vec![PlannedFile {
+        path: format!("{}/{}", kustomize::CRDS_DIR, kustomize::KUSTOMIZATION),
+        text: kustomize::crds_kustomization(),
+        secret: false,
+    }];
+    let mut dir = |sub: &str, docs: &[crate::setup::Document]| -> Vec<String> {
+        let mut names = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
+            let name = doc.file_name(i + 1);
             out.push(PlannedFile {
-                path: format!("{sub}/{}", doc.file_name(i + 1)),
+                path: format!("{sub}/{name}"),
                 text: doc.with_comment(),
                 secret: doc.kind == "Secret",
             });
+            names.push(name);
         }
+        names
+    };
+    let management = dir("management", &bundle.management);
+    let workload = dir("workload", &bundle.workload);
+    let monitoring_dir = format!("workload/{}", kustomize::MONITORING_DIR);
+    let monitoring = dir(&monitoring_dir, &bundle.optional);
+    for (sub, text) in [
+        (
+            "management".to_string(),
+            kustomize::management_kustomization(&management),
+        ),
+        (
+            "workload".to_string(),
+            kustomize::workload_kustomization(&workload),
+        ),
+        (monitoring_dir, kustomize::monitoring_component(&monitoring)),
+    ] {
+        out.push(PlannedFile {
+            path: format!("{sub}/{}", kustomize::KUSTOMIZATION),
+            text,
+            secret: false,
+        });
     }
     out
 }

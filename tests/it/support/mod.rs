@@ -180,7 +180,8 @@ fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(
 /// compare, so unknown or misplaced fields fail. `None` when the kind is not a known built-in.
 pub fn validate_builtin(doc: &Document) -> Option<Result<(), String>> {
     use k8s_openapi::api::apps::v1::Deployment;
-    use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+    use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
     let v = &doc.value;
     Some(match (doc.api_version.as_str(), doc.kind.as_str()) {
@@ -194,6 +195,8 @@ pub fn validate_builtin(doc: &Document) -> Option<Result<(), String>> {
             roundtrip::<ClusterRoleBinding>(v)
         }
         ("apps/v1", "Deployment") => roundtrip::<Deployment>(v),
+        ("v1", "Service") => roundtrip::<Service>(v),
+        ("policy/v1", "PodDisruptionBudget") => roundtrip::<PodDisruptionBudget>(v),
         _ => return None,
     })
 }
