@@ -7,7 +7,7 @@
 //! - `MergePatch`: a JSON merge patch (labels and annotations: never conflicts).
 //! - `Scale`: a merge patch of `spec.replicas` on the `scale` subresource: an absolute value,
 //!   so sending it twice never overshoots.
-//! - `EditNode`, `SetNodeClaimStatus`, `SetConditions`: read the object, compute the new lists
+//! - `EditNode`, `EditFinalizers`, `SetNodeClaimStatus`, `SetConditions`: read the object, compute the new lists
 //!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
 //!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
@@ -52,7 +52,7 @@ use serde_json::{Map, Value, json};
 use tracing::{debug, info, warn};
 
 use super::api::{self, dynamic_api, object_key, resource_name};
-use super::edit::{NodeEdit, status_patch};
+use super::edit::{NodeEdit, finalizers_patch, status_patch};
 use super::errors::{object_error, status_code};
 use super::leader::Gate;
 use super::list::Clients;
@@ -386,6 +386,18 @@ impl Executor {
                 };
                 self.read_modify_patch(ClusterRole::Workload, &write::NODE, name, false, |obj| {
                     edit.patch(obj)
+                })
+                .await?;
+                Ok(None)
+            }
+            Write::EditFinalizers {
+                resource,
+                name,
+                add,
+                remove,
+            } => {
+                self.read_modify_patch(ClusterRole::Workload, resource, name, false, |obj| {
+                    finalizers_patch(obj, add, remove)
                 })
                 .await?;
                 Ok(None)

@@ -257,6 +257,15 @@ impl Req {
     }
 }
 
+/// Another writer's change, made to a stored object just before a matching request is
+/// answered (so the request sees the object as changed after its sender read it).
+struct Race {
+    method: String,
+    path_contains: String,
+    key: Key,
+    change: Box<dyn FnOnce(&mut Value) + Send>,
+}
+
 #[derive(Debug, Clone)]
 struct Fault {
     method: String,
@@ -277,6 +286,7 @@ struct State {
     uid: u64,
     log: Vec<Req>,
     faults: Vec<Fault>,
+    races: Vec<Race>,
     /// The longest token a TokenRequest gets (the API server's
     /// `--service-account-max-token-expiration`); None: as asked.
     max_token_secs: Option<i64>,
@@ -507,6 +517,28 @@ impl FakeApi {
         ));
     }
 
+    /// Before answering the next request with `method` whose path contains `path_contains`,
+    /// changes the stored object `group`/`plural`/`namespace`/`name` as another writer would
+    /// (resourceVersion bumped, a MODIFIED watch event): the race between a read and a write.
+    #[allow(clippy::too_many_arguments)]
+    pub fn race(
+        &self,
+        method: &str,
+        path_contains: &str,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+        change: impl FnOnce(&mut Value) + Send + 'static,
+    ) {
+        self.state.lock().unwrap().races.push(Race {
+            method: method.to_string(),
+            path_contains: path_contains.to_string(),
+            key: (group.into(), plural.into(), namespace.into(), name.into()),
+            change: Box::new(change),
+        });
+    }
+
     /// Drops every injected fault not used up yet.
     pub fn clear_faults(&self) {
         self.state.lock().unwrap().faults.clear();
@@ -587,6 +619,22 @@ impl FakeApi {
                 "Forbidden",
                 &authz::forbidden_message(user, &a),
             ));
+        }
+        // Another writer got there first.
+        if let Some(i) = st
+            .races
+            .iter()
+            .position(|r| r.method == method && path.contains(&r.path_contains))
+        {
+            let race = st.races.remove(i);
+            st.rv += 1;
+            let rv = st.rv.to_string();
+            if let Some(obj) = st.objects.get_mut(&race.key) {
+                (race.change)(obj);
+                obj["metadata"]["resourceVersion"] = json!(rv);
+                let obj = obj.clone();
+                self.emit(&race.key.0, &race.key.1, "MODIFIED", &obj);
+            }
         }
         // Faults first: they stand for the API server refusing the request.
         if let Some(f) = st
