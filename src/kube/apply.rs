@@ -11,11 +11,13 @@
 //!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
 //!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
-//! - Every write is bounded by a deadline ([`WRITE_DEADLINE`], 30 s): one the API server does
-//!   not answer fails like a refused one, so a hung request holds back only what shares its
-//!   objects.
+//! - Every write is bounded by a deadline ([`WRITE_DEADLINE`], 30 s, and with leader election
+//!   no longer than the Lease's validity left): one the API server does not answer fails like a
+//!   refused one, so a hung request holds back only what shares its objects, and no write of
+//!   a replica lands after its Lease may have passed to another.
 //! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
-//!   refused with 429 (a PodDisruptionBudget) is retried by the next pass, not an error.
+//!   refused with 429 (a PodDisruptionBudget), or with the 500 the API server answers for a pod
+//!   under several PodDisruptionBudgets, is retried by the next pass, not an error.
 //! - `Event`, `EventForCreated`: a core/v1 Event, unless the same one was recorded within the
 //!   de-duplication window ([`super::recorder`]); failing to record one is logged and never fails
 //!   the action.
@@ -83,6 +85,9 @@ pub enum ActionOutcome {
     },
     /// Not attempted because an earlier action failed.
     Skipped,
+    /// Not attempted: its object is backing off after a recent failure
+    /// ([`super::backoff::ObjectBackoff`]); a later pass retries it.
+    BackingOff,
 }
 
 /// One action's result.
@@ -156,10 +161,33 @@ impl Executor {
     /// object with it (see the module's guarantees). `now` stamps condition transitions and
     /// Events.
     pub async fn execute(&self, plan: &Plan, now: Timestamp) -> Vec<ActionResult> {
+        self.execute_holding(plan, now, &std::collections::BTreeSet::new())
+            .await
+    }
+
+    /// [`Executor::execute`], except that the actions whose target is in `held` (objects
+    /// backing off after a failure) are not attempted ([`ActionOutcome::BackingOff`]) and hold
+    /// back the later actions sharing an object with them, as a failure would.
+    pub async fn execute_holding(
+        &self,
+        plan: &Plan,
+        now: Timestamp,
+        held: &std::collections::BTreeSet<String>,
+    ) -> Vec<ActionResult> {
         let mut results = Vec::with_capacity(plan.actions.len());
         let mut blocked: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for action in &plan.actions {
             let scopes = action.scopes();
+            if held.contains(action.target()) {
+                blocked.extend(scopes);
+                results.push(ActionResult {
+                    action: action.name(),
+                    target: action.target().to_string(),
+                    outcome: ActionOutcome::BackingOff,
+                    created: Vec::new(),
+                });
+                continue;
+            }
             if scopes.iter().any(|s| blocked.contains(s)) {
                 blocked.extend(scopes);
                 results.push(ActionResult {
@@ -290,8 +318,20 @@ impl Executor {
             ));
         }
         debug!(write = ?w, "executing");
-        match tokio::time::timeout(self.write_deadline, self.send(w, now)).await {
+        // With leader election, no longer than the Lease's validity left: a write still in
+        // flight when another replica may take over is abandoned (its resourceVersion, read
+        // before, makes a late arrival fail with 409 anyway).
+        let lease_left = self.gate.time_left();
+        let deadline = lease_left.map_or(self.write_deadline, |left| left.min(self.write_deadline));
+        match tokio::time::timeout(deadline, self.send(w, now)).await {
             Ok(result) => result,
+            Err(_) if lease_left.is_some_and(|left| left < self.write_deadline) => {
+                Err(Error::Apply(format!(
+                    "abandoned after {}s, when this replica's leader Lease ran out: {}",
+                    deadline.as_secs_f64(),
+                    describe(w)
+                )))
+            }
             Err(_) => Err(Error::Apply(format!(
                 "no answer from the API server within {}s: {}",
                 self.write_deadline.as_secs_f64(),
@@ -497,9 +537,16 @@ impl Executor {
                     // The UID precondition failed: the pod planned on is gone already.
                     Err(e) if uid.is_some() && status_code(&e) == Some(409) => Ok(None),
                     // A PodDisruptionBudget refuses for now: the node stays tainted and the next
-                    // pass evicts again, as Karpenter's terminator retries.
-                    Err(e) if status_code(&e) == Some(429) => {
-                        tracing::info!(pod = %format!("{namespace}/{name}"), "eviction refused for now (429): retried next pass");
+                    // pass evicts again, as Karpenter's terminator retries. The API server's 500
+                    // for a pod under several PDBs is a PDB block too, not an error (mirrors
+                    // core terminator/eviction.go `Queue.Reconcile`, multiplePodDisruptionBudgetsError).
+                    Err(e) if status_code(&e) == Some(429) || several_pdbs(&e) => {
+                        let why = if several_pdbs(&e) {
+                            "the pod has more than one PodDisruptionBudget"
+                        } else {
+                            "429"
+                        };
+                        tracing::info!(pod = %format!("{namespace}/{name}"), "eviction refused for now ({why}): retried next pass");
                         Ok(None)
                     }
                     Err(e) => Err(object_error(
@@ -750,6 +797,14 @@ impl Executor {
             .map(|_| ())
             .map_err(|e| object_error(ClusterRole::Workload, "create", "events", event_ns, name, e))
     }
+}
+
+/// The API server's refusal to evict a pod selected by several PodDisruptionBudgets (a 500).
+pub const MULTIPLE_PDBS_MESSAGE: &str = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
+
+/// Whether an eviction error is the several-PDBs refusal.
+fn several_pdbs(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 500 && s.message == MULTIPLE_PDBS_MESSAGE)
 }
 
 /// The status patch removing conditions of these types (None: none present).

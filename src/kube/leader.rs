@@ -86,6 +86,22 @@ impl Gate {
         self.inner.lock().ok().and_then(|g| *g)
     }
 
+    /// How long a write sent now may take: without leader election, unbounded (None); with it,
+    /// the validity left of the last successful renewal (zero when closed), so a write cannot
+    /// land after another replica may have taken over.
+    pub fn time_left(&self) -> Option<std::time::Duration> {
+        if !self.electing {
+            return None;
+        }
+        let now = tokio::time::Instant::now();
+        Some(
+            self.valid_until()
+                .map_or(std::time::Duration::ZERO, |until| {
+                    until.saturating_duration_since(now)
+                }),
+        )
+    }
+
     /// Whether a write may go out now.
     pub fn is_open(&self) -> bool {
         if !self.electing {

@@ -275,6 +275,7 @@ impl Metrics {
                 ActionOutcome::Applied => "applied",
                 ActionOutcome::Failed { .. } => "failed",
                 ActionOutcome::Skipped => "skipped",
+                ActionOutcome::BackingOff => "backing_off",
             };
             self.action(r.action, outcome);
         }

@@ -13,12 +13,19 @@
 //!   its writes, then releases the Lease.
 //! - After a pass that created NodeClaims, the next pass waits (up to [`READ_YOUR_WRITES`]) until
 //!   the NodeClaim store shows them, so a lagging watch cannot make the core plan them twice.
-//! - A failed pass is retried after an exponential backoff (1 s doubling to 60 s), reset by the
-//!   next successful pass.
+//! - A replica that takes the Lease over plans its first pass from a fresh (quorum) listing of
+//!   both clusters, not from its stores, which may not show the previous leader's last writes.
+//! - One failure stays local across passes: a failed action backs off on its own object
+//!   ([`ObjectBackoff`]: 100 ms doubling to 10 s per target, as core's eviction queue), while
+//!   the rest of the pass and the next passes run at the normal cadence.
+//! - A pass that cannot read its view (the snapshot fails) is retried after an exponential
+//!   backoff of the controller (1 s doubling to 60 s), reset by the next pass that reads one.
 //!
 //! # Errors
-//! A pass fails with the first refused action ([`Error::Apply`]) or the snapshot error.
+//! A `--once` pass fails with the first refused action ([`Error::Apply`]) or the snapshot error;
+//! in continuous mode refused actions are logged and retried per object.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,6 +34,7 @@ use tokio::sync::{Notify, watch};
 use tracing::{debug, error, info, warn};
 
 use super::apply::{ActionOutcome, ActionResult, Executor};
+use super::backoff::ObjectBackoff;
 use super::leader::{Gate, Leadership, LeaseLock, RENEW_DEADLINE, RENEW_INTERVAL};
 use super::list::Clients;
 use super::metrics::Metrics;
@@ -138,6 +146,15 @@ impl PassReport {
 
 /// Plans from a snapshot and, unless dry run, acts. Action failures are in the report.
 pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
+    pass_holding(ctx, snapshot, &BTreeSet::new()).await
+}
+
+/// [`pass`], not attempting the actions whose target is in `held` (objects backing off).
+pub async fn pass_holding(
+    ctx: &Context,
+    snapshot: &Snapshot,
+    held: &BTreeSet<String>,
+) -> PassReport {
     let now = snapshot.now.unwrap_or_else(Timestamp::now);
     ctx.metrics.pending_pods.set(
         snapshot
@@ -173,7 +190,7 @@ pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
             results: Vec::new(),
         };
     }
-    let results = ctx.executor.execute(&plan, now).await;
+    let results = ctx.executor.execute_holding(&plan, now, held).await;
     ctx.metrics.record(&results);
     // Karpenter's counters count what was done: the actions whose writes all succeeded.
     let outcomes: Vec<bool> = results
@@ -307,8 +324,12 @@ pub async fn reconcile_loop(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<()> {
     let mut backoff = Backoff::default();
+    let mut objects = ObjectBackoff::default();
     let mut due = true; // plan once right after the watches synced
     let mut awaiting: Vec<String> = Vec::new();
+    // Whether the previous pass acted: a replica leading from the start plans from the stores
+    // its watches just listed.
+    let mut acted = *leading.borrow();
     loop {
         if !due {
             tokio::select! {
@@ -332,7 +353,18 @@ pub async fn reconcile_loop(
         ctx.metrics.set_acting(acting);
         if !acting {
             debug!("not the leader; not acting");
+            acted = false;
             continue;
+        }
+        // A new leader: the previous one's last writes may not have reached these stores yet
+        // (claims awaiting Machines, delete-machine marks, taints), so the first pass re-reads
+        // both clusters with a quorum list; what this replica remembered from an earlier term
+        // is forgotten.
+        let takeover = !acted;
+        acted = true;
+        if takeover {
+            awaiting.clear();
+            objects = ObjectBackoff::default();
         }
         // Read your writes: the claims created last pass must be visible before planning again.
         let deadline = tokio::time::Instant::now() + READ_YOUR_WRITES;
@@ -354,8 +386,21 @@ pub async fn reconcile_loop(
             warn!(claims = ?awaiting, "created NodeClaims not seen by the watch yet; planning anyway");
         }
         let started = Instant::now();
-        let outcome = match stores.snapshot() {
-            Ok(snapshot) => pass(ctx, &snapshot).await.into_result(),
+        let held = objects.held(tokio::time::Instant::now());
+        let view = if takeover {
+            info!("took over leadership: re-reading both clusters before acting");
+            super::list::live_snapshot_in(
+                &ctx.clients.workload,
+                &ctx.clients.management,
+                ctx.namespace.as_deref(),
+                ctx.cluster_name.as_deref(),
+            )
+            .await
+        } else {
+            stores.snapshot()
+        };
+        let outcome = match view {
+            Ok(snapshot) => Ok(pass_holding(ctx, &snapshot, &held).await),
             Err(e) => Err(e),
         };
         ctx.metrics
@@ -364,20 +409,26 @@ pub async fn reconcile_loop(
         ctx.metrics.pass_completed();
         match outcome {
             Ok(report) => {
-                ctx.metrics.pass(true);
-                if !report.plan.actions.is_empty() {
+                // Whatever else failed, the claims that were created are remembered.
+                awaiting = report.created_claims();
+                let failed = note_outcomes(&mut objects, &report);
+                ctx.metrics.pass(failed == 0);
+                if failed > 0 {
+                    ctx.metrics.error("act");
+                } else if !report.plan.actions.is_empty() {
                     info!(actions = report.plan.actions.len(), "pass applied");
                 }
-                awaiting = report.created_claims();
+                // An action's failure backs off on its own object, not the controller.
                 backoff.reset();
             }
             Err(e) => {
+                // No view at all: the controller backs off (a failed re-read after a takeover
+                // is tried again).
+                if takeover {
+                    acted = false;
+                }
                 ctx.metrics.pass(false);
-                ctx.metrics.error(if matches!(e, Error::Apply(_)) {
-                    "act"
-                } else {
-                    "observe"
-                });
+                ctx.metrics.error("observe");
                 let delay = backoff.next_delay();
                 error!(error = %e, retry_in = ?delay, "pass failed");
                 tokio::select! {
@@ -388,6 +439,32 @@ pub async fn reconcile_loop(
             }
         }
     }
+}
+
+/// Updates the per-object backoff from a pass's results (a failure backs its target off, a
+/// success forgets it, a target no longer planned is forgotten) and logs each failure with its
+/// retry delay. Returns how many actions failed.
+fn note_outcomes(objects: &mut ObjectBackoff, report: &PassReport) -> usize {
+    let now = tokio::time::Instant::now();
+    let planned: BTreeSet<&str> = report.plan.actions.iter().map(|a| a.target()).collect();
+    objects.retain_planned(&planned);
+    let mut failed = 0;
+    for r in &report.results {
+        match &r.outcome {
+            ActionOutcome::Applied => objects.succeeded(&r.target),
+            ActionOutcome::Failed {
+                error,
+                rollback_errors,
+                ..
+            } => {
+                failed += 1;
+                let delay = objects.failed(&r.target, now);
+                error!(action = r.action, target = %r.target, %error, rollback_errors = ?rollback_errors, retry_in = ?delay, "action failed; its object backs off");
+            }
+            ActionOutcome::Skipped | ActionOutcome::BackingOff => {}
+        }
+    }
+    failed
 }
 
 /// Competes for the Lease until `shutdown`, publishing whether this replica leads and opening the

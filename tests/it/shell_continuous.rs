@@ -292,3 +292,383 @@ async fn adding_our_finalizer_on_deletion_keeps_every_other_finalizer() {
         .collect();
     assert_eq!(codes, vec![409, 200]);
 }
+
+/// A node `node-1` (4 vCPU, Machine `capi/m-1` of `md-4`) whose NodeClaim `c-1` a user deleted:
+/// it drains. On it, pod `stuck` and pod `ok`. NodePool `default` never consolidates.
+fn draining_world() -> FakeApi {
+    let fake = FakeApi::new();
+    let pid = "openstack:///1";
+    for o in [
+        json!({"apiVersion": "karpenter.cluster.x-k8s.io/v1alpha1", "kind": "ClusterAPINodeClass",
+            "metadata": {"name": "default"}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": "2026-11-30T10:00:00Z"}]}}),
+        json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
+            "spec": {"template": {"spec": {"requirements": [],
+                "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"},
+                "expireAfter": "Never"}},
+              "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"}}}),
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "md-4", "namespace": "capi", "generation": 1,
+              "labels": {"node.cluster.x-k8s.io/karpenter-member": ""},
+              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": "4",
+                "capacity.cluster-autoscaler.kubernetes.io/memory": "8G",
+                "capacity.cluster-autoscaler.kubernetes.io/labels": "node.kubernetes.io/instance-type=c-4",
+                "capacity.cluster-autoscaler.kubernetes.io/price": "0.1"}},
+            "spec": {"clusterName": "capi", "replicas": 1,
+              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": "md-4"}},
+              "template": {"spec": {"clusterName": "capi"}}},
+            "status": {"observedGeneration": 1, "replicas": 1}}),
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": "m-1", "namespace": "capi",
+              "labels": {"cluster.x-k8s.io/deployment-name": "md-4", "node.cluster.x-k8s.io/karpenter-member": ""}},
+            "spec": {"clusterName": "capi", "providerID": pid},
+            "status": {"nodeRef": {"name": "node-1"}}}),
+        json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "node-1", "labels": {"kubernetes.io/hostname": "node-1", "karpenter.sh/nodepool": "default"}},
+            "spec": {"providerID": pid},
+            "status": {"capacity": {"cpu": "4", "memory": "8G", "pods": "110"},
+              "allocatable": {"cpu": "4", "memory": "8G", "pods": "110"},
+              "conditions": [{"type": "Ready", "status": "True"}]}}),
+        json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": "c-1", "finalizers": ["karpenter.sh/termination"], "deletionTimestamp": "2026-11-30T10:30:00Z",
+              "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
+              "annotations": {"cluster.x-k8s.io/machine": "capi/m-1", "karpenter-capi/machine-deployment": "capi/md-4"}},
+            "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []},
+            "status": {"providerID": pid, "nodeName": "node-1", "conditions": [
+                {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-11-30T09:00:00Z"}]}}),
+    ] {
+        fake.seed(o);
+    }
+    for name in ["stuck", "ok"] {
+        fake.seed(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
+            "status": {"phase": "Running"}}));
+    }
+    fake
+}
+
+fn pending(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}})
+}
+
+/// Claims created by the controller (not the seeded `c-1`).
+fn created_claims(fake: &FakeApi) -> usize {
+    fake.all("karpenter.sh", "nodeclaims")
+        .iter()
+        .filter(|c| c["metadata"]["name"] != "c-1")
+        .count()
+}
+
+fn start(
+    fake: &FakeApi,
+    window: karpenter_capi::kube::reconciler::Window,
+) -> (
+    Arc<karpenter_capi::kube::reconciler::Context>,
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<karpenter_capi::Result<()>>,
+) {
+    let ctx = Arc::new(karpenter_capi::kube::reconciler::Context::new(
+        clients(fake),
+        karpenter_capi::controller::Config::default(),
+        Some("capi".to_string()),
+        false,
+    ));
+    let (_lead_tx, lead_rx) = watch::channel(true);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(karpenter_capi::kube::reconciler::run_continuous(
+        ctx.clone(),
+        window,
+        lead_rx,
+        stop_rx,
+    ));
+    (ctx, stop_tx, task)
+}
+
+/// The production cadence: batches close after 1 s idle (10 s at most), a pass every 10 s.
+fn production_window() -> karpenter_capi::kube::reconciler::Window {
+    karpenter_capi::kube::reconciler::Window {
+        idle: Duration::from_secs(1),
+        max: Duration::from_secs(10),
+        resync: Duration::from_secs(10),
+    }
+}
+
+/// Rule 3: the eviction of one pod answered 500 on every attempt backs off on that pod alone
+/// (100 ms doubling to 10 s between its attempts); the other pod on the node is evicted in the
+/// first pass, and ten pending pods, arriving 2 s apart, each get a NodeClaim within the batch
+/// window (about 1 s), never waiting out a controller-wide backoff (which grew to 60 s).
+#[tokio::test(start_paused = true)]
+async fn a_failing_eviction_backs_off_alone_while_other_pods_get_nodes_on_time() {
+    let fake = draining_world();
+    fake.fail("POST", "/pods/stuck/eviction", 500, usize::MAX);
+    let (ctx, stop, task) = start(&fake, production_window());
+    eventually("the other pod evicted", || {
+        fake.get("", "pods", "default", "ok").is_none()
+    })
+    .await;
+    assert!(fake.get("", "pods", "default", "stuck").is_some());
+    let mut waits = Vec::new();
+    for i in 0..10 {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let before = created_claims(&fake);
+        let added = tokio::time::Instant::now();
+        fake.seed(pending(&format!("p-{i}")));
+        eventually(&format!("a claim for p-{i}"), || {
+            created_claims(&fake) > before
+        })
+        .await;
+        waits.push(added.elapsed());
+    }
+    let slowest = waits.iter().max().unwrap();
+    assert!(
+        *slowest <= Duration::from_millis(1500),
+        "every pending pod got its claim within the batch window: {waits:?}"
+    );
+    let attempts: Vec<tokio::time::Instant> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/pods/stuck/eviction"))
+        .map(|r| r.at)
+        .collect();
+    assert!(
+        attempts.len() >= 5,
+        "retried in later passes: {} attempts",
+        attempts.len()
+    );
+    for (k, pair) in attempts.windows(2).enumerate() {
+        let gap = pair[1] - pair[0];
+        let backoff = karpenter_capi::kube::backoff::ObjectBackoff::delay(k as u32 + 1);
+        assert!(
+            gap >= backoff,
+            "attempt {} came {gap:?} after the previous, before its {backoff:?} backoff",
+            k + 2
+        );
+    }
+    assert!(ctx.metrics.is_ready());
+    stop.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+/// Rule 3: the API server's 500 for a pod under several PodDisruptionBudgets is a PDB block,
+/// as a 429 is: not a failed action (nothing backs off), retried by the next pass.
+#[tokio::test]
+async fn an_eviction_refused_for_several_pdbs_is_a_pdb_block_not_a_failure() {
+    use karpenter_capi::controller::write::Write;
+    use karpenter_capi::kube::apply::{Executor, MULTIPLE_PDBS_MESSAGE};
+    let fake = draining_world();
+    let executor = Executor::new(clients(&fake));
+    let evict = Write::Evict {
+        namespace: "default".to_string(),
+        name: "stuck".to_string(),
+        uid: None,
+    };
+    fake.fail_with(
+        "POST",
+        "/pods/stuck/eviction",
+        500,
+        "InternalError",
+        MULTIPLE_PDBS_MESSAGE,
+        1,
+    );
+    let now = jiff::Timestamp::now();
+    assert!(executor.execute_write(&evict, now).await.unwrap().is_none());
+    assert!(
+        fake.get("", "pods", "default", "stuck").is_some(),
+        "not evicted"
+    );
+    // Any other 500 stays a failure.
+    fake.fail("POST", "/pods/stuck/eviction", 500, 1);
+    let err = executor.execute_write(&evict, now).await.unwrap_err();
+    assert!(
+        err.to_string().contains("etcdserver: request timed out"),
+        "{err}"
+    );
+    // Accepted on the next try.
+    executor.execute_write(&evict, now).await.unwrap();
+    assert!(fake.get("", "pods", "default", "stuck").is_none());
+}
+
+/// Rule 4: a write still in flight when this replica's Lease validity runs out (the renewal
+/// hangs, the write hangs) is abandoned then, not after the 30 s write deadline: no write of a
+/// replica lands after another may have taken over; the next write is refused before it is sent.
+#[tokio::test(start_paused = true)]
+async fn a_hung_renewal_bounds_a_hung_write_by_the_lease_time_left() {
+    use karpenter_capi::controller::write::Write;
+    use karpenter_capi::kube::apply::{Executor, WRITE_DEADLINE};
+    use karpenter_capi::kube::leader::{LEASE_DURATION, LeaseLock};
+    let fake = draining_world();
+    let lock = LeaseLock::new(fake.client(), "kube-system", "a".to_string());
+    let gate = Gate::elected();
+    let (lead_tx, lead_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(lead(
+        lock,
+        Arc::new(Metrics::new()),
+        lead_tx,
+        gate.clone(),
+        LeaseTiming::default(),
+        stop_rx,
+    ));
+    eventually("leadership", || *lead_rx.borrow()).await;
+    // Every renewal from now on hangs, and so does the write.
+    fake.hang("PUT", "/leases/karpenter-capi", usize::MAX);
+    fake.hang("PATCH", "/nodes/node-1", usize::MAX);
+    let executor = Executor::new(clients(&fake)).with_gate(gate.clone());
+    let label = Write::MergePatch {
+        cluster: karpenter_capi::error::ClusterRole::Workload,
+        resource: karpenter_capi::controller::write::NODE,
+        namespace: String::new(),
+        name: "node-1".to_string(),
+        patch: json!({"metadata": {"labels": {"a": "b"}}}),
+    };
+    // Half-way through the validity of the last renewal.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let until = gate.valid_until().unwrap();
+    let left = gate.time_left().unwrap();
+    assert!(left < LEASE_DURATION && left < WRITE_DEADLINE, "{left:?}");
+    let sent = tokio::time::Instant::now();
+    let err = executor
+        .execute_write(&label, jiff::Timestamp::now())
+        .await
+        .unwrap_err();
+    let took = sent.elapsed();
+    assert_eq!(took, left, "abandoned exactly when the Lease ran out");
+    assert!(tokio::time::Instant::now() >= until);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "abandoned after {}s, when this replica's leader Lease ran out: mergePatch node-1",
+            left.as_secs_f64()
+        )
+    );
+    // Leadership is gone; the next write is refused before it is sent.
+    assert!(!gate.is_open());
+    let patches = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with("/nodes/node-1"))
+        .count();
+    let err = executor
+        .execute_write(&label, jiff::Timestamp::now())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not written: this replica no longer holds the leader Lease"
+    );
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.path.ends_with("/nodes/node-1"))
+            .count(),
+        patches
+    );
+    stop_tx.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// Rule 4: a replica that takes over re-reads both clusters before acting. The previous leader
+/// created a NodeClaim for the pending pod and scaled its MachineDeployment just before it lost
+/// the Lease, and this replica's watches have not shown either yet: its first pass as leader
+/// plans from a fresh listing and creates no second claim.
+#[tokio::test]
+async fn a_new_leader_re_reads_the_clusters_before_acting() {
+    let seed = |fake: &FakeApi| {
+        fake.seed_yaml(WORLD);
+        fake.seed(pending("web"));
+    };
+    // What the previous leader wrote, made on a twin cluster.
+    let twin = FakeApi::new();
+    seed(&twin);
+    once(&twin).await;
+    let written = twin.all("karpenter.sh", "nodeclaims");
+    assert_eq!(written.len(), 1);
+    let fake = FakeApi::new();
+    seed(&fake);
+    let window = karpenter_capi::kube::reconciler::Window {
+        idle: Duration::from_millis(30),
+        max: Duration::from_millis(200),
+        resync: Duration::from_millis(300),
+    };
+    let ctx = Arc::new(karpenter_capi::kube::reconciler::Context::new(
+        clients(&fake),
+        karpenter_capi::controller::Config::default(),
+        Some("capi".to_string()),
+        false,
+    ));
+    let (lead_tx, lead_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(karpenter_capi::kube::reconciler::run_continuous(
+        ctx.clone(),
+        window,
+        lead_rx,
+        stop_rx,
+    ));
+    eventually("ready", || ctx.metrics.is_ready()).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(fake.writes().is_empty(), "a follower never writes");
+    // The previous leader's writes, which the watches do not show.
+    fake.seed_unwatched(written[0].clone());
+    fake.mutate_unwatched(
+        "cluster.x-k8s.io",
+        "machinedeployments",
+        "capi",
+        "c3-8",
+        |md| md["spec"]["replicas"] = json!(1),
+    );
+    fake.clear_log();
+    lead_tx.send_replace(true);
+    eventually("a pass as leader", || {
+        fake.requests()
+            .iter()
+            .any(|r| r.path == "/apis/karpenter.sh/v1/nodeclaims" && !r.query.contains("watch"))
+    })
+    .await;
+    // Then the watches catch up.
+    let name = written[0]["metadata"]["name"].as_str().unwrap().to_string();
+    fake.mutate("karpenter.sh", "nodeclaims", "", &name, |_| {});
+    fake.mutate(
+        "cluster.x-k8s.io",
+        "machinedeployments",
+        "capi",
+        "c3-8",
+        |_| {},
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let claims = fake.all("karpenter.sh", "nodeclaims");
+    assert_eq!(
+        claims.len(),
+        1,
+        "no second claim for the pod: {:?}",
+        claims
+            .iter()
+            .map(|c| &c["metadata"]["name"])
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        !fake
+            .writes()
+            .iter()
+            .any(|w| w.starts_with("POST /apis/karpenter.sh/v1/nodeclaims")),
+        "{:?}",
+        fake.writes()
+    );
+    stop_tx.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
