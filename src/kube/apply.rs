@@ -124,6 +124,28 @@ pub struct Executor {
     events: std::sync::Arc<super::recorder::Dedupe>,
     /// How long one write may go unanswered before it counts as failed.
     write_deadline: std::time::Duration,
+    /// What the writes since the last [`Executor::take_written`] left on the objects.
+    written: std::sync::Arc<std::sync::Mutex<Vec<Written>>>,
+    /// Machines (`namespace/name`) whose delete-machine mark a successful scale-down relied on:
+    /// no rollback removes it (see [`Executor::forget_marks_except`]).
+    committed_marks: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+}
+
+/// An object as one successful write left it: the resourceVersion the API server answered
+/// with, for read-your-writes (the stores must show at least this version before a pass plans
+/// on them again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Plural resource name (`nodeclaims`, `machinedeployments`, ...).
+    pub plural: &'static str,
+    /// Namespace ("" for cluster-scoped).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// The resourceVersion answered (None when the answer had none).
+    pub resource_version: Option<String>,
+    /// The write created the object.
+    pub created: bool,
 }
 
 /// How long one write (with its conflict retries) may go unanswered by default.
@@ -141,7 +163,65 @@ impl Executor {
             gate: Gate::open(),
             events: std::sync::Arc::default(),
             write_deadline: WRITE_DEADLINE,
+            written: std::sync::Arc::default(),
+            committed_marks: std::sync::Arc::default(),
         }
+    }
+
+    /// The objects written since the last call, as the writes left them.
+    pub fn take_written(&self) -> Vec<Written> {
+        self.written
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+
+    /// Forgets the committed marks of Machines no longer present (`present`: `namespace/name`
+    /// of the Machines observed): a Machine that is gone needs its mark no more.
+    pub fn forget_marks_except(&self, present: &std::collections::BTreeSet<String>) {
+        if let Ok(mut m) = self.committed_marks.lock() {
+            m.retain(|k| present.contains(k));
+        }
+    }
+
+    /// Machines whose mark a successful scale-down relies on (`namespace/name`).
+    pub fn committed_marks(&self) -> std::collections::BTreeSet<String> {
+        self.committed_marks
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
+    }
+
+    fn note_written(&self, w: Written) {
+        if let Ok(mut list) = self.written.lock() {
+            list.push(w);
+        }
+    }
+
+    /// Whether a rollback write would take off the delete-machine mark of a Machine that an
+    /// earlier successful scale-down relies on (Cluster API would then pick another victim).
+    fn unmarks_committed(&self, w: &Write) -> bool {
+        let Write::MergePatch {
+            resource,
+            namespace,
+            name,
+            patch,
+            ..
+        } = w
+        else {
+            return false;
+        };
+        let unmark = patch
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .and_then(|a| a.get(crate::model::machine::DELETE_MACHINE_ANNOTATION))
+            .is_some_and(Value::is_null);
+        resource.kind == "Machine"
+            && unmark
+            && self
+                .committed_marks
+                .lock()
+                .is_ok_and(|m| m.contains(&object_key(namespace, name)))
     }
 
     /// This executor, giving up on a write unanswered after `deadline` ([`WRITE_DEADLINE`] by
@@ -281,6 +361,10 @@ impl Executor {
                     warn!(action = action.name(), target = action.target(), error = %err, "write failed; rolling back");
                     let mut rollback_errors = Vec::new();
                     for r in &steps.rollback {
+                        if self.unmarks_committed(r) {
+                            info!(action = action.name(), write = %describe(r), "rollback write not sent: an earlier successful scale-down relies on this mark");
+                            continue;
+                        }
                         if let Err(e) = self.execute_write(r, now).await {
                             warn!(action = action.name(), error = %e, "rollback write failed");
                             rollback_errors.push(e.to_string());
@@ -298,6 +382,14 @@ impl Executor {
                     };
                 }
             }
+        }
+        // The replica change went through: the marks it relied on must stay.
+        if let Action::ScaleMachineDeployment {
+            rollback_machines, ..
+        } = action
+            && let Ok(mut marks) = self.committed_marks.lock()
+        {
+            marks.extend(rollback_machines.iter().cloned());
         }
         info!(action = action.name(), target = action.target(), "applied");
         ActionResult {
@@ -366,7 +458,7 @@ impl Executor {
                         _ => break,
                     }
                 }
-                sent.map_err(|e| {
+                let obj = sent.map_err(|e| {
                     object_error(
                         *cluster,
                         "patch",
@@ -376,6 +468,13 @@ impl Executor {
                         e,
                     )
                 })?;
+                self.note_written(Written {
+                    plural: resource.plural,
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    resource_version: obj.metadata.resource_version,
+                    created: false,
+                });
                 Ok(None)
             }
             Write::Scale {
@@ -393,7 +492,8 @@ impl Executor {
                 if let Some(rv) = resource_version {
                     patch["metadata"] = json!({"resourceVersion": rv});
                 }
-                api.patch_scale(name, &patch_params(), &Patch::Merge(patch))
+                let scale = api
+                    .patch_scale(name, &patch_params(), &Patch::Merge(patch))
                     .await
                     .map_err(|e| {
                         object_error(
@@ -405,6 +505,13 @@ impl Executor {
                             e,
                         )
                     })?;
+                self.note_written(Written {
+                    plural: resource.plural,
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    resource_version: scale.metadata.resource_version,
+                    created: false,
+                });
                 Ok(None)
             }
             Write::EditNode {
@@ -633,13 +740,22 @@ impl Executor {
                 api.create(&pp, &obj).await.map_err(|e| fail("create", e))?
             }
         };
+        let name = created
+            .metadata
+            .name
+            .clone()
+            .unwrap_or_else(|| display.clone());
+        self.note_written(Written {
+            plural: resource.plural,
+            namespace: namespace.clone(),
+            name: name.clone(),
+            resource_version: created.metadata.resource_version,
+            created: true,
+        });
         Ok(format!(
             "{}/{}",
             resource.kind,
-            object_key(
-                &namespace,
-                created.metadata.name.as_deref().unwrap_or(&display)
-            )
+            object_key(&namespace, &name)
         ))
     }
 
@@ -690,7 +806,16 @@ impl Executor {
                     .await
             };
             match sent {
-                Ok(_) => return Ok(()),
+                Ok(obj) => {
+                    self.note_written(Written {
+                        plural: resource.plural,
+                        namespace: String::new(),
+                        name: name.to_string(),
+                        resource_version: obj.metadata.resource_version,
+                        created: false,
+                    });
+                    return Ok(());
+                }
                 Err(e) if status_code(&e) == Some(409) => {
                     debug!(object = name, attempt, "conflict; re-reading");
                     last = Some(e);

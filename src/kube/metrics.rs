@@ -268,6 +268,13 @@ impl Metrics {
             .inc();
     }
 
+    /// Counts a pass that did not plan because a store it reads is re-listing.
+    pub fn pass_waiting(&self) {
+        self.passes
+            .get_or_create(&vec![("result".to_string(), "stale".to_string())])
+            .inc();
+    }
+
     /// Counts the executed actions by outcome.
     pub fn record(&self, results: &[ActionResult]) {
         for r in results {

@@ -11,8 +11,13 @@
 //! # Guarantees
 //! - Passes never overlap, and shutdown (SIGTERM/SIGINT) waits for the running pass to finish
 //!   its writes, then releases the Lease.
-//! - After a pass that created NodeClaims, the next pass waits (up to [`READ_YOUR_WRITES`]) until
-//!   the NodeClaim store shows them, so a lagging watch cannot make the core plan them twice.
+//! - Read your own writes: after a pass, the next waits (up to [`READ_YOUR_WRITES`]) until the
+//!   stores show every object its successful writes left (created NodeClaims, replicas,
+//!   delete-machine marks, taints, status) at least at the resourceVersion answered, whether
+//!   the pass as a whole succeeded or not, so a lagging watch cannot make the core plan them
+//!   twice. A rollback never takes off a mark that a successful scale-down relied on.
+//! - No pass plans while a store of [`DECISION_STORES`] is re-listing (its watch restarted or
+//!   its resourceVersion expired): the reflector still serves the objects of before.
 //! - A replica that takes the Lease over plans its first pass from a fresh (quorum) listing of
 //!   both clusters, not from its stores, which may not show the previous leader's last writes.
 //! - One failure stays local across passes: a failed action backs off on its own object
@@ -33,7 +38,8 @@ use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
 use tracing::{debug, error, info, warn};
 
-use super::apply::{ActionOutcome, ActionResult, Executor};
+use super::api::object_key;
+use super::apply::{ActionOutcome, ActionResult, Executor, Written};
 use super::backoff::ObjectBackoff;
 use super::leader::{Gate, Leadership, LeaseLock, RENEW_DEADLINE, RENEW_INTERVAL};
 use super::list::Clients;
@@ -47,6 +53,23 @@ use crate::model::snapshot::Snapshot;
 pub const RESYNC: Duration = Duration::from_secs(10);
 /// How long to wait for our own creations to show in the stores.
 pub const READ_YOUR_WRITES: Duration = Duration::from_secs(10);
+
+/// The stores every decision reads: while one of them is re-listing (its view may be stale),
+/// no pass plans. Disruption reads all of them; provisioning all but pods and
+/// PodDisruptionBudgets, which alone could let it proceed; waiting for them too costs a
+/// re-list's time and keeps one rule. Mirrors core's `cluster.Synced` check at the top of
+/// `provisioning/provisioner.go` `Provisioner.Reconcile` and `disruption/controller.go`
+/// `Controller.Reconcile` (core's Synced also waits for every NodeClaim to have a providerID;
+/// here a claim waits minutes for its Machine, so that part is not followed).
+pub const DECISION_STORES: &[&str] = &[
+    "pods",
+    "nodes",
+    "nodeclaims",
+    "machines",
+    "machinesets",
+    "machinedeployments",
+    "poddisruptionbudgets",
+];
 
 /// What a pass needs.
 pub struct Context {
@@ -190,6 +213,13 @@ pub async fn pass_holding(
             results: Vec::new(),
         };
     }
+    ctx.executor.forget_marks_except(
+        &snapshot
+            .machines
+            .iter()
+            .map(|m| m.key())
+            .collect::<BTreeSet<String>>(),
+    );
     let results = ctx.executor.execute_holding(&plan, now, held).await;
     ctx.metrics.record(&results);
     // Karpenter's counters count what was done: the actions whose writes all succeeded.
@@ -326,7 +356,7 @@ pub async fn reconcile_loop(
     let mut backoff = Backoff::default();
     let mut objects = ObjectBackoff::default();
     let mut due = true; // plan once right after the watches synced
-    let mut awaiting: Vec<String> = Vec::new();
+    let mut awaiting: Vec<Written> = Vec::new();
     // Whether the previous pass acted: a replica leading from the start plans from the stores
     // its watches just listed.
     let mut acted = *leading.borrow();
@@ -366,24 +396,38 @@ pub async fn reconcile_loop(
             awaiting.clear();
             objects = ObjectBackoff::default();
         }
-        // Read your writes: the claims created last pass must be visible before planning again.
+        // No decision on a view being re-listed (a fresh listing after a takeover needs none).
+        let stale = stores.unsynced_among(DECISION_STORES);
+        if !takeover && !stale.is_empty() {
+            info!(stores = ?stale, "waiting for the watches to re-sync before planning");
+            ctx.metrics.pass_waiting();
+            ctx.metrics.pass_completed();
+            continue;
+        }
+        // Read your writes: what earlier passes wrote (claims created, replicas, marks, taints,
+        // status) must be visible before planning again, or the core would plan it twice.
         let deadline = tokio::time::Instant::now() + READ_YOUR_WRITES;
-        while !awaiting
-            .iter()
-            .all(|n| stores.contains("nodeclaims", "", n))
-            && tokio::time::Instant::now() < deadline
-        {
+        awaiting.retain(|w| !stores.shows(w));
+        while !awaiting.is_empty() && tokio::time::Instant::now() < deadline {
             tokio::select! {
                 _ = notify.notified() => {}
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                 _ = stopped(&mut shutdown) => return Ok(()),
             }
+            awaiting.retain(|w| !stores.shows(w));
         }
-        if !awaiting
-            .iter()
-            .all(|n| stores.contains("nodeclaims", "", n))
-        {
-            warn!(claims = ?awaiting, "created NodeClaims not seen by the watch yet; planning anyway");
+        if !awaiting.is_empty() {
+            let objects: Vec<String> = awaiting
+                .iter()
+                .map(|w| format!("{} {}", w.plural, object_key(&w.namespace, &w.name)))
+                .collect();
+            warn!(
+                ?objects,
+                "own writes not seen by the watches yet; planning anyway"
+            );
+            // A write the watch never shows is not waited for twice; the marks a scale-down
+            // relies on stay protected by the executor.
+            awaiting.clear();
         }
         let started = Instant::now();
         let held = objects.held(tokio::time::Instant::now());
@@ -409,8 +453,8 @@ pub async fn reconcile_loop(
         ctx.metrics.pass_completed();
         match outcome {
             Ok(report) => {
-                // Whatever else failed, the claims that were created are remembered.
-                awaiting = report.created_claims();
+                // Whatever else failed, every write that went through is remembered.
+                awaiting.extend(ctx.executor.take_written());
                 let failed = note_outcomes(&mut objects, &report);
                 ctx.metrics.pass(failed == 0);
                 if failed > 0 {

@@ -672,3 +672,281 @@ async fn a_new_leader_re_reads_the_clusters_before_acting() {
         .unwrap()
         .unwrap();
 }
+
+/// Stores holding `objects` as the watchers feed them (compacted), with the stores of `stale`
+/// (plural names) re-listing; and their writers, which must outlive the stores' use.
+fn stores_of(
+    objects: &[Value],
+    stale: &[&str],
+) -> (
+    karpenter_capi::kube::watch::Stores,
+    Vec<karpenter_capi::kube::watch::StoreWriter<kube::api::DynamicObject>>,
+) {
+    use karpenter_capi::kube::list::OBSERVED;
+    use karpenter_capi::kube::watch::{Stores, compact, store_for};
+    use kube::runtime::watcher::Event;
+    let mut entries = Vec::new();
+    let mut writers = Vec::new();
+    for l in OBSERVED {
+        let (store, mut writer) = store_for(&l.resource);
+        writer.apply_watcher_event(&Event::Init);
+        for v in objects.iter().filter(|v| {
+            v["kind"] == l.resource.kind
+                && v["apiVersion"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with(l.resource.group)
+        }) {
+            let mut o: kube::api::DynamicObject = serde_json::from_value(v.clone()).unwrap();
+            compact(&mut o, l.resource.kind);
+            writer.apply_watcher_event(&Event::InitApply(o));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        entries.push((*l, l.resource, store));
+        writers.push(writer);
+    }
+    let stores = Stores::from_parts(entries, Vec::new());
+    for (l, flag) in OBSERVED.iter().zip(stores.synced()) {
+        if stale.contains(&l.resource.plural) {
+            flag.observe(&Event::<kube::api::DynamicObject>::Init);
+        }
+    }
+    (stores, writers)
+}
+
+/// Runs the reconcile loop over `stores` (writes go to `fake`) for `secs` of (paused) time;
+/// returns the metrics text.
+async fn run_loop(
+    fake: &FakeApi,
+    stores: &karpenter_capi::kube::watch::Stores,
+    secs: u64,
+) -> String {
+    let ctx = karpenter_capi::kube::reconciler::Context::new(
+        clients(fake),
+        karpenter_capi::controller::Config::default(),
+        Some("capi".to_string()),
+        false,
+    );
+    let notify = tokio::sync::Notify::new();
+    let (_lead_tx, lead_rx) = watch::channel(true);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let window = production_window();
+    let stopper = async {
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+        stop_tx.send_replace(true);
+    };
+    let (result, ()) = tokio::join!(
+        karpenter_capi::kube::reconciler::reconcile_loop(
+            &ctx, stores, &notify, window, lead_rx, stop_rx
+        ),
+        stopper
+    );
+    result.unwrap();
+    ctx.metrics.render()
+}
+
+/// The objects of `fake` (what a complete listing shows).
+fn everything(fake: &FakeApi) -> Vec<Value> {
+    common::all_types()
+        .iter()
+        .flat_map(|t| fake.all(t.group, t.plural))
+        .collect()
+}
+
+/// An empty node `node-1` (its claim `c-1` initialized two days ago) of a NodePool consolidating
+/// empty nodes after 30 s: the Empty decision is due.
+fn empty_node_world() -> FakeApi {
+    let fake = draining_world();
+    for pod in ["stuck", "ok"] {
+        fake.remove("", "pods", "default", pod);
+    }
+    fake.mutate("karpenter.sh", "nodeclaims", "", "c-1", |c| {
+        let meta = c["metadata"].as_object_mut().unwrap();
+        meta.remove("deletionTimestamp");
+    });
+    fake.mutate("karpenter.sh", "nodepools", "", "default", |p| {
+        p["spec"]["disruption"] = json!({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s", "budgets": [{"nodes": "100%"}]});
+    });
+    fake
+}
+
+/// Rule 1, disruption: while any store a disruption decision reads is re-listing, no pass
+/// plans. The stale pod store shows `node-1` empty; in fact pod `web` was bound to it meanwhile.
+/// With every store synced the same view deletes `c-1` (the Empty decision is real); with any
+/// of the seven re-listing, nothing is written, and once the re-list shows `web`, nothing is
+/// disrupted.
+#[tokio::test(start_paused = true)]
+async fn no_disruption_decision_on_a_store_being_re_listed() {
+    let deleted = |fake: &FakeApi| {
+        fake.writes()
+            .iter()
+            .any(|w| w.starts_with("DELETE /apis/karpenter.sh/v1/nodeclaims/c-1"))
+    };
+    // The control: synced, empty node: Empty deletes its claim.
+    let fake = empty_node_world();
+    let (stores, _w) = stores_of(&everything(&fake), &[]);
+    run_loop(&fake, &stores, 5).await;
+    assert!(deleted(&fake), "{:?}", fake.writes());
+
+    for stale in karpenter_capi::kube::reconciler::DECISION_STORES {
+        let fake = empty_node_world();
+        let view = everything(&fake);
+        // The pod the stale view misses.
+        fake.seed(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+            "status": {"phase": "Running"}}));
+        let (stores, _w) = stores_of(&view, &[stale]);
+        let metrics = run_loop(&fake, &stores, 30).await;
+        assert!(
+            fake.writes().is_empty(),
+            "{stale} re-listing: {:?}",
+            fake.writes()
+        );
+        assert!(
+            metrics.contains("karpenter_capi_reconcile_passes_total{result=\"stale\"}"),
+            "{stale}: the passes waited"
+        );
+        // The re-list completes and shows the pod: the node is busy, nothing is disrupted.
+        let (stores, _w) = stores_of(&everything(&fake), &[]);
+        run_loop(&fake, &stores, 5).await;
+        assert!(!deleted(&fake), "{stale}: {:?}", fake.writes());
+    }
+}
+
+/// Rule 1, provisioning: a pending pod whose NodeClaim the previous pass created, which a
+/// re-listing NodeClaim store does not show yet. With the stores synced and no claim the pod
+/// gets one; while any of the NodeClaim, Node, Machine, MachineSet or MachineDeployment stores
+/// re-lists, no claim is created (no second claim for the pod).
+#[tokio::test(start_paused = true)]
+async fn no_provisioning_on_a_claim_or_capacity_store_being_re_listed() {
+    let world = || {
+        let fake = FakeApi::new();
+        fake.seed_yaml(WORLD);
+        fake.seed(pending("web"));
+        fake
+    };
+    let created = |fake: &FakeApi| {
+        fake.writes()
+            .iter()
+            .filter(|w| w.starts_with("POST /apis/karpenter.sh/v1/nodeclaims"))
+            .count()
+    };
+    let fake = world();
+    let (stores, _w) = stores_of(&everything(&fake), &[]);
+    run_loop(&fake, &stores, 5).await;
+    assert_eq!(created(&fake), 1, "the control provisions");
+    let made = fake.all("karpenter.sh", "nodeclaims");
+
+    for stale in [
+        "nodeclaims",
+        "nodes",
+        "machines",
+        "machinesets",
+        "machinedeployments",
+    ] {
+        let fake = world();
+        let view = everything(&fake);
+        fake.seed(made[0].clone());
+        let (stores, _w) = stores_of(&view, &[stale]);
+        run_loop(&fake, &stores, 30).await;
+        assert_eq!(created(&fake), 0, "{stale} re-listing: {:?}", fake.writes());
+    }
+}
+
+/// Feeds every object `fake` holds now into the stores, as a watch catching up would.
+fn catch_up(
+    fake: &FakeApi,
+    writers: &mut [karpenter_capi::kube::watch::StoreWriter<kube::api::DynamicObject>],
+) {
+    use karpenter_capi::kube::list::OBSERVED;
+    use kube::runtime::watcher::Event;
+    for (l, writer) in OBSERVED.iter().zip(writers.iter_mut()) {
+        let ty = common::all_types()
+            .into_iter()
+            .find(|t| t.plural == l.resource.plural)
+            .unwrap();
+        for v in fake.all(ty.group, ty.plural) {
+            let mut o: kube::api::DynamicObject = serde_json::from_value(v).unwrap();
+            karpenter_capi::kube::watch::compact(&mut o, l.resource.kind);
+            writer.apply_watcher_event(&Event::Apply(o));
+        }
+    }
+}
+
+fn scale_codes(fake: &FakeApi) -> Vec<u16> {
+    fake.requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with("/machinedeployments/md-4/scale"))
+        .map(|r| r.code)
+        .collect()
+}
+
+fn unmarks(fake: &FakeApi) -> usize {
+    fake.requests()
+        .iter()
+        .filter(|r| {
+            r.method == "PATCH"
+                && r.path.ends_with("/machines/m-1")
+                && r.body
+                    .pointer("/metadata/annotations/cluster.x-k8s.io~1delete-machine")
+                    .is_some_and(Value::is_null)
+        })
+        .count()
+}
+
+/// Rule 2, read your writes: the Empty decision marks `m-1` and scales `md-4` 1 -> 0; the
+/// watches show neither for 14 s. The next pass (10 s later) waits for them instead of planning
+/// the same scale-down again off the stale view, and once they show, plans on them: one scale
+/// sent, no 409.
+#[tokio::test(start_paused = true)]
+async fn the_next_pass_waits_for_its_own_scale_and_mark_to_show() {
+    let fake = empty_node_world();
+    let (stores, mut writers) = stores_of(&everything(&fake), &[]);
+    let catching_up = async {
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        assert_eq!(
+            scale_codes(&fake),
+            vec![200],
+            "one scale before the watches caught up"
+        );
+        catch_up(&fake, &mut writers);
+    };
+    let ((), _) = tokio::join!(catching_up, run_loop(&fake, &stores, 40));
+    assert_eq!(scale_codes(&fake), vec![200], "{:?}", fake.writes());
+    let md = fake
+        .get("cluster.x-k8s.io", "machinedeployments", "capi", "md-4")
+        .unwrap();
+    assert_eq!(md["spec"]["replicas"], 0);
+}
+
+/// Rule 2, rollback: the scale-down went through, and the watches never show it; after the
+/// read-your-writes bound the same decision is planned again on the stale view and its
+/// re-issued scale gets a 409. Its rollback must not take the delete-machine mark off `m-1`:
+/// Cluster API is already removing a Machine for the replica change, and without the mark it
+/// would pick the victim.
+#[tokio::test(start_paused = true)]
+async fn a_409_on_a_re_issued_scale_keeps_the_mark_a_successful_scale_relies_on() {
+    let fake = empty_node_world();
+    let (stores, _writers) = stores_of(&everything(&fake), &[]);
+    run_loop(&fake, &stores, 40).await;
+    let codes = scale_codes(&fake);
+    assert_eq!(codes[0], 200, "{codes:?}");
+    assert!(
+        codes[1..].contains(&409),
+        "re-issued on the stale view: {codes:?}"
+    );
+    assert_eq!(unmarks(&fake), 0, "{:?}", fake.writes());
+    let m = fake
+        .get("cluster.x-k8s.io", "machines", "capi", "m-1")
+        .unwrap();
+    assert!(
+        m["metadata"]["annotations"]["cluster.x-k8s.io/delete-machine"].is_string(),
+        "{m}"
+    );
+    assert_eq!(
+        fake.get("cluster.x-k8s.io", "machinedeployments", "capi", "md-4")
+            .unwrap()["spec"]["replicas"],
+        0
+    );
+}
