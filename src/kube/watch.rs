@@ -593,10 +593,15 @@ pub async fn start(
                     // new list.
                     Ok(event) => {
                         flag.observe(&event);
+                        // `Init` opens every (re-)list attempt, a failing one too: no proof.
+                        if !matches!(event, watcher::Event::Init) {
+                            metrics.watch_ok(&what);
+                        }
                         notify.notify_one()
                     }
                     Err(e) => {
                         metrics.error("watch");
+                        metrics.watch_failed(&what, &e.to_string());
                         warn!(watch = %what, error = %e, "watch failed; retrying with backoff");
                     }
                 }

@@ -950,3 +950,73 @@ async fn a_409_on_a_re_issued_scale_keeps_the_mark_a_successful_scale_relies_on(
         0
     );
 }
+
+/// Rule 7: a watch that keeps failing (here the pod list answers 500 after its watch expired)
+/// makes `/readyz` fail once it has failed for longer than the bound, naming the resource and
+/// the error; it recovers with the watch. A failure shorter than the bound does not.
+#[tokio::test]
+async fn a_watch_failing_longer_than_the_bound_fails_readyz_naming_it() {
+    use karpenter_capi::kube::metrics::respond;
+    let fake = FakeApi::new();
+    fake.seed_yaml(WORLD);
+    let mut ctx = karpenter_capi::kube::reconciler::Context::new(
+        clients(&fake),
+        karpenter_capi::controller::Config::default(),
+        Some("capi".to_string()),
+        false,
+    );
+    let bound = Duration::from_millis(1500);
+    ctx.metrics = Arc::new(Metrics::new().with_watch_failure_bound(bound));
+    let ctx = Arc::new(ctx);
+    let (_lead_tx, lead_rx) = watch::channel(true);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let window = karpenter_capi::kube::reconciler::Window {
+        idle: Duration::from_millis(30),
+        max: Duration::from_millis(200),
+        resync: Duration::from_millis(300),
+    };
+    let task = tokio::spawn(karpenter_capi::kube::reconciler::run_continuous(
+        ctx.clone(),
+        window,
+        lead_rx,
+        stop_rx,
+    ));
+    eventually("ready", || respond(&ctx.metrics, "/readyz").0 == 200).await;
+    fake.fail("GET", "/api/v1/pods", 500, usize::MAX);
+    let first = tokio::time::Instant::now();
+    fake.expire_watches("", "pods");
+    let failing = || {
+        fake.requests()
+            .iter()
+            .any(|r| r.path == "/api/v1/pods" && r.code == 500)
+    };
+    eventually("the pod re-list to fail", failing).await;
+    assert_eq!(
+        respond(&ctx.metrics, "/readyz").0,
+        200,
+        "within the bound: still ready"
+    );
+    eventually("readyz to fail", || {
+        respond(&ctx.metrics, "/readyz").0 == 503
+    })
+    .await;
+    assert!(first.elapsed() >= bound);
+    let (_, _, body) = respond(&ctx.metrics, "/readyz");
+    assert!(
+        body.starts_with("the watch of workload cluster pods has been failing for "),
+        "{body}"
+    );
+    assert!(body.contains("(bound 1s)"), "{body}");
+    assert!(body.contains("etcdserver: request timed out"), "{body}");
+    fake.clear_faults();
+    eventually("readyz to recover", || {
+        respond(&ctx.metrics, "/readyz").0 == 200
+    })
+    .await;
+    stop_tx.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
