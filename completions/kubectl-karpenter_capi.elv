@@ -228,7 +228,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand -R 'Read the directories given with -f recursively, as kubectl''s -R'
             cand --recursive 'Read the directories given with -f recursively, as kubectl''s -R'
             cand --once 'Do one observe -> plan -> act pass, print the plan and exit'
-            cand --leader-elect 'Hold a Lease so only one replica acts at a time'
+            cand --leader-elect 'Hold a Lease so only one replica acts at a time (Lease karpenter-capi). With --dry-run the replicas compete for Lease karpenter-capi-dry-run instead, never the live controller''s'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

@@ -217,7 +217,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l once -d 'Do one observe -> plan -> act pass, print the plan and exit'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-elect -d 'Hold a Lease so only one replica acts at a time'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l leader-elect -d 'Hold a Lease so only one replica acts at a time (Lease karpenter-capi). With --dry-run the replicas compete for Lease karpenter-capi-dry-run instead, never the live controller\'s'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l timeout -d 'How long to wait for the controller\'s pods to stop, and with --delete-nodes for the NodeClaims and Machines to go' -r

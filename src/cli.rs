@@ -422,7 +422,8 @@ pub struct RunArgs {
     /// Delete a NodeClaim whose Node has not registered after this long.
     #[arg(long, default_value = "15m", value_name = "DURATION")]
     pub registration_timeout: GoDuration,
-    /// Hold a Lease so only one replica acts at a time.
+    /// Hold a Lease so only one replica acts at a time (Lease karpenter-capi). With --dry-run
+    /// the replicas compete for Lease karpenter-capi-dry-run instead, never the live controller's.
     #[arg(long)]
     pub leader_elect: bool,
     /// Namespace of the leader-election Lease.

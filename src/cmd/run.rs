@@ -178,6 +178,17 @@ pub async fn once(
     Ok(Outcome::Success)
 }
 
+/// The Lease `run --leader-elect` competes for: a dry run competes for its own
+/// ([`crate::kube::leader::DRY_RUN_LEASE_NAME`]), never the live controller's.
+pub fn lease_lock(client: kube::Client, args: &RunArgs, identity: String) -> LeaseLock {
+    LeaseLock::for_mode(
+        client,
+        &args.leader_election_namespace,
+        identity,
+        args.dry_run.is_dry(),
+    )
+}
+
 /// The continuous controller until SIGTERM/SIGINT.
 async fn continuous(
     clients: Clients,
@@ -212,12 +223,12 @@ async fn continuous(
     }));
     let (leading_tx, leading_rx) = watch::channel(!args.leader_elect);
     let leader = if args.leader_elect {
-        let lock = LeaseLock::new(
+        let lock = lease_lock(
             clients.workload.clone(),
-            &args.leader_election_namespace,
+            args,
             LeaseLock::default_identity(),
         );
-        info!(identity = %lock.identity, namespace = %args.leader_election_namespace, "leader election on Lease karpenter-capi");
+        info!(identity = %lock.identity, namespace = %args.leader_election_namespace, lease = %lock.name, "leader election");
         Some(tokio::spawn(lead(
             lock,
             ctx.metrics.clone(),

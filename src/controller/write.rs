@@ -183,6 +183,19 @@ pub enum Write {
         /// Owner references to add (full JSON).
         add_owner_references: Vec<Value>,
     },
+    /// Add and remove finalizers of a cluster-scoped workload object (a NodeClaim): read, change
+    /// only these entries of the list as read, write with its resourceVersion; retried on
+    /// conflict. Finalizers of other controllers are kept whatever they became meanwhile.
+    EditFinalizers {
+        /// Type.
+        resource: ResourceType,
+        /// Name.
+        name: String,
+        /// Finalizers to add.
+        add: Vec<String>,
+        /// Finalizers to remove.
+        remove: Vec<String>,
+    },
     /// Set fields and conditions of a NodeClaim's status: read, merge conditions by type (keeping
     /// lastTransitionTime when the status is unchanged), write with resourceVersion; retried on
     /// conflict.

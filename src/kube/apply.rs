@@ -7,15 +7,17 @@
 //! - `MergePatch`: a JSON merge patch (labels and annotations: never conflicts).
 //! - `Scale`: a merge patch of `spec.replicas` on the `scale` subresource: an absolute value,
 //!   so sending it twice never overshoots.
-//! - `EditNode`, `SetNodeClaimStatus`, `SetConditions`: read the object, compute the new lists
+//! - `EditNode`, `EditFinalizers`, `SetNodeClaimStatus`, `SetConditions`: read the object, compute the new lists
 //!   (taints, finalizers, owner references, conditions), and send them in a merge patch carrying
 //!   the `resourceVersion` read (an optimistic lock needing only the `patch` verb). A 409 re-reads
 //!   and retries, up to [`CONFLICT_ATTEMPTS`] times. Nothing to change sends nothing.
-//! - Every write is bounded by a deadline ([`WRITE_DEADLINE`], 30 s): one the API server does
-//!   not answer fails like a refused one, so a hung request holds back only what shares its
-//!   objects.
+//! - Every write is bounded by a deadline ([`WRITE_DEADLINE`], 30 s, and with leader election
+//!   no longer than the Lease's validity left): one the API server does not answer fails like a
+//!   refused one, so a hung request holds back only what shares its objects, and no write of
+//!   a replica lands after its Lease may have passed to another.
 //! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
-//!   refused with 429 (a PodDisruptionBudget) is retried by the next pass, not an error.
+//!   refused with 429 (a PodDisruptionBudget), or with the 500 the API server answers for a pod
+//!   under several PodDisruptionBudgets, is retried by the next pass, not an error.
 //! - `Event`, `EventForCreated`: a core/v1 Event, unless the same one was recorded within the
 //!   de-duplication window ([`super::recorder`]); failing to record one is logged and never fails
 //!   the action.
@@ -52,7 +54,7 @@ use serde_json::{Map, Value, json};
 use tracing::{debug, info, warn};
 
 use super::api::{self, dynamic_api, object_key, resource_name};
-use super::edit::{NodeEdit, status_patch};
+use super::edit::{NodeEdit, finalizers_patch, status_patch};
 use super::errors::{object_error, status_code};
 use super::leader::Gate;
 use super::list::Clients;
@@ -83,6 +85,9 @@ pub enum ActionOutcome {
     },
     /// Not attempted because an earlier action failed.
     Skipped,
+    /// Not attempted: its object is backing off after a recent failure
+    /// ([`super::backoff::ObjectBackoff`]); a later pass retries it.
+    BackingOff,
 }
 
 /// One action's result.
@@ -119,6 +124,28 @@ pub struct Executor {
     events: std::sync::Arc<super::recorder::Dedupe>,
     /// How long one write may go unanswered before it counts as failed.
     write_deadline: std::time::Duration,
+    /// What the writes since the last [`Executor::take_written`] left on the objects.
+    written: std::sync::Arc<std::sync::Mutex<Vec<Written>>>,
+    /// Machines (`namespace/name`) whose delete-machine mark a successful scale-down relied on:
+    /// no rollback removes it (see [`Executor::forget_marks_except`]).
+    committed_marks: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+}
+
+/// An object as one successful write left it: the resourceVersion the API server answered
+/// with, for read-your-writes (the stores must show at least this version before a pass plans
+/// on them again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Plural resource name (`nodeclaims`, `machinedeployments`, ...).
+    pub plural: &'static str,
+    /// Namespace ("" for cluster-scoped).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// The resourceVersion answered (None when the answer had none).
+    pub resource_version: Option<String>,
+    /// The write created the object.
+    pub created: bool,
 }
 
 /// How long one write (with its conflict retries) may go unanswered by default.
@@ -136,7 +163,65 @@ impl Executor {
             gate: Gate::open(),
             events: std::sync::Arc::default(),
             write_deadline: WRITE_DEADLINE,
+            written: std::sync::Arc::default(),
+            committed_marks: std::sync::Arc::default(),
         }
+    }
+
+    /// The objects written since the last call, as the writes left them.
+    pub fn take_written(&self) -> Vec<Written> {
+        self.written
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+
+    /// Forgets the committed marks of Machines no longer present (`present`: `namespace/name`
+    /// of the Machines observed): a Machine that is gone needs its mark no more.
+    pub fn forget_marks_except(&self, present: &std::collections::BTreeSet<String>) {
+        if let Ok(mut m) = self.committed_marks.lock() {
+            m.retain(|k| present.contains(k));
+        }
+    }
+
+    /// Machines whose mark a successful scale-down relies on (`namespace/name`).
+    pub fn committed_marks(&self) -> std::collections::BTreeSet<String> {
+        self.committed_marks
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
+    }
+
+    fn note_written(&self, w: Written) {
+        if let Ok(mut list) = self.written.lock() {
+            list.push(w);
+        }
+    }
+
+    /// Whether a rollback write would take off the delete-machine mark of a Machine that an
+    /// earlier successful scale-down relies on (Cluster API would then pick another victim).
+    fn unmarks_committed(&self, w: &Write) -> bool {
+        let Write::MergePatch {
+            resource,
+            namespace,
+            name,
+            patch,
+            ..
+        } = w
+        else {
+            return false;
+        };
+        let unmark = patch
+            .pointer("/metadata/annotations")
+            .and_then(Value::as_object)
+            .and_then(|a| a.get(crate::model::machine::DELETE_MACHINE_ANNOTATION))
+            .is_some_and(Value::is_null);
+        resource.kind == "Machine"
+            && unmark
+            && self
+                .committed_marks
+                .lock()
+                .is_ok_and(|m| m.contains(&object_key(namespace, name)))
     }
 
     /// This executor, giving up on a write unanswered after `deadline` ([`WRITE_DEADLINE`] by
@@ -156,10 +241,33 @@ impl Executor {
     /// object with it (see the module's guarantees). `now` stamps condition transitions and
     /// Events.
     pub async fn execute(&self, plan: &Plan, now: Timestamp) -> Vec<ActionResult> {
+        self.execute_holding(plan, now, &std::collections::BTreeSet::new())
+            .await
+    }
+
+    /// [`Executor::execute`], except that the actions whose target is in `held` (objects
+    /// backing off after a failure) are not attempted ([`ActionOutcome::BackingOff`]) and hold
+    /// back the later actions sharing an object with them, as a failure would.
+    pub async fn execute_holding(
+        &self,
+        plan: &Plan,
+        now: Timestamp,
+        held: &std::collections::BTreeSet<String>,
+    ) -> Vec<ActionResult> {
         let mut results = Vec::with_capacity(plan.actions.len());
         let mut blocked: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for action in &plan.actions {
             let scopes = action.scopes();
+            if held.contains(action.target()) {
+                blocked.extend(scopes);
+                results.push(ActionResult {
+                    action: action.name(),
+                    target: action.target().to_string(),
+                    outcome: ActionOutcome::BackingOff,
+                    created: Vec::new(),
+                });
+                continue;
+            }
             if scopes.iter().any(|s| blocked.contains(s)) {
                 blocked.extend(scopes);
                 results.push(ActionResult {
@@ -253,6 +361,10 @@ impl Executor {
                     warn!(action = action.name(), target = action.target(), error = %err, "write failed; rolling back");
                     let mut rollback_errors = Vec::new();
                     for r in &steps.rollback {
+                        if self.unmarks_committed(r) {
+                            info!(action = action.name(), write = %describe(r), "rollback write not sent: an earlier successful scale-down relies on this mark");
+                            continue;
+                        }
                         if let Err(e) = self.execute_write(r, now).await {
                             warn!(action = action.name(), error = %e, "rollback write failed");
                             rollback_errors.push(e.to_string());
@@ -270,6 +382,14 @@ impl Executor {
                     };
                 }
             }
+        }
+        // The replica change went through: the marks it relied on must stay.
+        if let Action::ScaleMachineDeployment {
+            rollback_machines, ..
+        } = action
+            && let Ok(mut marks) = self.committed_marks.lock()
+        {
+            marks.extend(rollback_machines.iter().cloned());
         }
         info!(action = action.name(), target = action.target(), "applied");
         ActionResult {
@@ -290,8 +410,20 @@ impl Executor {
             ));
         }
         debug!(write = ?w, "executing");
-        match tokio::time::timeout(self.write_deadline, self.send(w, now)).await {
+        // With leader election, no longer than the Lease's validity left: a write still in
+        // flight when another replica may take over is abandoned (its resourceVersion, read
+        // before, makes a late arrival fail with 409 anyway).
+        let lease_left = self.gate.time_left();
+        let deadline = lease_left.map_or(self.write_deadline, |left| left.min(self.write_deadline));
+        match tokio::time::timeout(deadline, self.send(w, now)).await {
             Ok(result) => result,
+            Err(_) if lease_left.is_some_and(|left| left < self.write_deadline) => {
+                Err(Error::Apply(format!(
+                    "abandoned after {}s, when this replica's leader Lease ran out: {}",
+                    deadline.as_secs_f64(),
+                    describe(w)
+                )))
+            }
             Err(_) => Err(Error::Apply(format!(
                 "no answer from the API server within {}s: {}",
                 self.write_deadline.as_secs_f64(),
@@ -326,7 +458,7 @@ impl Executor {
                         _ => break,
                     }
                 }
-                sent.map_err(|e| {
+                let obj = sent.map_err(|e| {
                     object_error(
                         *cluster,
                         "patch",
@@ -336,6 +468,13 @@ impl Executor {
                         e,
                     )
                 })?;
+                self.note_written(Written {
+                    plural: resource.plural,
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    resource_version: obj.metadata.resource_version,
+                    created: false,
+                });
                 Ok(None)
             }
             Write::Scale {
@@ -353,7 +492,8 @@ impl Executor {
                 if let Some(rv) = resource_version {
                     patch["metadata"] = json!({"resourceVersion": rv});
                 }
-                api.patch_scale(name, &patch_params(), &Patch::Merge(patch))
+                let scale = api
+                    .patch_scale(name, &patch_params(), &Patch::Merge(patch))
                     .await
                     .map_err(|e| {
                         object_error(
@@ -365,6 +505,13 @@ impl Executor {
                             e,
                         )
                     })?;
+                self.note_written(Written {
+                    plural: resource.plural,
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                    resource_version: scale.metadata.resource_version,
+                    created: false,
+                });
                 Ok(None)
             }
             Write::EditNode {
@@ -386,6 +533,18 @@ impl Executor {
                 };
                 self.read_modify_patch(ClusterRole::Workload, &write::NODE, name, false, |obj| {
                     edit.patch(obj)
+                })
+                .await?;
+                Ok(None)
+            }
+            Write::EditFinalizers {
+                resource,
+                name,
+                add,
+                remove,
+            } => {
+                self.read_modify_patch(ClusterRole::Workload, resource, name, false, |obj| {
+                    finalizers_patch(obj, add, remove)
                 })
                 .await?;
                 Ok(None)
@@ -487,9 +646,16 @@ impl Executor {
                     // The UID precondition failed: the pod planned on is gone already.
                     Err(e) if uid.is_some() && status_code(&e) == Some(409) => Ok(None),
                     // A PodDisruptionBudget refuses for now: the node stays tainted and the next
-                    // pass evicts again, as Karpenter's terminator retries.
-                    Err(e) if status_code(&e) == Some(429) => {
-                        tracing::info!(pod = %format!("{namespace}/{name}"), "eviction refused for now (429): retried next pass");
+                    // pass evicts again, as Karpenter's terminator retries. The API server's 500
+                    // for a pod under several PDBs is a PDB block too, not an error (mirrors
+                    // core terminator/eviction.go `Queue.Reconcile`, multiplePodDisruptionBudgetsError).
+                    Err(e) if status_code(&e) == Some(429) || several_pdbs(&e) => {
+                        let why = if several_pdbs(&e) {
+                            "the pod has more than one PodDisruptionBudget"
+                        } else {
+                            "429"
+                        };
+                        tracing::info!(pod = %format!("{namespace}/{name}"), "eviction refused for now ({why}): retried next pass");
                         Ok(None)
                     }
                     Err(e) => Err(object_error(
@@ -576,13 +742,22 @@ impl Executor {
                 api.create(&pp, &obj).await.map_err(|e| fail("create", e))?
             }
         };
+        let name = created
+            .metadata
+            .name
+            .clone()
+            .unwrap_or_else(|| display.clone());
+        self.note_written(Written {
+            plural: resource.plural,
+            namespace: namespace.clone(),
+            name: name.clone(),
+            resource_version: created.metadata.resource_version,
+            created: true,
+        });
         Ok(format!(
             "{}/{}",
             resource.kind,
-            object_key(
-                &namespace,
-                created.metadata.name.as_deref().unwrap_or(&display)
-            )
+            object_key(&namespace, &name)
         ))
     }
 
@@ -633,7 +808,16 @@ impl Executor {
                     .await
             };
             match sent {
-                Ok(_) => return Ok(()),
+                Ok(obj) => {
+                    self.note_written(Written {
+                        plural: resource.plural,
+                        namespace: String::new(),
+                        name: name.to_string(),
+                        resource_version: obj.metadata.resource_version,
+                        created: false,
+                    });
+                    return Ok(());
+                }
                 Err(e) if status_code(&e) == Some(409) => {
                     debug!(object = name, attempt, "conflict; re-reading");
                     last = Some(e);
@@ -740,6 +924,14 @@ impl Executor {
             .map(|_| ())
             .map_err(|e| object_error(ClusterRole::Workload, "create", "events", event_ns, name, e))
     }
+}
+
+/// The API server's refusal to evict a pod selected by several PodDisruptionBudgets (a 500).
+pub const MULTIPLE_PDBS_MESSAGE: &str = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
+
+/// Whether an eviction error is the several-PDBs refusal.
+fn several_pdbs(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 500 && s.message == MULTIPLE_PDBS_MESSAGE)
 }
 
 /// The status patch removing conditions of these types (None: none present).

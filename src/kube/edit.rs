@@ -42,21 +42,9 @@ impl NodeEdit<'_> {
                 .cloned()
                 .unwrap_or_default()
         };
-        let finalizers = list("/metadata/finalizers");
-        let mut new_finalizers: Vec<Value> = finalizers
-            .iter()
-            .filter(|f| {
-                !f.as_str()
-                    .is_some_and(|f| self.remove_finalizers.iter().any(|r| r == f))
-            })
-            .cloned()
-            .collect();
-        for f in self.add_finalizers {
-            if !new_finalizers.iter().any(|x| x.as_str() == Some(f)) {
-                new_finalizers.push(json!(f));
-            }
-        }
-        if new_finalizers != finalizers {
+        if let Some(new_finalizers) =
+            edited_finalizers(node, self.add_finalizers, self.remove_finalizers)
+        {
             meta.insert("finalizers".to_string(), Value::Array(new_finalizers));
         }
 
@@ -114,6 +102,33 @@ impl NodeEdit<'_> {
         }
         (!patch.is_empty()).then_some(Value::Object(patch))
     }
+}
+
+/// The finalizer list of `obj` as read, with `remove` taken out and `add` appended when missing;
+/// every other entry kept in place. None when the list already is so.
+fn edited_finalizers(obj: &Value, add: &[String], remove: &[String]) -> Option<Vec<Value>> {
+    let finalizers = obj
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut edited: Vec<Value> = finalizers
+        .iter()
+        .filter(|f| !f.as_str().is_some_and(|f| remove.iter().any(|r| r == f)))
+        .cloned()
+        .collect();
+    for f in add {
+        if !edited.iter().any(|x| x.as_str() == Some(f)) {
+            edited.push(json!(f));
+        }
+    }
+    (edited != finalizers).then_some(edited)
+}
+
+/// The merge patch of an `EditFinalizers` write: the whole list (a merge patch replaces
+/// arrays), so it must go with the resourceVersion it was computed from. None: nothing to do.
+pub(crate) fn finalizers_patch(obj: &Value, add: &[String], remove: &[String]) -> Option<Value> {
+    edited_finalizers(obj, add, remove).map(|f| json!({"metadata": {"finalizers": f}}))
 }
 
 fn taint_json(t: &Taint) -> Value {
@@ -234,6 +249,27 @@ mod tests {
         assert_eq!(
             p["status"]["conditions"][0]["lastTransitionTime"],
             "2026-11-30T11:00:00Z"
+        );
+    }
+
+    #[test]
+    fn finalizer_edits_keep_every_other_finalizer_in_place() {
+        let ours = vec!["karpenter.sh/termination".to_string()];
+        let obj = json!({"metadata": {"finalizers": ["a.example/x", "karpenter.sh/termination", "b.example/y"]}});
+        assert_eq!(
+            finalizers_patch(&obj, &[], &ours),
+            Some(json!({"metadata": {"finalizers": ["a.example/x", "b.example/y"]}}))
+        );
+        assert_eq!(finalizers_patch(&obj, &ours, &[]), None, "already there");
+        let without = json!({"metadata": {"finalizers": ["a.example/x"]}});
+        assert_eq!(
+            finalizers_patch(&without, &ours, &[]),
+            Some(json!({"metadata": {"finalizers": ["a.example/x", "karpenter.sh/termination"]}}))
+        );
+        assert_eq!(finalizers_patch(&without, &[], &ours), None, "not there");
+        assert_eq!(
+            finalizers_patch(&json!({"metadata": {}}), &ours, &[]),
+            Some(json!({"metadata": {"finalizers": ["karpenter.sh/termination"]}}))
         );
     }
 

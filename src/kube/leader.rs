@@ -29,6 +29,10 @@ use crate::error::{ClusterRole, Result};
 
 /// The Lease's name.
 pub const LEASE_NAME: &str = "karpenter-capi";
+/// The Lease `run --dry-run --leader-elect` competes for instead: a dry-run replica never takes
+/// or holds the live controller's Lease (a dry-run winner would leave the real controller idle),
+/// yet dry-run replicas still elect one of themselves to log the plan.
+pub const DRY_RUN_LEASE_NAME: &str = "karpenter-capi-dry-run";
 /// How long a Lease is valid without renewal.
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
 /// How often the holder renews (and a follower retries).
@@ -82,6 +86,22 @@ impl Gate {
         self.inner.lock().ok().and_then(|g| *g)
     }
 
+    /// How long a write sent now may take: without leader election, unbounded (None); with it,
+    /// the validity left of the last successful renewal (zero when closed), so a write cannot
+    /// land after another replica may have taken over.
+    pub fn time_left(&self) -> Option<std::time::Duration> {
+        if !self.electing {
+            return None;
+        }
+        let now = tokio::time::Instant::now();
+        Some(
+            self.valid_until()
+                .map_or(std::time::Duration::ZERO, |until| {
+                    until.saturating_duration_since(now)
+                }),
+        )
+    }
+
     /// Whether a write may go out now.
     pub fn is_open(&self) -> bool {
         if !self.electing {
@@ -108,20 +128,38 @@ pub enum Leadership {
 pub struct LeaseLock {
     api: Api<Lease>,
     namespace: String,
+    /// The Lease's name ([`LEASE_NAME`] or [`DRY_RUN_LEASE_NAME`]).
+    pub name: String,
     /// This replica's identity (`holderIdentity`).
     pub identity: String,
     duration: Duration,
 }
 
 impl LeaseLock {
-    /// A lock on Lease `karpenter-capi` in `namespace` of the workload cluster.
+    /// A lock on Lease [`LEASE_NAME`] in `namespace` of the workload cluster.
     pub fn new(client: kube::Client, namespace: &str, identity: String) -> LeaseLock {
         LeaseLock {
             api: Api::namespaced(client, namespace),
             namespace: namespace.to_string(),
+            name: LEASE_NAME.to_string(),
             identity,
             duration: LEASE_DURATION,
         }
+    }
+
+    /// A lock on the Lease of a dry-run (`dry_run`) or live controller: [`DRY_RUN_LEASE_NAME`]
+    /// or [`LEASE_NAME`].
+    pub fn for_mode(
+        client: kube::Client,
+        namespace: &str,
+        identity: String,
+        dry_run: bool,
+    ) -> LeaseLock {
+        let mut lock = LeaseLock::new(client, namespace, identity);
+        if dry_run {
+            lock.name = DRY_RUN_LEASE_NAME.to_string();
+        }
+        lock
     }
 
     /// This pod's name (or the host name) plus a random suffix, so a restarted process is a new holder.
@@ -139,7 +177,7 @@ impl LeaseLock {
             verb,
             "leases.coordination.k8s.io",
             &self.namespace,
-            LEASE_NAME,
+            &self.name,
             e,
         )
     }
@@ -153,7 +191,7 @@ impl LeaseLock {
         let secs = i32::try_from(self.duration.as_secs()).unwrap_or(15);
         let current = match self
             .api
-            .get_opt(LEASE_NAME)
+            .get_opt(&self.name)
             .await
             .map_err(|e| self.fail("get", e))?
         {
@@ -161,7 +199,7 @@ impl LeaseLock {
             None => {
                 let lease = Lease {
                     metadata: ObjectMeta {
-                        name: Some(LEASE_NAME.to_string()),
+                        name: Some(self.name.clone()),
                         ..ObjectMeta::default()
                     },
                     spec: Some(LeaseSpec {
@@ -214,7 +252,7 @@ impl LeaseLock {
             lease_transitions: Some(if mine { transitions } else { transitions + 1 }),
             ..spec
         });
-        match self.api.replace(LEASE_NAME, &pp, &lease).await {
+        match self.api.replace(&self.name, &pp, &lease).await {
             Ok(_) => {
                 if !mine {
                     info!(identity = %self.identity, "acquired the leader Lease");
@@ -253,7 +291,7 @@ impl LeaseLock {
     pub async fn release(&self) -> Result<()> {
         let Some(mut lease) = self
             .api
-            .get_opt(LEASE_NAME)
+            .get_opt(&self.name)
             .await
             .map_err(|e| self.fail("get", e))?
         else {
@@ -271,7 +309,7 @@ impl LeaseLock {
             field_manager: Some(FIELD_MANAGER.to_string()),
             ..PostParams::default()
         };
-        match self.api.replace(LEASE_NAME, &pp, &lease).await {
+        match self.api.replace(&self.name, &pp, &lease).await {
             Ok(_) => {
                 info!(identity = %self.identity, "released the leader Lease");
                 Ok(())

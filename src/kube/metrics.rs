@@ -8,7 +8,9 @@
 //! (an attempt at least every [`LEASE_LOOP_BOUND`]). Before the watches have synced there is no
 //! pass to wait for: healthy.
 //!
-//! `/readyz` answers 200 once every watch has listed its objects, 503 before. It does not depend
+//! `/readyz` answers 200 once every watch has listed its objects, 503 before, and 503 again
+//! while a watch has been failing for longer than [`WATCH_FAILURE_BOUND`] (naming the resource
+//! and the last error): its store is going stale and passes plan on it. It does not depend
 //! on leadership: a standby is ready to take over, and a rolling update of the one-replica
 //! Deployment would stall if the new pod had to lead before it counted as ready.
 //!
@@ -45,6 +47,18 @@ pub const LIVENESS_BOUND: Duration = Duration::from_secs(180);
 /// The longest a follower's leader-election loop may go without an attempt (each attempt is
 /// bounded by the renew deadline and they run every renew interval).
 pub const LEASE_LOOP_BOUND: Duration = Duration::from_secs(60);
+
+/// How long a watch may keep failing (each retry refused, with the watcher's backoff) before
+/// `/readyz` fails: the watcher's backoff tops out at 30 s, so two minutes is several failed
+/// retries in a row, not one blip.
+pub const WATCH_FAILURE_BOUND: Duration = Duration::from_secs(120);
+
+/// A watch failing since `since`, with its last error.
+#[derive(Debug, Clone)]
+struct WatchFailure {
+    since: Instant,
+    error: String,
+}
 
 /// When the loops last showed progress (monotonic).
 #[derive(Debug, Default)]
@@ -85,6 +99,9 @@ pub struct Metrics {
     progress: Mutex<Progress>,
     liveness_bound: Duration,
     lease_loop_bound: Duration,
+    /// The watches failing now, by `<cluster> cluster <resource>`.
+    watch_failures: Mutex<std::collections::BTreeMap<String, WatchFailure>>,
+    watch_failure_bound: Duration,
 }
 
 impl Default for Metrics {
@@ -165,6 +182,8 @@ impl Metrics {
             progress: Mutex::new(Progress::default()),
             liveness_bound: LIVENESS_BOUND,
             lease_loop_bound: LEASE_LOOP_BOUND,
+            watch_failures: Mutex::default(),
+            watch_failure_bound: WATCH_FAILURE_BOUND,
         }
     }
 
@@ -173,6 +192,60 @@ impl Metrics {
         self.liveness_bound = pass;
         self.lease_loop_bound = lease_loop;
         self
+    }
+
+    /// Metrics with another watch failure bound (tests shorten it).
+    pub fn with_watch_failure_bound(mut self, bound: Duration) -> Metrics {
+        self.watch_failure_bound = bound;
+        self
+    }
+
+    /// The watch of `what` failed with `error` (kept failing since its first failure).
+    pub fn watch_failed(&self, what: &str, error: &str) {
+        if let Ok(mut w) = self.watch_failures.lock() {
+            let now = Instant::now();
+            let entry = w.entry(what.to_string()).or_insert(WatchFailure {
+                since: now,
+                error: String::new(),
+            });
+            entry.error = error.to_string();
+        }
+    }
+
+    /// The watch of `what` delivered an event: it works.
+    pub fn watch_ok(&self, what: &str) {
+        if let Ok(mut w) = self.watch_failures.lock()
+            && !w.is_empty()
+        {
+            w.remove(what);
+        }
+    }
+
+    /// `Ok` when `/readyz` answers 200, else why not (see the module docs).
+    pub fn readiness(&self) -> std::result::Result<(), String> {
+        if !self.ready.load(Ordering::SeqCst) {
+            return Err("watches not synced yet".to_string());
+        }
+        let Ok(w) = self.watch_failures.lock() else {
+            return Err("metrics state poisoned by a panic".to_string());
+        };
+        let failing: Vec<String> = w
+            .iter()
+            .filter(|(_, f)| f.since.elapsed() > self.watch_failure_bound)
+            .map(|(what, f)| {
+                format!(
+                    "the watch of {what} has been failing for {}s (bound {}s): {}",
+                    f.since.elapsed().as_secs(),
+                    self.watch_failure_bound.as_secs(),
+                    f.error
+                )
+            })
+            .collect();
+        if failing.is_empty() {
+            Ok(())
+        } else {
+            Err(failing.join("\n"))
+        }
     }
 
     fn progress(&self, f: impl FnOnce(&mut Progress)) {
@@ -268,6 +341,13 @@ impl Metrics {
             .inc();
     }
 
+    /// Counts a pass that did not plan because a store it reads is re-listing.
+    pub fn pass_waiting(&self) {
+        self.passes
+            .get_or_create(&vec![("result".to_string(), "stale".to_string())])
+            .inc();
+    }
+
     /// Counts the executed actions by outcome.
     pub fn record(&self, results: &[ActionResult]) {
         for r in results {
@@ -275,6 +355,7 @@ impl Metrics {
                 ActionOutcome::Applied => "applied",
                 ActionOutcome::Failed { .. } => "failed",
                 ActionOutcome::Skipped => "skipped",
+                ActionOutcome::BackingOff => "backing_off",
             };
             self.action(r.action, outcome);
         }
@@ -298,7 +379,7 @@ impl Metrics {
 
     /// Whether `/readyz` answers 200.
     pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst)
+        self.readiness().is_ok()
     }
 
     /// The metrics in the OpenMetrics text format.
@@ -323,8 +404,10 @@ pub fn respond(metrics: &Metrics, path: &str) -> (u16, &'static str, String) {
             Ok(()) => (200, TEXT, "ok\n".to_string()),
             Err(why) => (503, TEXT, format!("{why}\n")),
         },
-        "/readyz" if metrics.is_ready() => (200, TEXT, "ok\n".to_string()),
-        "/readyz" => (503, TEXT, "watches not synced yet\n".to_string()),
+        "/readyz" => match metrics.readiness() {
+            Ok(()) => (200, TEXT, "ok\n".to_string()),
+            Err(why) => (503, TEXT, format!("{why}\n")),
+        },
         _ => (
             404,
             TEXT,

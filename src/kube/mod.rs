@@ -6,7 +6,8 @@
 //! - [`watch`]: watchers and reflector stores for continuous mode, trimmed and compacted.
 //! - [`apply`]: the executor of `Action::steps` (field manager `karpenter-capi`); [`recorder`]:
 //!   Event de-duplication as Karpenter's recorder does it.
-//! - [`reconciler`]: the observe -> plan -> act loop, batch window, backoff.
+//! - [`reconciler`]: the observe -> plan -> act loop, batch window, backoff; [`backoff`]: the
+//!   per-object retry delays of failed actions.
 //! - [`leader`]: leader election on a Lease; [`metrics`]: Prometheus, `/healthz`, `/readyz`.
 //! - [`errors`]: API errors as messages naming cluster, verb, resource and the fix.
 //! - [`permissions`]: the only API calls the shell makes, per cluster; [`access`]: checking them.
@@ -14,6 +15,7 @@
 pub mod access;
 pub mod api;
 pub mod apply;
+pub mod backoff;
 pub mod client;
 pub mod edit;
 pub mod errors;

@@ -11,14 +11,26 @@
 //! # Guarantees
 //! - Passes never overlap, and shutdown (SIGTERM/SIGINT) waits for the running pass to finish
 //!   its writes, then releases the Lease.
-//! - After a pass that created NodeClaims, the next pass waits (up to [`READ_YOUR_WRITES`]) until
-//!   the NodeClaim store shows them, so a lagging watch cannot make the core plan them twice.
-//! - A failed pass is retried after an exponential backoff (1 s doubling to 60 s), reset by the
-//!   next successful pass.
+//! - Read your own writes: after a pass, the next waits (up to [`READ_YOUR_WRITES`]) until the
+//!   stores show every object its successful writes left (created NodeClaims, replicas,
+//!   delete-machine marks, taints, status) at least at the resourceVersion answered, whether
+//!   the pass as a whole succeeded or not, so a lagging watch cannot make the core plan them
+//!   twice. A rollback never takes off a mark that a successful scale-down relied on.
+//! - No pass plans while a store of [`DECISION_STORES`] is re-listing (its watch restarted or
+//!   its resourceVersion expired): the reflector still serves the objects of before.
+//! - A replica that takes the Lease over plans its first pass from a fresh (quorum) listing of
+//!   both clusters, not from its stores, which may not show the previous leader's last writes.
+//! - One failure stays local across passes: a failed action backs off on its own object
+//!   ([`ObjectBackoff`]: 100 ms doubling to 10 s per target, as core's eviction queue), while
+//!   the rest of the pass and the next passes run at the normal cadence.
+//! - A pass that cannot read its view (the snapshot fails) is retried after an exponential
+//!   backoff of the controller (1 s doubling to 60 s), reset by the next pass that reads one.
 //!
 //! # Errors
-//! A pass fails with the first refused action ([`Error::Apply`]) or the snapshot error.
+//! A `--once` pass fails with the first refused action ([`Error::Apply`]) or the snapshot error;
+//! in continuous mode refused actions are logged and retried per object.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,7 +38,9 @@ use jiff::Timestamp;
 use tokio::sync::{Notify, watch};
 use tracing::{debug, error, info, warn};
 
-use super::apply::{ActionOutcome, ActionResult, Executor};
+use super::api::object_key;
+use super::apply::{ActionOutcome, ActionResult, Executor, Written};
+use super::backoff::ObjectBackoff;
 use super::leader::{Gate, Leadership, LeaseLock, RENEW_DEADLINE, RENEW_INTERVAL};
 use super::list::Clients;
 use super::metrics::Metrics;
@@ -39,6 +53,23 @@ use crate::model::snapshot::Snapshot;
 pub const RESYNC: Duration = Duration::from_secs(10);
 /// How long to wait for our own creations to show in the stores.
 pub const READ_YOUR_WRITES: Duration = Duration::from_secs(10);
+
+/// The stores every decision reads: while one of them is re-listing (its view may be stale),
+/// no pass plans. Disruption reads all of them; provisioning all but pods and
+/// PodDisruptionBudgets, which alone could let it proceed; waiting for them too costs a
+/// re-list's time and keeps one rule. Mirrors core's `cluster.Synced` check at the top of
+/// `provisioning/provisioner.go` `Provisioner.Reconcile` and `disruption/controller.go`
+/// `Controller.Reconcile` (core's Synced also waits for every NodeClaim to have a providerID;
+/// here a claim waits minutes for its Machine, so that part is not followed).
+pub const DECISION_STORES: &[&str] = &[
+    "pods",
+    "nodes",
+    "nodeclaims",
+    "machines",
+    "machinesets",
+    "machinedeployments",
+    "poddisruptionbudgets",
+];
 
 /// What a pass needs.
 pub struct Context {
@@ -138,6 +169,15 @@ impl PassReport {
 
 /// Plans from a snapshot and, unless dry run, acts. Action failures are in the report.
 pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
+    pass_holding(ctx, snapshot, &BTreeSet::new()).await
+}
+
+/// [`pass`], not attempting the actions whose target is in `held` (objects backing off).
+pub async fn pass_holding(
+    ctx: &Context,
+    snapshot: &Snapshot,
+    held: &BTreeSet<String>,
+) -> PassReport {
     let now = snapshot.now.unwrap_or_else(Timestamp::now);
     ctx.metrics.pending_pods.set(
         snapshot
@@ -173,7 +213,14 @@ pub async fn pass(ctx: &Context, snapshot: &Snapshot) -> PassReport {
             results: Vec::new(),
         };
     }
-    let results = ctx.executor.execute(&plan, now).await;
+    ctx.executor.forget_marks_except(
+        &snapshot
+            .machines
+            .iter()
+            .map(|m| m.key())
+            .collect::<BTreeSet<String>>(),
+    );
+    let results = ctx.executor.execute_holding(&plan, now, held).await;
     ctx.metrics.record(&results);
     // Karpenter's counters count what was done: the actions whose writes all succeeded.
     let outcomes: Vec<bool> = results
@@ -307,8 +354,12 @@ pub async fn reconcile_loop(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<()> {
     let mut backoff = Backoff::default();
+    let mut objects = ObjectBackoff::default();
     let mut due = true; // plan once right after the watches synced
-    let mut awaiting: Vec<String> = Vec::new();
+    let mut awaiting: Vec<Written> = Vec::new();
+    // Whether the previous pass acted: a replica leading from the start plans from the stores
+    // its watches just listed.
+    let mut acted = *leading.borrow();
     loop {
         if !due {
             tokio::select! {
@@ -332,30 +383,68 @@ pub async fn reconcile_loop(
         ctx.metrics.set_acting(acting);
         if !acting {
             debug!("not the leader; not acting");
+            acted = false;
             continue;
         }
-        // Read your writes: the claims created last pass must be visible before planning again.
+        // A new leader: the previous one's last writes may not have reached these stores yet
+        // (claims awaiting Machines, delete-machine marks, taints), so the first pass re-reads
+        // both clusters with a quorum list; what this replica remembered from an earlier term
+        // is forgotten.
+        let takeover = !acted;
+        acted = true;
+        if takeover {
+            awaiting.clear();
+            objects = ObjectBackoff::default();
+        }
+        // No decision on a view being re-listed (a fresh listing after a takeover needs none).
+        let stale = stores.unsynced_among(DECISION_STORES);
+        if !takeover && !stale.is_empty() {
+            info!(stores = ?stale, "waiting for the watches to re-sync before planning");
+            ctx.metrics.pass_waiting();
+            ctx.metrics.pass_completed();
+            continue;
+        }
+        // Read your writes: what earlier passes wrote (claims created, replicas, marks, taints,
+        // status) must be visible before planning again, or the core would plan it twice.
         let deadline = tokio::time::Instant::now() + READ_YOUR_WRITES;
-        while !awaiting
-            .iter()
-            .all(|n| stores.contains("nodeclaims", "", n))
-            && tokio::time::Instant::now() < deadline
-        {
+        awaiting.retain(|w| !stores.shows(w));
+        while !awaiting.is_empty() && tokio::time::Instant::now() < deadline {
             tokio::select! {
                 _ = notify.notified() => {}
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                 _ = stopped(&mut shutdown) => return Ok(()),
             }
+            awaiting.retain(|w| !stores.shows(w));
         }
-        if !awaiting
-            .iter()
-            .all(|n| stores.contains("nodeclaims", "", n))
-        {
-            warn!(claims = ?awaiting, "created NodeClaims not seen by the watch yet; planning anyway");
+        if !awaiting.is_empty() {
+            let objects: Vec<String> = awaiting
+                .iter()
+                .map(|w| format!("{} {}", w.plural, object_key(&w.namespace, &w.name)))
+                .collect();
+            warn!(
+                ?objects,
+                "own writes not seen by the watches yet; planning anyway"
+            );
+            // A write the watch never shows is not waited for twice; the marks a scale-down
+            // relies on stay protected by the executor.
+            awaiting.clear();
         }
         let started = Instant::now();
-        let outcome = match stores.snapshot() {
-            Ok(snapshot) => pass(ctx, &snapshot).await.into_result(),
+        let held = objects.held(tokio::time::Instant::now());
+        let view = if takeover {
+            info!("took over leadership: re-reading both clusters before acting");
+            super::list::live_snapshot_in(
+                &ctx.clients.workload,
+                &ctx.clients.management,
+                ctx.namespace.as_deref(),
+                ctx.cluster_name.as_deref(),
+            )
+            .await
+        } else {
+            stores.snapshot()
+        };
+        let outcome = match view {
+            Ok(snapshot) => Ok(pass_holding(ctx, &snapshot, &held).await),
             Err(e) => Err(e),
         };
         ctx.metrics
@@ -364,20 +453,26 @@ pub async fn reconcile_loop(
         ctx.metrics.pass_completed();
         match outcome {
             Ok(report) => {
-                ctx.metrics.pass(true);
-                if !report.plan.actions.is_empty() {
+                // Whatever else failed, every write that went through is remembered.
+                awaiting.extend(ctx.executor.take_written());
+                let failed = note_outcomes(&mut objects, &report);
+                ctx.metrics.pass(failed == 0);
+                if failed > 0 {
+                    ctx.metrics.error("act");
+                } else if !report.plan.actions.is_empty() {
                     info!(actions = report.plan.actions.len(), "pass applied");
                 }
-                awaiting = report.created_claims();
+                // An action's failure backs off on its own object, not the controller.
                 backoff.reset();
             }
             Err(e) => {
+                // No view at all: the controller backs off (a failed re-read after a takeover
+                // is tried again).
+                if takeover {
+                    acted = false;
+                }
                 ctx.metrics.pass(false);
-                ctx.metrics.error(if matches!(e, Error::Apply(_)) {
-                    "act"
-                } else {
-                    "observe"
-                });
+                ctx.metrics.error("observe");
                 let delay = backoff.next_delay();
                 error!(error = %e, retry_in = ?delay, "pass failed");
                 tokio::select! {
@@ -388,6 +483,32 @@ pub async fn reconcile_loop(
             }
         }
     }
+}
+
+/// Updates the per-object backoff from a pass's results (a failure backs its target off, a
+/// success forgets it, a target no longer planned is forgotten) and logs each failure with its
+/// retry delay. Returns how many actions failed.
+fn note_outcomes(objects: &mut ObjectBackoff, report: &PassReport) -> usize {
+    let now = tokio::time::Instant::now();
+    let planned: BTreeSet<&str> = report.plan.actions.iter().map(|a| a.target()).collect();
+    objects.retain_planned(&planned);
+    let mut failed = 0;
+    for r in &report.results {
+        match &r.outcome {
+            ActionOutcome::Applied => objects.succeeded(&r.target),
+            ActionOutcome::Failed {
+                error,
+                rollback_errors,
+                ..
+            } => {
+                failed += 1;
+                let delay = objects.failed(&r.target, now);
+                error!(action = r.action, target = %r.target, %error, rollback_errors = ?rollback_errors, retry_in = ?delay, "action failed; its object backs off");
+            }
+            ActionOutcome::Skipped | ActionOutcome::BackingOff => {}
+        }
+    }
+    failed
 }
 
 /// Competes for the Lease until `shutdown`, publishing whether this replica leads and opening the

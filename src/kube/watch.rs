@@ -371,6 +371,18 @@ impl Stores {
             .collect()
     }
 
+    /// Like [`Stores::unsynced`], only among the stores of these plural resource names.
+    pub fn unsynced_among(&self, plurals: &[&str]) -> Vec<String> {
+        self.entries
+            .iter()
+            .zip(&self.synced)
+            .filter(|((_, rt, _), s)| plurals.contains(&rt.plural) && !s.get())
+            .map(|((listed, rt, _), _)| {
+                format!("{} cluster {}", listed.cluster, api::resource_name(rt))
+            })
+            .collect()
+    }
+
     /// Records a pod event on `node` at `at` (what the pod watch does; tests feed it too).
     pub fn record_pod_event(&self, node: &str, at: Timestamp) {
         if let Ok(mut map) = self.pod_events.lock() {
@@ -474,6 +486,35 @@ impl Stores {
             })
     }
 
+    /// Whether the stores show what a write left: a created object is present; a changed one
+    /// shows at least the resourceVersion the write was answered with (or is gone since).
+    /// resourceVersions are compared as numbers when both are (etcd's are), else for equality.
+    pub fn shows(&self, w: &super::apply::Written) -> bool {
+        let stored = self
+            .entries
+            .iter()
+            .filter(|(_, rt, _)| rt.plural == w.plural)
+            .find_map(|(_, _, store)| {
+                store.find(|o| {
+                    o.metadata.name.as_deref() == Some(w.name.as_str())
+                        && o.metadata.namespace.as_deref().unwrap_or("") == w.namespace
+                })
+            });
+        let Some(obj) = stored else {
+            // Not watched at all (events): nothing to wait for; watched and absent: a creation
+            // not seen yet, or an object deleted since.
+            return !w.created || !self.entries.iter().any(|(_, rt, _)| rt.plural == w.plural);
+        };
+        match (&obj.metadata.resource_version, &w.resource_version) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(have), Some(want)) => match (have.parse::<u64>(), want.parse::<u64>()) {
+                (Ok(h), Ok(w)) => h >= w,
+                _ => have == want,
+            },
+        }
+    }
+
     /// Objects across all stores.
     pub fn len(&self) -> usize {
         self.entries.iter().map(|(_, _, s)| s.len()).sum()
@@ -555,10 +596,15 @@ pub async fn start(
                     // new list.
                     Ok(event) => {
                         flag.observe(&event);
+                        // `Init` opens every (re-)list attempt, a failing one too: no proof.
+                        if !matches!(event, watcher::Event::Init) {
+                            metrics.watch_ok(&what);
+                        }
                         notify.notify_one()
                     }
                     Err(e) => {
                         metrics.error("watch");
+                        metrics.watch_failed(&what, &e.to_string());
                         warn!(watch = %what, error = %e, "watch failed; retrying with backoff");
                     }
                 }

@@ -277,6 +277,15 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                 c.remove_node(name);
             }
         }
+        // The simulation keeps no NodeClaim finalizers (a deleting claim's fate is the mode's
+        // `claim_finalizer`), as it kept none when these were merge patches.
+        Write::EditFinalizers { resource, .. } if resource.kind == "NodeClaim" => {}
+        Write::EditFinalizers { resource, .. } => {
+            return Err(format!(
+                "the simulation does not edit the finalizers of {}s",
+                resource.kind
+            ));
+        }
         Write::SetNodeClaimStatus {
             name,
             fields,

@@ -30,6 +30,7 @@ mod safety;
 mod sched_properties;
 mod shell_apply;
 mod shell_cli;
+mod shell_continuous;
 mod shell_controller;
 mod shell_list;
 mod shell_run;

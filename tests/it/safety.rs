@@ -2287,6 +2287,7 @@ async fn a_refused_or_hung_eviction_on_one_node_leaves_the_others_alone() {
                     ActionOutcome::Applied => "applied",
                     ActionOutcome::Failed { .. } => "failed",
                     ActionOutcome::Skipped => "skipped",
+                    ActionOutcome::BackingOff => "backing off",
                 })
                 .unwrap_or_else(|| panic!("{what}: no {action} {target} in {results:#?}"))
         };

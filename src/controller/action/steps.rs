@@ -309,12 +309,12 @@ impl Action {
                 .into_iter()
                 // Our finalizer holds the claim until its Machine is being deleted (claims made
                 // before the finalizer existed get it here; NodeClaims carry no other one).
-                .chain(add_finalizer.then(|| Write::MergePatch {
-                    cluster: ClusterRole::Workload,
+                // Added to the list as read, never replacing another controller's finalizer.
+                .chain(add_finalizer.then(|| Write::EditFinalizers {
                     resource: write::NODE_CLAIM,
-                    namespace: String::new(),
                     name: node_claim.clone(),
-                    patch: json!({"metadata": {"finalizers": [TERMINATION_FINALIZER]}}),
+                    add: vec![TERMINATION_FINALIZER.to_string()],
+                    remove: Vec::new(),
                 }))
                 .chain([Write::Delete {
                     cluster: ClusterRole::Workload,
@@ -586,12 +586,13 @@ impl Action {
                 remove_finalizers: vec![TERMINATION_FINALIZER.to_string()],
                 add_owner_references: Vec::new(),
             }),
-            Action::RemoveNodeClaimFinalizer { node_claim, remaining, .. } => one(Write::MergePatch {
-                cluster: ClusterRole::Workload,
+            // Only ours comes off the list as read at write time (the plan's `remaining` is the
+            // snapshot's view and may be stale).
+            Action::RemoveNodeClaimFinalizer { node_claim, .. } => one(Write::EditFinalizers {
                 resource: write::NODE_CLAIM,
-                namespace: String::new(),
                 name: node_claim.clone(),
-                patch: json!({"metadata": {"finalizers": remaining}}),
+                add: Vec::new(),
+                remove: vec![TERMINATION_FINALIZER.to_string()],
             }),
             Action::AbortDisruption { node, node_claim, message, .. } => Steps {
                 writes: [

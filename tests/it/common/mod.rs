@@ -210,6 +210,8 @@ pub struct Req {
     pub content_type: String,
     pub body: Value,
     pub code: u16,
+    /// When it arrived (tokio's clock, so paused-time tests can measure spacing).
+    pub at: tokio::time::Instant,
 }
 
 impl Req {
@@ -257,6 +259,15 @@ impl Req {
     }
 }
 
+/// Another writer's change, made to a stored object just before a matching request is
+/// answered (so the request sees the object as changed after its sender read it).
+struct Race {
+    method: String,
+    path_contains: String,
+    key: Key,
+    change: Box<dyn FnOnce(&mut Value) + Send>,
+}
+
 #[derive(Debug, Clone)]
 struct Fault {
     method: String,
@@ -277,6 +288,7 @@ struct State {
     uid: u64,
     log: Vec<Req>,
     faults: Vec<Fault>,
+    races: Vec<Race>,
     /// The longest token a TokenRequest gets (the API server's
     /// `--service-account-max-token-expiration`); None: as asked.
     max_token_secs: Option<i64>,
@@ -370,7 +382,17 @@ impl FakeApi {
     }
 
     /// Seeds one object as it is (uid and resourceVersion added when missing).
-    pub fn seed(&self, mut obj: Value) {
+    pub fn seed(&self, obj: Value) {
+        self.seed_as(obj, true);
+    }
+
+    /// Seeds one object that the watches do not show (a watch lagging behind a write another
+    /// replica made): lists and gets see it, no watch event is sent.
+    pub fn seed_unwatched(&self, obj: Value) {
+        self.seed_as(obj, false);
+    }
+
+    fn seed_as(&self, mut obj: Value, watched: bool) {
         let mut st = self.state.lock().unwrap();
         let api_version = obj["apiVersion"].as_str().unwrap().to_string();
         let kind = obj["kind"].as_str().unwrap().to_string();
@@ -407,7 +429,9 @@ impl FakeApi {
             obj.clone(),
         );
         drop(st);
-        self.emit(&group, ty.plural, "ADDED", &obj);
+        if watched {
+            self.emit(&group, ty.plural, "ADDED", &obj);
+        }
     }
 
     /// An object by group, plural, namespace ("" for cluster-scoped) and name.
@@ -483,6 +507,26 @@ impl FakeApi {
         });
     }
 
+    /// Like [`FakeApi::fail`], with this reason and message.
+    pub fn fail_with(
+        &self,
+        method: &str,
+        path_contains: &str,
+        code: u16,
+        reason: &str,
+        message: &str,
+        times: usize,
+    ) {
+        self.state.lock().unwrap().faults.push(Fault {
+            method: method.to_string(),
+            path_contains: path_contains.to_string(),
+            code,
+            reason: reason.to_string(),
+            message: message.to_string(),
+            remaining: times,
+        });
+    }
+
     /// Never answers the next `times` requests with `method` whose path contains `path_contains`
     /// (a hung API server); they are logged with code 0.
     pub fn hang(&self, method: &str, path_contains: &str, times: usize) {
@@ -507,9 +551,49 @@ impl FakeApi {
         ));
     }
 
+    /// Before answering the next request with `method` whose path contains `path_contains`,
+    /// changes the stored object `group`/`plural`/`namespace`/`name` as another writer would
+    /// (resourceVersion bumped, a MODIFIED watch event): the race between a read and a write.
+    #[allow(clippy::too_many_arguments)]
+    pub fn race(
+        &self,
+        method: &str,
+        path_contains: &str,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+        change: impl FnOnce(&mut Value) + Send + 'static,
+    ) {
+        self.state.lock().unwrap().races.push(Race {
+            method: method.to_string(),
+            path_contains: path_contains.to_string(),
+            key: (group.into(), plural.into(), namespace.into(), name.into()),
+            change: Box::new(change),
+        });
+    }
+
     /// Drops every injected fault not used up yet.
     pub fn clear_faults(&self) {
         self.state.lock().unwrap().faults.clear();
+    }
+
+    /// Like [`FakeApi::mutate`], but the watches do not show the change (a lagging watch).
+    pub fn mutate_unwatched(
+        &self,
+        group: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) {
+        let mut st = self.state.lock().unwrap();
+        st.rv += 1;
+        let rv = st.rv.to_string();
+        let key = (group.into(), plural.into(), namespace.into(), name.into());
+        let obj = st.objects.get_mut(&key).unwrap();
+        f(obj);
+        obj["metadata"]["resourceVersion"] = json!(rv);
     }
 
     /// Changes an object behind the controller's back (another writer), bumping its resourceVersion.
@@ -581,12 +665,29 @@ impl FakeApi {
                 content_type: content_type.into(),
                 body,
                 code: 403,
+                at: tokio::time::Instant::now(),
             });
             return Some(status(
                 403,
                 "Forbidden",
                 &authz::forbidden_message(user, &a),
             ));
+        }
+        // Another writer got there first.
+        if let Some(i) = st
+            .races
+            .iter()
+            .position(|r| r.method == method && path.contains(&r.path_contains))
+        {
+            let race = st.races.remove(i);
+            st.rv += 1;
+            let rv = st.rv.to_string();
+            if let Some(obj) = st.objects.get_mut(&race.key) {
+                (race.change)(obj);
+                obj["metadata"]["resourceVersion"] = json!(rv);
+                let obj = obj.clone();
+                self.emit(&race.key.0, &race.key.1, "MODIFIED", &obj);
+            }
         }
         // Faults first: they stand for the API server refusing the request.
         if let Some(f) = st
@@ -603,6 +704,7 @@ impl FakeApi {
                 content_type: content_type.into(),
                 body,
                 code,
+                at: tokio::time::Instant::now(),
             });
             if code == 0 {
                 return None;
@@ -617,6 +719,7 @@ impl FakeApi {
             content_type: content_type.into(),
             body,
             code,
+            at: tokio::time::Instant::now(),
         });
         Some(resp)
     }
