@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::constraints::{
     self, ClaimRef, SpreadConstraint, VolumeRequirement, WeightedNodeTerm, WeightedTerm,
 };
+use super::hostport::HostPort;
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::resources::Resources;
 use super::taints::Toleration;
@@ -53,8 +54,8 @@ pub struct PodDemand {
     pub anti_affinity: Vec<AffinityTerm>,
     /// Required pod affinity terms.
     pub affinity: Vec<AffinityTerm>,
-    /// Host ports used (`protocol/port`).
-    pub host_ports: Vec<String>,
+    /// Host ports its containers take on the node.
+    pub host_ports: Vec<HostPort>,
     /// Topology spread constraints (`ScheduleAnyway` ones until relaxed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub spread: Vec<SpreadConstraint>,
@@ -313,7 +314,7 @@ impl PodDemand {
             .filter_map(|p| {
                 p.host_port
                     .filter(|hp| *hp > 0)
-                    .map(|hp| format!("{}/{hp}", p.protocol.as_deref().unwrap_or("TCP")))
+                    .map(|hp| HostPort::new(p.protocol.as_deref(), hp, p.host_ip.as_deref()))
             })
             .collect();
         Ok(PodDemand {

@@ -167,6 +167,15 @@ impl Unfit {
                 resource,
                 need,
                 free,
+            } if *free < 0 => format!(
+                "needs {} {resource}, {subject} has none allocatable ({} over-committed, by its DaemonSets or bound pods)",
+                Shortfall::format_amount(resource, *need),
+                Shortfall::format_amount(resource, -*free)
+            ),
+            Unfit::Insufficient {
+                resource,
+                need,
+                free,
             } => format!(
                 "needs {} {resource}, {subject} has {} allocatable",
                 Shortfall::format_amount(resource, *need),

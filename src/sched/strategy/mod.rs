@@ -432,6 +432,13 @@ pub fn rejections(
         );
         let unfit = static_fit(demand, &labels, &o.taints, &o.allocatable)
             .err()
+            .or_else(|| {
+                crate::model::hostport::first_clash(&demand.host_ports, &o.ports).map(|p| {
+                    Unfit::HostPortInUse {
+                        port: p.to_string(),
+                    }
+                })
+            })
             .or_else(|| budget.check(o).err())
             .or_else(|| state.topology_fit(pod, &labels).err());
         if let Some(unfit) = unfit {

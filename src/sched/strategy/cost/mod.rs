@@ -287,9 +287,10 @@ fn distinct(snapshot: &Snapshot, offerings: &[Offering]) -> Vec<Offering> {
             .max_size
             .map(|_| o.flavor.machine_deployment.clone());
         let key = format!(
-            "{}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
+            "{}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
             o.pool_index,
             o.allocatable,
+            o.ports,
             o.flavor.capacity,
             o.taints,
             o.flavor.price.0,
@@ -368,6 +369,7 @@ fn allowed_offerings(
 /// select, so the offering's labels are used as they are).
 fn fits_empty(demand: &PodDemand, o: &Offering) -> bool {
     static_ok(demand, &o.labels, &o.taints, &o.allocatable)
+        && crate::model::hostport::first_clash(&demand.host_ports, &o.ports).is_none()
 }
 
 /// Whether two pods may not share a node (hostname anti-affinity either way, or a host port).
@@ -377,5 +379,7 @@ pub fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
             .iter()
             .any(|t| t.topology_key == keys::HOSTNAME && t.selects(&y.namespace, &y.labels))
     };
-    anti(a, b) || anti(b, a) || a.host_ports.iter().any(|p| b.host_ports.contains(p))
+    anti(a, b)
+        || anti(b, a)
+        || crate::model::hostport::first_clash(&a.host_ports, &b.host_ports).is_some()
 }

@@ -24,6 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
+use crate::model::hostport::first_clash;
 use crate::model::labels::{Labels, keys};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
@@ -59,7 +60,8 @@ impl Strategy for KarpenterCapi {
     }
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
-        let (offerings, _) = catalog::offerings(snapshot, false);
+        let (offerings, _) =
+            catalog::offerings_with(snapshot, false, catalog::DaemonScope::NodePool);
         let mut state = ClusterState::new(snapshot, &offerings);
         let mut budget = Budget::new(snapshot);
         // An offering is available while its MachineDeployment is below its max size, as the
@@ -89,6 +91,11 @@ impl Strategy for KarpenterCapi {
             // whose node requirements read the hostname.
             let reads_hostname = demand.requires_label(keys::HOSTNAME);
             let fits = |o: &Offering, used: &Resources, node_labels: &Labels| {
+                // The DaemonSets' host ports on the NodeClaim template (v1.5
+                // `getDaemonHostPortUsage`).
+                if first_clash(&demand.host_ports, &o.ports).is_some() {
+                    return false;
+                }
                 let free = o.allocatable.minus(used);
                 if !reads_hostname {
                     return static_ok(demand, &o.labels, &o.taints, &free);
@@ -106,7 +113,10 @@ impl Strategy for KarpenterCapi {
             let mut placed = false;
             for claim in claims.iter_mut() {
                 let labels = &state.nodes[claim.node].labels;
-                if !state.topology_admits(pod, labels) {
+                // Host ports of the claim's pods (core `nodeclaim.go` `CanAdd`, hostPortUsage).
+                if !state.topology_admits(pod, labels)
+                    || first_clash(&demand.host_ports, &state.nodes[claim.node].ports).is_some()
+                {
                     continue;
                 }
                 let narrowed: Vec<usize> = claim
