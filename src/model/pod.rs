@@ -42,8 +42,13 @@ pub struct PodDemand {
     pub name: String,
     /// Labels, for pod (anti-)affinity.
     pub labels: Labels,
-    /// Effective requests, including one pod slot.
+    /// Effective requests, including one pod slot: pod-level cpu and memory requests
+    /// (`spec.resources`) in place of the containers' when set, plus overhead.
     pub requests: Resources,
+    /// The requests counted from the containers alone (plus overhead), when pod-level
+    /// resources replaced them in [`PodDemand::requests`]: what Karpenter v1.5 counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container_requests: Option<Resources>,
     /// `spec.nodeSelector` as `In` requirements, ANDed with the affinity terms.
     pub node_selector: Vec<Requirement>,
     /// Required node affinity: a node must satisfy one of these terms (empty: no constraint).
@@ -187,7 +192,9 @@ impl PodDemand {
         spec: &PodSpec,
         field: &str,
     ) -> Result<PodDemand, (String, String)> {
-        let requests = effective_requests(spec, field)?;
+        let container_requests = effective_requests(spec, field)?;
+        let requests = with_pod_level(spec, &container_requests, field)?;
+        let container_requests = (requests != container_requests).then_some(container_requests);
         let node_selector = spec
             .node_selector
             .iter()
@@ -322,6 +329,7 @@ impl PodDemand {
             name: name.to_string(),
             labels,
             requests,
+            container_requests,
             node_selector,
             node_affinity,
             tolerations,
@@ -384,6 +392,68 @@ fn effective_requests(spec: &PodSpec, field: &str) -> Result<Resources, (String,
     }
     total.pods = 1;
     Ok(total)
+}
+
+/// Pod-level resources (`spec.resources`, on by default since Kubernetes 1.34): a pod-level
+/// cpu or memory request replaces the containers' for that resource, a pod-level limit without
+/// a request standing for it (API defaulting); overhead is still added. Other resources stay
+/// the containers'. Mirrors `k8s.io/component-helpers/resource` `PodRequests`, which core
+/// v1.14 `utils/resources` `Ceiling` calls.
+fn with_pod_level(
+    spec: &PodSpec,
+    containers: &Resources,
+    field: &str,
+) -> Result<Resources, (String, String)> {
+    let Some(res) = &spec.resources else {
+        return Ok(containers.clone());
+    };
+    let read = |list: Option<
+        &std::collections::BTreeMap<
+            String,
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+        >,
+    >,
+                part: &str|
+     -> Result<Resources, (String, String)> {
+        let pairs = list
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| {
+                k.as_str() == super::resources::CPU || k.as_str() == super::resources::MEMORY
+            })
+            .map(|(k, v)| (k.as_str(), v.0.as_str()));
+        Resources::from_quantities(pairs)
+            .map_err(|(name, e)| (format!("{field}.resources.{part}[{name}]"), e.to_string()))
+    };
+    let requests = read(res.requests.as_ref(), "requests")?;
+    let limits = read(res.limits.as_ref(), "limits")?;
+    let set = |name: &str| res.requests.as_ref().is_some_and(|r| r.contains_key(name));
+    let limited = |name: &str| res.limits.as_ref().is_some_and(|r| r.contains_key(name));
+    let overhead = match &spec.overhead {
+        Some(o) => Resources::from_quantities(o.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
+            .map_err(|(name, e)| (format!("{field}.overhead[{name}]"), e.to_string()))?,
+        None => Resources::default(),
+    };
+    let mut out = containers.clone();
+    let cpu = super::resources::CPU;
+    let memory = super::resources::MEMORY;
+    if set(cpu) || limited(cpu) {
+        let pod = if set(cpu) {
+            requests.cpu_millis
+        } else {
+            limits.cpu_millis
+        };
+        out.cpu_millis = pod.saturating_add(overhead.cpu_millis);
+    }
+    if set(memory) || limited(memory) {
+        let pod = if set(memory) {
+            requests.memory_bytes
+        } else {
+            limits.memory_bytes
+        };
+        out.memory_bytes = pod.saturating_add(overhead.memory_bytes);
+    }
+    Ok(out)
 }
 
 fn node_selector_term(

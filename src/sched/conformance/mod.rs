@@ -4,6 +4,7 @@
 
 mod daemonsets;
 mod host_ports;
+mod pod_resources;
 
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;

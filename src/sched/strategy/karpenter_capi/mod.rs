@@ -60,6 +60,14 @@ impl Strategy for KarpenterCapi {
     }
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        let v15;
+        let snapshot = match container_only(snapshot) {
+            Some(s) => {
+                v15 = s;
+                &v15
+            }
+            None => snapshot,
+        };
         let (offerings, _) =
             catalog::offerings_with(snapshot, false, catalog::DaemonScope::NodePool);
         let mut state = ClusterState::new(snapshot, &offerings);
@@ -264,6 +272,35 @@ impl Strategy for KarpenterCapi {
         }
         placement
     }
+}
+
+/// The snapshot as Karpenter v1.5 counts requests: from the containers alone, pod-level
+/// resources (`spec.resources`) not read (v1.5 `utils/resources` `Ceiling` sums containers);
+/// None when no pod or DaemonSet sets them.
+fn container_only(snapshot: &Snapshot) -> Option<Snapshot> {
+    let pods = snapshot
+        .pods
+        .iter()
+        .any(|p| p.demand.container_requests.is_some());
+    let daemons = snapshot
+        .daemonsets
+        .iter()
+        .any(|d| d.pod.container_requests.is_some());
+    if !pods && !daemons {
+        return None;
+    }
+    let mut out = snapshot.clone();
+    for record in &mut out.pods {
+        if let Some(r) = record.demand.container_requests.clone() {
+            std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(record).demand).requests = r;
+        }
+    }
+    for ds in &mut out.daemonsets {
+        if let Some(r) = ds.pod.container_requests.clone() {
+            ds.pod.requests = r;
+        }
+    }
+    Some(out)
 }
 
 impl Claim {
