@@ -152,6 +152,28 @@ fn offering(
             });
         }
     }
+    // Template labels are requirements too (core `nodeclaimtemplate.go` adds them as `In`):
+    // a flavor with another value is out, and so is one lacking a well-known key (its nodes
+    // would not carry the zone or architecture the pool promises). A custom key the flavor
+    // lacks is the NodeClaim's to give: the claim's label goes onto the Node.
+    for (k, v) in &pool.labels {
+        let have = if k == keys::INSTANCE_TYPE {
+            Some(&flavor.instance_type)
+        } else {
+            flavor.labels.get(k)
+        };
+        let refused = match have {
+            Some(have) => have != v,
+            None => WELL_KNOWN.contains(&k.as_str()),
+        };
+        if refused {
+            return Err(Unfit::NodePoolRequirement {
+                node_pool: pool.name.clone(),
+                requirement: format!("{k} In [{v}] (template label)"),
+                value: have.cloned(),
+            });
+        }
+    }
     let mut labels = flavor.labels.clone();
     for (k, v) in pool.node_labels() {
         labels.entry(k).or_insert(v);

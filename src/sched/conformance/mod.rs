@@ -5,6 +5,7 @@
 mod daemonsets;
 mod host_ports;
 mod pod_resources;
+mod template_labels;
 
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
