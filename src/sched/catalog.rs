@@ -88,7 +88,7 @@ pub fn offerings_with(
         for md in snapshot.members_of(pool) {
             let Ok(flavor) = &md.flavor else { continue };
             match offering(snapshot, pool_index, pool, flavor, flavor_taints, scope) {
-                Ok(o) => out.push(o),
+                Ok(o) => out.extend(o),
                 Err(unfit) => excluded.push(Excluded {
                     node_pool: pool.name.clone(),
                     instance_type: flavor.instance_type.clone(),
@@ -138,7 +138,7 @@ fn offering(
     flavor: &Flavor,
     flavor_taints: bool,
     scope: DaemonScope,
-) -> Result<Offering, Unfit> {
+) -> Result<Vec<Offering>, Unfit> {
     // A pool requirement on a key the flavor does not define is compatible: the node takes the
     // pool's value. On a key it defines, the flavor's value must satisfy it.
     for r in &pool.requirements {
@@ -183,23 +183,85 @@ fn offering(
     if flavor_taints {
         taints.extend(flavor.taints.iter().cloned());
     }
-    Ok(with_daemonsets(
-        snapshot,
-        scope,
-        Some(pool),
-        Offering {
-            pool_index,
-            node_pool: pool.name.clone(),
-            weight: pool.weight,
-            flavor: flavor.clone(),
-            labels,
-            taints,
-            daemonsets: Vec::new(),
-            overhead: Resources::default(),
-            ports: Vec::new(),
-            allocatable: Resources::default(),
-        },
-    ))
+    Ok(chosen_values(pool, &labels)
+        .into_iter()
+        .map(|chosen| {
+            let mut labels = labels.clone();
+            labels.extend(chosen);
+            with_daemonsets(
+                snapshot,
+                scope,
+                Some(pool),
+                Offering {
+                    pool_index,
+                    node_pool: pool.name.clone(),
+                    weight: pool.weight,
+                    flavor: flavor.clone(),
+                    labels,
+                    taints: taints.clone(),
+                    daemonsets: Vec::new(),
+                    overhead: Resources::default(),
+                    ports: Vec::new(),
+                    allocatable: Resources::default(),
+                },
+            )
+        })
+        .collect())
+}
+
+/// At most this many value combinations of multi-valued pool requirements are offered per
+/// flavor; beyond, later keys take their smallest value only.
+const MAX_VALUE_COMBINATIONS: usize = 64;
+
+/// The labels a new node may take for the pool's multi-valued `In` requirements on custom keys
+/// these labels (the flavor's and the pool's) do not define: one set per combination of allowed
+/// values, smallest values first, so a pod that asks for none gets the smallest of each
+/// (core keeps the requirement and labels the claim with `Requirement.Any()`; we choose
+/// deterministically and narrow the claim to it). One empty set when there are none.
+fn chosen_values(pool: &NodePool, labels: &Labels) -> Vec<Labels> {
+    let mut combinations = vec![Labels::new()];
+    let mut keys: Vec<&str> = pool
+        .requirements
+        .iter()
+        .filter(|r| r.operator == Operator::In && !labels.contains_key(&r.key))
+        // Well-known keys the provider leaves undefined (the capacity type, a zone) are not
+        // the claim's to choose: the provider's single offering decides them.
+        .filter(|r| {
+            !WELL_KNOWN.contains(&r.key.as_str())
+                && !crate::model::labels::is_restricted_label(&r.key)
+        })
+        .map(|r| r.key.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        let on_key: Vec<&Requirement> = pool.requirements.iter().filter(|r| r.key == key).collect();
+        let mut values: Vec<&String> = on_key
+            .iter()
+            .filter(|r| r.operator == Operator::In)
+            .flat_map(|r| &r.values)
+            .filter(|v| on_key.iter().all(|r| r.matches_value(Some(v))))
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        if values.is_empty() {
+            continue;
+        }
+        if combinations.len() * values.len() > MAX_VALUE_COMBINATIONS {
+            values.truncate(1);
+        }
+        combinations = combinations
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.insert(key.to_string(), (*v).clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    combinations
 }
 
 /// Adds the DaemonSets whose pods would run on the offering's new nodes ([`DaemonScope`]):

@@ -175,10 +175,21 @@ impl<'a> ClusterState<'a> {
             let Some(md) = snapshot.claim_machine_deployment(claim) else {
                 continue;
             };
-            let found = offerings.iter().position(|o| {
+            let of_claim = |o: &Offering| {
                 o.flavor.machine_deployment == md
                     && (o.node_pool.is_empty() || Some(&o.node_pool) == claim.node_pool.as_ref())
-            });
+            };
+            // Of a flavor offered with several values of a pool requirement, the one the
+            // claim's labels name.
+            let found = offerings
+                .iter()
+                .position(|o| {
+                    of_claim(o)
+                        && o.labels
+                            .iter()
+                            .all(|(k, v)| claim.labels.get(k).is_none_or(|c| c == v))
+                })
+                .or_else(|| offerings.iter().position(of_claim));
             if let Some(o) = found {
                 state.open(
                     &offerings[o],

@@ -4,6 +4,7 @@
 
 mod daemonsets;
 mod host_ports;
+mod multi_valued;
 mod pod_resources;
 mod template_labels;
 
