@@ -74,6 +74,11 @@ pub struct PodDemand {
     /// relaxed (Karpenter's order).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preferred_node_affinity: Vec<WeightedNodeTerm>,
+    /// PreferNoSchedule taints keep it off as NoSchedule ones do: set by Karpenter's planning
+    /// until its last relaxation step ([`crate::sched::strategy::Relaxing`]); the
+    /// kube-scheduler (false) only prefers other nodes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub prefer_no_schedule_hard: bool,
     /// PersistentVolumeClaims its volumes use.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<ClaimRef>,
@@ -340,6 +345,7 @@ impl PodDemand {
             preferred_affinity,
             preferred_anti_affinity,
             preferred_node_affinity,
+            prefer_no_schedule_hard: false,
             claims: constraints::claims(spec, name),
             volume_requirements: Vec::new(),
         })

@@ -6,6 +6,7 @@ mod daemonsets;
 mod host_ports;
 mod multi_valued;
 mod pod_resources;
+mod prefer_no_schedule;
 mod template_labels;
 
 use crate::model::load::{Source, snapshot_from_sources};
