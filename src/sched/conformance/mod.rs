@@ -2,6 +2,7 @@
 //! NodePool template labels, multi-valued requirements, PreferNoSchedule), each rule on several
 //! inputs through every strategy it concerns, asserting flavors, counts and labels.
 
+mod affinity_groups;
 mod daemonsets;
 mod host_ports;
 mod multi_valued;

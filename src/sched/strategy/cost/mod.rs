@@ -155,9 +155,20 @@ fn optimized<'a>(
     time: Option<std::time::Duration>,
 ) -> (ClusterState<'a>, Budget, Vec<usize>, Option<Price>) {
     let snapshot = start.snapshot();
-    let (sequential, optimizable): (Vec<usize>, Vec<usize>) = placeable
-        .iter()
-        .partition(|&&p| engine::needs_sequential(&snapshot.pods[p].demand));
+    // Pods with required pod affinity, and the pods of the batch they select (their targets):
+    // placed one at a time, so a target's node is chosen with its followers to come.
+    let mut terms: Vec<&crate::model::pod::AffinityTerm> = Vec::new();
+    for &p in placeable {
+        for t in &snapshot.pods[p].demand.affinity {
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+    }
+    let (sequential, optimizable): (Vec<usize>, Vec<usize>) = placeable.iter().partition(|&&p| {
+        let d = &snapshot.pods[p].demand;
+        engine::needs_sequential(d) || terms.iter().any(|t| t.selects(&d.namespace, &d.labels))
+    });
     let classes = engine::classes(start, offerings, allowed, &optimizable);
     let time = time.unwrap_or_else(|| engine::budget_for(optimizable.len()));
     let solved = engine::optimize(&classes, time);
