@@ -5,6 +5,7 @@
 mod affinity_groups;
 mod daemonsets;
 mod host_ports;
+mod karpenter_capi_zones;
 mod multi_valued;
 mod pod_resources;
 mod prefer_no_schedule;

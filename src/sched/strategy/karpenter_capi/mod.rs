@@ -186,11 +186,27 @@ impl Strategy for KarpenterCapi {
                 let Some((node, first)) = opened_node else {
                     continue;
                 };
+                // The claim is narrowed to that domain only on the keys the pod itself
+                // constrains (its selectors, affinity, spread): on the others it keeps every
+                // value, as v1.5's NodeClaim keeps every zone for a pod without a zonal
+                // constraint, and its node has no label for them (a pod affine to this one on
+                // such a key waits until it is bound).
+                let (constrained, open_keys): (Vec<&String>, Vec<&String>) =
+                    topo_keys.iter().partition(|k| constrains(demand, k));
                 candidates.retain(|&o| {
-                    topo_keys
+                    constrained
                         .iter()
-                        .all(|k| offerings[o].labels.get(k) == offerings[first].labels.get(k))
+                        .all(|k| offerings[o].labels.get(*k) == offerings[first].labels.get(*k))
                 });
+                for k in open_keys {
+                    let value = offerings[first].labels.get(k);
+                    if candidates
+                        .iter()
+                        .any(|&o| offerings[o].labels.get(k) != value)
+                    {
+                        state.nodes[node].labels.remove(k);
+                    }
+                }
                 if let Some(unfit) =
                     min_values_unmet(&snapshot.nodepools[pool], &offerings, &candidates)
                 {
@@ -313,6 +329,20 @@ impl Claim {
             .take(MAX_INSTANCE_TYPES)
             .collect()
     }
+}
+
+/// Whether a pod's own constraints read this label key: a node requirement, a topology
+/// spread constraint or a pod (anti-)affinity term on it.
+fn constrains(demand: &crate::model::pod::PodDemand, key: &str) -> bool {
+    demand.requires_label(key)
+        || demand.spread.iter().any(|c| c.topology_key == key)
+        || demand
+            .affinity
+            .iter()
+            .chain(&demand.anti_affinity)
+            .chain(demand.preferred_affinity.iter().map(|w| &w.term))
+            .chain(demand.preferred_anti_affinity.iter().map(|w| &w.term))
+            .any(|t| t.topology_key == key)
 }
 
 /// Per offering, its place in the order of lower-cased instance-type names (a stable sort:
