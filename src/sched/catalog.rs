@@ -157,8 +157,12 @@ fn offering(
     // would not carry the zone or architecture the pool promises). A custom key the flavor
     // lacks is the NodeClaim's to give: the claim's label goes onto the Node.
     for (k, v) in &pool.labels {
+        // The provider's single offering is on-demand (provider `cloudprovider.go`).
+        let on_demand = "on-demand".to_string();
         let have = if k == keys::INSTANCE_TYPE {
             Some(&flavor.instance_type)
+        } else if k == keys::CAPACITY_TYPE {
+            Some(flavor.labels.get(k).unwrap_or(&on_demand))
         } else {
             flavor.labels.get(k)
         };

@@ -66,6 +66,20 @@ fn a_well_known_template_label_the_flavor_lacks_rules_it_out() {
             "{strategy:?}"
         );
     }
+    // The capacity type is the provider's: on-demand, which a flavor need not label.
+    for (capacity, want) in [("on-demand", Some("c2")), ("spot", None)] {
+        let s = snap(
+            &(pool(&format!("karpenter.sh/capacity-type: {capacity}"))
+                + &flavor("c2", 2, "0.04", "")
+                + &pod("p", "app: p", "1", "", "")),
+        );
+        let p = plan(&s, Cost);
+        let got = p
+            .new_nodes
+            .first()
+            .map(|n| n.offering.flavor.instance_type.as_str());
+        assert_eq!(got, want, "{capacity}");
+    }
     // Nothing left: the pod says the catalog offers nothing.
     let s = snap(
         &(pool("kubernetes.io/arch: s390x")
