@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::Config;
 use super::action::Action;
-use crate::model::labels::{Labels, is_restricted_label, keys};
+use crate::model::labels::{Labels, Operator, is_restricted_label, keys};
 use crate::model::nodeclaim::{MACHINE_DEPLOYMENT_ANNOTATION, NODEPOOL_HASH_ANNOTATION};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
@@ -217,7 +217,21 @@ pub(super) fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
         .requirements
         .iter()
         .filter(|r| r.key != keys::INSTANCE_TYPE)
-        .map(|r| json!({"key": r.key, "operator": r.operator.to_string(), "values": r.values}))
+        .map(|r| {
+            // A multi-valued requirement the flavor leaves open is narrowed to the value the
+            // plan chose (`sched::catalog`), which the claim's label carries.
+            let values = match o.labels.get(&r.key) {
+                Some(v)
+                    if r.operator == Operator::In
+                        && !f.labels.contains_key(&r.key)
+                        && r.values.contains(v) =>
+                {
+                    vec![v.clone()]
+                }
+                _ => r.values.clone(),
+            };
+            json!({"key": r.key, "operator": r.operator.to_string(), "values": values})
+        })
         .collect();
     requirements
         .push(json!({"key": keys::INSTANCE_TYPE, "operator": "In", "values": [f.instance_type]}));

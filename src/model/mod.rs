@@ -9,6 +9,7 @@ pub mod duration;
 pub mod flavor;
 #[cfg(test)]
 mod fuzz;
+pub mod hostport;
 pub mod labels;
 pub mod load;
 pub mod machine;

@@ -186,6 +186,13 @@ pub fn clamped_quantities(kind: &str, value: &Value) -> Vec<(String, String, i64
             }
         }
         check_list(format!("{prefix}.overhead"), spec.get("overhead"), true);
+        for part in ["requests", "limits"] {
+            check_list(
+                format!("{prefix}.resources.{part}"),
+                spec.pointer(&format!("/resources/{part}")),
+                true,
+            );
+        }
     };
     match kind {
         "Pod" => spec_lists(value.get("spec"), "spec"),

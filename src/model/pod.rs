@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::constraints::{
     self, ClaimRef, SpreadConstraint, VolumeRequirement, WeightedNodeTerm, WeightedTerm,
 };
+use super::hostport::HostPort;
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::resources::Resources;
 use super::taints::Toleration;
@@ -41,8 +42,13 @@ pub struct PodDemand {
     pub name: String,
     /// Labels, for pod (anti-)affinity.
     pub labels: Labels,
-    /// Effective requests, including one pod slot.
+    /// Effective requests, including one pod slot: pod-level cpu and memory requests
+    /// (`spec.resources`) in place of the containers' when set, plus overhead.
     pub requests: Resources,
+    /// The requests counted from the containers alone (plus overhead), when pod-level
+    /// resources replaced them in [`PodDemand::requests`]: what Karpenter v1.5 counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container_requests: Option<Resources>,
     /// `spec.nodeSelector` as `In` requirements, ANDed with the affinity terms.
     pub node_selector: Vec<Requirement>,
     /// Required node affinity: a node must satisfy one of these terms (empty: no constraint).
@@ -53,8 +59,8 @@ pub struct PodDemand {
     pub anti_affinity: Vec<AffinityTerm>,
     /// Required pod affinity terms.
     pub affinity: Vec<AffinityTerm>,
-    /// Host ports used (`protocol/port`).
-    pub host_ports: Vec<String>,
+    /// Host ports its containers take on the node.
+    pub host_ports: Vec<HostPort>,
     /// Topology spread constraints (`ScheduleAnyway` ones until relaxed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub spread: Vec<SpreadConstraint>,
@@ -68,6 +74,11 @@ pub struct PodDemand {
     /// relaxed (Karpenter's order).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preferred_node_affinity: Vec<WeightedNodeTerm>,
+    /// PreferNoSchedule taints keep it off as NoSchedule ones do: set by Karpenter's planning
+    /// until its last relaxation step ([`crate::sched::strategy::Relaxing`]); the
+    /// kube-scheduler (false) only prefers other nodes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub prefer_no_schedule_hard: bool,
     /// PersistentVolumeClaims its volumes use.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<ClaimRef>,
@@ -186,7 +197,9 @@ impl PodDemand {
         spec: &PodSpec,
         field: &str,
     ) -> Result<PodDemand, (String, String)> {
-        let requests = effective_requests(spec, field)?;
+        let container_requests = effective_requests(spec, field)?;
+        let requests = with_pod_level(spec, &container_requests, field)?;
+        let container_requests = (requests != container_requests).then_some(container_requests);
         let node_selector = spec
             .node_selector
             .iter()
@@ -313,7 +326,7 @@ impl PodDemand {
             .filter_map(|p| {
                 p.host_port
                     .filter(|hp| *hp > 0)
-                    .map(|hp| format!("{}/{hp}", p.protocol.as_deref().unwrap_or("TCP")))
+                    .map(|hp| HostPort::new(p.protocol.as_deref(), hp, p.host_ip.as_deref()))
             })
             .collect();
         Ok(PodDemand {
@@ -321,6 +334,7 @@ impl PodDemand {
             name: name.to_string(),
             labels,
             requests,
+            container_requests,
             node_selector,
             node_affinity,
             tolerations,
@@ -331,6 +345,7 @@ impl PodDemand {
             preferred_affinity,
             preferred_anti_affinity,
             preferred_node_affinity,
+            prefer_no_schedule_hard: false,
             claims: constraints::claims(spec, name),
             volume_requirements: Vec::new(),
         })
@@ -383,6 +398,68 @@ fn effective_requests(spec: &PodSpec, field: &str) -> Result<Resources, (String,
     }
     total.pods = 1;
     Ok(total)
+}
+
+/// Pod-level resources (`spec.resources`, on by default since Kubernetes 1.34): a pod-level
+/// cpu or memory request replaces the containers' for that resource, a pod-level limit without
+/// a request standing for it (API defaulting); overhead is still added. Other resources stay
+/// the containers'. Mirrors `k8s.io/component-helpers/resource` `PodRequests`, which core
+/// v1.14 `utils/resources` `Ceiling` calls.
+fn with_pod_level(
+    spec: &PodSpec,
+    containers: &Resources,
+    field: &str,
+) -> Result<Resources, (String, String)> {
+    let Some(res) = &spec.resources else {
+        return Ok(containers.clone());
+    };
+    let read = |list: Option<
+        &std::collections::BTreeMap<
+            String,
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+        >,
+    >,
+                part: &str|
+     -> Result<Resources, (String, String)> {
+        let pairs = list
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| {
+                k.as_str() == super::resources::CPU || k.as_str() == super::resources::MEMORY
+            })
+            .map(|(k, v)| (k.as_str(), v.0.as_str()));
+        Resources::from_quantities(pairs)
+            .map_err(|(name, e)| (format!("{field}.resources.{part}[{name}]"), e.to_string()))
+    };
+    let requests = read(res.requests.as_ref(), "requests")?;
+    let limits = read(res.limits.as_ref(), "limits")?;
+    let set = |name: &str| res.requests.as_ref().is_some_and(|r| r.contains_key(name));
+    let limited = |name: &str| res.limits.as_ref().is_some_and(|r| r.contains_key(name));
+    let overhead = match &spec.overhead {
+        Some(o) => Resources::from_quantities(o.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
+            .map_err(|(name, e)| (format!("{field}.overhead[{name}]"), e.to_string()))?,
+        None => Resources::default(),
+    };
+    let mut out = containers.clone();
+    let cpu = super::resources::CPU;
+    let memory = super::resources::MEMORY;
+    if set(cpu) || limited(cpu) {
+        let pod = if set(cpu) {
+            requests.cpu_millis
+        } else {
+            limits.cpu_millis
+        };
+        out.cpu_millis = pod.saturating_add(overhead.cpu_millis);
+    }
+    if set(memory) || limited(memory) {
+        let pod = if set(memory) {
+            requests.memory_bytes
+        } else {
+            limits.memory_bytes
+        };
+        out.memory_bytes = pod.saturating_add(overhead.memory_bytes);
+    }
+    Ok(out)
 }
 
 fn node_selector_term(

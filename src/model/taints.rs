@@ -193,6 +193,20 @@ pub fn first_untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) ->
         .find(|t| !tolerations.iter().any(|tol| tol.tolerates(t)))
 }
 
+/// [`first_untolerated`], PreferNoSchedule taints included when `soft_too` (Karpenter's
+/// planner treats them as hard until it relaxes them, core `scheduling/taints.go`
+/// `ToleratesPod`).
+pub fn first_untolerated_with<'a>(
+    taints: &'a [Taint],
+    tolerations: &[Toleration],
+    soft_too: bool,
+) -> Option<&'a Taint> {
+    taints
+        .iter()
+        .filter(|t| soft_too || t.is_hard())
+        .find(|t| !tolerations.iter().any(|tol| tol.tolerates(t)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,13 @@ use serde::Serialize;
 
 use super::fit::{Unfit, static_fit};
 use crate::model::flavor::Flavor;
-use crate::model::labels::{Labels, keys};
+use crate::model::hostport::HostPort;
+use crate::model::labels::{Labels, Operator, Requirement, WELL_KNOWN, keys};
 use crate::model::nodepool::NodePool;
+use crate::model::pod::PodDemand;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
-use crate::model::taints::Taint;
+use crate::model::taints::{Taint, first_untolerated};
 
 /// A flavor as offered by one NodePool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,6 +34,9 @@ pub struct Offering {
     pub daemonsets: Vec<String>,
     /// Their summed requests.
     pub overhead: Resources,
+    /// Their host ports, taken on every new node of the offering.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<HostPort>,
     /// Capacity minus DaemonSet overhead.
     pub allocatable: Resources,
 }
@@ -48,17 +53,42 @@ pub struct Excluded {
     pub unfit: Unfit,
 }
 
+/// Where a DaemonSet is judged to run on an offering's new nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonScope {
+    /// Per flavor, against the new node's labels and taints, whatever its size (core v1.14
+    /// `scheduler.go` `buildDaemonOverheadGroups`, `isDaemonPodCompatible` per instance type).
+    Flavor,
+    /// Per NodePool, against its template's requirements, labels and taints only (core v1.5
+    /// `scheduler.go` `getDaemonOverhead`, `isDaemonPodCompatible`): the same on every flavor
+    /// of the pool.
+    NodePool,
+    /// Per node group, only where the DaemonSet's pod also fits the node's capacity (Cluster
+    /// Autoscaler's template node runs the scheduler's predicates on its DaemonSet pods).
+    NodeGroup,
+}
+
 /// Builds the offerings of every NodePool, in NodePool order (weight descending, then name),
 /// then flavor input order. `flavor_taints` says whether the flavors' `taints` annotation applies
-/// (Cluster Autoscaler reads it; the upstream Karpenter provider ignores it).
+/// (Cluster Autoscaler reads it; the upstream Karpenter provider ignores it). DaemonSets are
+/// judged per flavor ([`DaemonScope::Flavor`]).
 pub fn offerings(snapshot: &Snapshot, flavor_taints: bool) -> (Vec<Offering>, Vec<Excluded>) {
+    offerings_with(snapshot, flavor_taints, DaemonScope::Flavor)
+}
+
+/// [`offerings`] with the DaemonSets judged in this scope.
+pub fn offerings_with(
+    snapshot: &Snapshot,
+    flavor_taints: bool,
+    scope: DaemonScope,
+) -> (Vec<Offering>, Vec<Excluded>) {
     let mut out = Vec::new();
     let mut excluded = Vec::new();
     for (pool_index, pool) in snapshot.nodepools.iter().enumerate() {
         for md in snapshot.members_of(pool) {
             let Ok(flavor) = &md.flavor else { continue };
-            match offering(snapshot, pool_index, pool, flavor, flavor_taints) {
-                Ok(o) => out.push(o),
+            match offering(snapshot, pool_index, pool, flavor, flavor_taints, scope) {
+                Ok(o) => out.extend(o),
                 Err(unfit) => excluded.push(Excluded {
                     node_pool: pool.name.clone(),
                     instance_type: flavor.instance_type.clone(),
@@ -82,6 +112,8 @@ pub fn bare_offerings(snapshot: &Snapshot) -> Vec<Offering> {
         let labels = flavor.labels.clone();
         out.push(with_daemonsets(
             snapshot,
+            DaemonScope::NodeGroup,
+            None,
             Offering {
                 pool_index: 0,
                 node_pool: String::new(),
@@ -91,6 +123,7 @@ pub fn bare_offerings(snapshot: &Snapshot) -> Vec<Offering> {
                 taints: flavor.taints.clone(),
                 daemonsets: Vec::new(),
                 overhead: Resources::default(),
+                ports: Vec::new(),
                 allocatable: Resources::default(),
             },
         ));
@@ -104,7 +137,8 @@ fn offering(
     pool: &NodePool,
     flavor: &Flavor,
     flavor_taints: bool,
-) -> Result<Offering, Unfit> {
+    scope: DaemonScope,
+) -> Result<Vec<Offering>, Unfit> {
     // A pool requirement on a key the flavor does not define is compatible: the node takes the
     // pool's value. On a key it defines, the flavor's value must satisfy it.
     for r in &pool.requirements {
@@ -118,6 +152,32 @@ fn offering(
             });
         }
     }
+    // Template labels are requirements too (core `nodeclaimtemplate.go` adds them as `In`):
+    // a flavor with another value is out, and so is one lacking a well-known key (its nodes
+    // would not carry the zone or architecture the pool promises). A custom key the flavor
+    // lacks is the NodeClaim's to give: the claim's label goes onto the Node.
+    for (k, v) in &pool.labels {
+        // The provider's single offering is on-demand (provider `cloudprovider.go`).
+        let on_demand = "on-demand".to_string();
+        let have = if k == keys::INSTANCE_TYPE {
+            Some(&flavor.instance_type)
+        } else if k == keys::CAPACITY_TYPE {
+            Some(flavor.labels.get(k).unwrap_or(&on_demand))
+        } else {
+            flavor.labels.get(k)
+        };
+        let refused = match have {
+            Some(have) => have != v,
+            None => WELL_KNOWN.contains(&k.as_str()),
+        };
+        if refused {
+            return Err(Unfit::NodePoolRequirement {
+                node_pool: pool.name.clone(),
+                requirement: format!("{k} In [{v}] (template label)"),
+                value: have.cloned(),
+            });
+        }
+    }
     let mut labels = flavor.labels.clone();
     for (k, v) in pool.node_labels() {
         labels.entry(k).or_insert(v);
@@ -127,39 +187,198 @@ fn offering(
     if flavor_taints {
         taints.extend(flavor.taints.iter().cloned());
     }
-    Ok(with_daemonsets(
-        snapshot,
-        Offering {
-            pool_index,
-            node_pool: pool.name.clone(),
-            weight: pool.weight,
-            flavor: flavor.clone(),
-            labels,
-            taints,
-            daemonsets: Vec::new(),
-            overhead: Resources::default(),
-            allocatable: Resources::default(),
-        },
-    ))
+    Ok(chosen_values(pool, &labels)
+        .into_iter()
+        .map(|chosen| {
+            let mut labels = labels.clone();
+            labels.extend(chosen);
+            with_daemonsets(
+                snapshot,
+                scope,
+                Some(pool),
+                Offering {
+                    pool_index,
+                    node_pool: pool.name.clone(),
+                    weight: pool.weight,
+                    flavor: flavor.clone(),
+                    labels,
+                    taints: taints.clone(),
+                    daemonsets: Vec::new(),
+                    overhead: Resources::default(),
+                    ports: Vec::new(),
+                    allocatable: Resources::default(),
+                },
+            )
+        })
+        .collect())
 }
 
-/// Adds the DaemonSets whose pods would schedule on the offering's nodes (by labels, taints
-/// and their own resources), and computes allocatable.
-fn with_daemonsets(snapshot: &Snapshot, mut o: Offering) -> Offering {
+/// At most this many value combinations of multi-valued pool requirements are offered per
+/// flavor; beyond, later keys take their smallest value only.
+const MAX_VALUE_COMBINATIONS: usize = 64;
+
+/// The labels a new node may take for the pool's multi-valued `In` requirements on custom keys
+/// these labels (the flavor's and the pool's) do not define: one set per combination of allowed
+/// values, smallest values first, so a pod that asks for none gets the smallest of each
+/// (core keeps the requirement and labels the claim with `Requirement.Any()`; we choose
+/// deterministically and narrow the claim to it). One empty set when there are none.
+fn chosen_values(pool: &NodePool, labels: &Labels) -> Vec<Labels> {
+    let mut combinations = vec![Labels::new()];
+    let mut keys: Vec<&str> = pool
+        .requirements
+        .iter()
+        .filter(|r| r.operator == Operator::In && !labels.contains_key(&r.key))
+        // Well-known keys the provider leaves undefined (the capacity type, a zone) are not
+        // the claim's to choose: the provider's single offering decides them.
+        .filter(|r| {
+            !WELL_KNOWN.contains(&r.key.as_str())
+                && !crate::model::labels::is_restricted_label(&r.key)
+        })
+        .map(|r| r.key.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        let on_key: Vec<&Requirement> = pool.requirements.iter().filter(|r| r.key == key).collect();
+        let mut values: Vec<&String> = on_key
+            .iter()
+            .filter(|r| r.operator == Operator::In)
+            .flat_map(|r| &r.values)
+            .filter(|v| on_key.iter().all(|r| r.matches_value(Some(v))))
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        if values.is_empty() {
+            continue;
+        }
+        if combinations.len() * values.len() > MAX_VALUE_COMBINATIONS {
+            values.truncate(1);
+        }
+        combinations = combinations
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.insert(key.to_string(), (*v).clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    combinations
+}
+
+/// Adds the DaemonSets whose pods would run on the offering's new nodes ([`DaemonScope`]):
+/// their summed requests reserve room (allocatable = capacity − overhead) and their host ports
+/// are taken. Where they reserve more than the capacity, no pod fits the offering (core adds
+/// the overhead to every pod's requests, which then fit no instance type of that size).
+fn with_daemonsets(
+    snapshot: &Snapshot,
+    scope: DaemonScope,
+    pool: Option<&NodePool>,
+    mut o: Offering,
+) -> Offering {
     let mut overhead = Resources::default();
     let mut names = Vec::new();
+    let mut ports = Vec::new();
+    let template = pool.map(template_requirements).unwrap_or_default();
+    let mut probe_labels = o.labels.clone();
+    probe_labels.insert(keys::HOSTNAME.to_string(), "new-node".to_string());
     for ds in &snapshot.daemonsets {
-        let mut probe_labels = o.labels.clone();
-        probe_labels.insert(keys::HOSTNAME.to_string(), "new-node".to_string());
-        if static_fit(&ds.pod, &probe_labels, &o.taints, &o.flavor.capacity).is_ok() {
+        let runs = match scope {
+            DaemonScope::Flavor => daemon_runs_on(&ds.pod, &probe_labels, &o.taints),
+            DaemonScope::NodePool => {
+                pool.is_none_or(|p| daemon_runs_in_pool(&ds.pod, p, &template))
+            }
+            DaemonScope::NodeGroup => {
+                static_fit(&ds.pod, &probe_labels, &o.taints, &o.flavor.capacity).is_ok()
+            }
+        };
+        if runs {
             overhead.add(&ds.pod.requests);
             names.push(ds.name.clone());
+            ports.extend(ds.pod.host_ports.iter().cloned());
         }
     }
     o.allocatable = o.flavor.capacity.minus(&overhead);
+    if !overhead.fits_in(&o.flavor.capacity) {
+        // Every pod takes a slot: none is left.
+        o.allocatable.pods = o.allocatable.pods.min(-1);
+    }
     o.overhead = overhead;
     o.daemonsets = names;
+    o.ports = ports;
     o
+}
+
+/// Whether a DaemonSet's pod runs on a node with these labels and taints: it tolerates the
+/// hard taints (PreferNoSchedule never keeps a DaemonSet pod off), its node selector holds and
+/// one of its required node-affinity terms does. Resources and preferences do not decide.
+/// Mirrors core v1.14 `scheduler.go` `isDaemonPodCompatible`.
+pub fn daemon_runs_on(pod: &PodDemand, labels: &Labels, taints: &[Taint]) -> bool {
+    first_untolerated(taints, &pod.tolerations).is_none()
+        && pod.node_requirement_unmet(labels).is_none()
+}
+
+/// The requirements of a NodePool's NodeClaim template: the pool's requirements, its template
+/// labels and the pool label (core `nodeclaimtemplate.go` `NewNodeClaimTemplate`).
+fn template_requirements(pool: &NodePool) -> Vec<Requirement> {
+    let mut out = pool.requirements.clone();
+    for (k, v) in &pool.labels {
+        out.push(Requirement::new(k, Operator::In, &[v]));
+    }
+    out.push(Requirement::new(
+        keys::NODEPOOL,
+        Operator::In,
+        &[&pool.name],
+    ));
+    out
+}
+
+/// Whether a DaemonSet's pod runs on the nodes of a NodePool as core v1.5 judges it, from the
+/// pool alone: it tolerates the pool's hard taints, and its node selector with one of its
+/// required node-affinity terms is compatible with the pool's template requirements, a key
+/// the template does not define being allowed only for well-known labels or a negative
+/// operator. Mirrors core v1.5 `scheduler.go` `isDaemonPodCompatible` (requirements
+/// `Compatible` with `AllowUndefinedWellKnownLabels`).
+fn daemon_runs_in_pool(pod: &PodDemand, pool: &NodePool, template: &[Requirement]) -> bool {
+    if first_untolerated(&pool.taints, &pod.tolerations).is_some() {
+        return false;
+    }
+    let compatible = |r: &Requirement| {
+        let mut defined = template.iter().filter(|t| t.key == r.key).peekable();
+        if defined.peek().is_none() {
+            return WELL_KNOWN.contains(&r.key.as_str())
+                || matches!(r.operator, Operator::NotIn | Operator::DoesNotExist);
+        }
+        defined.all(|t| intersects(t, r))
+    };
+    pod.node_selector.iter().all(compatible)
+        && (pod.node_affinity.is_empty()
+            || pod
+                .node_affinity
+                .iter()
+                .any(|term| term.iter().all(compatible)))
+}
+
+/// Whether two requirements on one key admit a common value, or are both negative (core
+/// `requirements.go` `Intersects`).
+fn intersects(a: &Requirement, b: &Requirement) -> bool {
+    if a.matches_value(None) && b.matches_value(None) {
+        return true;
+    }
+    let mut candidates: Vec<String> = a.values.iter().chain(&b.values).cloned().collect();
+    for v in a.values.iter().chain(&b.values) {
+        if let Ok(n) = v.parse::<i64>() {
+            candidates.push(n.saturating_add(1).to_string());
+            candidates.push(n.saturating_sub(1).to_string());
+        }
+    }
+    // A value neither names, for two negative requirements.
+    candidates.push("\u{0}other".to_string());
+    candidates
+        .iter()
+        .any(|v| a.matches_value(Some(v)) && b.matches_value(Some(v)))
 }
 
 /// Checks that the snapshot has a usable catalog: every member MachineDeployment has valid

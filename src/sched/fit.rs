@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::model::labels::{Labels, Requirement};
 use crate::model::pod::PodDemand;
 use crate::model::resources::{Resources, Shortfall};
-use crate::model::taints::{Taint, first_untolerated};
+use crate::model::taints::{Taint, first_untolerated_with};
 
 /// Why a pod cannot go somewhere.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -163,6 +163,15 @@ impl Unfit {
     /// The reason as a sentence about `subject` (a flavor's instance type or a node's name).
     pub fn describe(&self, subject: &str) -> String {
         match self {
+            Unfit::Insufficient {
+                resource,
+                need,
+                free,
+            } if *free < 0 => format!(
+                "needs {} {resource}, {subject} has none allocatable ({} over-committed, by its DaemonSets or bound pods)",
+                Shortfall::format_amount(resource, *need),
+                Shortfall::format_amount(resource, -*free)
+            ),
             Unfit::Insufficient {
                 resource,
                 need,
@@ -378,7 +387,7 @@ fn static_block<'a>(
     taints: &'a [Taint],
     free: &Resources,
 ) -> Option<StaticBlock<'a>> {
-    if let Some(t) = first_untolerated(taints, &pod.tolerations) {
+    if let Some(t) = first_untolerated_with(taints, &pod.tolerations, pod.prefer_no_schedule_hard) {
         return Some(StaticBlock::Taint(t));
     }
     if let Some(r) = pod.node_requirement_unmet(labels) {

@@ -8,5 +8,8 @@ pub mod state;
 pub mod strategy;
 pub mod topology;
 
+#[cfg(test)]
+mod conformance;
+
 pub use fit::{Rejection, Unfit};
 pub use strategy::{Placement, Strategy};

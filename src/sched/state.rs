@@ -2,12 +2,13 @@
 //! on them, the topology index that pod (anti-)affinity is checked against, and the topology
 //! spread counts ([`Spread`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use super::catalog::Offering;
 use super::fit::{Unfit, static_fit, static_ok};
 use super::topology::Spread;
 use super::topology::affinity::AffinityIndex;
+use crate::model::hostport::{HostPort, first_clash};
 use crate::model::labels::{Labels, keys};
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
@@ -43,8 +44,8 @@ pub struct PlanNode {
     pub requested: Resources,
     /// Pods placed by this plan (snapshot pod indices).
     pub pods: Vec<usize>,
-    /// Host ports in use.
-    pub ports: BTreeSet<String>,
+    /// Host ports in use (the pods' and, on a new node, its DaemonSets').
+    pub ports: Vec<HostPort>,
 }
 
 /// The evolving cluster.
@@ -156,7 +157,7 @@ impl<'a> ClusterState<'a> {
                 free: n.allocatable.clone(),
                 requested: Resources::default(),
                 pods: Vec::new(),
-                ports: BTreeSet::new(),
+                ports: Vec::new(),
             });
         }
         for (pi, p) in snapshot.pods.iter().enumerate() {
@@ -174,10 +175,21 @@ impl<'a> ClusterState<'a> {
             let Some(md) = snapshot.claim_machine_deployment(claim) else {
                 continue;
             };
-            let found = offerings.iter().position(|o| {
+            let of_claim = |o: &Offering| {
                 o.flavor.machine_deployment == md
                     && (o.node_pool.is_empty() || Some(&o.node_pool) == claim.node_pool.as_ref())
-            });
+            };
+            // Of a flavor offered with several values of a pool requirement, the one the
+            // claim's labels name.
+            let found = offerings
+                .iter()
+                .position(|o| {
+                    of_claim(o)
+                        && o.labels
+                            .iter()
+                            .all(|(k, v)| claim.labels.get(k).is_none_or(|c| c == v))
+                })
+                .or_else(|| offerings.iter().position(of_claim));
             if let Some(o) = found {
                 state.open(
                     &offerings[o],
@@ -234,7 +246,7 @@ impl<'a> ClusterState<'a> {
             free: offering.allocatable.clone(),
             requested: Resources::default(),
             pods: Vec::new(),
-            ports: BTreeSet::new(),
+            ports: offering.ports.clone(),
         });
         self.nodes.len() - 1
     }
@@ -254,8 +266,10 @@ impl<'a> ClusterState<'a> {
         }
         let demand = &self.snapshot.pods[pod].demand;
         static_fit(demand, &n.labels, &n.taints, &n.free)?;
-        if let Some(port) = demand.host_ports.iter().find(|p| n.ports.contains(*p)) {
-            return Err(Unfit::HostPortInUse { port: port.clone() });
+        if let Some(port) = first_clash(&demand.host_ports, &n.ports) {
+            return Err(Unfit::HostPortInUse {
+                port: port.to_string(),
+            });
         }
         if self.affinity.is_empty() && self.spread.is_empty() {
             return Ok(());
@@ -272,7 +286,7 @@ impl<'a> ClusterState<'a> {
         }
         let demand = &self.snapshot.pods[pod].demand;
         static_ok(demand, &n.labels, &n.taints, &n.free)
-            && !demand.host_ports.iter().any(|p| n.ports.contains(p))
+            && first_clash(&demand.host_ports, &n.ports).is_none()
             && self.affinity.admits(pod, demand, &n.labels)
             && self.spread.admits(pod, demand, &n.labels)
     }

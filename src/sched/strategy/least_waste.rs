@@ -225,8 +225,8 @@ fn interchangeable(snapshot: &Snapshot, offerings: &[Offering]) -> Vec<usize> {
                 .filter(|(k, _)| relevant.contains(*k))
                 .collect();
             let key = format!(
-                "{}|{:?}|{:?}|{:?}|{:?}",
-                o.node_pool, o.allocatable, o.flavor.capacity, o.taints, labels
+                "{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+                o.node_pool, o.allocatable, o.flavor.capacity, o.taints, labels, o.ports
             );
             *first.entry(key).or_insert(i)
         })

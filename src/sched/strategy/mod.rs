@@ -105,9 +105,21 @@ pub fn by_name(name: StrategyName) -> Box<dyn Strategy> {
 
 /// A strategy that treats preferences (preferred pod affinity, anti-affinity and node affinity,
 /// `ScheduleAnyway` spread) as required, and when pods with preferences stay unschedulable,
-/// drops one preference of each such pod in Karpenter's order (`preferences.go`) and plans
-/// again, until every pod is placed or has nothing left to relax.
+/// drops one preference of each such pod in Karpenter's order (`preferences.go` `Relax`) and
+/// plans again, until every pod is placed or has nothing left to relax.
+///
+/// For Karpenter's strategies (`cost`, `karpenter-capi`) it also plans as Karpenter's scheduler
+/// does before any relaxation: a pod's required node affinity is its first term only, and
+/// PreferNoSchedule taints keep it off as NoSchedule ones do. The steps, one per round:
+/// the next required node-affinity term, then the preferences above, then — only when some
+/// NodePool template has a PreferNoSchedule taint — a toleration for PreferNoSchedule taints.
+/// `least-waste` (Cluster Autoscaler, the kube-scheduler's view) keeps every term and treats
+/// PreferNoSchedule as soft.
 pub struct Relaxing<S>(pub S);
+
+/// What Karpenter's planning holds back of a pod until relaxed: its later required
+/// node-affinity terms.
+type LaterTerms = std::collections::BTreeMap<usize, Vec<Vec<crate::model::labels::Requirement>>>;
 
 impl<S: Strategy> Strategy for Relaxing<S> {
     fn name(&self) -> StrategyName {
@@ -115,30 +127,68 @@ impl<S: Strategy> Strategy for Relaxing<S> {
     }
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
-        let mut placement = self.0.plan(snapshot, pending);
-        let stuck = |p: &Placement, s: &Snapshot| -> Vec<usize> {
+        let karpenter = self.0.name() != StrategyName::LeastWaste;
+        let mut later = LaterTerms::new();
+        let strict = if karpenter {
+            karpenter_view(snapshot, pending, &mut later)
+        } else {
+            None
+        };
+        let base = strict.as_ref().unwrap_or(snapshot);
+        // Core `scheduler.go` `NewScheduler`: the toleration step exists only when a NodePool
+        // template has a PreferNoSchedule taint.
+        let tolerate_step = karpenter
+            && snapshot.nodepools.iter().any(|p| {
+                p.taints
+                    .iter()
+                    .any(|t| t.effect == crate::model::taints::Effect::PreferNoSchedule)
+            });
+        let mut placement = self.0.plan(base, pending);
+        let stuck = |p: &Placement, s: &Snapshot, later: &LaterTerms| -> Vec<usize> {
             p.unschedulable
                 .iter()
                 .map(|(i, _)| *i)
-                .filter(|&i| s.pods[i].demand.has_preferences())
+                .filter(|&i| {
+                    let d = &s.pods[i].demand;
+                    later.get(&i).is_some_and(|l| !l.is_empty())
+                        || d.has_preferences()
+                        || (tolerate_step && d.prefer_no_schedule_hard)
+                })
                 .collect()
         };
-        if stuck(&placement, snapshot).is_empty() {
+        if stuck(&placement, base, &later).is_empty() {
             return placement;
         }
-        let mut relaxed = snapshot.clone();
+        let mut relaxed = base.clone();
         let mut notes: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
         loop {
-            let pods = stuck(&placement, &relaxed);
+            let pods = stuck(&placement, &relaxed, &later);
             if pods.is_empty() {
                 break;
             }
             for i in pods {
-                if let Some(note) = std::sync::Arc::make_mut(
+                let demand = std::sync::Arc::make_mut(
                     &mut std::sync::Arc::make_mut(&mut relaxed.pods[i]).demand,
-                )
-                .relax()
-                {
+                );
+                let note = match later.get_mut(&i).filter(|l| !l.is_empty()) {
+                    Some(next) => {
+                        let dropped =
+                            std::mem::replace(&mut demand.node_affinity, vec![next.remove(0)]);
+                        let reqs: Vec<String> =
+                            dropped.iter().flatten().map(ToString::to_string).collect();
+                        Some(format!(
+                            "dropped required node affinity term {}",
+                            reqs.join(", ")
+                        ))
+                    }
+                    None => demand.relax().or_else(|| {
+                        (tolerate_step && demand.prefer_no_schedule_hard).then(|| {
+                            demand.prefer_no_schedule_hard = false;
+                            "added a toleration for PreferNoSchedule taints".to_string()
+                        })
+                    }),
+                };
+                if let Some(note) = note {
                     notes.entry(i).or_default().push(note);
                 }
             }
@@ -147,6 +197,42 @@ impl<S: Strategy> Strategy for Relaxing<S> {
         placement.relaxed = notes.into_iter().collect();
         placement
     }
+}
+
+/// The pending pods as Karpenter's scheduler first sees them: PreferNoSchedule taints hard
+/// (when any node, NodeClaim, flavor or NodePool has one; otherwise the flag changes nothing)
+/// and only the first required node-affinity term (core `scheduling/requirements.go`
+/// `NewPodRequirements` reads `nodeSelectorTerms[0]`), the others held in `later`. None when
+/// no pod changes.
+fn karpenter_view(
+    snapshot: &Snapshot,
+    pending: &[usize],
+    later: &mut LaterTerms,
+) -> Option<Snapshot> {
+    use crate::model::taints::{Effect, Taint};
+    let soft = |taints: &[Taint]| taints.iter().any(|t| t.effect == Effect::PreferNoSchedule);
+    let any_soft = snapshot.nodes.iter().any(|n| soft(&n.taints))
+        || snapshot.nodeclaims.iter().any(|c| soft(&c.taints))
+        || snapshot.nodepools.iter().any(|p| soft(&p.taints))
+        || snapshot
+            .machine_deployments
+            .iter()
+            .any(|m| m.flavor.as_ref().is_ok_and(|f| soft(&f.taints)));
+    let changes = |i: usize| any_soft || snapshot.pods[i].demand.node_affinity.len() > 1;
+    if !pending.iter().any(|&i| changes(i)) {
+        return None;
+    }
+    let mut out = snapshot.clone();
+    for &i in pending.iter().filter(|&&i| changes(i)) {
+        let demand =
+            std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(&mut out.pods[i]).demand);
+        demand.prefer_no_schedule_hard = any_soft;
+        if demand.node_affinity.len() > 1 {
+            let rest = demand.node_affinity.split_off(1);
+            later.insert(i, rest);
+        }
+    }
+    Some(out)
 }
 
 /// Karpenter's queue (`byCPUAndMemoryDescending` in core `provisioning/scheduling/queue.go`):
@@ -432,6 +518,13 @@ pub fn rejections(
         );
         let unfit = static_fit(demand, &labels, &o.taints, &o.allocatable)
             .err()
+            .or_else(|| {
+                crate::model::hostport::first_clash(&demand.host_ports, &o.ports).map(|p| {
+                    Unfit::HostPortInUse {
+                        port: p.to_string(),
+                    }
+                })
+            })
             .or_else(|| budget.check(o).err())
             .or_else(|| state.topology_fit(pod, &labels).err());
         if let Some(unfit) = unfit {

@@ -155,9 +155,20 @@ fn optimized<'a>(
     time: Option<std::time::Duration>,
 ) -> (ClusterState<'a>, Budget, Vec<usize>, Option<Price>) {
     let snapshot = start.snapshot();
-    let (sequential, optimizable): (Vec<usize>, Vec<usize>) = placeable
-        .iter()
-        .partition(|&&p| engine::needs_sequential(&snapshot.pods[p].demand));
+    // Pods with required pod affinity, and the pods of the batch they select (their targets):
+    // placed one at a time, so a target's node is chosen with its followers to come.
+    let mut terms: Vec<&crate::model::pod::AffinityTerm> = Vec::new();
+    for &p in placeable {
+        for t in &snapshot.pods[p].demand.affinity {
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+    }
+    let (sequential, optimizable): (Vec<usize>, Vec<usize>) = placeable.iter().partition(|&&p| {
+        let d = &snapshot.pods[p].demand;
+        engine::needs_sequential(d) || terms.iter().any(|t| t.selects(&d.namespace, &d.labels))
+    });
     let classes = engine::classes(start, offerings, allowed, &optimizable);
     let time = time.unwrap_or_else(|| engine::budget_for(optimizable.len()));
     let solved = engine::optimize(&classes, time);
@@ -287,9 +298,10 @@ fn distinct(snapshot: &Snapshot, offerings: &[Offering]) -> Vec<Offering> {
             .max_size
             .map(|_| o.flavor.machine_deployment.clone());
         let key = format!(
-            "{}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
+            "{}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}",
             o.pool_index,
             o.allocatable,
+            o.ports,
             o.flavor.capacity,
             o.taints,
             o.flavor.price.0,
@@ -368,6 +380,7 @@ fn allowed_offerings(
 /// select, so the offering's labels are used as they are).
 fn fits_empty(demand: &PodDemand, o: &Offering) -> bool {
     static_ok(demand, &o.labels, &o.taints, &o.allocatable)
+        && crate::model::hostport::first_clash(&demand.host_ports, &o.ports).is_none()
 }
 
 /// Whether two pods may not share a node (hostname anti-affinity either way, or a host port).
@@ -377,5 +390,7 @@ pub fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
             .iter()
             .any(|t| t.topology_key == keys::HOSTNAME && t.selects(&y.namespace, &y.labels))
     };
-    anti(a, b) || anti(b, a) || a.host_ports.iter().any(|p| b.host_ports.contains(p))
+    anti(a, b)
+        || anti(b, a)
+        || crate::model::hostport::first_clash(&a.host_ports, &b.host_ports).is_some()
 }

@@ -24,6 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
+use crate::model::hostport::first_clash;
 use crate::model::labels::{Labels, keys};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
@@ -59,7 +60,16 @@ impl Strategy for KarpenterCapi {
     }
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
-        let (offerings, _) = catalog::offerings(snapshot, false);
+        let v15;
+        let snapshot = match container_only(snapshot) {
+            Some(s) => {
+                v15 = s;
+                &v15
+            }
+            None => snapshot,
+        };
+        let (offerings, _) =
+            catalog::offerings_with(snapshot, false, catalog::DaemonScope::NodePool);
         let mut state = ClusterState::new(snapshot, &offerings);
         let mut budget = Budget::new(snapshot);
         // An offering is available while its MachineDeployment is below its max size, as the
@@ -89,6 +99,11 @@ impl Strategy for KarpenterCapi {
             // whose node requirements read the hostname.
             let reads_hostname = demand.requires_label(keys::HOSTNAME);
             let fits = |o: &Offering, used: &Resources, node_labels: &Labels| {
+                // The DaemonSets' host ports on the NodeClaim template (v1.5
+                // `getDaemonHostPortUsage`).
+                if first_clash(&demand.host_ports, &o.ports).is_some() {
+                    return false;
+                }
                 let free = o.allocatable.minus(used);
                 if !reads_hostname {
                     return static_ok(demand, &o.labels, &o.taints, &free);
@@ -106,7 +121,10 @@ impl Strategy for KarpenterCapi {
             let mut placed = false;
             for claim in claims.iter_mut() {
                 let labels = &state.nodes[claim.node].labels;
-                if !state.topology_admits(pod, labels) {
+                // Host ports of the claim's pods (core `nodeclaim.go` `CanAdd`, hostPortUsage).
+                if !state.topology_admits(pod, labels)
+                    || first_clash(&demand.host_ports, &state.nodes[claim.node].ports).is_some()
+                {
                     continue;
                 }
                 let narrowed: Vec<usize> = claim
@@ -168,11 +186,27 @@ impl Strategy for KarpenterCapi {
                 let Some((node, first)) = opened_node else {
                     continue;
                 };
+                // The claim is narrowed to that domain only on the keys the pod itself
+                // constrains (its selectors, affinity, spread): on the others it keeps every
+                // value, as v1.5's NodeClaim keeps every zone for a pod without a zonal
+                // constraint, and its node has no label for them (a pod affine to this one on
+                // such a key waits until it is bound).
+                let (constrained, open_keys): (Vec<&String>, Vec<&String>) =
+                    topo_keys.iter().partition(|k| constrains(demand, k));
                 candidates.retain(|&o| {
-                    topo_keys
+                    constrained
                         .iter()
-                        .all(|k| offerings[o].labels.get(k) == offerings[first].labels.get(k))
+                        .all(|k| offerings[o].labels.get(*k) == offerings[first].labels.get(*k))
                 });
+                for k in open_keys {
+                    let value = offerings[first].labels.get(k);
+                    if candidates
+                        .iter()
+                        .any(|&o| offerings[o].labels.get(k) != value)
+                    {
+                        state.nodes[node].labels.remove(k);
+                    }
+                }
                 if let Some(unfit) =
                     min_values_unmet(&snapshot.nodepools[pool], &offerings, &candidates)
                 {
@@ -256,6 +290,35 @@ impl Strategy for KarpenterCapi {
     }
 }
 
+/// The snapshot as Karpenter v1.5 counts requests: from the containers alone, pod-level
+/// resources (`spec.resources`) not read (v1.5 `utils/resources` `Ceiling` sums containers);
+/// None when no pod or DaemonSet sets them.
+fn container_only(snapshot: &Snapshot) -> Option<Snapshot> {
+    let pods = snapshot
+        .pods
+        .iter()
+        .any(|p| p.demand.container_requests.is_some());
+    let daemons = snapshot
+        .daemonsets
+        .iter()
+        .any(|d| d.pod.container_requests.is_some());
+    if !pods && !daemons {
+        return None;
+    }
+    let mut out = snapshot.clone();
+    for record in &mut out.pods {
+        if let Some(r) = record.demand.container_requests.clone() {
+            std::sync::Arc::make_mut(&mut std::sync::Arc::make_mut(record).demand).requests = r;
+        }
+    }
+    for ds in &mut out.daemonsets {
+        if let Some(r) = ds.pod.container_requests.clone() {
+            ds.pod.requests = r;
+        }
+    }
+    Some(out)
+}
+
 impl Claim {
     /// The options Karpenter sends to the provider: the first [`MAX_INSTANCE_TYPES`] in price
     /// order, which with every price 0 is list order.
@@ -266,6 +329,20 @@ impl Claim {
             .take(MAX_INSTANCE_TYPES)
             .collect()
     }
+}
+
+/// Whether a pod's own constraints read this label key: a node requirement, a topology
+/// spread constraint or a pod (anti-)affinity term on it.
+fn constrains(demand: &crate::model::pod::PodDemand, key: &str) -> bool {
+    demand.requires_label(key)
+        || demand.spread.iter().any(|c| c.topology_key == key)
+        || demand
+            .affinity
+            .iter()
+            .chain(&demand.anti_affinity)
+            .chain(demand.preferred_affinity.iter().map(|w| &w.term))
+            .chain(demand.preferred_anti_affinity.iter().map(|w| &w.term))
+            .any(|t| t.topology_key == key)
 }
 
 /// Per offering, its place in the order of lower-cased instance-type names (a stable sort:

@@ -1,0 +1,145 @@
+//! Rule 1: a multi-valued NodePool requirement on a key no flavor defines (`test-key In [b,
+//! a]`): a pod asking for one value gets a node labelled with it, one asking for none the
+//! smallest allowed value, pods spread on the key distinct values; the claim's requirement is
+//! narrowed to the value and its label carries it to the Node.
+
+use std::collections::BTreeMap;
+
+use super::{flavor, plan, pod, snap, unschedulable};
+use crate::controller::action::Action;
+use crate::controller::provision::create_node_claim;
+use crate::model::snapshot::Snapshot;
+use crate::sched::strategy::Placement;
+use crate::sched::strategy::StrategyName::{Cost, KarpenterCapi};
+
+const POOL: &str = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      requirements:\n      - {key: test-key, operator: In, values: [b, a]}\n      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}\n";
+
+fn catalog() -> String {
+    POOL.to_string() + &flavor("c2", 2, "0.05", "") + &flavor("c4", 4, "0.08", "")
+}
+
+/// Per new node: (instance type, its `test-key` label, the claim's label and its requirement
+/// values for the key), sorted.
+fn claims(s: &Snapshot, p: &Placement) -> Vec<(String, String, String, Vec<String>)> {
+    let mut out: Vec<_> = p
+        .new_nodes
+        .iter()
+        .map(|n| {
+            let o = &n.offering;
+            let Action::CreateNodeClaim { manifest, .. } =
+                create_node_claim(s, &s.nodepools[o.pool_index], n, "test")
+            else {
+                panic!("not a claim")
+            };
+            let requirement: Vec<String> = manifest["spec"]["requirements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["key"] == "test-key")
+                .map(|r| {
+                    r["values"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (
+                o.flavor.instance_type.clone(),
+                o.labels.get("test-key").cloned().unwrap_or_default(),
+                manifest["metadata"]["labels"]["test-key"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                requirement,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn claim(value: &str) -> (String, String, String, Vec<String>) {
+    ("c2".into(), value.into(), value.into(), vec![value.into()])
+}
+
+#[test]
+fn a_pod_gets_the_value_it_asks_for_or_the_smallest() {
+    let affinity = |values: &str| {
+        format!(
+            "\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: test-key, operator: In, values: [{values}]}}]}}]}}}}}}"
+        )
+    };
+    let cases = [
+        ("no constraint", String::new(), "a"),
+        ("nodeSelector b", "\n  nodeSelector: {test-key: b}".to_string(), "b"),
+        ("affinity In [a, c]", affinity("c, a"), "a"),
+        ("affinity In [b, c]", affinity("c, b"), "b"),
+        (
+            "affinity NotIn [a]",
+            "\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: test-key, operator: NotIn, values: [a]}]}]}}}".to_string(),
+            "b",
+        ),
+    ];
+    for (what, spec, value) in cases {
+        let s = snap(&(catalog() + &pod("p", "app: p", "1", "", &spec)));
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            assert_eq!(claims(&s, &p), vec![claim(value)], "{what}, {strategy:?}");
+            // The capacity type stays the provider's single offering, not a choice.
+            let o = &p.new_nodes[0].offering;
+            assert_eq!(o.labels.get("karpenter.sh/capacity-type"), None, "{what}");
+        }
+    }
+    // A value the pool does not allow: pending.
+    let s = snap(&(catalog() + &pod("p", "app: p", "1", "", "\n  nodeSelector: {test-key: c}")));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert_eq!(unschedulable(&s, &p), vec!["p".to_string()], "{strategy:?}");
+    }
+}
+
+/// Pods spread on the key (maxSkew 1, DoNotSchedule) get both values, evenly.
+#[test]
+fn pods_spread_on_the_key_get_distinct_values() {
+    for count in [2usize, 3, 4] {
+        let mut text = catalog();
+        for i in 0..count {
+            text += &pod(
+                &format!("s-{i}"),
+                "app: s",
+                "1500m",
+                "",
+                "\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: test-key, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: s}}}",
+            );
+        }
+        let s = snap(&text);
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            assert!(unschedulable(&s, &p).is_empty(), "{count}, {strategy:?}");
+            let mut per_value: BTreeMap<String, usize> = BTreeMap::new();
+            for n in &p.new_nodes {
+                *per_value
+                    .entry(n.offering.labels["test-key"].clone())
+                    .or_default() += n.pods.len();
+            }
+            assert_eq!(
+                per_value.keys().map(String::as_str).collect::<Vec<_>>(),
+                vec!["a", "b"],
+                "{count}, {strategy:?}"
+            );
+            let mut sizes: Vec<usize> = per_value.values().copied().collect();
+            sizes.sort_unstable();
+            assert_eq!(
+                sizes,
+                vec![count / 2, count.div_ceil(2)],
+                "{count}, {strategy:?}"
+            );
+            for c in claims(&s, &p) {
+                assert_eq!(c.2, c.1, "{count}, {strategy:?}");
+                assert_eq!(c.3, vec![c.1.clone()], "{count}, {strategy:?}");
+            }
+        }
+    }
+}
