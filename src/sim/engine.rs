@@ -67,6 +67,9 @@ pub struct StrategyTimeline {
     pub events: usize,
     /// Pods evicted (and recreated) by disruption or scale-down.
     pub evictions: usize,
+    /// The trace's pods alive over time (ms, count), a point per change.
+    #[serde(skip)]
+    pub alive: Vec<(Ms, usize)>,
     /// Writes or situations the simulation could not carry out as asked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -122,6 +125,17 @@ pub fn replay(
     progress: &mut dyn FnMut(Ms, Ms),
 ) -> Result<StrategyTimeline, Error> {
     let mut agent = peers::agent(strategy);
+    replay_agent(scenario, trace, agent.as_mut(), progress)
+}
+
+/// Replays one autoscaler (as set up by the caller) over a trace.
+pub fn replay_agent(
+    scenario: &Snapshot,
+    trace: &Trace,
+    agent: &mut dyn peers::Agent,
+    progress: &mut dyn FnMut(Ms, Ms),
+) -> Result<StrategyTimeline, Error> {
+    let strategy = agent.strategy();
     let mut c = SimCluster::new(scenario, trace, agent.mode())?;
     let horizon = trace.steps.last().map_or(0, |s| s.at) + trace.settle;
     let mut events = 0usize;
@@ -156,10 +170,10 @@ pub fn replay(
                 c.handle(ev);
             }
         }
-        settle(&mut c, agent.as_mut());
+        settle(&mut c, agent);
         if woke {
             agent.on_wake(&mut c);
-            settle(&mut c, agent.as_mut());
+            settle(&mut c, agent);
         }
         let nothing_left = c.nothing_left();
         c.rec.check_zero(t, nothing_left);
@@ -170,6 +184,7 @@ pub fn replay(
     progress(horizon, horizon);
     let end = horizon;
     let (node_hours, cost) = c.rec.totals(end);
+    let alive = std::mem::take(&mut c.rec.alive);
     let m = &c.rec.milestones;
     let series: Vec<SeriesPoint> = c
         .rec
@@ -199,6 +214,7 @@ pub fn replay(
         passes: agent.passes(),
         events,
         evictions: c.rec.evictions,
+        alive,
         warnings: c.warnings.into_iter().collect(),
     })
 }

@@ -107,3 +107,81 @@ fn idle_time_costs_no_events() {
     );
     assert!(long.node_hours > 23.0, "{}", long.node_hours);
 }
+
+/// The seed catalog (c3-4 0.05/h, c3-8 0.10/h, c3-16 0.20/h, a 100m/128Mi DaemonSet) without
+/// its CPU limit, with this consolidation policy and `expireAfter`.
+fn catalog(policy: &str, expire_after: &str) -> Snapshot {
+    let text = include_str!("../../scenarios/default.yaml")
+        .replace("  limits:\n    cpu: '20'\n", "")
+        .replace(
+            "consolidationPolicy: WhenEmpty\n",
+            &format!("consolidationPolicy: {policy}\n"),
+        )
+        .replace(
+            "expireAfter: Never",
+            &format!("expireAfter: {expire_after}"),
+        );
+    // Without the scenario's own pending Deployment: the traces bring their pods.
+    let text: Vec<&str> = text
+        .split("\n---\n")
+        .filter(|doc| !doc.contains("kind: Deployment\n"))
+        .collect();
+    let text = text.join("\n---\n");
+    snapshot_from_sources(&[Source {
+        name: "catalog".into(),
+        text,
+    }])
+    .unwrap()
+}
+
+/// A step function without repeated values (same-time points already merged).
+fn changes(points: impl IntoIterator<Item = (i64, usize)>) -> Vec<(i64, usize)> {
+    let mut out: Vec<(i64, usize)> = Vec::new();
+    for (t, n) in points {
+        match out.last_mut() {
+            Some(last) if last.0 == t => last.1 = n,
+            Some(last) if last.1 == n => {}
+            _ => out.push((t, n)),
+        }
+    }
+    out
+}
+
+/// Pods arriving in waves with lifetimes, 500m / 512Mi each.
+const WAVES: &str = "name: waves\nworkloads:\n- {name: web, cpu: 500m, memory: 512Mi}\nsteps:\n- {at: 0s, add: {workload: web, count: 6, lifetime: 40m}}\n- {at: 5m, add: {workload: web, count: 4, lifetime: 25m}}\n- {at: 20m, add: {workload: web, count: 3, lifetime: 30m}}\nsettle: 1h\n";
+
+#[test]
+fn evicted_pods_keep_their_expiry_so_the_alive_count_is_the_traces() {
+    let trace = trace::parse("waves", WAVES).unwrap();
+    let horizon = trace.steps.last().unwrap().at + trace.settle;
+    let want = changes(
+        trace
+            .alive(horizon)
+            .into_iter()
+            .map(|(t, c)| (t, c.iter().sum::<i64>() as usize)),
+    );
+    assert_eq!(
+        want,
+        vec![
+            (0, 6),
+            (300_000, 10),
+            (1_200_000, 13),
+            (1_800_000, 9),
+            (2_400_000, 3),
+            (3_000_000, 0)
+        ]
+    );
+    // Nodes expiring after 10 minutes are drained forcefully: pods are evicted and replaced.
+    for (strategy, expire) in [
+        (StrategyName::Cost, "10m"),
+        (StrategyName::LeastWaste, "Never"),
+    ] {
+        let snap = catalog("WhenEmptyOrUnderutilized", expire);
+        let t = replay(&snap, &trace, strategy, &mut |_, _| {}).unwrap();
+        if strategy == StrategyName::Cost {
+            assert!(t.evictions > 0, "no eviction: the test shows nothing");
+        }
+        assert_eq!(changes(t.alive.clone()), want, "{}", t.strategy);
+        assert!(t.milestones.scaled_to_zero.is_some(), "{}", t.strategy);
+    }
+}

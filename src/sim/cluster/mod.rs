@@ -112,6 +112,8 @@ pub struct SimCluster {
     /// The NodeClaim the last `Create` made (its name is generated), for the status write after it.
     pub last_created_claim: Option<String>,
     trace: Trace,
+    /// When each of the trace's pods with a lifetime expires (a replacement inherits it).
+    expiry: HashMap<String, Ms>,
     templates: Vec<PodDemand>,
     next_pod: Vec<u64>,
     workload_of: HashMap<String, usize>,
@@ -218,6 +220,7 @@ impl SimCluster {
             warnings: BTreeSet::new(),
             next_pod: vec![0; trace.workloads.len()],
             trace: trace.clone(),
+            expiry: HashMap::new(),
             templates,
             workload_of: HashMap::new(),
             bootstrap,
