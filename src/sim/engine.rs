@@ -70,6 +70,9 @@ pub struct StrategyTimeline {
     /// The trace's pods alive over time (ms, count), a point per change.
     #[serde(skip)]
     pub alive: Vec<(Ms, usize)>,
+    /// Node objects left at the end (the scenario's included).
+    #[serde(skip)]
+    pub nodes_at_end: usize,
     /// Writes or situations the simulation could not carry out as asked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -215,6 +218,7 @@ pub fn replay_agent(
         events,
         evictions: c.rec.evictions,
         alive,
+        nodes_at_end: c.snap.nodes.len(),
         warnings: c.warnings.into_iter().collect(),
     })
 }

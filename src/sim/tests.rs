@@ -185,3 +185,14 @@ fn evicted_pods_keep_their_expiry_so_the_alive_count_is_the_traces() {
         assert!(t.milestones.scaled_to_zero.is_some(), "{}", t.strategy);
     }
 }
+
+#[test]
+fn nodes_of_gone_machines_are_released() {
+    for name in ["seed-benchmark", "seed-first-run"] {
+        let t = run(name, StrategyName::Cost);
+        let (_, snap) = built_in(name);
+        // Every Node the replay created is gone with its Machine; the scenario's stay.
+        assert_eq!(t.nodes_at_end, snap.nodes.len(), "{name}");
+        assert!(t.warnings.is_empty(), "{name}: {:?}", t.warnings);
+    }
+}

@@ -150,6 +150,9 @@ impl SimCluster {
             .now
             .unwrap_or(Timestamp::from_second(1_796_032_800).unwrap_or(Timestamp::UNIX_EPOCH));
         let mut snap = scenario.clone();
+        // The simulated management cluster always lists its Machines: a Machine absent from
+        // the snapshot is gone (as a live listing says), so Nodes and claims it held are freed.
+        snap.machines_observed = true;
         let mut templates = Vec::new();
         for w in &trace.workloads {
             let demand = match &w.template {
