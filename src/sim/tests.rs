@@ -186,11 +186,70 @@ fn evicted_pods_keep_their_expiry_so_the_alive_count_is_the_traces() {
     }
 }
 
+/// Every latency a multiple of 10 s from what starts it (a pass comes 1 s after an event, so a
+/// Machine created or deleted by a pass takes 9 s more): every event falls on a 10 s boundary.
+const ON_THE_GRID: &str = "latencies:\n  machineCreate: 9s\n  providerID: 10s\n  nodeJoin: 20s\n  nodeReady: 60s\n  capiUninitialized: 10s\n  podStart: 10s\n  machineDelete: 9s\n";
+
+fn ours(
+    snap: &Snapshot,
+    trace: &Trace,
+    resync: super::peers::ours::Resync,
+) -> (StrategyTimeline, Vec<(i64, String)>) {
+    let mut agent =
+        super::peers::ours::Ours::with_resync(crate::controller::Config::default(), resync);
+    let t = super::engine::replay_agent(snap, trace, &mut agent, &mut |_, _| {}).unwrap();
+    (t, agent.log)
+}
+
+#[test]
+fn resync_passes_only_when_a_clock_is_due_act_as_a_pass_every_10s() {
+    use super::peers::ours::Resync;
+    let text = format!(
+        "name: grid\nworkloads:\n- {{name: web, cpu: 500m, memory: 512Mi}}\n- {{name: batch, cpu: '1', memory: 1Gi}}\nsteps:\n- {{at: 0s, add: {{workload: web, count: 10, lifetime: 20m}}}}\n- {{at: 2m, add: {{workload: batch, count: 6, lifetime: 10m}}}}\n- {{at: 30m, add: {{workload: web, count: 3, lifetime: 5m}}}}\n- {{at: 40m, scale: {{batch: 2}}}}\n- {{at: 70m, scale: {{batch: 0}}}}\nsettle: 30m\n{ON_THE_GRID}"
+    );
+    let trace = trace::parse("grid", &text).unwrap();
+    for (policy, expire) in [("WhenEmptyOrUnderutilized", "Never"), ("WhenEmpty", "15m")] {
+        let snap = catalog(policy, expire);
+        let (due, due_log) = ours(&snap, &trace, Resync::WhenDue);
+        let (always, always_log) = ours(&snap, &trace, Resync::Always);
+        assert_eq!(due_log, always_log, "{policy}, expireAfter {expire}");
+        // The timers mattered: nodes were removed after the load left, not by events alone.
+        assert!(
+            due_log
+                .iter()
+                .any(|(_, a)| a.starts_with("deleteNodeClaim")),
+            "{due_log:?}"
+        );
+        // Run as `run` runs it: each deleted claim is held by our termination finalizer until
+        // its Machine is being deleted, then released.
+        let count = |prefix: &str| {
+            due_log
+                .iter()
+                .filter(|(_, a)| a.starts_with(prefix))
+                .count()
+        };
+        assert_eq!(
+            count("deleteNodeClaim"),
+            count("removeNodeClaimFinalizer"),
+            "{due_log:?}"
+        );
+        assert!(due.milestones.scaled_to_zero.is_some(), "{policy}");
+        assert!(
+            due.passes * 3 < always.passes,
+            "{} vs {} passes",
+            due.passes,
+            always.passes
+        );
+        assert_eq!((due.cost, due.max_nodes), (always.cost, always.max_nodes));
+    }
+}
+
 #[test]
 fn nodes_of_gone_machines_are_released() {
     for name in ["seed-benchmark", "seed-first-run"] {
         let t = run(name, StrategyName::Cost);
-        let (_, snap) = built_in(name);
+        let (trace, snap) = built_in(name);
+        let _ = trace;
         // Every Node the replay created is gone with its Machine; the scenario's stay.
         assert_eq!(t.nodes_at_end, snap.nodes.len(), "{name}");
         assert!(t.warnings.is_empty(), "{name}: {:?}", t.warnings);

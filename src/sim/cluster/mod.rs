@@ -79,8 +79,10 @@ pub struct Mode {
     /// Nodes register with Karpenter's `karpenter.sh/unregistered` taint (Karpenter setups);
     /// Cluster Autoscaler setups use a bootstrap template without it.
     pub karpenter: bool,
-    /// A deleted NodeClaim stays (deleting) until its Machine is gone, as Karpenter's
-    /// termination finalizer keeps it; ours creates claims without that finalizer.
+    /// Karpenter's termination controller runs beside the autoscaler: a deleted NodeClaim
+    /// stays (deleting) until its Machine is gone, then goes. Ours runs its own termination:
+    /// its claims carry `karpenter.sh/termination`, which the API server honours (a deleted
+    /// claim stays deleting until the controller removes the finalizer).
     pub claim_finalizer: bool,
 }
 
