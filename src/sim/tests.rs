@@ -255,3 +255,121 @@ fn nodes_of_gone_machines_are_released() {
         assert!(t.warnings.is_empty(), "{name}: {:?}", t.warnings);
     }
 }
+
+type Commands = Vec<(i64, super::peers::upstream::Method, Vec<String>)>;
+
+fn upstream(snap: &Snapshot, trace: &Trace, scheduling_cost: i64) -> (StrategyTimeline, Commands) {
+    let mut agent = super::peers::upstream::Upstream::default();
+    agent.scheduling_cost = scheduling_cost;
+    let t = super::engine::replay_agent(snap, trace, &mut agent, &mut |_, _| {}).unwrap();
+    (t, agent.log)
+}
+
+/// The seed catalog with a policy, a disruption budget line and the flavors' capacity labels
+/// edited by `labels`.
+fn pool(policy: &str, budget: &str, labels: impl Fn(&str) -> String) -> Snapshot {
+    let text = include_str!("../../scenarios/default.yaml")
+        .replace("  limits:\n    cpu: '20'\n", "")
+        .replace(
+            "consolidationPolicy: WhenEmpty\n",
+            &format!("consolidationPolicy: {policy}\n{budget}"),
+        );
+    let text = labels(&text);
+    let docs: Vec<&str> = text
+        .split("\n---\n")
+        .filter(|doc| !doc.contains("kind: Deployment\n"))
+        .collect();
+    snapshot_from_sources(&[Source {
+        name: "pool".into(),
+        text: docs.join("\n---\n"),
+    }])
+    .unwrap()
+}
+
+/// `n` pods of 1 core at T+0, `m` from T+10m.
+fn scaled_down(n: i64, m: i64) -> Trace {
+    trace::parse(
+        "down",
+        &format!(
+            "workloads:\n- {{name: web, cpu: '1', memory: 256Mi}}\nsteps:\n- {{at: 0s, scale: {{web: {n}}}}}\n- {{at: 10m, scale: {{web: {m}}}}}\nsettle: 30m\n"
+        ),
+    )
+    .unwrap()
+}
+
+#[test]
+fn upstream_consolidates_underutilized_nodes_by_deleting_them_as_karpenter_v1_5() {
+    use super::peers::upstream::Method::{MultiNode, SingleNode};
+    let methods = |log: &Commands| -> Vec<(i64, super::peers::upstream::Method, usize)> {
+        log.iter().map(|(t, m, c)| (*t, *m, c.len())).collect()
+    };
+    let same = |s: &str| s.to_string();
+    let all = "    budgets:\n    - nodes: '100%'\n";
+    // Upstream buys two c3-16 for 8 cores. From T+10m three pods are left, on both nodes:
+    // consolidateAfter (30 s) after the last pod event the claims are Consolidatable (T+630s,
+    // a poll), the cheaper one to disrupt fits on the other, validated 15 s later: deleted.
+    let (t, log) = upstream(
+        &pool("WhenEmptyOrUnderutilized", "", same),
+        &scaled_down(8, 3),
+        0,
+    );
+    assert_eq!(methods(&log), vec![(645_000, SingleNode, 1)]);
+    assert_eq!((t.max_nodes, t.nodes_at_end, t.evictions), (2, 1, 1));
+    // Under WhenEmpty neither node is empty: both stay.
+    let (t, log) = upstream(&pool("WhenEmpty", "", same), &scaled_down(8, 3), 0);
+    assert_eq!(log, vec![]);
+    assert_eq!((t.max_nodes, t.nodes_at_end), (2, 2));
+    // Without a zone label Karpenter cannot price the node, so it never consolidates it.
+    let no_zone = |s: &str| s.replace(",topology.kubernetes.io/zone=nova", "");
+    let (t, log) = upstream(
+        &pool("WhenEmptyOrUnderutilized", "", no_zone),
+        &scaled_down(8, 3),
+        0,
+    );
+    assert_eq!((log.len(), t.nodes_at_end), (0, 2));
+    // 35 cores on five c3-16, then 6 pods: four nodes with one pod each go at once (multi-node,
+    // the longest prefix in DisruptionCost order) when the budget allows all of them.
+    let (t, log) = upstream(
+        &pool("WhenEmptyOrUnderutilized", all, same),
+        &scaled_down(35, 6),
+        0,
+    );
+    assert_eq!(methods(&log), vec![(645_000, MultiNode, 4)]);
+    assert_eq!((t.max_nodes, t.nodes_at_end, t.evictions), (5, 1, 4));
+    // Its 1-minute timeout: when a scheduling simulation takes 61 s, the binary search stops
+    // after its first probe (three nodes); the fourth goes by a later single-node command.
+    let (_, log) = upstream(
+        &pool("WhenEmptyOrUnderutilized", all, same),
+        &scaled_down(35, 6),
+        61_000,
+    );
+    assert_eq!(
+        methods(&log),
+        vec![(645_000, MultiNode, 3), (695_000, SingleNode, 1)]
+    );
+    // The default budget (10 % of the nodes, rounded up: one) takes them one at a time, the
+    // next once the previous claim is gone with its Machine (T+645s + 135 s, then a poll).
+    let (t, log) = upstream(
+        &pool("WhenEmptyOrUnderutilized", "", same),
+        &scaled_down(21, 5),
+        0,
+    );
+    assert_eq!(
+        methods(&log),
+        vec![(645_000, SingleNode, 1), (805_000, SingleNode, 1)]
+    );
+    assert_eq!((t.max_nodes, t.nodes_at_end), (3, 1));
+    // Single-node's 3-minute timeout: a 6-core pod's node comes first (one pod) and fits
+    // nowhere; at 200 s a simulation the search is abandoned before the next candidate.
+    let mixed = trace::parse(
+        "mixed",
+        "workloads:\n- {name: big, cpu: '6', memory: 256Mi}\n- {name: web, cpu: '1', memory: 256Mi}\nsteps:\n- {at: 0s, scale: {big: 1, web: 12}}\n- {at: 10m, scale: {web: 5}}\nsettle: 30m\n",
+    )
+    .unwrap();
+    let snap = pool("WhenEmptyOrUnderutilized", all, same);
+    let (t, log) = upstream(&snap, &mixed, 0);
+    assert_eq!(methods(&log), vec![(645_000, SingleNode, 1)]);
+    assert_eq!((t.max_nodes, t.nodes_at_end), (3, 2));
+    let (t, log) = upstream(&snap, &mixed, 200_000);
+    assert_eq!((log.len(), t.nodes_at_end), (0, 3));
+}
