@@ -59,6 +59,9 @@ pub struct StrategyTimeline {
     pub node_hours: f64,
     /// Total cost (price per hour × hours).
     pub cost: f64,
+    /// `cost` over the replay's lower bound (set by [`replay_all`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_vs_bound: Option<f64>,
     /// Nodes and price per hour over time (a point per change).
     pub series: Vec<SeriesPoint>,
     /// Reconcile passes (or scans) the autoscaler ran.
@@ -101,6 +104,9 @@ pub struct Timeline {
     /// The field report's numbers, for its built-in traces.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// What no autoscaler can bill less than over the replay ([`super::bound`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<f64>,
     /// One per strategy.
     pub strategies: Vec<StrategyTimeline>,
 }
@@ -213,6 +219,7 @@ pub fn replay_agent(
         max_nodes: c.rec.series.iter().map(|p| p.nodes).max().unwrap_or(0),
         node_hours,
         cost,
+        cost_vs_bound: None,
         series,
         passes: agent.passes(),
         events,
@@ -242,14 +249,19 @@ pub fn replay_all(
     progress: &mut dyn FnMut(StrategyName, Ms, Ms),
 ) -> Result<Timeline, Error> {
     let mut out = Vec::new();
+    let horizon = trace.steps.last().map_or(0, |s| s.at) + trace.settle;
+    let lower_bound = super::bound::lower_bound(scenario, trace, horizon)?;
     for &s in strategies {
-        out.push(replay(scenario, trace, s, &mut |now, horizon| {
+        let mut t = replay(scenario, trace, s, &mut |now, horizon| {
             progress(s, now, horizon)
-        })?);
+        })?;
+        t.cost_vs_bound = lower_bound.filter(|b| *b > 0.0).map(|b| t.cost / b);
+        out.push(t);
     }
     Ok(Timeline {
         trace: trace.name.clone(),
-        horizon_seconds: (trace.steps.last().map_or(0, |s| s.at) + trace.settle) as f64 / 1000.0,
+        horizon_seconds: horizon as f64 / 1000.0,
+        lower_bound,
         steps: {
             let mut v: Vec<f64> = trace.steps.iter().map(|s| s.at as f64 / 1000.0).collect();
             v.dedup();

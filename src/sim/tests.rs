@@ -373,3 +373,40 @@ fn upstream_consolidates_underutilized_nodes_by_deleting_them_as_karpenter_v1_5(
     let (t, log) = upstream(&snap, &mixed, 200_000);
     assert_eq!((log.len(), t.nodes_at_end), (0, 3));
 }
+
+#[test]
+fn the_lower_bound_covers_alive_pods_by_the_cheapest_flavor_per_hour() {
+    // c3-16 has 7.9 cores left after the 100m DaemonSet for 0.20/h: the cheapest core. Ten
+    // 1-core pods for the first half hour, four for the second, none after: 7 core-hours at
+    // 0.2/7.9 per core-hour (memory never binds: 256Mi a pod).
+    let trace = trace::parse(
+        "bound",
+        "workloads:\n- {name: web, cpu: '1', memory: 256Mi}\nsteps:\n- {at: 0s, scale: {web: 10}}\n- {at: 30m, scale: {web: 4}}\n- {at: 1h, scale: {web: 0}}\nsettle: 30m\n",
+    )
+    .unwrap();
+    let snap = catalog("WhenEmptyOrUnderutilized", "Never");
+    let horizon = 90 * 60_000;
+    let bound = super::bound::lower_bound(&snap, &trace, horizon)
+        .unwrap()
+        .unwrap();
+    let want = 7.0 * 0.2 / 7.9;
+    assert!((bound - want).abs() < 1e-12, "{bound} vs {want}");
+    // Pods with lifetimes count until they expire: 6 × 0.5 core for 40 min, 4 more for 25 min
+    // from 5 min, 3 more for 30 min from 20 min (WAVES): 0.5 × (6·40 + 4·25 + 3·30) / 60
+    // core-hours.
+    let waves = trace::parse("waves", WAVES).unwrap();
+    let got = super::bound::lower_bound(&snap, &waves, 70 * 60_000)
+        .unwrap()
+        .unwrap();
+    let want = 0.5 * (6.0 * 40.0 + 4.0 * 25.0 + 3.0 * 30.0) / 60.0 * 0.2 / 7.9;
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    // The timeline reports each strategy's cost over it.
+    let t =
+        super::engine::replay_all(&snap, &trace, &StrategyName::ALL, &mut |_, _, _| {}).unwrap();
+    assert_eq!(t.lower_bound, Some(7.0 * 0.2 / 7.9));
+    for s in &t.strategies {
+        let r = s.cost_vs_bound.unwrap();
+        assert!((r - s.cost / (7.0 * 0.2 / 7.9)).abs() < 1e-12);
+        assert!(r >= 1.0, "{}: {r}", s.strategy);
+    }
+}

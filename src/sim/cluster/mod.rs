@@ -252,6 +252,11 @@ impl SimCluster {
         Ok(c)
     }
 
+    /// The pod template of each of the trace's workloads, in the trace's order.
+    pub fn templates(&self) -> &[PodDemand] {
+        &self.templates
+    }
+
     /// `now` as a timestamp.
     pub fn ts(&self, at: Ms) -> Timestamp {
         Timestamp::from_millisecond(self.base.as_millisecond() + at).unwrap_or(self.base)
