@@ -114,7 +114,7 @@ fn catalog(policy: &str, expire_after: &str) -> Snapshot {
     let text = include_str!("../../scenarios/default.yaml")
         .replace("  limits:\n    cpu: '20'\n", "")
         .replace(
-            "consolidationPolicy: WhenEmpty\n",
+            "consolidationPolicy: WhenEmptyOrUnderutilized\n",
             &format!("consolidationPolicy: {policy}\n"),
         )
         .replace(
@@ -271,7 +271,7 @@ fn pool(policy: &str, budget: &str, labels: impl Fn(&str) -> String) -> Snapshot
     let text = include_str!("../../scenarios/default.yaml")
         .replace("  limits:\n    cpu: '20'\n", "")
         .replace(
-            "consolidationPolicy: WhenEmpty\n",
+            "consolidationPolicy: WhenEmptyOrUnderutilized\n",
             &format!("consolidationPolicy: {policy}\n{budget}"),
         );
     let text = labels(&text);
