@@ -76,10 +76,14 @@ pub fn render(t: &Timeline) -> String {
         human(t.horizon_seconds)
     );
     out.push_str(&table.render());
-    if let Some(b) = t.lower_bound {
-        out.push_str(&format!(
+    match t.lower_bound {
+        Some(b) if b > 0.0 => out.push_str(&format!(
             "\nVS BOUND: each COST over {b:.4}, the least any autoscaler could bill (the trace's alive pods, pending ones included, covered fractionally by the cheapest flavors' allocatable minus DaemonSet requests, billed per hour as the Machines are).\n"
-        ));
+        )),
+        Some(_) => out.push_str(
+            "\nVS BOUND: -, the lower bound is 0 (the scenario's own nodes have room for every pod when pod constraints are ignored).\n",
+        ),
+        None => {}
     }
     let ours = t.strategies.iter().find(|x| x.strategy == "cost");
     let upstream = t.strategies.iter().find(|x| x.strategy == "karpenter-capi");

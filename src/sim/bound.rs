@@ -1,10 +1,10 @@
 //! The replay's lower bound: what no autoscaler can bill less than over a trace. At each
-//! instant the trace's alive pods (created and not yet removed, pending ones included) are
-//! covered fractionally by the cheapest mix of flavors — each flavor's allocatable minus the
-//! requests of the DaemonSet pods that land on it, priced per hour — after the free room of
-//! the scenario's own nodes; the rate is integrated over the replay as Machines are billed
-//! (price per hour times hours, no minimum). Constraints (anti-affinity, spread, pod slots)
-//! only raise the true optimum, so they are left out.
+//! instant the trace's alive pods (created and not yet removed, pending ones included) and the
+//! scenario's own pending pods are covered fractionally by the cheapest mix of flavors — each
+//! flavor's allocatable minus the requests of the DaemonSet pods that land on it, priced per
+//! hour — after the free room of the scenario's own nodes; the rate is integrated over the
+//! replay as Machines are billed (price per hour times hours, no minimum). Constraints
+//! (anti-affinity, spread, pod slots) only raise the true optimum, so they are left out.
 
 use super::Ms;
 use super::cluster::{Mode, SimCluster};
@@ -106,6 +106,12 @@ pub fn lower_bound(scenario: &Snapshot, trace: &Trace, horizon: Ms) -> Result<Op
         free_cpu += cpu.max(0);
         free_memory += memory.max(0);
     }
+    // The scenario's own pending pods (not the trace's) wait for room all along.
+    let (mut base_cpu, mut base_memory) = (0i64, 0i64);
+    for p in snap.pods.iter().filter(|p| p.is_pending()) {
+        base_cpu += p.demand.requests.cpu_millis;
+        base_memory += p.demand.requests.memory_bytes;
+    }
     let templates = c.templates();
     let alive = trace.alive(horizon);
     let mut total = 0.0;
@@ -114,7 +120,7 @@ pub fn lower_bound(scenario: &Snapshot, trace: &Trace, horizon: Ms) -> Result<Op
         if until <= *t {
             continue;
         }
-        let (mut cpu, mut memory) = (0i64, 0i64);
+        let (mut cpu, mut memory) = (base_cpu, base_memory);
         for (w, n) in counts.iter().enumerate() {
             if let Some(d) = templates.get(w) {
                 cpu += n * d.requests.cpu_millis;

@@ -400,6 +400,19 @@ fn the_lower_bound_covers_alive_pods_by_the_cheapest_flavor_per_hour() {
         .unwrap();
     let want = 0.5 * (6.0 * 40.0 + 4.0 * 25.0 + 3.0 * 30.0) / 60.0 * 0.2 / 7.9;
     assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    // The scenario's own pending pods (the seed benchmark's 8 × 1 core) wait all along: 8 more
+    // cores for the 90 minutes.
+    let with_inflate = snapshot_from_sources(&[Source {
+        name: "seed".into(),
+        text: include_str!("../../scenarios/default.yaml")
+            .replace("  limits:\n    cpu: '20'\n", ""),
+    }])
+    .unwrap();
+    let got = super::bound::lower_bound(&with_inflate, &trace, horizon)
+        .unwrap()
+        .unwrap();
+    let want = (7.0 + 8.0 * 1.5) * 0.2 / 7.9;
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
     // The timeline reports each strategy's cost over it.
     let t =
         super::engine::replay_all(&snap, &trace, &StrategyName::ALL, &mut |_, _, _| {}).unwrap();
