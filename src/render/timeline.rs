@@ -44,6 +44,7 @@ pub fn render(t: &Timeline) -> String {
         "MAX NODES",
         "NODE-HOURS",
         "COST",
+        "VS BOUND",
     ]);
     if let Some(r) = &t.reference {
         let mut row = vec!["report (upstream)".to_string()];
@@ -63,6 +64,10 @@ pub fn render(t: &Timeline) -> String {
         row.push(st.max_nodes.to_string());
         row.push(format!("{:.2}", st.node_hours));
         row.push(format!("{:.4}", st.cost));
+        row.push(
+            st.cost_vs_bound
+                .map_or_else(|| "-".to_string(), |r| format!("{r:.2}x")),
+        );
         table.row(row);
     }
     let mut out = format!(
@@ -71,6 +76,15 @@ pub fn render(t: &Timeline) -> String {
         human(t.horizon_seconds)
     );
     out.push_str(&table.render());
+    match t.lower_bound {
+        Some(b) if b > 0.0 => out.push_str(&format!(
+            "\nVS BOUND: each COST over {b:.4}, the least any autoscaler could bill (the trace's alive pods, pending ones included, covered fractionally by the cheapest flavors' allocatable minus DaemonSet requests, billed per hour as the Machines are).\n"
+        )),
+        Some(_) => out.push_str(
+            "\nVS BOUND: -, the lower bound is 0 (the scenario's own nodes have room for every pod when pod constraints are ignored).\n",
+        ),
+        None => {}
+    }
     let ours = t.strategies.iter().find(|x| x.strategy == "cost");
     let upstream = t.strategies.iter().find(|x| x.strategy == "karpenter-capi");
     if let (Some(o), Some(u)) = (ours, upstream)

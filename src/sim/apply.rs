@@ -38,6 +38,38 @@ pub fn apply_all(c: &mut SimCluster, actions: &[Action]) {
     }
 }
 
+/// Carries out a controller pass's plan as `run`'s executor does (`kube::apply::Executor::
+/// execute`): the actions in order, skipping those whose scope an earlier failed action
+/// blocked, then the status updates (none about a blocked object). Failures become warnings.
+/// Returns the actions carried out (not the status updates), for action logs.
+pub fn apply_plan(c: &mut SimCluster, plan: &crate::controller::Plan) -> Vec<String> {
+    let mut blocked: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut done = Vec::new();
+    for a in &plan.actions {
+        let scopes = a.scopes();
+        if scopes.iter().any(|s| blocked.contains(s)) {
+            blocked.extend(scopes);
+            continue;
+        }
+        match apply_action(c, a) {
+            Ok(()) => done.push(format!("{} {}", a.name(), a.target())),
+            Err(e) => {
+                blocked.extend(scopes);
+                c.warn(e);
+            }
+        }
+    }
+    for a in &plan.status {
+        if a.scopes().iter().any(|s| blocked.contains(s)) {
+            continue;
+        }
+        if let Err(e) = apply_action(c, a) {
+            c.warn(e);
+        }
+    }
+    done
+}
+
 /// Merges a JSON merge patch of string values into a label or annotation map.
 fn merge_map(map: &mut Labels, patch: Option<&Value>) {
     let Some(obj) = patch.and_then(Value::as_object) else {
@@ -120,6 +152,27 @@ fn record_transitions(c: &mut SimCluster, became: &[String], now: i64) {
 }
 
 fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
+    // A write that changes nothing is no watch event (the API server keeps the object's
+    // resourceVersion), so it does not wake the controller again.
+    let claims_before = match w {
+        Write::SetNodeClaimStatus { .. } | Write::ClearConditions { .. } => {
+            Some(c.snap.nodeclaims.clone())
+        }
+        _ => None,
+    };
+    let silent = matches!(
+        w,
+        Write::SetStatus { .. } | Write::Event { .. } | Write::EventForCreated { .. }
+    );
+    apply_write_inner(c, w)?;
+    let unchanged = claims_before.is_some_and(|b| b == c.snap.nodeclaims);
+    if !silent && !unchanged {
+        c.touch();
+    }
+    Ok(())
+}
+
+fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
     let now = c.now;
     match w {
         Write::Create {
@@ -181,7 +234,22 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                         .ok_or_else(|| format!("NodeClaim {name} not found"))?;
                     merge_map(&mut claim.labels, labels);
                     merge_map(&mut claim.annotations, annotations);
+                    if let Some(f) = patch.pointer("/metadata/finalizers") {
+                        claim.finalizers = f
+                            .as_array()
+                            .map(|v| {
+                                v.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                    }
                     rederive(claim);
+                    // The API server removes a deleting object once its last finalizer is gone.
+                    if claim.deleting && claim.finalizers.is_empty() {
+                        let name = name.clone();
+                        c.snap.nodeclaims.retain(|x| x.name != name);
+                    }
                 }
                 "Machine" => {
                     let m = c
@@ -277,9 +345,28 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                 c.remove_node(name);
             }
         }
-        // The simulation keeps no NodeClaim finalizers (a deleting claim's fate is the mode's
-        // `claim_finalizer`), as it kept none when these were merge patches.
-        Write::EditFinalizers { resource, .. } if resource.kind == "NodeClaim" => {}
+        // As the API server: the claim's finalizers change, and a deleting claim whose last
+        // finalizer went is removed.
+        Write::EditFinalizers {
+            resource,
+            name,
+            add,
+            remove,
+        } if resource.kind == "NodeClaim" => {
+            let Some(claim) = c.snap.nodeclaims.iter_mut().find(|x| &x.name == name) else {
+                return Ok(());
+            };
+            for f in add {
+                if !claim.finalizers.contains(f) {
+                    claim.finalizers.push(f.clone());
+                }
+            }
+            claim.finalizers.retain(|f| !remove.contains(f));
+            if claim.deleting && claim.finalizers.is_empty() {
+                let name = name.clone();
+                c.snap.nodeclaims.retain(|x| x.name != name);
+            }
+        }
         Write::EditFinalizers { resource, .. } => {
             return Err(format!(
                 "the simulation does not edit the finalizers of {}s",
@@ -393,7 +480,8 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                     .iter()
                     .position(|x| &x.name == name)
                     .ok_or_else(|| format!("NodeClaim {name} not found"))?;
-                if c.mode.claim_finalizer {
+                // As the API server: an object with finalizers is only marked deleting.
+                if c.mode.claim_finalizer || !c.snap.nodeclaims[i].finalizers.is_empty() {
                     let at = c.ts(c.now);
                     let claim = &mut c.snap.nodeclaims[i];
                     claim.deleting = true;
@@ -413,6 +501,5 @@ fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             return Err(format!("the simulation does not create {}s", resource.kind));
         }
     }
-    c.touch();
     Ok(())
 }

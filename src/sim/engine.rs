@@ -59,6 +59,9 @@ pub struct StrategyTimeline {
     pub node_hours: f64,
     /// Total cost (price per hour × hours).
     pub cost: f64,
+    /// `cost` over the replay's lower bound (set by [`replay_all`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_vs_bound: Option<f64>,
     /// Nodes and price per hour over time (a point per change).
     pub series: Vec<SeriesPoint>,
     /// Reconcile passes (or scans) the autoscaler ran.
@@ -67,6 +70,12 @@ pub struct StrategyTimeline {
     pub events: usize,
     /// Pods evicted (and recreated) by disruption or scale-down.
     pub evictions: usize,
+    /// The trace's pods alive over time (ms, count), a point per change.
+    #[serde(skip)]
+    pub alive: Vec<(Ms, usize)>,
+    /// Node objects left at the end (the scenario's included).
+    #[serde(skip)]
+    pub nodes_at_end: usize,
     /// Writes or situations the simulation could not carry out as asked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -95,6 +104,9 @@ pub struct Timeline {
     /// The field report's numbers, for its built-in traces.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// What no autoscaler can bill less than over the replay ([`super::bound`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<f64>,
     /// One per strategy.
     pub strategies: Vec<StrategyTimeline>,
 }
@@ -122,6 +134,17 @@ pub fn replay(
     progress: &mut dyn FnMut(Ms, Ms),
 ) -> Result<StrategyTimeline, Error> {
     let mut agent = peers::agent(strategy);
+    replay_agent(scenario, trace, agent.as_mut(), progress)
+}
+
+/// Replays one autoscaler (as set up by the caller) over a trace.
+pub fn replay_agent(
+    scenario: &Snapshot,
+    trace: &Trace,
+    agent: &mut dyn peers::Agent,
+    progress: &mut dyn FnMut(Ms, Ms),
+) -> Result<StrategyTimeline, Error> {
+    let strategy = agent.strategy();
     let mut c = SimCluster::new(scenario, trace, agent.mode())?;
     let horizon = trace.steps.last().map_or(0, |s| s.at) + trace.settle;
     let mut events = 0usize;
@@ -156,10 +179,10 @@ pub fn replay(
                 c.handle(ev);
             }
         }
-        settle(&mut c, agent.as_mut());
+        settle(&mut c, agent);
         if woke {
             agent.on_wake(&mut c);
-            settle(&mut c, agent.as_mut());
+            settle(&mut c, agent);
         }
         let nothing_left = c.nothing_left();
         c.rec.check_zero(t, nothing_left);
@@ -170,6 +193,7 @@ pub fn replay(
     progress(horizon, horizon);
     let end = horizon;
     let (node_hours, cost) = c.rec.totals(end);
+    let alive = std::mem::take(&mut c.rec.alive);
     let m = &c.rec.milestones;
     let series: Vec<SeriesPoint> = c
         .rec
@@ -195,10 +219,13 @@ pub fn replay(
         max_nodes: c.rec.series.iter().map(|p| p.nodes).max().unwrap_or(0),
         node_hours,
         cost,
+        cost_vs_bound: None,
         series,
         passes: agent.passes(),
         events,
         evictions: c.rec.evictions,
+        alive,
+        nodes_at_end: c.snap.nodes.len(),
         warnings: c.warnings.into_iter().collect(),
     })
 }
@@ -222,14 +249,19 @@ pub fn replay_all(
     progress: &mut dyn FnMut(StrategyName, Ms, Ms),
 ) -> Result<Timeline, Error> {
     let mut out = Vec::new();
+    let horizon = trace.steps.last().map_or(0, |s| s.at) + trace.settle;
+    let lower_bound = super::bound::lower_bound(scenario, trace, horizon)?;
     for &s in strategies {
-        out.push(replay(scenario, trace, s, &mut |now, horizon| {
+        let mut t = replay(scenario, trace, s, &mut |now, horizon| {
             progress(s, now, horizon)
-        })?);
+        })?;
+        t.cost_vs_bound = lower_bound.filter(|b| *b > 0.0).map(|b| t.cost / b);
+        out.push(t);
     }
     Ok(Timeline {
         trace: trace.name.clone(),
-        horizon_seconds: (trace.steps.last().map_or(0, |s| s.at) + trace.settle) as f64 / 1000.0,
+        horizon_seconds: horizon as f64 / 1000.0,
+        lower_bound,
         steps: {
             let mut v: Vec<f64> = trace.steps.iter().map(|s| s.at as f64 / 1000.0).collect();
             v.dedup();

@@ -51,6 +51,9 @@ pub struct Recorder {
     load_removed: Option<Ms>,
     /// Pods evicted (and recreated by their workload).
     pub evictions: usize,
+    /// The trace's pods alive (created, not yet removed; pending ones included) over time: a
+    /// point per change.
+    pub alive: Vec<(Ms, usize)>,
     /// Kubernetes Events written.
     pub events: usize,
 }
@@ -97,6 +100,14 @@ impl Recorder {
         match self.series.last_mut() {
             Some(last) if last.t == now => *last = point,
             _ => self.series.push(point),
+        }
+    }
+
+    /// The trace's workloads now have `count` pods.
+    pub fn alive(&mut self, now: Ms, count: usize) {
+        match self.alive.last_mut() {
+            Some(last) if last.0 == now => last.1 = count,
+            _ => self.alive.push((now, count)),
         }
     }
 

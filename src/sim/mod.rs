@@ -11,6 +11,7 @@
 //! Pure: no I/O, no clock; progress is reported through a callback.
 
 pub mod apply;
+pub mod bound;
 pub mod cluster;
 pub mod engine;
 pub mod metrics;

@@ -325,6 +325,70 @@ pub fn parse(name: &str, text: &str) -> Result<Trace, Error> {
     })
 }
 
+impl Trace {
+    /// The pods the trace keeps alive (created and not yet removed, pending or not), per
+    /// workload, after every change up to `until`: one entry per time something changes.
+    /// A scale-down removes the newest pods first (the simulated ReplicaSet removes pending
+    /// pods first, which are the newest while nodes keep up); expiries at a step's time come
+    /// after its steps, as the replay orders them. Exact for workloads that are either scaled
+    /// or added to; a replacement of an evicted pod changes nothing here (it inherits the
+    /// evicted pod's expiry).
+    pub fn alive(&self, until: Ms) -> Vec<(Ms, Vec<i64>)> {
+        // Per workload, the expiry of each live pod in creation order (`None`: never).
+        let mut live: Vec<Vec<Option<Ms>>> = vec![Vec::new(); self.workloads.len()];
+        let mut expiries: BTreeMap<Ms, Vec<usize>> = BTreeMap::new();
+        let mut out: Vec<(Ms, Vec<i64>)> = Vec::new();
+        let counts = |live: &Vec<Vec<Option<Ms>>>| live.iter().map(|w| w.len() as i64).collect();
+        let mut i = 0;
+        loop {
+            let next_step = self.steps.get(i).map(|s| s.at);
+            let next_expiry = expiries.keys().next().copied();
+            let t = match (next_step, next_expiry) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (None, None) => break,
+            };
+            if t > until {
+                break;
+            }
+            while let Some(s) = self.steps.get(i).filter(|s| s.at == t) {
+                let pods = &mut live[s.workload];
+                match s.change {
+                    Change::Scale(n) => {
+                        let n = n.max(0) as usize;
+                        if n > pods.len() {
+                            pods.resize(n, None);
+                        } else {
+                            pods.truncate(n);
+                        }
+                    }
+                    Change::Add { count, lifetime } => {
+                        let at = lifetime.map(|l| t + l);
+                        for _ in 0..count.max(0) {
+                            pods.push(at);
+                        }
+                        if let Some(at) = at {
+                            expiries.entry(at).or_default().push(s.workload);
+                        }
+                    }
+                }
+                i += 1;
+            }
+            if let Some(ws) = expiries.remove(&t) {
+                for w in ws {
+                    live[w].retain(|e| *e != Some(t));
+                }
+            }
+            let now: Vec<i64> = counts(&live);
+            if out.last().map(|(_, c)| c) != Some(&now) {
+                out.push((t, now));
+            }
+        }
+        out
+    }
+}
+
 /// A built-in trace by name.
 pub fn built_in(name: &str) -> Option<Trace> {
     BUILT_IN

@@ -289,7 +289,9 @@ impl SimCluster {
             if holds && !self.mode.claim_finalizer {
                 self.deleting_nodes.insert(node.clone());
                 if let Some(n) = self.snap.nodes.iter_mut().find(|n| &n.name == node) {
+                    // CAPI deleted the Node (its finalizer holds it); its kubelet is gone.
                     n.ready = Some(false);
+                    n.deleting = true;
                 }
             } else {
                 self.remove_node(node);

@@ -79,8 +79,10 @@ pub struct Mode {
     /// Nodes register with Karpenter's `karpenter.sh/unregistered` taint (Karpenter setups);
     /// Cluster Autoscaler setups use a bootstrap template without it.
     pub karpenter: bool,
-    /// A deleted NodeClaim stays (deleting) until its Machine is gone, as Karpenter's
-    /// termination finalizer keeps it; ours creates claims without that finalizer.
+    /// Karpenter's termination controller runs beside the autoscaler: a deleted NodeClaim
+    /// stays (deleting) until its Machine is gone, then goes. Ours runs its own termination:
+    /// its claims carry `karpenter.sh/termination`, which the API server honours (a deleted
+    /// claim stays deleting until the controller removes the finalizer).
     pub claim_finalizer: bool,
 }
 
@@ -112,6 +114,8 @@ pub struct SimCluster {
     /// The NodeClaim the last `Create` made (its name is generated), for the status write after it.
     pub last_created_claim: Option<String>,
     trace: Trace,
+    /// When each of the trace's pods with a lifetime expires (a replacement inherits it).
+    expiry: HashMap<String, Ms>,
     templates: Vec<PodDemand>,
     next_pod: Vec<u64>,
     workload_of: HashMap<String, usize>,
@@ -148,6 +152,9 @@ impl SimCluster {
             .now
             .unwrap_or(Timestamp::from_second(1_796_032_800).unwrap_or(Timestamp::UNIX_EPOCH));
         let mut snap = scenario.clone();
+        // The simulated management cluster always lists its Machines: a Machine absent from
+        // the snapshot is gone (as a live listing says), so Nodes and claims it held are freed.
+        snap.machines_observed = true;
         let mut templates = Vec::new();
         for w in &trace.workloads {
             let demand = match &w.template {
@@ -218,6 +225,7 @@ impl SimCluster {
             warnings: BTreeSet::new(),
             next_pod: vec![0; trace.workloads.len()],
             trace: trace.clone(),
+            expiry: HashMap::new(),
             templates,
             workload_of: HashMap::new(),
             bootstrap,
@@ -242,6 +250,11 @@ impl SimCluster {
             c.push(s.at, Event::Trace(i));
         }
         Ok(c)
+    }
+
+    /// The pod template of each of the trace's workloads, in the trace's order.
+    pub fn templates(&self) -> &[PodDemand] {
+        &self.templates
     }
 
     /// `now` as a timestamp.

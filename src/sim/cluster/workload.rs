@@ -43,6 +43,9 @@ impl SimCluster {
                 let created: Vec<String> =
                     (0..count).map(|_| self.create_pod(w, first_wave)).collect();
                 if let Some(l) = lifetime {
+                    for k in &created {
+                        self.expiry.insert(k.clone(), self.now + l);
+                    }
                     self.push(self.now + l, Event::Expire(created));
                 }
             }
@@ -103,6 +106,7 @@ impl SimCluster {
             started: None,
         }));
         self.workload_of.insert(k.clone(), w);
+        self.rec.alive(self.now, self.workload_of.len());
         self.rec.pod_created(self.now, &k, first_wave);
         self.touch();
         k
@@ -118,11 +122,14 @@ impl SimCluster {
             self.last_pod_event.insert(node, self.now);
         }
         self.workload_of.remove(pod);
+        self.expiry.remove(pod);
+        self.rec.alive(self.now, self.workload_of.len());
         self.touch();
     }
 
     /// Evicts a pod: it goes, and its workload creates a replacement (a standalone pod is
-    /// simply pending again; a DaemonSet pod just goes).
+    /// simply pending again; a DaemonSet pod just goes). The replacement inherits the evicted
+    /// pod's expiry time: the trace's job still ends when it would have (its remaining lifetime).
     pub fn evict_pod(&mut self, pod: &str) {
         let Some(p) = self.snap.pods.iter_mut().find(|p| p.demand.key() == pod) else {
             return;
@@ -138,8 +145,13 @@ impl SimCluster {
         self.rec.evictions += 1;
         match self.workload_of.get(pod).copied() {
             Some(w) => {
+                let expires = self.expiry.get(pod).copied();
                 self.remove_pod(pod);
-                self.create_pod(w, false);
+                let replacement = self.create_pod(w, false);
+                if let Some(at) = expires {
+                    self.expiry.insert(replacement.clone(), at);
+                    self.push(at.max(self.now), Event::Expire(vec![replacement]));
+                }
             }
             None => {
                 let p = std::sync::Arc::make_mut(p);

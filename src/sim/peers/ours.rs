@@ -1,9 +1,16 @@
 //! Ours: the real [`controller::plan`] run as `run` runs it — a pass after the cluster has been
 //! quiet for the batch-idle duration (1 s) or at most the batch-max duration (10 s) after the
-//! first change — with every action applied through [`apply_all`]. Between changes, a pass runs
-//! only when one of the controller's clocks can change its mind: a batch window closing, a
-//! launch or registration timeout, `consolidateAfter` since a node went quiet, `expireAfter`,
-//! `terminationGracePeriod` of a drain, or a 10 s resync while a disruption is under way.
+//! first change — with the plan carried out through [`apply_plan`] as `run`'s executor does
+//! (actions, then status; finalizers honoured; the Machines observed, so every guard of
+//! termination and garbage collection runs).
+//!
+//! `run` also re-plans on a 10 s resync (`kube::reconciler::RESYNC`), which opens a batch
+//! window like any event. The replay runs those resync passes only while one of the
+//! controller's clocks can change its mind — a batch window closing, a launch or registration
+//! timeout, `consolidateAfter` since a node went quiet, `expireAfter`, `terminationGracePeriod`
+//! of a drain, a disruption under way — on the resync grid (every 10 s from T+0): the tick whose
+//! pass comes just before the clock's time and the one after. [`Resync::Always`] runs every
+//! resync pass, to show the two give the same actions.
 
 use super::{Agent, at, batch_closes, consolidate_after, earliest};
 use crate::controller::action::DRAIN_STARTED_ANNOTATION;
@@ -11,28 +18,67 @@ use crate::controller::{self, Config};
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::sched::strategy::StrategyName;
 use crate::sim::Ms;
-use crate::sim::apply::apply_all;
+use crate::sim::apply::apply_plan;
+use crate::sim::ceil_to;
 use crate::sim::cluster::{Mode, SimCluster};
+
+/// `run`'s resync period.
+pub const RESYNC: Ms = 10_000;
+
+/// Which of `run`'s resync passes the replay runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resync {
+    /// Only those where a clock of the controller can change its mind (the default).
+    WhenDue,
+    /// Every one (a pass every 10 s): slow, for checking [`Resync::WhenDue`].
+    Always,
+}
 
 /// Our controller.
 pub struct Ours {
     config: Config,
+    resync: Resync,
     first_change: Option<Ms>,
     debounce: Option<Ms>,
     timer: Option<Ms>,
     passes: usize,
+    /// Every action carried out, with its time (`name target`).
+    pub log: Vec<(Ms, String)>,
 }
 
 impl Ours {
     /// With these settings.
     pub fn new(config: Config) -> Ours {
+        Ours::with_resync(config, Resync::WhenDue)
+    }
+
+    /// With these settings and resync passes.
+    pub fn with_resync(config: Config, resync: Resync) -> Ours {
         Ours {
             config,
+            resync,
             first_change: None,
             debounce: None,
             timer: None,
             passes: 0,
+            log: Vec::new(),
         }
+    }
+
+    /// Opens (or extends) the batch window, as an event or a resync does in `run`.
+    fn open_window(&mut self, now: Ms) {
+        let first = *self.first_change.get_or_insert(now);
+        self.debounce = Some(
+            (now + Self::ms(self.config.batch_idle)).min(first + Self::ms(self.config.batch_max)),
+        );
+    }
+
+    /// The resync ticks that catch a clock due at `t`: the one whose pass (a batch-idle
+    /// duration later) comes at or just before `t`, and the next.
+    fn ticks_for(&self, t: Ms) -> [Ms; 2] {
+        let idle = Self::ms(self.config.batch_idle);
+        let first = ceil_to(t - idle - 1_000, RESYNC);
+        [first, first + RESYNC]
     }
 
     fn ms(d: GoDuration) -> Ms {
@@ -46,8 +92,9 @@ impl Ours {
     /// The next time the controller's decisions can change without any cluster change.
     fn due(&self, c: &SimCluster, pending_disruption: bool) -> Option<Ms> {
         let now = c.now;
-        // One second of slack: the controller compares whole seconds.
-        let slack = 1_000;
+        if self.resync == Resync::Always {
+            return Some(ceil_to(now + 1, RESYNC));
+        }
         let mut times: Vec<Ms> = Vec::new();
         times.extend(batch_closes(
             c,
@@ -58,10 +105,10 @@ impl Ours {
             let created = claim.created.map_or(0, |t| at(c, t));
             let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
             if !launched {
-                times.push(created + Self::ms(self.config.launch_timeout) + slack);
+                times.push(created + Self::ms(self.config.launch_timeout));
             }
             if !claim.condition_true("Registered") {
-                times.push(created + Self::ms(self.config.registration_timeout) + slack);
+                times.push(created + Self::ms(self.config.registration_timeout));
             }
             let pool = claim
                 .node_pool
@@ -89,7 +136,7 @@ impl Ours {
                         .chain(seen)
                         .max()
                         .unwrap_or(0);
-                    times.push(quiet + after + slack);
+                    times.push(quiet + after);
                 }
                 let expire = claim
                     .expire_after
@@ -97,7 +144,7 @@ impl Ours {
                     .or(pool.expire_after.as_deref())
                     .unwrap_or("720h");
                 if let Ok(NillableDuration::After(d)) = expire.parse::<NillableDuration>() {
-                    times.push(created + Self::ms(d) + slack);
+                    times.push(created + Self::ms(d));
                 }
                 let grace = claim
                     .termination_grace_period
@@ -110,14 +157,15 @@ impl Ours {
                         .get(DRAIN_STARTED_ANNOTATION)
                         .and_then(|s| s.parse::<jiff::Timestamp>().ok()),
                 ) {
-                    times.push(at(c, started) + Self::ms(g) + slack);
+                    times.push(at(c, started) + Self::ms(g));
                 }
             }
         }
+        let mut ticks: Vec<Ms> = times.into_iter().flat_map(|t| self.ticks_for(t)).collect();
         if pending_disruption {
-            times.push(now + 10_000);
+            ticks.push(ceil_to(now + 1, RESYNC));
         }
-        times.into_iter().filter(|t| *t > now).min()
+        ticks.into_iter().filter(|t| *t > now).min()
     }
 }
 
@@ -134,14 +182,20 @@ impl Agent for Ours {
     }
 
     fn on_change(&mut self, c: &mut SimCluster) {
-        let first = *self.first_change.get_or_insert(c.now);
-        self.debounce = Some(
-            (c.now + Self::ms(self.config.batch_idle)).min(first + Self::ms(self.config.batch_max)),
-        );
+        self.open_window(c.now);
         self.rearm(c);
     }
 
     fn on_wake(&mut self, c: &mut SimCluster) {
+        if self.timer.is_some_and(|t| t <= c.now) {
+            // A resync: it opens a batch window like an event.
+            self.timer = None;
+            self.open_window(c.now);
+        }
+        if self.debounce.is_none_or(|t| t > c.now) {
+            self.rearm(c);
+            return;
+        }
         // What `run`'s pod watch would have seen: the latest pod event per node.
         c.snap.pod_events = c
             .last_pod_event
@@ -150,7 +204,9 @@ impl Agent for Ours {
             .collect();
         let plan = controller::plan(&c.snap, c.ts(c.now), &self.config);
         self.passes += 1;
-        apply_all(c, &plan.actions);
+        let now = c.now;
+        let done = apply_plan(c, &plan);
+        self.log.extend(done.into_iter().map(|a| (now, a)));
         self.first_change = None;
         self.debounce = None;
         self.timer = self.due(c, !plan.pending.is_empty());
