@@ -15,6 +15,7 @@
 pub mod action;
 pub mod adopt;
 pub mod budget;
+pub mod command;
 pub mod consolidation;
 pub mod disruption;
 pub mod drain;

@@ -23,10 +23,9 @@ use super::action::{
     Action, DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, TERMINATION_FINALIZER,
     TERMINATION_TIMESTAMP_ANNOTATION,
 };
+use super::command::drained_long_enough;
 use super::consolidation::{Home, home};
-use super::disruption::{
-    Disruption, MIN_DRAIN_SECS, defer_rest, drained_long_enough, is_voluntary, node_of, pods_on,
-};
+use super::disruption::{Disruption, MIN_DRAIN_SECS, defer_rest, is_voluntary, node_of, pods_on};
 use super::drain::{drain_step, drained, termination_deadline};
 use super::lifecycle::{bound_machine, mark};
 use super::rollout::scale_down_hold;
