@@ -237,9 +237,10 @@ fn drain_then_remove(
         .claim_machine_deployment(claim)
         .and_then(|k| snapshot.machine_deployments.iter().find(|md| md.key() == k))
         .and_then(|md| scale_down_hold(snapshot, md, &[m], now));
-    // Marked again while its removal can go on (the mark may have been rolled back); a held
-    // scale-down shows as a note from `scale`.
-    if !m.marked_for_deletion || held.is_none() {
+    // Marked again while its removal can go on (the mark may have been rolled back), and when
+    // the mark on it is not ours (so it reads as this decision's); a held scale-down shows as a
+    // note from `scale`.
+    if !m.marked_for_deletion || !m.marked_by_us || held.is_none() {
         out.actions.push(mark(m, Some(&claim.name), &reason));
     }
     out.marked_machines.insert(m.key());

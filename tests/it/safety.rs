@@ -3626,3 +3626,31 @@ fn another_karpenters_nodepools_and_claims_are_left_alone() {
         s.warnings
     );
 }
+
+/// Found by `plans_never_harm`: two claims being deleted whose Machines (no Node yet) carry
+/// someone else's delete-machine mark. Both are this decision's to remove, so each is marked
+/// again as ours (the mark then reads as this decision's) before the replicas drop by exactly
+/// those two.
+#[test]
+fn foreign_marks_on_machines_we_remove_are_made_ours() {
+    let mut w = World::new("WhenEmpty").md(2, 2);
+    for i in 1..=2 {
+        w = w
+            .machine(2, i, false, true)
+            .with("NodeClaim", &format!("c-{i}"), |c| {
+                c["metadata"]["deletionTimestamp"] = json!(ago(30))
+            })
+            .with("Machine", &format!("m-{i}"), |m| {
+                m["metadata"]["annotations"] = json!({"cluster.x-k8s.io/delete-machine": "x"})
+            });
+    }
+    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "markMachineForDeletion Machine/capi-ovh/m-2",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-2"
+        ]
+    );
+}
