@@ -337,7 +337,7 @@ fn controller_plan(
 /// (each living 2 h), replayed for all three strategies on the seed catalog without its limit.
 fn timeline_day() {
     let scenario =
-        include_str!("../scenarios/default.yaml").replace("  limits:\n    cpu: '20'\n", "");
+        karpenter_capi::sim::trace::DEFAULT_SCENARIO.replace("  limits:\n    cpu: '20'\n", "");
     let snap = snapshot_from_sources(&[Source {
         name: "bench".into(),
         text: scenario,

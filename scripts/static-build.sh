@@ -7,7 +7,7 @@
 #
 #   scripts/static-build.sh            # builds into $CARGO_TARGET_DIR (default: target/), then runs
 #
-# The UID is read from templates/workload/deployment.yaml.j2 (runAsUser), so the two cannot drift.
+# The UID is read from crates/karpenter-capi-core/templates/workload/deployment.yaml.j2 (runAsUser), so the two cannot drift.
 # As root the empty root is entered with `chroot --userspec`; otherwise with an unprivileged user
 # namespace (`unshare --map-user/--map-group --root`), which needs no privilege.
 set -euo pipefail
@@ -15,10 +15,10 @@ cd "$(dirname "$0")/.."
 
 target=x86_64-unknown-linux-gnu
 bin=kubectl-karpenter_capi
-uid="$(sed -n 's/^ *runAsUser: *\([0-9][0-9]*\) *$/\1/p' templates/workload/deployment.yaml.j2 | head -n1)"
-gid="$(sed -n 's/^ *runAsGroup: *\([0-9][0-9]*\) *$/\1/p' templates/workload/deployment.yaml.j2 | head -n1)"
+uid="$(sed -n 's/^ *runAsUser: *\([0-9][0-9]*\) *$/\1/p' crates/karpenter-capi-core/templates/workload/deployment.yaml.j2 | head -n1)"
+gid="$(sed -n 's/^ *runAsGroup: *\([0-9][0-9]*\) *$/\1/p' crates/karpenter-capi-core/templates/workload/deployment.yaml.j2 | head -n1)"
 if [ -z "$uid" ] || [ -z "$gid" ]; then
-    echo "static-build: no numeric runAsUser/runAsGroup in templates/workload/deployment.yaml.j2" >&2
+    echo "static-build: no numeric runAsUser/runAsGroup in crates/karpenter-capi-core/templates/workload/deployment.yaml.j2" >&2
     exit 2
 fi
 
@@ -44,7 +44,7 @@ fi
 root="$(mktemp -d "${TMPDIR:-/tmp}/karpenter-capi-root.XXXXXX")"
 trap 'rm -rf "$root"' EXIT
 cp "$out" "$root/$bin"
-cp scenarios/default.yaml "$root/scenario.yaml"
+cp crates/karpenter-capi-core/scenarios/default.yaml "$root/scenario.yaml"
 chmod 0755 "$root" "$root/$bin"
 chmod 0644 "$root/scenario.yaml"
 # The character devices every OCI runtime puts in a container's /dev, even on `FROM scratch`

@@ -78,6 +78,19 @@ pub struct GlobalArgs {
     pub request_timeout: GoDuration,
 }
 
+impl GlobalArgs {
+    /// The connection flags as the shell takes them.
+    pub fn connection(&self) -> crate::kube::client::Connection {
+        crate::kube::client::Connection {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            management_kubeconfig: self.management_kubeconfig.clone(),
+            management_context: self.management_context.clone(),
+            request_timeout: std::time::Duration::from_secs(self.request_timeout.as_secs()),
+        }
+    }
+}
+
 /// The help heading of [`GlobalArgs`], as kubectl lists its global flags apart (`kubectl options`).
 const GLOBAL_HEADING: &str = "Global Options";
 
@@ -270,7 +283,7 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Run only this strategy (default: all three, compared).
-    #[arg(long, value_enum, value_name = "NAME")]
+    #[arg(long, value_parser = strategy_values(), value_name = "NAME")]
     pub strategy: Option<StrategyName>,
     /// Show what consolidation would do to the running nodes instead of provisioning.
     #[arg(long)]
@@ -293,15 +306,38 @@ pub struct SimulateArgs {
 
 pub use crate::sched::strategy::StrategyName;
 
-// The command line's values come from the core's names, so the two cannot drift.
-impl ValueEnum for StrategyName {
-    fn value_variants<'a>() -> &'a [Self] {
-        &StrategyName::ALL
-    }
+/// A core enum as a command-line value: its names and their help come from the core, so the two
+/// cannot drift (the orphan rule keeps clap's `ValueEnum` off the core's types, and the core
+/// knows no clap).
+fn core_values<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    about: fn(T) -> &'static str,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        all.iter()
+            .map(|&v| PossibleValue::new(name(v)).help(about(v))),
+    )
+    .map(move |text| {
+        // The parser above admits only these names.
+        all.iter()
+            .copied()
+            .find(|&v| name(v) == text)
+            .unwrap_or(all[0])
+    })
+}
 
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.about()))
-    }
+fn strategy_values() -> impl clap::builder::TypedValueParser<Value = StrategyName> {
+    core_values(
+        &StrategyName::ALL,
+        StrategyName::as_str,
+        StrategyName::about,
+    )
+}
+
+fn capi_version_values() -> impl clap::builder::TypedValueParser<Value = CapiVersion> {
+    core_values(&CapiVersion::ALL, CapiVersion::as_str, CapiVersion::about)
 }
 
 /// Arguments of `explain`.
@@ -491,7 +527,7 @@ pub struct InitArgs {
     pub kubernetes_version: Option<String>,
     /// Cluster API version of the generated objects [default: v1beta2, or the Cluster's with
     /// --from-cluster].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = capi_version_values(), value_name = "CAPI_VERSION")]
     pub capi_version: Option<CapiVersion>,
     /// Infrastructure provider: openstack, docker, dev, aws, azure, gcp, hetzner, vsphere (or the
     /// machine-template kind, e.g. OpenStackMachineTemplate) [required; asked on a terminal, or
@@ -568,14 +604,14 @@ pub struct InitArgs {
     pub controller_kubeconfig: Option<PathBuf>,
     /// Pods the cluster is expected to hold: sizes the controller Deployment's memory request and
     /// limit (about 10 MiB + 10 KiB per pod + 26 KiB per node, plus 25%; README "Memory sizing").
-    #[arg(long, default_value_t = crate::setup::sizing::DEFAULT_EXPECTED_PODS, value_name = "N")]
+    #[arg(long, default_value_t = crate::bundle::sizing::DEFAULT_EXPECTED_PODS, value_name = "N")]
     pub expected_pods: u64,
     /// Nodes the cluster is expected to hold [default: expected pods / 10].
     #[arg(long, value_name = "N")]
     pub expected_nodes: Option<u64>,
     /// With --apply and a separate management cluster: how long the controller's token is valid
     /// (a Go duration, at least 10m); rotate with `init kubeconfig` before it expires.
-    #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
+    #[arg(long, default_value = crate::bundle::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
     pub token_duration: crate::model::duration::GoDuration,
     /// Apply both bundles with server-side apply (field manager karpenter-capi): the management
     /// bundle to --management-kubeconfig/--management-context, the workload bundle to
@@ -627,7 +663,7 @@ pub struct InitKubeconfigArgs {
     pub secret: bool,
     /// How long the token is valid (a Go duration, at least 10m). The API server issues it
     /// (TokenRequest) and may cap it; re-run before it expires to rotate.
-    #[arg(long, default_value = crate::setup::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
+    #[arg(long, default_value = crate::bundle::kubeconfig::DEFAULT_TOKEN_DURATION, value_name = "DURATION")]
     pub duration: crate::model::duration::GoDuration,
     /// Write to FILE (mode 0600, replaced whole) instead of standard output.
     #[arg(long, value_name = "FILE")]
@@ -637,17 +673,7 @@ pub struct InitKubeconfigArgs {
     pub controller_namespace: String,
 }
 
-pub use crate::setup::CapiVersion;
-
-impl ValueEnum for CapiVersion {
-    fn value_variants<'a>() -> &'a [Self] {
-        &CapiVersion::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.about()))
-    }
-}
+pub use crate::bundle::CapiVersion;
 
 /// Dry-run modes, as kubectl's --dry-run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,21 +1,13 @@
-//! `kubectl karpenter-capi`: a pure scheduling and reconcile core over a [`model::Snapshot`],
-//! wrapped by a thin command-line and Kubernetes shell.
-//!
-//! The core modules (`model`, `sched`, `controller`, `diagnose`) never touch the network, the file
-//! system or an async runtime; `kube` and `cmd` are the shell around them.
+//! The command line of `kubectl karpenter-capi`: flags ([`cli`]), one glue module per subcommand
+//! ([`cmd`]), output ([`render`]) and shell completion ([`complete`]), over the pure core
+//! (`karpenter-capi-core`, re-exported here as its rooms) and the I/O shell (`karpenter-capi-shell`).
 
 pub mod cli;
 pub mod cmd;
 pub mod complete;
-pub mod controller;
-pub mod diagnose;
-pub mod error;
-pub mod kube;
-pub mod model;
-pub mod parallel;
 pub mod render;
-pub mod sched;
-pub mod setup;
-pub mod sim;
 
-pub use error::{Error, Result};
+pub use karpenter_capi_core::{
+    Error, Result, bundle, controller, diagnose, error, model, parallel, sched, sim, vocab,
+};
+pub use karpenter_capi_shell::{files, input, kube};

@@ -1,13 +1,14 @@
 //! `init`: glue between the flags, prompts, files, the live management cluster and the pure
-//! generator in [`crate::setup`]. Everything is rendered before anything is written or applied.
+//! generator in [`crate::bundle`]. Everything is rendered before anything is written or applied.
 
-pub mod live;
-pub mod output;
 pub mod prompt;
 
+use crate::files;
+use crate::kube::init as init_live;
 use std::io::IsTerminal;
 use std::path::Path;
 
+use crate::bundle::{self, Bundle, FlavorSpec, SetupInput, Templates, flavor, infra};
 use crate::cli::{
     CapiVersion, DryRun, GlobalArgs, InitArgs, InitCommand, InitKubeconfigArgs, OutputFormat,
 };
@@ -15,8 +16,7 @@ use crate::error::{ClusterRole, Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, config, connect};
 use crate::model::duration::GoDuration;
 use crate::render::Printer;
-use crate::setup::render::names;
-use crate::setup::{self, Bundle, FlavorSpec, SetupInput, Templates, flavor, infra};
+use crate::vocab::names;
 
 use prompt::{Ask, NoPrompt, Question, Terminal};
 
@@ -54,13 +54,13 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     }
     let templates = load_templates(args.templates.as_deref())?;
     let controller_kubeconfig = match &args.controller_kubeconfig {
-        Some(path) => Some(setup::kubeconfig::ControllerCredential::from_kubeconfig(
+        Some(path) => Some(bundle::kubeconfig::ControllerCredential::from_kubeconfig(
             read_text(path, "--controller-kubeconfig")?,
         )),
         None => None,
     };
 
-    let management = ClusterTarget::management(global);
+    let management = ClusterTarget::management(&global.connection());
     let separate = global.management_kubeconfig.is_some()
         || global.management_context.is_some()
         || controller_kubeconfig.is_some();
@@ -82,7 +82,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
             check: &dns_label,
         })?,
     };
-    let mut defaults = live::ClusterDefaults::default();
+    let mut defaults = init_live::ClusterDefaults::default();
     if let (true, Some(rt), Some(namespace)) = (args.from_cluster, &runtime, &namespace) {
         let hint = match &args.infrastructure_kind {
             Some(k) => Some(infra::find(k)?),
@@ -90,7 +90,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         };
         defaults = rt.block_on(async {
             let client = connect(&management).await?;
-            live::read_defaults(
+            init_live::read_defaults(
                 &client,
                 namespace,
                 args.cluster_name.as_deref(),
@@ -111,7 +111,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
             check: &dns_label,
         })?,
     };
-    let version_check = |a: &str| setup::check_version(a).map_err(|e| e.to_string());
+    let version_check = |a: &str| bundle::check_version(a).map_err(|e| e.to_string());
     let kubernetes_version = match &args.kubernetes_version {
         Some(v) => Some(v.clone()),
         None => asker.ask(&Question {
@@ -171,7 +171,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         None => asker.ask(&Question {
             flag: "--image",
             text: "container image of the controller",
-            default: Some(setup::DEFAULT_IMAGE),
+            default: Some(bundle::DEFAULT_IMAGE),
             optional: false,
             check: &image_check,
         })?,
@@ -196,7 +196,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         node_taints: args.node_taints.clone(),
         image,
         expected_pods: args.expected_pods,
-        expected_nodes: setup::sizing::nodes_for(args.expected_pods, args.expected_nodes),
+        expected_nodes: bundle::sizing::nodes_for(args.expected_pods, args.expected_nodes),
         machine_image,
         clone_from,
         controller_namespace: args.controller_namespace.clone(),
@@ -206,7 +206,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         separate_management: separate,
         management_kubeconfig: controller_kubeconfig,
     };
-    let bundle = setup::render::render(&input, &templates)?;
+    let bundle = bundle::render::render(&input, &templates)?;
 
     if args.apply && !client_dry_run {
         let Some(rt) = runtime else {
@@ -230,17 +230,17 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
     }
     match &args.output_dir {
         Some(dir) => {
-            let files = output::plan(&bundle);
+            let files = files::plan(&bundle);
             if client_dry_run {
                 for f in &files {
                     eprintln!("would write {}", dir.join(&f.path).display());
                 }
             } else {
-                let written = output::write(dir, &files, args.force, args.prune)?;
+                let written = files::write(dir, &files, args.force, args.prune)?;
                 report_written(dir, &written);
                 eprintln!(
                     "apply in this order:\n{}",
-                    setup::kustomize::apply_steps(&dir.display().to_string(), separate)
+                    bundle::kustomize::apply_steps(&dir.display().to_string(), separate)
                 );
             }
         }
@@ -272,10 +272,12 @@ async fn apply_both(
     token_duration: GoDuration,
     printer: &Printer,
 ) -> Result<Outcome> {
-    let management = ClusterTarget::management(global);
-    let workload = ClusterTarget::workload(global);
+    let management = ClusterTarget::management(&global.connection());
+    let workload = ClusterTarget::workload(&global.connection());
     let mgmt = connect(&management).await?;
-    for line in live::apply(&mgmt, ClusterRole::Management, &bundle.management, dry_run).await? {
+    for line in
+        init_live::apply(&mgmt, ClusterRole::Management, &bundle.management, dry_run).await?
+    {
         printer.line(&line)?;
     }
     if input.separate_management && input.management_kubeconfig.is_none() {
@@ -283,7 +285,7 @@ async fn apply_both(
             printer.line("management: the controller's kubeconfig Secret is minted only on a real apply (its token does not exist in a dry run)")?;
         } else {
             let mgmt_config = config(&management).await?;
-            let minted = live::request_token(
+            let minted = init_live::request_token(
                 &mgmt,
                 &input.namespace,
                 &names::management_identity(&input.cluster_name),
@@ -291,9 +293,9 @@ async fn apply_both(
             )
             .await?;
             note_capped(minted.expires, token_duration);
-            let credential = setup::kubeconfig::ControllerCredential::minted(
-                &setup::kubeconfig::TokenKubeconfig {
-                    server: live::server_url(&mgmt_config),
+            let credential = bundle::kubeconfig::ControllerCredential::minted(
+                &bundle::kubeconfig::TokenKubeconfig {
+                    server: init_live::server_url(&mgmt_config),
                     ca_base64: ca_of(&mgmt_config),
                     token: minted.token,
                     token_file: None,
@@ -304,11 +306,11 @@ async fn apply_both(
             )?;
             let mut with_secret = input.clone();
             with_secret.management_kubeconfig = Some(credential);
-            bundle = setup::render::render(&with_secret, templates)?;
+            bundle = bundle::render::render(&with_secret, templates)?;
         }
     }
     let work = connect(&workload).await?;
-    for line in live::apply(&work, ClusterRole::Workload, &bundle.workload, dry_run).await? {
+    for line in init_live::apply(&work, ClusterRole::Workload, &bundle.workload, dry_run).await? {
         printer.line(&line)?;
     }
     Ok(Outcome::Success)
@@ -329,18 +331,18 @@ fn kubeconfig(
     flavor::check_dns_label(&args.cluster_name)
         .map_err(|p| Error::usage(format!("--cluster-name: {p}")))?;
     let seconds = token_seconds(args.duration, "--duration")?;
-    let management = ClusterTarget::management(global);
+    let management = ClusterTarget::management(&global.connection());
     let rt = runtime()?;
     let (kubeconfig, expires) = rt.block_on(async {
         let client = connect(&management).await?;
         let mgmt_config = config(&management).await?;
         let server = match &args.server {
             Some(s) => s.clone(),
-            None => live::server_url(&mgmt_config),
+            None => init_live::server_url(&mgmt_config),
         };
         let identity = names::management_identity(&args.cluster_name);
-        let minted = live::request_token(&client, &namespace, &identity, seconds).await?;
-        let kubeconfig = setup::kubeconfig::TokenKubeconfig {
+        let minted = init_live::request_token(&client, &namespace, &identity, seconds).await?;
+        let kubeconfig = bundle::kubeconfig::TokenKubeconfig {
             server,
             ca_base64: ca_of(&mgmt_config),
             token: minted.token,
@@ -354,19 +356,19 @@ fn kubeconfig(
     let out = if args.secret {
         // In the cluster the kubeconfig reads the token from the file beside it, so re-running
         // this (rotation) reaches the running controller without a restart.
-        let credential = setup::kubeconfig::ControllerCredential::minted(&kubeconfig, expires)?;
-        let secret = setup::kubeconfig::secret(&args.controller_namespace, &credential)?;
+        let credential = bundle::kubeconfig::ControllerCredential::minted(&kubeconfig, expires)?;
+        let secret = bundle::kubeconfig::secret(&args.controller_namespace, &credential)?;
         format!(
             "{}\n{secret}",
-            setup::target_comment(ClusterRole::Workload, Some(&args.controller_namespace))
+            bundle::target_comment(ClusterRole::Workload, Some(&args.controller_namespace))
         )
     } else {
-        setup::kubeconfig::render(&kubeconfig)?
+        bundle::kubeconfig::render(&kubeconfig)?
     };
     match &args.output_file {
         // It holds a credential: created 0600, replaced whole.
         Some(path) => {
-            output::write_private(path, &out)?;
+            files::write_private(path, &out)?;
             eprintln!(
                 "wrote {} (mode 0600); the token expires at {expires}",
                 path.display()
@@ -407,7 +409,7 @@ fn ca_of(config: &kube::Config) -> Option<String> {
     config
         .root_cert
         .as_deref()
-        .and_then(setup::kubeconfig::pem_base64)
+        .and_then(bundle::kubeconfig::pem_base64)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -442,7 +444,7 @@ fn ask_flavors(asker: &mut dyn Ask) -> Result<Vec<FlavorSpec>> {
 }
 
 /// What `--output-dir` did, on stderr: counts, and each file replaced, stale or pruned by name.
-fn report_written(dir: &Path, w: &output::Written) {
+fn report_written(dir: &Path, w: &files::Written) {
     eprintln!(
         "wrote {}: {} created, {} replaced, {} unchanged",
         dir.display(),

@@ -72,8 +72,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
     if !args.source.files.is_empty() {
         return replay(&args, printer);
     }
-    let workload = ClusterTarget::workload(global);
-    let management = ClusterTarget::management(global);
+    let workload = ClusterTarget::workload(&global.connection());
+    let management = ClusterTarget::management(&global.connection());
     let namespace = global.namespace.clone();
     if args.once {
         return crate::kube::list::block_on(async {
@@ -147,8 +147,10 @@ pub async fn once(
     dry_run: bool,
     printer: &Printer,
 ) -> Result<Outcome> {
+    let spinner = crate::render::progress::spinner("listing the workload and management clusters");
     let snapshot =
         live_snapshot_in(&clients.workload, &clients.management, namespace, cluster).await?;
+    drop(spinner);
     for w in &snapshot.warnings {
         warn!("{w}");
     }
@@ -179,7 +181,7 @@ pub async fn once(
 }
 
 /// The Lease `run --leader-elect` competes for: a dry run competes for its own
-/// ([`crate::kube::leader::DRY_RUN_LEASE_NAME`]), never the live controller's.
+/// ([`crate::vocab::names::DRY_RUN_LEASE_NAME`]), never the live controller's.
 pub fn lease_lock(client: kube::Client, args: &RunArgs, identity: String) -> LeaseLock {
     LeaseLock::for_mode(
         client,

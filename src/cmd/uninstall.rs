@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use crate::bundle::flavor;
 use crate::cli::{GlobalArgs, UninstallArgs};
 use crate::error::{Error, Outcome, Result};
 use crate::kube::client::{ClusterTarget, connect};
 use crate::kube::uninstall::{Options, uninstall};
 use crate::render::Printer;
-use crate::setup::flavor;
 
 /// How often `--delete-nodes` looks at the NodeClaims and Machines while it waits.
 const POLL: Duration = Duration::from_secs(5);
@@ -23,8 +23,8 @@ pub fn run(global: &GlobalArgs, args: UninstallArgs, printer: &Printer) -> Resul
         timeout: Duration::from_secs(args.timeout.as_secs()),
         poll: POLL,
     };
-    let workload = ClusterTarget::workload(global);
-    let management = ClusterTarget::management(global);
+    let workload = ClusterTarget::workload(&global.connection());
+    let management = ClusterTarget::management(&global.connection());
     let lines = crate::kube::list::block_on(async move {
         let w = connect(&workload).await?;
         let m = if management.same_as(&workload) {

@@ -85,8 +85,8 @@ fn contexts(path: Option<&std::path::Path>) -> Vec<Candidate> {
 
 /// Lists the names; `None` for any kubeconfig or API error, which completion does not report.
 async fn list(kind: ObjectKind, global: &GlobalArgs) -> Option<Vec<Candidate>> {
-    let workload = ClusterTarget::workload(global);
-    let management = ClusterTarget::management(global);
+    let workload = ClusterTarget::workload(&global.connection());
+    let management = ClusterTarget::management(&global.connection());
     let namespace = global.namespace.as_deref();
     match kind {
         ObjectKind::Context | ObjectKind::ManagementContext => Some(Vec::new()),

@@ -2,6 +2,8 @@
 //! and structured (JSON/YAML) output.
 
 pub mod chart;
+pub mod doctor;
+pub mod explain;
 pub mod help;
 pub mod man;
 pub mod plan;

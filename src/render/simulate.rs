@@ -8,6 +8,7 @@ use crate::model::quantity::{format_memory, format_millis};
 use crate::render::table::Table;
 use crate::render::{Printer, Style, paint};
 use crate::sched::report::{SimulationReport, StrategyReport};
+use crate::sim::compare::ConsolidationReport;
 
 /// Prints the report per the printer's format.
 pub fn print_report(printer: &Printer, report: &SimulationReport) -> Result<()> {
@@ -266,6 +267,44 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
         out.push_str(&format!("  {} -> existing node {}\n", e.pod, e.node));
     }
     out
+}
+
+/// The consolidation table (or the structured report) of `simulate --consolidate`.
+pub fn print_consolidation(printer: &Printer, report: &ConsolidationReport) -> Result<()> {
+    if matches!(printer.format, OutputFormat::Json | OutputFormat::Yaml) {
+        return printer.structured(report);
+    }
+    let mut t = Table::new(&[
+        "STRATEGY",
+        "REMOVE",
+        "REPLACE WITH",
+        "PRICE/H BEFORE",
+        "AFTER",
+        "SAVING/H",
+    ]);
+    for o in &report.consolidation {
+        t.row(vec![
+            o.strategy.clone(),
+            if o.remove.is_empty() {
+                "-".to_string()
+            } else {
+                o.remove.join(",")
+            },
+            if o.replacements.is_empty() {
+                "-".to_string()
+            } else {
+                o.replacements
+                    .iter()
+                    .map(|r| r.instance_type.clone())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+            o.price_per_hour_before.to_string(),
+            o.price_per_hour_after.to_string(),
+            o.saving_per_hour.to_string(),
+        ]);
+    }
+    printer.write(&t.render())
 }
 
 #[cfg(test)]

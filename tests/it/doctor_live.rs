@@ -27,7 +27,7 @@ async fn live_doctor_on_an_in_memory_cluster_is_healthy() {
         }
     }
     let now = "2026-11-30T10:30:00Z".parse().unwrap();
-    let loaded = karpenter_capi::cmd::doctor::load_live(
+    let loaded = karpenter_capi::input::load_live(
         &cluster.client(),
         &cluster.client(),
         "User/test",
@@ -63,7 +63,7 @@ async fn live_doctor_on_an_in_memory_cluster_is_healthy() {
 /// A JWT-shaped token expiring at `exp` (seconds); doctor reads it without verifying.
 fn token_expiring(exp: i64) -> String {
     let url = |b: &[u8]| {
-        karpenter_capi::setup::kubeconfig::base64(b)
+        karpenter_capi::bundle::kubeconfig::base64(b)
             .trim_end_matches('=')
             .replace('+', "-")
             .replace('/', "_")
@@ -95,8 +95,8 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
     }
     // What `init kubeconfig --secret` applied 27 days ago: a 30-day token, as the API returns it
     // (data, base64), expiring 2026-12-03T10:00:00Z.
-    let kubeconfig = karpenter_capi::setup::kubeconfig::render(
-        &karpenter_capi::setup::kubeconfig::TokenKubeconfig {
+    let kubeconfig = karpenter_capi::bundle::kubeconfig::render(
+        &karpenter_capi::bundle::kubeconfig::TokenKubeconfig {
             server: "https://mgmt.example:6443".into(),
             ca_base64: None,
             token: token_expiring(1_796_292_000),
@@ -110,7 +110,7 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
         "metadata": {"name": "karpenter-capi-management-kubeconfig", "namespace": "karpenter-capi",
             "annotations": {"karpenter-capi.sh/token-expires": "2026-12-03T10:00:00Z"}},
-        "data": {"kubeconfig": karpenter_capi::setup::kubeconfig::base64(kubeconfig.as_bytes())},
+        "data": {"kubeconfig": karpenter_capi::bundle::kubeconfig::base64(kubeconfig.as_bytes())},
     }));
     // The token Secret an older init created, still there.
     cluster.seed(serde_json::json!({
@@ -120,7 +120,7 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
         "data": {"token": "ZXlK"},
     }));
     let now = "2026-11-30T10:30:00Z".parse().unwrap();
-    let mut loaded = karpenter_capi::cmd::doctor::load_live(
+    let mut loaded = karpenter_capi::input::load_live(
         &cluster.client(),
         &cluster.client(),
         "User/test",
@@ -131,7 +131,7 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
     .await
     .unwrap();
     cluster.clear_log();
-    let secrets = karpenter_capi::cmd::doctor::credential_secrets(
+    let secrets = karpenter_capi::input::credential_secrets(
         &cluster.client(),
         &cluster.client(),
         &loaded.snapshot,
@@ -183,8 +183,8 @@ async fn live_doctor_warns_before_the_controller_token_expires_and_flags_token_s
 /// generated ClusterRole is named, beside the reviewed management identity.
 #[tokio::test]
 async fn live_doctor_judges_the_workload_identity_from_its_bindings() {
-    use karpenter_capi::kube::permissions::{LEADER_ELECTION, WORKLOAD};
-    use karpenter_capi::setup::render::rules;
+    use karpenter_capi::bundle::render::rules;
+    use karpenter_capi::vocab::permissions::{LEADER_ELECTION, WORKLOAD};
 
     let mut types = common::all_types();
     types.extend(common::authz::rbac_types());
@@ -226,7 +226,7 @@ async fn live_doctor_judges_the_workload_identity_from_its_bindings() {
         cluster.seed(v);
     }
     let now = "2026-11-30T10:30:00Z".parse().unwrap();
-    let loaded = karpenter_capi::cmd::doctor::load_live(
+    let loaded = karpenter_capi::input::load_live(
         &cluster.client(),
         &cluster.client_as("karpenter-mgmt"),
         "User/(fallback)",
@@ -313,10 +313,9 @@ async fn a_missing_crd_is_a_doctor_finding_not_an_abort() {
     let cluster = without_karpenter_crds();
     let client = cluster.client_as("kubernetes-admin");
     let now = "2026-11-30T10:30:00Z".parse().unwrap();
-    let loaded =
-        karpenter_capi::cmd::doctor::load_live(&client, &client, "User/test", None, now, true)
-            .await
-            .unwrap();
+    let loaded = karpenter_capi::input::load_live(&client, &client, "User/test", None, now, true)
+        .await
+        .unwrap();
     let names: Vec<(String, Vec<String>)> = loaded
         .missing_crds
         .iter()
@@ -338,7 +337,7 @@ async fn a_missing_crd_is_a_doctor_finding_not_an_abort() {
     // Everything else was still listed and is judged as usual.
     assert_eq!(loaded.snapshot.nodeclaims.len(), 1);
     assert_eq!(loaded.snapshot.machine_deployments.len(), 1);
-    let report = karpenter_capi::cmd::doctor::with_missing_crds(
+    let report = karpenter_capi::diagnose::crds::with_missing_crds(
         &loaded.missing_crds,
         diagnose::run(
             &loaded.snapshot,
@@ -381,7 +380,7 @@ async fn a_missing_crd_is_a_doctor_finding_not_an_abort() {
             ),
         ]
     );
-    let text = karpenter_capi::cmd::doctor::render_report(&report, false, false);
+    let text = karpenter_capi::render::doctor::render_report(&report, false, false);
     assert!(
         text.contains("error   CustomResourceDefinition/nodepools.karpenter.sh  CrdMissing\n"),
         "{text}"
@@ -389,12 +388,11 @@ async fn a_missing_crd_is_a_doctor_finding_not_an_abort() {
     assert!(text.contains("not installed on the workload cluster (no API served for karpenter.sh/v1): the controller cannot list nodepools and stops every pass"), "{text}");
 
     // explain and simulate still stop on it: they cannot answer without the objects.
-    let err =
-        karpenter_capi::cmd::doctor::load_live(&client, &client, "User/test", None, now, false)
-            .await
-            .err()
-            .unwrap()
-            .to_string();
+    let err = karpenter_capi::input::load_live(&client, &client, "User/test", None, now, false)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
     assert!(
         err.starts_with("workload cluster: list nodepools.karpenter.sh: the CRD nodepools.karpenter.sh is not installed"),
         "{err}"
@@ -406,7 +404,7 @@ async fn a_built_in_api_not_served_still_stops_doctor() {
     // Not a CRD: the address is not a Kubernetes API server, which no finding can work around.
     let cluster = FakeApi::new().without("pods");
     let now = "2026-11-30T10:30:00Z".parse().unwrap();
-    let err = karpenter_capi::cmd::doctor::load_live(
+    let err = karpenter_capi::input::load_live(
         &cluster.client(),
         &cluster.client(),
         "User/test",

@@ -3,12 +3,13 @@
 
 use crate::support;
 
-use karpenter_capi::kube::permissions::{self, Permission};
-use karpenter_capi::model::flavor::{Price, PriceSource, annotations};
+use karpenter_capi::bundle::CapiVersion;
+use karpenter_capi::bundle::render::{Templates, render};
+use karpenter_capi::bundle::{Bundle, flavor};
+use karpenter_capi::model::flavor::{Price, PriceSource};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
-use karpenter_capi::setup::CapiVersion;
-use karpenter_capi::setup::render::{Templates, render};
-use karpenter_capi::setup::{Bundle, flavor};
+use karpenter_capi::vocab::capacity as annotations;
+use karpenter_capi::vocab::permissions::{self, Permission};
 use serde_json::{Value, json};
 
 fn bundle(capi: CapiVersion, kind: &str, flavors: &[&str]) -> Bundle {
@@ -133,9 +134,9 @@ fn expected(list: &[Permission]) -> Vec<Value> {
 
 #[test]
 fn rbac_is_exactly_the_permissions_run_uses() {
-    for kind in karpenter_capi::setup::infra::KINDS {
+    for kind in karpenter_capi::bundle::infra::KINDS {
         let b = bundle(CapiVersion::V1beta2, kind.short, &support::OVH_FLAVORS);
-        let find = |docs: &[karpenter_capi::setup::Document], k: &str| {
+        let find = |docs: &[karpenter_capi::bundle::Document], k: &str| {
             docs.iter()
                 .filter(|d| d.kind == k)
                 .cloned()

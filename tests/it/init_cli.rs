@@ -54,7 +54,7 @@ fn ovh_setup_with_a_separate_management_cluster() {
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("controller.kubeconfig");
     // A TokenRequest token (its `exp` is 2026-12-30T10:00:00Z): the Secret records the expiry.
-    let claims = karpenter_capi::setup::kubeconfig::base64(br#"{"exp":1798624800}"#);
+    let claims = karpenter_capi::bundle::kubeconfig::base64(br#"{"exp":1798624800}"#);
     std::fs::write(
         &kubeconfig,
         format!(

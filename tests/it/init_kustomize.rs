@@ -127,7 +127,7 @@ fn the_crd_base_names_the_pinned_upstream_files_and_builds_from_the_fixtures() {
     let local = dir.join("crds-local");
     std::fs::create_dir_all(&local).unwrap();
     let mut text = generated.clone();
-    for crd in karpenter_capi::setup::kustomize::CRDS {
+    for crd in karpenter_capi::bundle::kustomize::CRDS {
         let fixture = support::fixtures().join("crds").join(crd.file_name());
         std::fs::copy(&fixture, local.join(crd.file_name())).unwrap();
         assert!(text.contains(&crd.url()), "{text}");

@@ -13,11 +13,11 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use karpenter_capi::cmd::init::live;
+use karpenter_capi::bundle::CapiVersion;
+use karpenter_capi::bundle::render::{Templates, render};
+use karpenter_capi::bundle::{infra, kubeconfig};
 use karpenter_capi::error::ClusterRole as Target;
-use karpenter_capi::setup::CapiVersion;
-use karpenter_capi::setup::render::{Templates, render};
-use karpenter_capi::setup::{infra, kubeconfig};
+use karpenter_capi::kube::init as live;
 use kube::api::Api;
 use serde_json::{Value, json};
 
@@ -219,7 +219,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
     let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     inp.separate_management = true;
     inp.management_kubeconfig = Some(
-        karpenter_capi::setup::kubeconfig::ControllerCredential::from_kubeconfig(
+        karpenter_capi::bundle::kubeconfig::ControllerCredential::from_kubeconfig(
             "apiVersion: v1\nkind: Config\n".to_string(),
         ),
     );
@@ -284,7 +284,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        karpenter_capi::kube::permissions::MANAGEMENT.len()
+        karpenter_capi::vocab::permissions::MANAGEMENT.len()
     );
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "capi-ovh");
     sas.get("capi-ovh-karpenter-capi").await.unwrap();
@@ -296,7 +296,7 @@ async fn apply_uses_server_side_apply_with_our_field_manager() {
             .rules
             .unwrap()
             .len(),
-        karpenter_capi::kube::permissions::WORKLOAD.len()
+        karpenter_capi::vocab::permissions::WORKLOAD.len()
     );
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "karpenter-capi");
     let d = deployments.get("karpenter-capi").await.unwrap();
@@ -417,7 +417,7 @@ async fn mints_a_short_lived_kubeconfig_with_a_token_request() {
     assert_eq!(requests[0].body["spec"]["expirationSeconds"], 2_592_000);
     // Exactly what the permission list for the identity running init names; the controller's
     // own Role never has it.
-    let needed = karpenter_capi::kube::permissions::INIT_TOKEN;
+    let needed = karpenter_capi::vocab::permissions::INIT_TOKEN;
     assert_eq!(
         requests[0].rbac(),
         Some((
@@ -428,8 +428,8 @@ async fn mints_a_short_lived_kubeconfig_with_a_token_request() {
     );
     assert_eq!(needed.len(), 1);
     assert_eq!(needed[0].verbs.len(), 1);
-    assert!(!karpenter_capi::kube::permissions::allows(
-        karpenter_capi::kube::permissions::MANAGEMENT,
+    assert!(!karpenter_capi::vocab::permissions::allows(
+        karpenter_capi::vocab::permissions::MANAGEMENT,
         "",
         "serviceaccounts/token",
         "create"

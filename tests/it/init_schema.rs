@@ -4,9 +4,9 @@
 
 use crate::support;
 
-use karpenter_capi::setup::CapiVersion;
-use karpenter_capi::setup::infra::{FlavorField, KINDS};
-use karpenter_capi::setup::render::{Templates, render};
+use karpenter_capi::bundle::CapiVersion;
+use karpenter_capi::bundle::infra::{FlavorField, KINDS};
+use karpenter_capi::bundle::render::{Templates, render};
 use serde_json::Value;
 use support::{crd_schema, crds, has_crd, input, validate_builtin, validate_crd};
 
@@ -29,7 +29,7 @@ fn every_document_validates_for_every_provider_and_version() {
             inp.node_taints = vec!["example.com/dedicated=karpenter:NoSchedule".to_string()];
             inp.separate_management = true;
             inp.management_kubeconfig = Some(
-                karpenter_capi::setup::kubeconfig::ControllerCredential::from_kubeconfig(
+                karpenter_capi::bundle::kubeconfig::ControllerCredential::from_kubeconfig(
                     "apiVersion: v1\nkind: Config\n".to_string(),
                 ),
             );
@@ -152,7 +152,7 @@ fn v1beta1_and_v1beta2_shapes_differ_where_the_contract_says() {
         &Templates::default(),
     )
     .unwrap();
-    let find = |b: &karpenter_capi::setup::Bundle, kind: &str| {
+    let find = |b: &karpenter_capi::bundle::Bundle, kind: &str| {
         b.management
             .iter()
             .find(|d| d.kind == kind)

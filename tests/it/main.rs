@@ -24,6 +24,7 @@ mod init_live;
 mod init_schema;
 mod kubectl;
 mod large_input;
+mod layering;
 mod packaging;
 mod rbac_authz;
 mod safety;

@@ -219,7 +219,7 @@ fn filled_in_it_is_a_complete_manifest() {
 fn the_default_image_the_dockerfile_and_the_deployment_agree() {
     let root = env!("CARGO_MANIFEST_DIR");
     let read = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();
-    let image = karpenter_capi::setup::DEFAULT_IMAGE;
+    let image = karpenter_capi::bundle::DEFAULT_IMAGE;
     assert_eq!(
         image,
         format!(
@@ -254,7 +254,7 @@ fn the_default_image_the_dockerfile_and_the_deployment_agree() {
     assert!(workflow.contains("--tag \"$IMAGE:$GITHUB_REF_NAME\""));
     assert!(workflow.contains("--target release"));
     assert!(workflow.contains("--platform linux/amd64,linux/arm64"));
-    let deployment = read("templates/workload/deployment.yaml.j2");
+    let deployment = read("crates/karpenter-capi-core/templates/workload/deployment.yaml.j2");
     assert!(deployment.contains("        runAsUser: 65532\n        runAsGroup: 65532\n"));
     assert!(read("README.md").contains(repository));
     // The static build test runs as the UID the Deployment names (read from the template).

@@ -13,14 +13,14 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use common::{FakeApi, Req};
+use karpenter_capi::bundle::CapiVersion;
+use karpenter_capi::bundle::render::{Templates, render};
 use karpenter_capi::cli::OutputFormat;
 use karpenter_capi::cmd::run::once;
 use karpenter_capi::controller::Config;
 use karpenter_capi::kube::leader::LeaseLock;
 use karpenter_capi::kube::list::Clients;
 use karpenter_capi::render::Printer;
-use karpenter_capi::setup::CapiVersion;
-use karpenter_capi::setup::render::{Templates, render};
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
@@ -71,7 +71,7 @@ fn served() -> Vec<common::TypeInfo> {
 /// Applies `init`'s bundle: every document whose type the fake serves (RBAC, ServiceAccounts,
 /// the NodePool, node class, MachineDeployments, bootstrap template); the Deployment and the
 /// infrastructure templates are not read by the controller and not served.
-fn apply(fake: &FakeApi, docs: &[karpenter_capi::setup::Document]) -> Vec<String> {
+fn apply(fake: &FakeApi, docs: &[karpenter_capi::bundle::Document]) -> Vec<String> {
     let types = served();
     let mut applied = Vec::new();
     for d in docs {
@@ -89,7 +89,7 @@ fn world(separate: bool) -> World {
 }
 
 /// The world with the bundle changed first (to show what a missing rule costs).
-fn world_with(separate: bool, change: impl FnOnce(&mut karpenter_capi::setup::Bundle)) -> World {
+fn world_with(separate: bool, change: impl FnOnce(&mut karpenter_capi::bundle::Bundle)) -> World {
     let mut input = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     input.separate_management = separate;
     let mut bundle = render(&input, &Templates::default()).unwrap();
@@ -432,7 +432,7 @@ async fn only_the_identity_running_init_may_mint_the_controller_token() {
     let bundle = render(&input, &Templates::default()).unwrap();
     apply(&management, &bundle.management);
     let controller = management.client_as("system:serviceaccount:capi-ovh:capi-ovh-karpenter-capi");
-    let err = karpenter_capi::cmd::init::live::request_token(
+    let err = karpenter_capi::kube::init::request_token(
         &controller,
         "capi-ovh",
         "capi-ovh-karpenter-capi",
@@ -447,7 +447,7 @@ async fn only_the_identity_running_init_may_mint_the_controller_token() {
         "{err}"
     );
     // The administrator (no RBAC check) gets one.
-    let minted = karpenter_capi::cmd::init::live::request_token(
+    let minted = karpenter_capi::kube::init::request_token(
         &management.client(),
         "capi-ovh",
         "capi-ovh-karpenter-capi",

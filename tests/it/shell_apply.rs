@@ -655,7 +655,7 @@ async fn a_create_with_a_fixed_name_is_a_server_side_apply() {
     manifest["metadata"]["name"] = json!("default-fixed");
     let write = karpenter_capi::controller::write::Write::Create {
         cluster: karpenter_capi::error::ClusterRole::Workload,
-        resource: karpenter_capi::controller::write::NODE_CLAIM,
+        resource: karpenter_capi::vocab::kinds::NODE_CLAIM,
         object: manifest,
     };
     for _ in 0..2 {

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::FakeApi;
-use karpenter_capi::kube::leader::{DRY_RUN_LEASE_NAME, Gate, LEASE_NAME};
+use karpenter_capi::kube::leader::Gate;
 use karpenter_capi::kube::metrics::Metrics;
 use karpenter_capi::kube::reconciler::{LeaseTiming, lead};
+use karpenter_capi::vocab::names::{DRY_RUN_LEASE_NAME, LEASE_NAME};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -527,7 +528,7 @@ async fn a_hung_renewal_bounds_a_hung_write_by_the_lease_time_left() {
     let executor = Executor::new(clients(&fake)).with_gate(gate.clone());
     let label = Write::MergePatch {
         cluster: karpenter_capi::error::ClusterRole::Workload,
-        resource: karpenter_capi::controller::write::NODE,
+        resource: karpenter_capi::vocab::kinds::NODE,
         namespace: String::new(),
         name: "node-1".to_string(),
         patch: json!({"metadata": {"labels": {"a": "b"}}}),

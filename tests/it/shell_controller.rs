@@ -379,10 +379,11 @@ async fn continuous_mode_watches_two_clusters() {
 /// renewal every 0.5 s, each bounded by 1 s.)
 #[tokio::test]
 async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
-    use karpenter_capi::controller::write::{NODE, Write};
+    use karpenter_capi::controller::write::Write;
     use karpenter_capi::kube::apply::Executor;
     use karpenter_capi::kube::leader::{Gate, LEASE_DURATION, RENEW_DEADLINE};
     use karpenter_capi::kube::reconciler::{LeaseTiming, lead};
+    use karpenter_capi::vocab::kinds::NODE;
 
     assert!(RENEW_DEADLINE < LEASE_DURATION);
     let lease = Duration::from_secs(2);

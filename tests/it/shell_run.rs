@@ -748,7 +748,7 @@ fn rbac_calls(fake: &FakeApi) -> std::collections::BTreeSet<(String, String, Str
 #[tokio::test]
 async fn the_generated_rbac_is_exactly_what_the_controller_calls() {
     use karpenter_capi::kube::leader::LeaseLock;
-    use karpenter_capi::kube::permissions::{LEADER_ELECTION, MANAGEMENT, WORKLOAD};
+    use karpenter_capi::vocab::permissions::{LEADER_ELECTION, MANAGEMENT, WORKLOAD};
     let fake = seed_world();
     let client = fake.client();
     let clients = Clients {

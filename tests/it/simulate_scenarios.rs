@@ -4,10 +4,10 @@
 use crate::shared;
 
 use assert_cmd::Command;
-use karpenter_capi::cmd::simulate::simulate;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::sched::report::{SimulationReport, StrategyReport};
 use karpenter_capi::sched::strategy::StrategyName;
+use karpenter_capi::sim::compare::simulate;
 
 fn scenario(name: &str) -> String {
     shared::fixture(&format!("scenarios/{name}"))

@@ -903,7 +903,7 @@ impl FakeApi {
                     "jti": format!("jti-{}", st.uid),
                 });
                 let url = |b: &[u8]| {
-                    karpenter_capi::setup::kubeconfig::base64(b)
+                    karpenter_capi::bundle::kubeconfig::base64(b)
                         .trim_end_matches('=')
                         .replace('+', "-")
                         .replace('/', "_")

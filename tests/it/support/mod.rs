@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use karpenter_capi::bundle::CapiVersion;
+use karpenter_capi::bundle::render::Document;
+use karpenter_capi::bundle::{FlavorSpec, SetupInput, flavor, infra};
 use karpenter_capi::model::duration::NillableDuration;
-use karpenter_capi::setup::CapiVersion;
-use karpenter_capi::setup::render::Document;
-use karpenter_capi::setup::{FlavorSpec, SetupInput, flavor, infra};
 use serde_json::Value;
 
 /// The shared fixtures directory (`../shared/fixtures` from the crate root).

@@ -1,0 +1,365 @@
+//! Disruption commands, as Karpenter core's orchestration queue runs them
+//! (`disruption/queue.go`, `validation.go`): one starts with the taint (its claim records reason,
+//! start and replacement count), is validated again, waits for its replacements, and ends with the
+//! claim's deletion — or is called off. No state outside the cluster: the taint and the claim's
+//! annotations are the queue.
+
+use crate::vocab::keys;
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::action::Action;
+use super::budget::allowed_disruptions;
+use super::consolidation::{Home, home};
+use super::disruption::{
+    DO_NOT_DISRUPT, Disruption, blocked_by, claim_price, defer_rest, drains_keep_home,
+    node_do_not_disrupt, replacement_claim, skip_pool,
+};
+use super::drain::{drained, never_evicted, reschedulable};
+use super::lifecycle::{bound_machine, mark};
+use super::pdb::Pdbs;
+use crate::model::duration::GoDuration;
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::nodepool::NodePool;
+use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
+use crate::vocab::keys::REPLACES_ANNOTATION;
+use crate::vocab::keys::{DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
+
+/// How long a consolidation command waits before it is validated again and carried out (core
+/// `disruption/consolidation.go` commandValidationDelay); emptiness and consolidation only.
+pub const VALIDATION_DELAY_SECS: i64 = 15;
+
+/// How long a drained node stays tainted before its Machine goes (core `node/termination`
+/// MinDrainTime): pods the scheduler bound before it saw the taint are drained too.
+pub const MIN_DRAIN_SECS: i64 = 5;
+
+/// How long a disruption command may wait for its replacements before it is called off (core
+/// `disruption/queue.go` GetMaxRetryDuration): 80 ms per queued command, clamped to 10 minutes
+/// .. 1 hour.
+pub fn command_timeout_secs(queued: usize) -> i64 {
+    let ms = 80i64.saturating_mul(i64::try_from(queued).unwrap_or(i64::MAX));
+    (ms / 1000).clamp(600, 3600)
+}
+
+/// Whether a disruption reason is voluntary (emptiness, consolidation, drift: the claim is
+/// deleted only once its pods have a home) rather than forceful (expiry, a user's deletion,
+/// timeouts, garbage collection: drained at once).
+pub fn is_voluntary(reason: &str) -> bool {
+    matches!(reason, "Empty" | "Underutilized" | "Drifted")
+}
+
+/// A disruption command that starts this pass: the taint, its claim remembering when and why.
+pub(super) fn start_command(
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+    saving: crate::model::flavor::Price,
+    replacements: usize,
+    now: Timestamp,
+) -> Action {
+    Action::TaintNode {
+        target: format!("Node/{}", node.name),
+        node: node.name.clone(),
+        taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+        reason: reason.to_string(),
+        saving_per_hour: saving,
+        node_claim: Some(claim.name.clone()),
+        since: now.to_string(),
+        replacements,
+    }
+}
+
+/// A disruption command under way: a node carrying `karpenter.sh/disrupted` whose claim is not
+/// deleted yet.
+pub(super) struct Command<'a> {
+    pub(super) claim: &'a NodeClaimRecord,
+    pub(super) node: &'a NodeRecord,
+    pub(super) pods: Vec<&'a PodRecord>,
+}
+
+/// Carries a command under way one step on, as core's orchestration queue does
+/// (`disruption/queue.go` waitOrTerminate, `validation.go`): called off when it timed out, a
+/// replacement failed or vanished, or it no longer holds (blocked, pods arrived or lost their
+/// home); waiting while a replacement initializes or the validation delay runs; else its claim is
+/// deleted, and termination drains the node. A taint no command of ours stands behind (none
+/// recorded on the claim) is removed, as core does after a restart.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn continue_command(
+    snapshot: &Snapshot,
+    reserved: &Snapshot,
+    pdbs: &Pdbs,
+    out: &mut Disruption,
+    draining: &mut Vec<String>,
+    cmd: &Command<'_>,
+    queued: usize,
+    skip: &BTreeSet<String>,
+    now: Timestamp,
+) {
+    let (claim, node) = (cmd.claim, cmd.node);
+    let Some(reason) = claim.annotations.get(DISRUPTION_REASON_ANNOTATION).cloned() else {
+        abort(
+            out,
+            claim,
+            node,
+            "no disruption command of this controller stands behind its karpenter.sh/disrupted taint",
+        );
+        return;
+    };
+    if !is_voluntary(&reason) {
+        // A forceful disruption tainted by an earlier version: its claim goes now.
+        if super::rollout::claim_paused(snapshot, claim).is_none() {
+            delete_claim(out, claim, node, &reason);
+        }
+        return;
+    }
+    let elapsed = claim
+        .annotations
+        .get(keys::DRAIN_STARTED_ANNOTATION)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .map(|t| now.as_second() - t.as_second())
+        .unwrap_or(VALIDATION_DELAY_SECS);
+    let timeout = command_timeout_secs(queued);
+    if elapsed > timeout {
+        abort(
+            out,
+            claim,
+            node,
+            &format!(
+                "{reason} disruption timed out after {}",
+                GoDuration(u64::try_from(elapsed).unwrap_or(0))
+            ),
+        );
+        return;
+    }
+    let expected: usize = claim
+        .annotations
+        .get(keys::REPLACEMENTS_ANNOTATION)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let live: Vec<&NodeClaimRecord> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name))
+        .filter(|c| {
+            c.annotations
+                .get(REPLACES_ANNOTATION)
+                .is_some_and(|list| list.split(',').any(|n| n == node.name))
+        })
+        .collect();
+    if live.len() < expected {
+        abort(
+            out,
+            claim,
+            node,
+            &format!("{reason} disruption called off: a replacement NodeClaim failed or vanished"),
+        );
+        return;
+    }
+    if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
+        out.notes.push(format!(
+            "node {}: waiting for its replacement {} to initialize before draining",
+            node.name, c.name
+        ));
+        draining.push(node.name.clone());
+        defer_rest(snapshot, out, claim, node, &reason, true);
+        return;
+    }
+    if reason != "Drifted" && elapsed < VALIDATION_DELAY_SECS {
+        out.notes.push(format!(
+            "node {}: {reason} disruption is validated again {}s after it started",
+            node.name, VALIDATION_DELAY_SECS
+        ));
+        draining.push(node.name.clone());
+        defer_rest(snapshot, out, claim, node, &reason, true);
+        return;
+    }
+    // Validation (core `validation.go`): the candidate still qualifies.
+    let blocked = if reason == "Drifted" && claim.termination_grace_period.is_some() {
+        node_do_not_disrupt(node, claim)
+            .then(|| format!("disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"))
+    } else {
+        blocked_by(node, claim, &cmd.pods, pdbs, now)
+    };
+    let arrived = reason == "Empty"
+        && cmd
+            .pods
+            .iter()
+            .any(|p| reschedulable(p) && !never_evicted(p));
+    let mut with = draining.clone();
+    with.push(node.name.clone());
+    let lost = match (blocked, arrived) {
+        (Some(why), _) => Some(why),
+        (None, true) => Some("pods arrived on it".to_string()),
+        (None, false) => match home(reserved, &with) {
+            Home::Fits => None,
+            Home::Nowhere(p) => Some(format!("pods {} fit nowhere", p.join(", "))),
+            Home::Needs(_) => Some("its pods no longer have room".to_string()),
+        },
+    };
+    if let Some(why) = lost {
+        abort(
+            out,
+            claim,
+            node,
+            &format!(
+                "{reason} disruption of node {} called off: {why}",
+                node.name
+            ),
+        );
+        return;
+    }
+    draining.push(node.name.clone());
+    if let Some(why) = super::rollout::claim_paused(snapshot, claim) {
+        out.notes.push(format!(
+            "node {}: {reason} disruption waits: {why}",
+            node.name
+        ));
+        defer_rest(snapshot, out, claim, node, &reason, true);
+        return;
+    }
+    if drained(&cmd.pods, now) && drained_long_enough(claim, now) {
+        finish(snapshot, out, claim, node, &reason);
+    } else {
+        delete_claim(out, claim, node, &reason);
+        defer_rest(snapshot, out, claim, node, &reason, true);
+    }
+}
+
+/// Drift's command for a pool (core `disruption/drift.go`): one drifted node, the empty ones
+/// first, then the one drifted longest; within the pool's budget, and only when its pods have a
+/// home (replacements created first when they need room). Whether a command started.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn start_drift(
+    snapshot: &Snapshot,
+    reserved: &Snapshot,
+    pool: &NodePool,
+    out: &mut Disruption,
+    draining: &mut Vec<String>,
+    drifted: &mut [(&NodeClaimRecord, &NodeRecord, bool)],
+    (total, in_progress): (usize, usize),
+    now: Timestamp,
+) -> bool {
+    match allowed_disruptions(pool, "Drifted", total, now) {
+        Ok(allowed) if in_progress < allowed => {}
+        Ok(_) => return false,
+        Err(e) => {
+            skip_pool(out, pool, format!("spec.disruption.budgets: {e}"));
+            return false;
+        }
+    }
+    let since = |c: &NodeClaimRecord| {
+        c.conditions
+            .iter()
+            .find(|k| k.type_ == "Drifted")
+            .and_then(|k| k.last_transition_time)
+    };
+    drifted.sort_by(|a, b| {
+        b.2.cmp(&a.2)
+            .then(since(a.0).cmp(&since(b.0)))
+            .then(a.0.created.cmp(&b.0.created))
+            .then(a.0.name.cmp(&b.0.name))
+    });
+    for (claim, node, _) in drifted.iter() {
+        let mut with = draining.clone();
+        with.push(node.name.clone());
+        let replacements = match home(reserved, &with) {
+            Home::Fits => Vec::new(),
+            Home::Needs(r) => r,
+            Home::Nowhere(p) => {
+                out.notes.push(format!(
+                    "node {}: Drifted, but pods {} fit nowhere else; not drained",
+                    node.name,
+                    p.join(", ")
+                ));
+                continue;
+            }
+        };
+        if !drains_keep_home(reserved, draining, std::slice::from_ref(&node.name)) {
+            out.notes.push(format!(
+                "node {}: Drifted, but nodes draining this pass need its room; not tainted yet",
+                node.name
+            ));
+            continue;
+        }
+        for n in &replacements {
+            out.actions.push(replacement_claim(
+                snapshot,
+                pool,
+                n,
+                "Drifted",
+                std::slice::from_ref(&node.name),
+            ));
+        }
+        draining.push(node.name.clone());
+        out.actions.push(start_command(
+            claim,
+            node,
+            "Drifted",
+            claim_price(snapshot, claim),
+            replacements.len(),
+            now,
+        ));
+        defer_rest(snapshot, out, claim, node, "Drifted", true);
+        return true;
+    }
+    false
+}
+
+/// Calls a command off: the taint comes off and the claim forgets the command, with a Warning
+/// Event (core only logs it).
+pub(super) fn abort(
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    message: &str,
+) {
+    out.notes.push(message.to_string());
+    out.actions.push(Action::AbortDisruption {
+        target: format!("Node/{}", node.name),
+        node: node.name.clone(),
+        node_claim: Some(claim.name.clone()),
+        message: message.to_string(),
+    });
+}
+
+/// Deletes the claim of a node whose command goes ahead: termination drains it.
+pub(super) fn delete_claim(
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+) {
+    out.actions.push(Action::delete_node_claim(
+        claim,
+        reason.to_string(),
+        format!("node {} disrupted: {reason}", node.name),
+    ));
+    out.deleted_claims.insert(claim.name.clone());
+}
+
+/// Whether the node of a claim has been tainted for at least [`MIN_DRAIN_SECS`] (no record:
+/// tainted by an earlier version, long enough).
+pub(super) fn drained_long_enough(claim: &NodeClaimRecord, now: Timestamp) -> bool {
+    claim
+        .annotations
+        .get(keys::DRAIN_STARTED_ANNOTATION)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .is_none_or(|t| now.as_second() - t.as_second() >= MIN_DRAIN_SECS)
+}
+
+/// The end of the sequence: mark the exact Machine, delete the NodeClaim (the replicas follow
+/// in [`super::scale`]).
+pub(super) fn finish(
+    snapshot: &Snapshot,
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+) {
+    if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
+        out.actions.push(mark(m, Some(&claim.name), reason));
+        out.marked_machines.insert(m.key());
+    }
+    delete_claim(out, claim, node, reason);
+}

@@ -1,0 +1,455 @@
+//! Consolidation of underutilized nodes (`WhenEmptyOrUnderutilized`): remove nodes whose pods
+//! fit elsewhere, or replace them by a strictly cheaper set, proven with the `cost` scheduler on
+//! the cluster without them. Multi-node first (the largest prefix of the cheapest-to-disrupt
+//! candidates that works, by binary search), then single-node, as Karpenter does.
+
+use crate::model::flavor::Price;
+use crate::model::snapshot::Snapshot;
+use crate::sched::strategy::NewNode;
+use crate::sched::strategy::cost::{engine, plan_within};
+
+/// A node that may be consolidated.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Its NodeClaim.
+    pub claim: String,
+    /// Its Node.
+    pub node: String,
+    /// Its price per hour.
+    pub price: Price,
+    /// Pods that would have to move (snapshot indices).
+    pub pods: Vec<usize>,
+}
+
+/// A consolidation decision.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The candidates removed.
+    pub remove: Vec<Candidate>,
+    /// The new nodes replacing them (empty: their pods fit on the remaining nodes).
+    pub replacements: Vec<NewNode>,
+    /// Price per hour saved.
+    pub saving: Price,
+    /// Pods that move onto remaining nodes: (snapshot index, node).
+    pub onto_existing: Vec<(usize, String)>,
+}
+
+/// At most this many single-node trials per pass: each is a full scheduling simulation.
+pub const SINGLE_NODE_TRIALS: usize = 20;
+/// At most this many nodes in one multi-node decision.
+pub const MULTI_NODE_MAX: usize = 100;
+
+/// The optimizer's time per trial: a pass runs up to ~30 trials, and the pods of a few nodes
+/// are a small batch.
+fn trial_budget() -> std::time::Duration {
+    engine::scaled(std::time::Duration::from_millis(15))
+}
+
+/// The snapshot as if `remove` were gone: their pods pending, their claims going away.
+fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) {
+    let mut view = snapshot.clone();
+    let names: std::collections::BTreeSet<&str> = remove.iter().map(|c| c.node.as_str()).collect();
+    view.nodes.retain(|n| !names.contains(n.name.as_str()));
+    for c in view.nodeclaims.iter_mut() {
+        if remove.iter().any(|r| r.claim == c.name) {
+            c.deleting = true;
+        }
+    }
+    let mut moved = Vec::new();
+    for (i, p) in view.pods.iter_mut().enumerate() {
+        if p.node_name.as_deref().is_some_and(|n| names.contains(n)) {
+            // Only the pods that move are copied; the rest stay shared with `snapshot`.
+            let p = std::sync::Arc::make_mut(p);
+            // DaemonSet pods go with their node. Pending pods nominated to it move like its
+            // own: a consolidation must pay for their room too (Karpenter core simulates
+            // pending pods with the candidates' pods).
+            if p.daemon {
+                p.terminal = true;
+            } else {
+                p.node_name = None;
+                p.marked_unschedulable = true;
+                moved.push(i);
+            }
+        }
+    }
+    (view, moved)
+}
+
+/// The cheapest new nodes the pods of `remove` need once those nodes are gone (empty when they
+/// fit on the others), whatever the price.
+pub fn replacements(snapshot: &Snapshot, remove: &[Candidate]) -> Vec<NewNode> {
+    let (view, moved) = without(snapshot, remove);
+    plan_within(&view, &moved, Some(trial_budget())).new_nodes
+}
+
+/// Where the pods of some nodes would go if they were drained now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Home {
+    /// Every pod fits on room that exists.
+    Fits,
+    /// The pods need these new nodes first.
+    Needs(Vec<NewNode>),
+    /// These pods (`namespace/name`) fit on no node and no flavor.
+    Nowhere(Vec<String>),
+}
+
+/// Whether the pods of `nodes` have a home, counting only room that exists now: Ready nodes not
+/// being deleted whose NodeClaim (if any) is Initialized and not being deleted. In-flight and initializing claims do
+/// not count, so a voluntary drain never starts on a promise. Mirrors Karpenter core
+/// `disruption/helpers.go` `SimulateScheduling` (a candidate is disrupted only when its pods
+/// schedule) and `disruption/drift.go` (a drifted node whose pods fit nowhere is not drained).
+pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
+    let mut view = snapshot.clone();
+    // Nodes of claims not initialized yet or being deleted (about to be drained).
+    let uninitialized: std::collections::BTreeSet<String> = view
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || !c.condition_true("Initialized"))
+        .flat_map(|c| {
+            view.nodes
+                .iter()
+                .filter(|n| {
+                    c.node_name.as_ref() == Some(&n.name)
+                        || (c.provider_id.is_some() && n.provider_id == c.provider_id)
+                })
+                .map(|n| n.name.clone())
+        })
+        .collect();
+    view.nodes.retain(|n| {
+        !nodes.contains(&n.name)
+            && n.ready == Some(true)
+            && !n.deleting
+            && !uninitialized.contains(&n.name)
+    });
+    // A claim without a node in this view is no room (not in flight either).
+    let kept = view.nodes.clone();
+    for c in view.nodeclaims.iter_mut() {
+        let has_node = kept.iter().any(|n| {
+            c.node_name.as_ref() == Some(&n.name)
+                || (c.provider_id.is_some() && n.provider_id == c.provider_id)
+        });
+        if !has_node || !c.condition_true("Initialized") {
+            c.deleting = true;
+        }
+    }
+    let mut moved = Vec::new();
+    for (i, p) in view.pods.iter_mut().enumerate() {
+        if p.terminal || !p.node_name.as_ref().is_some_and(|n| nodes.contains(n)) {
+            continue;
+        }
+        let p = std::sync::Arc::make_mut(p);
+        // Pending pods nominated to these nodes are provisioned for by this pass (which sees
+        // the nodes disrupted), so they need no home here.
+        if p.daemon || p.mirror || p.nominated {
+            p.terminal = true;
+        } else {
+            p.node_name = None;
+            p.marked_unschedulable = true;
+            moved.push(i);
+        }
+    }
+    if moved.is_empty() {
+        return Home::Fits;
+    }
+    let placement = plan_within(&view, &moved, Some(trial_budget()));
+    if !placement.unschedulable.is_empty() {
+        return Home::Nowhere(
+            placement
+                .unschedulable
+                .iter()
+                .map(|(p, _)| view.pods[*p].demand.key())
+                .collect(),
+        );
+    }
+    if placement.new_nodes.is_empty() {
+        Home::Fits
+    } else {
+        Home::Needs(placement.new_nodes)
+    }
+}
+
+/// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
+pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
+    let (view, moved) = without(snapshot, remove);
+    let placement = plan_within(&view, &moved, Some(trial_budget()));
+    if !placement.unschedulable.is_empty() {
+        return None;
+    }
+    // Never one node into several (core `consolidation.go` computeConsolidation): more
+    // replacements than nodes removed is churn, not consolidation.
+    if placement.new_nodes.len() > 1 {
+        return None;
+    }
+    let removed: i64 = remove.iter().map(|c| c.price.0).sum();
+    let added = placement.price().0;
+    (added < removed).then(|| Decision {
+        remove: remove.to_vec(),
+        replacements: placement.new_nodes,
+        saving: Price(removed - added),
+        onto_existing: placement.on_existing,
+    })
+}
+
+/// Whether a multi-node decision replaces its nodes by a node of the flavor of one of them.
+/// Karpenter rejects it (core `disruption/multinodeconsolidation.go` `filterOutSameType`): it
+/// saves no more than deleting the others, and drains one more node and creates one for nothing.
+/// E.g. two half-empty nodes of one type are not both replaced by a new node of that type; one
+/// of them is deleted instead (single-node consolidation).
+fn replaces_with_own_type(snapshot: &Snapshot, d: &Decision) -> bool {
+    let removed: std::collections::BTreeSet<String> = d
+        .remove
+        .iter()
+        .filter_map(|c| snapshot.nodeclaims.iter().find(|r| r.name == c.claim))
+        .filter_map(|r| snapshot.claim_machine_deployment(r))
+        .collect();
+    d.replacements
+        .iter()
+        .any(|n| removed.contains(&n.offering.flavor.machine_deployment))
+}
+
+/// The best consolidation among the candidates (already sorted cheapest to disrupt first),
+/// at most `max_nodes` nodes.
+pub fn consolidate(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    max_nodes: usize,
+) -> Option<Decision> {
+    let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
+    if limit >= 2 {
+        // Largest working prefix by binary search.
+        let (mut lo, mut hi) = (2usize, limit);
+        let mut best = None;
+        while lo <= hi {
+            let mid = (lo + hi) / 2;
+            match trial(snapshot, &candidates[..mid])
+                .filter(|d| !replaces_with_own_type(snapshot, d))
+            {
+                Some(d) => {
+                    best = Some(d);
+                    lo = mid + 1;
+                }
+                None => hi = mid - 1,
+            }
+        }
+        if best.is_some() {
+            return best;
+        }
+    }
+    if max_nodes == 0 {
+        return None;
+    }
+    candidates
+        .iter()
+        .take(SINGLE_NODE_TRIALS)
+        .find_map(|c| trial(snapshot, std::slice::from_ref(c)))
+}
+
+/// What consolidation of the running nodes would achieve under one strategy's rules.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsolidationOutcome {
+    /// `cost`, `karpenter-capi` or `least-waste`.
+    pub strategy: String,
+    /// Nodes removed.
+    pub remove: Vec<String>,
+    /// Replacement nodes: instance type and the pods moved onto each.
+    pub replacements: Vec<Replacement>,
+    /// Price per hour of the running nodes before.
+    pub price_per_hour_before: Price,
+    /// After.
+    pub price_per_hour_after: Price,
+    /// Saving per hour.
+    pub saving_per_hour: Price,
+}
+
+/// A replacement node.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Replacement {
+    /// MachineDeployment.
+    pub machine_deployment: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// Price per hour.
+    pub price_per_hour: Price,
+    /// Pods moved onto it.
+    pub pods: Vec<String>,
+}
+
+/// The running nodes as candidates: priced by their instance-type label, not blocked.
+fn node_candidates(snapshot: &Snapshot) -> Vec<Candidate> {
+    let flavors: Vec<&crate::model::flavor::Flavor> = snapshot
+        .machine_deployments
+        .iter()
+        .filter_map(|m| m.flavor.as_ref().ok())
+        .collect();
+    let blocked = |a: &crate::model::labels::Labels| {
+        a.get(crate::vocab::keys::DO_NOT_DISRUPT)
+            .map(String::as_str)
+            == Some("true")
+    };
+    let mut out: Vec<Candidate> = snapshot
+        .nodes
+        .iter()
+        .filter(|n| !blocked(&n.annotations))
+        .filter_map(|n| {
+            let it = n.labels.get(crate::vocab::keys::INSTANCE_TYPE)?;
+            let price = flavors.iter().find(|f| &f.instance_type == it)?.price;
+            let pods: Vec<usize> = (0..snapshot.pods.len())
+                .filter(|&i| {
+                    let p = &snapshot.pods[i];
+                    !p.terminal && !p.daemon && p.node_name.as_deref() == Some(n.name.as_str())
+                })
+                .collect();
+            if pods.iter().any(|&i| blocked(&snapshot.pods[i].annotations)) {
+                return None;
+            }
+            Some(Candidate {
+                claim: n.name.clone(),
+                node: n.name.clone(),
+                price,
+                pods,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.pods
+            .len()
+            .cmp(&b.pods.len())
+            .then(b.price.cmp(&a.price))
+            .then(a.node.cmp(&b.node))
+    });
+    out
+}
+
+fn outcome(
+    strategy: &str,
+    snapshot: &Snapshot,
+    remove: Vec<String>,
+    replacements: Vec<Replacement>,
+) -> ConsolidationOutcome {
+    let before = Price(node_candidates(snapshot).iter().map(|c| c.price.0).sum());
+    let removed: i64 = node_candidates(snapshot)
+        .iter()
+        .filter(|c| remove.contains(&c.node))
+        .map(|c| c.price.0)
+        .sum();
+    let added: i64 = replacements.iter().map(|r| r.price_per_hour.0).sum();
+    let after = Price(before.0 - removed + added);
+    ConsolidationOutcome {
+        strategy: strategy.to_string(),
+        remove,
+        replacements,
+        price_per_hour_before: before,
+        price_per_hour_after: after,
+        saving_per_hour: Price(before.0 - after.0),
+    }
+}
+
+/// Ours: repeated consolidation decisions (multi-node, then single-node) until none saves money.
+pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
+    let mut removed: Vec<String> = Vec::new();
+    let mut replacements: Vec<Replacement> = Vec::new();
+    let mut current = snapshot.clone();
+    for _ in 0..20 {
+        let candidates: Vec<Candidate> = node_candidates(&current)
+            .into_iter()
+            .filter(|c| !c.node.starts_with("replacement-"))
+            .collect();
+        let Some(d) = consolidate(&current, &candidates, usize::MAX) else {
+            break;
+        };
+        let (mut view, _) = without(&current, &d.remove);
+        for (i, n) in d.replacements.iter().enumerate() {
+            let name = format!("replacement-{}-{i}", replacements.len());
+            let mut labels = n.offering.labels.clone();
+            labels.insert(crate::vocab::keys::HOSTNAME.into(), name.clone());
+            view.nodes.push(crate::model::snapshot::NodeRecord {
+                finalizers: Vec::new(),
+                name: name.clone(),
+                labels,
+                annotations: Default::default(),
+                taints: n.offering.taints.clone(),
+                allocatable: n.offering.allocatable.clone(),
+                capacity: n.offering.flavor.capacity.clone(),
+                provider_id: None,
+                ready: Some(true),
+                unschedulable: false,
+                created: None,
+                deleting: false,
+            });
+            for &p in &n.pods {
+                std::sync::Arc::make_mut(&mut view.pods[p]).node_name = Some(name.clone());
+            }
+            replacements.push(Replacement {
+                machine_deployment: n.offering.flavor.machine_deployment.clone(),
+                instance_type: n.offering.flavor.instance_type.clone(),
+                price_per_hour: n.offering.flavor.price,
+                pods: n
+                    .pods
+                    .iter()
+                    .map(|&p| snapshot.pods[p].demand.key())
+                    .collect(),
+            });
+        }
+        // Pods moved onto remaining nodes are bound there for the next round.
+        for (p, node) in &d.onto_existing {
+            std::sync::Arc::make_mut(&mut view.pods[*p]).node_name = Some(node.clone());
+        }
+        removed.extend(d.remove.iter().map(|c| c.node.clone()));
+        current = view;
+    }
+    outcome("cost", snapshot, removed, replacements)
+}
+
+/// Upstream: every price is 0, so no replacement is ever cheaper; only empty nodes go.
+pub fn simulate_upstream(snapshot: &Snapshot) -> ConsolidationOutcome {
+    let remove = node_candidates(snapshot)
+        .into_iter()
+        .filter(|c| c.pods.is_empty())
+        .map(|c| c.node)
+        .collect();
+    outcome("karpenter-capi", snapshot, remove, Vec::new())
+}
+
+/// Cluster Autoscaler: nodes under 50% utilization (the max of CPU and memory requests over
+/// allocatable) whose pods all fit on the other remaining nodes are removed, one at a time.
+pub fn simulate_least_waste(snapshot: &Snapshot) -> ConsolidationOutcome {
+    let mut removed: Vec<Candidate> = Vec::new();
+    let utilization = |c: &Candidate| -> f64 {
+        let Some(n) = snapshot.nodes.iter().find(|n| n.name == c.node) else {
+            return 1.0;
+        };
+        let mut req = crate::model::resources::Resources::default();
+        for p in snapshot
+            .pods
+            .iter()
+            .filter(|p| !p.terminal && p.node_name.as_deref() == Some(n.name.as_str()))
+        {
+            req.add(&p.demand.requests);
+        }
+        let frac = |a: i64, b: i64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
+        frac(req.cpu_millis, n.allocatable.cpu_millis)
+            .max(frac(req.memory_bytes, n.allocatable.memory_bytes))
+    };
+    let mut candidates = node_candidates(snapshot);
+    candidates.sort_by(|a, b| utilization(a).total_cmp(&utilization(b)));
+    for c in candidates {
+        if utilization(&c) >= 0.5 {
+            continue;
+        }
+        let mut trial_set = removed.clone();
+        trial_set.push(c.clone());
+        let (view, moved) = without(snapshot, &trial_set);
+        let placement = plan_within(&view, &moved, Some(trial_budget()));
+        if placement.unschedulable.is_empty() && placement.new_nodes.is_empty() {
+            removed.push(c);
+        }
+    }
+    outcome(
+        "least-waste",
+        snapshot,
+        removed.into_iter().map(|c| c.node).collect(),
+        Vec::new(),
+    )
+}

@@ -1,0 +1,693 @@
+//! Disruption: which nodes to remove and the commands that remove them, as Karpenter core's
+//! disruption controller and orchestration queue do: expiration of any claim (`expireAfter`,
+//! forceful, not budgeted), emptiness and consolidation (per `consolidationPolicy`, after
+//! `consolidateAfter`) and drift, within disruption budgets, `karpenter.sh/do-not-disrupt` and
+//! PodDisruptionBudgets.
+//!
+//! A voluntary command for a node: taint it `karpenter.sh/disrupted:NoSchedule` (the claim
+//! records when, why and how many replacements), create its replacements; in later passes
+//! validate it again (after 15 s for emptiness and consolidation), wait for every replacement to
+//! initialize, then delete the NodeClaim — or call it off when it timed out, a replacement
+//! vanished or its pods lost their home. Termination (see [`super::termination`]) then drains
+//! the node and removes its exact Machine. Nothing is evicted before the claim is deleted. The
+//! commands themselves (start, validation, waiting, calling off) are [`super::command`]'s.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::action::Action;
+use super::budget::allowed_disruptions;
+use super::command::{Command, continue_command, start_command, start_drift};
+pub use super::command::{
+    MIN_DRAIN_SECS, VALIDATION_DELAY_SECS, command_timeout_secs, is_voluntary,
+};
+use super::consolidation::{Candidate, Home, consolidate, home};
+use super::drain::{do_not_disrupt_active, never_evicted, reschedulable, tier};
+use super::lifecycle::{bound_machine, mark};
+use super::pdb::Pdbs;
+use crate::model::duration::{GoDuration, NillableDuration};
+use crate::model::labels::Labels;
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::nodepool::NodePool;
+use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
+use crate::vocab::keys::DISRUPTED_TAINT_KEY;
+use crate::vocab::keys::REPLACES_ANNOTATION;
+
+/// Annotation that blocks disruption on a node or a pod (a Karpenter key, shared with
+/// consolidation through the model so the two modules import in one direction only).
+pub use crate::vocab::keys::DO_NOT_DISRUPT;
+
+/// What disruption decided in one pass.
+#[derive(Debug, Default)]
+pub struct Disruption {
+    /// Actions, in order per node.
+    pub actions: Vec<Action>,
+    /// NodeClaims deleted.
+    pub deleted_claims: BTreeSet<String>,
+    /// Machines marked.
+    pub marked_machines: BTreeSet<String>,
+    /// Why some NodePools or nodes were skipped.
+    pub notes: Vec<String>,
+    /// The rest of each decision under way, for later passes (drains finish first).
+    pub pending: Vec<Action>,
+    /// Why nodes may not be disrupted (Karpenter's `DisruptionBlocked`), for the plan's status.
+    pub reports: Vec<Action>,
+}
+
+pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
+    snapshot
+        .pods
+        .iter()
+        .filter(|p| !p.terminal && p.node_name.as_deref() == Some(node))
+        .map(|p| &**p)
+        .collect()
+}
+
+pub(super) fn node_of<'a>(
+    snapshot: &'a Snapshot,
+    claim: &NodeClaimRecord,
+) -> Option<&'a NodeRecord> {
+    snapshot.nodes.iter().find(|n| {
+        claim.node_name.as_ref() == Some(&n.name)
+            || (claim.provider_id.is_some() && n.provider_id == claim.provider_id)
+    })
+}
+
+/// Plans disruption for every NodePool: expiry of any claim, then per pool the commands under
+/// way (validated, carried out or called off) and new ones (emptiness, drift, consolidation).
+pub fn disrupt(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    already_deleted: &BTreeSet<String>,
+) -> Disruption {
+    let mut out = Disruption::default();
+    let pdbs = Pdbs::new(snapshot);
+    let deleting = deleting_machines(snapshot);
+    expire(snapshot, now, already_deleted, &mut out);
+    let skip: BTreeSet<String> = already_deleted
+        .iter()
+        .chain(out.deleted_claims.iter())
+        .cloned()
+        .collect();
+    // Pending pods take the room they will be placed on first: a node they would land on is not
+    // Empty, and the room they take is not a home for displaced pods.
+    let (pending_room, reserved) = reserve_for_pending_pods(snapshot);
+    let reserved = reserved.as_ref().unwrap_or(snapshot);
+    // The pods of each node, indexed once: a scan of every pod per candidate is quadratic at
+    // thousands of nodes.
+    let mut by_node: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (i, p) in snapshot.pods.iter().enumerate() {
+        if let Some(n) = p.node_name.as_deref().filter(|_| !p.terminal) {
+            by_node.entry(n).or_default().push(i);
+        }
+    }
+    let indices = |node: &str| by_node.get(node).map(Vec::as_slice).unwrap_or(&[]);
+    let pods_of = |node: &str| -> Vec<&PodRecord> {
+        indices(node).iter().map(|&i| &*snapshot.pods[i]).collect()
+    };
+    let is_tainted = |n: &NodeRecord| n.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+    // Commands under way, for their timeout (core scales it with the queue's length).
+    let queued = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && node_of(snapshot, c).is_some_and(is_tainted))
+        .count();
+    let draining_now: Vec<String> = super::termination::draining_nodes(snapshot, now)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    // Core's drift starts one command per disruption pass.
+    let mut drift_started = false;
+    for pool in &snapshot.nodepools {
+        let claims: Vec<&NodeClaimRecord> = snapshot
+            .nodeclaims
+            .iter()
+            .filter(|c| c.node_pool.as_deref() == Some(pool.name.as_str()))
+            .collect();
+        let (total, mut in_progress) = budget_counts(snapshot, &claims);
+        let consolidate_after = match pool
+            .consolidate_after
+            .as_deref()
+            .map(str::parse::<NillableDuration>)
+        {
+            None => Some(GoDuration(0)),
+            Some(Ok(NillableDuration::Never)) => None,
+            Some(Ok(NillableDuration::After(d))) => Some(d),
+            Some(Err(e)) => {
+                skip_pool(
+                    &mut out,
+                    pool,
+                    format!("spec.disruption.consolidateAfter: {e}"),
+                );
+                continue;
+            }
+        };
+        let mut candidates: Vec<&&NodeClaimRecord> = claims
+            .iter()
+            .filter(|c| !c.deleting && !skip.contains(&c.name) && c.condition_true("Initialized"))
+            .collect();
+        candidates.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+        let mut underutilized: Vec<Candidate> = Vec::new();
+        let mut drifted: Vec<(&NodeClaimRecord, &NodeRecord, bool)> = Vec::new();
+        // Nodes whose drain goes on or starts this pass: their pods' room is taken. Termination
+        // drains the nodes of deleting claims: their pods need room too.
+        let mut draining: Vec<String> = draining_now.clone();
+        for claim in candidates {
+            let Some(node) = node_of(snapshot, claim) else {
+                continue;
+            };
+            // Cluster API (or a user) is already removing this node (its Machine or its Node is
+            // being deleted, e.g. by a MachineHealthCheck or a rollout): Cluster API drains it,
+            // and it is no candidate for a disruption of ours (core `state/statenode.go`
+            // `ValidateNodeDisruptable` refuses nodes marked for deletion); a command of ours
+            // under way on it waits (termination takes a deleted Node's claim).
+            if being_removed(&deleting, claim, node) {
+                continue;
+            }
+            if is_tainted(node) {
+                let command = Command {
+                    claim,
+                    node,
+                    pods: pods_of(&node.name),
+                };
+                continue_command(
+                    snapshot,
+                    reserved,
+                    &pdbs,
+                    &mut out,
+                    &mut draining,
+                    &command,
+                    queued,
+                    &skip,
+                    now,
+                );
+                continue;
+            }
+            // Cluster API is paused for its Machines: nothing is started on them.
+            if super::rollout::claim_paused(snapshot, claim).is_some() {
+                continue;
+            }
+            let pods = pods_of(&node.name);
+            // Core tells why of every node its validation refuses, candidate or not.
+            let blocker = blocked_by(node, claim, &pods, &pdbs, now);
+            if let Some(why) = &blocker {
+                out.reports.push(Action::ReportDisruptionBlocked {
+                    target: format!("Node/{}", node.name),
+                    node: node.name.clone(),
+                    node_claim: claim.name.clone(),
+                    message: why.clone(),
+                });
+            }
+            let movable = pods.iter().filter(|p| reschedulable(p)).count();
+            let wanted_by_pending = pending_room.contains(&node.name);
+            let reason = match decide(
+                snapshot,
+                pool,
+                claim,
+                if wanted_by_pending {
+                    movable.max(1)
+                } else {
+                    movable
+                },
+                now,
+                consolidate_after,
+            ) {
+                Ok(reason) => reason,
+                Err(e) => {
+                    skip_pool(&mut out, pool, e.to_string());
+                    break;
+                }
+            };
+            match reason {
+                Some("Drifted") => {
+                    // Drift is eventual (core `disruption/types.go` NewCandidate): a claim with a
+                    // terminationGracePeriod is a candidate despite pods that block eviction
+                    // (its drain deletes them at its deadline); never against the node's own
+                    // do-not-disrupt.
+                    let pods_block = blocker.is_some() && claim.termination_grace_period.is_none();
+                    if !pods_block && !node_do_not_disrupt(node, claim) {
+                        drifted.push((claim, node, movable == 0));
+                    }
+                }
+                Some(reason) => {
+                    if blocker.is_some() {
+                        continue;
+                    }
+                    match allowed_disruptions(pool, reason, total, now) {
+                        Ok(allowed) if in_progress < allowed => {}
+                        Ok(_) => continue,
+                        Err(e) => {
+                            skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
+                            break;
+                        }
+                    }
+                    // An empty node taken this pass is no home for the drains going on.
+                    if !drains_keep_home(reserved, &draining, std::slice::from_ref(&node.name)) {
+                        out.notes.push(format!(
+                            "node {}: {reason}, but nodes draining this pass need its room; not disrupted",
+                            node.name
+                        ));
+                        continue;
+                    }
+                    in_progress += 1;
+                    draining.push(node.name.clone());
+                    out.actions.push(start_command(
+                        claim,
+                        node,
+                        reason,
+                        claim_price(snapshot, claim),
+                        0,
+                        now,
+                    ));
+                    defer_rest(snapshot, &mut out, claim, node, reason, true);
+                }
+                None => {
+                    let quiet = consolidate_after.is_some_and(|after| {
+                        quiet_for(snapshot, claim, now) >= after.as_secs_i64()
+                    });
+                    if pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+                        && movable > 0
+                        && quiet
+                        && blocker.is_none()
+                    {
+                        underutilized.push(Candidate {
+                            claim: claim.name.clone(),
+                            node: node.name.clone(),
+                            price: claim_price(snapshot, claim),
+                            pods: indices(&node.name)
+                                .iter()
+                                .copied()
+                                .filter(|&i| reschedulable(&snapshot.pods[i]))
+                                .collect(),
+                        });
+                    }
+                }
+            }
+        }
+        if !drift_started && !drifted.is_empty() {
+            drift_started = start_drift(
+                snapshot,
+                reserved,
+                pool,
+                &mut out,
+                &mut draining,
+                &mut drifted,
+                (total, in_progress),
+                now,
+            );
+            if drift_started {
+                in_progress += 1;
+            }
+        }
+        if underutilized.is_empty() {
+            continue;
+        }
+        let room = match allowed_disruptions(pool, "Underutilized", total, now) {
+            Ok(allowed) => allowed.saturating_sub(in_progress),
+            Err(e) => {
+                skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
+                continue;
+            }
+        };
+        // Cheapest to disrupt first: fewest pods, then the most expensive node.
+        underutilized.sort_by(|a, b| {
+            a.pods
+                .len()
+                .cmp(&b.pods.len())
+                .then(b.price.cmp(&a.price))
+                .then(a.node.cmp(&b.node))
+        });
+        if let Some(decision) = consolidate(reserved, &underutilized, room) {
+            let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
+            let mut with = draining.clone();
+            with.extend(removed.iter().cloned());
+            if !drains_keep_home(reserved, &draining, &removed) {
+                out.notes.push(format!(
+                    "consolidation of {} deferred: nodes draining this pass need their room",
+                    removed.join(", ")
+                ));
+                continue;
+            }
+            if decision.replacements.is_empty() && home(reserved, &with) != Home::Fits {
+                // The simulation counted room that is not there yet (in-flight or initializing
+                // claims): no drain on a promise.
+                out.notes.push(format!(
+                    "consolidation of {} deferred: its pods' room is not ready yet",
+                    removed.join(", ")
+                ));
+                continue;
+            }
+            for n in &decision.replacements {
+                out.actions.push(replacement_claim(
+                    snapshot,
+                    pool,
+                    n,
+                    "Underutilized",
+                    &removed,
+                ));
+            }
+            draining.extend(removed.iter().cloned());
+            for c in &decision.remove {
+                let claim = snapshot.nodeclaims.iter().find(|k| k.name == c.claim);
+                let node = snapshot.nodes.iter().find(|n| n.name == c.node);
+                if let (Some(claim), Some(node)) = (claim, node) {
+                    out.actions.push(start_command(
+                        claim,
+                        node,
+                        "Underutilized",
+                        decision.saving,
+                        decision.replacements.len(),
+                        now,
+                    ));
+                    defer_rest(snapshot, &mut out, claim, node, "Underutilized", true);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Expiration (core `nodeclaim/expiration`): every claim older than its `expireAfter` (the
+/// claim's, else its NodePool's, else Karpenter's default `720h`) is deleted, initialized or not,
+/// whatever budgets and `do-not-disrupt` say; its drain (termination) honours `do-not-disrupt`
+/// until the claim's deadline. Not while Cluster API is paused for its Machine.
+fn expire(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    already_deleted: &BTreeSet<String>,
+    out: &mut Disruption,
+) {
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !already_deleted.contains(&c.name))
+    {
+        let pool = snapshot
+            .nodepools
+            .iter()
+            .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()));
+        let expire = claim
+            .expire_after
+            .as_deref()
+            .or(pool.and_then(|p| p.expire_after.as_deref()))
+            .unwrap_or("720h");
+        let Ok(NillableDuration::After(d)) = expire.parse::<NillableDuration>() else {
+            continue;
+        };
+        let age = claim
+            .created
+            .map(|c| now.as_second() - c.as_second())
+            .unwrap_or(0);
+        if age <= d.as_secs_i64() || super::rollout::claim_paused(snapshot, claim).is_some() {
+            continue;
+        }
+        out.actions.push(Action::delete_node_claim(
+            claim,
+            "Expired".to_string(),
+            format!("expired: older than its expireAfter {expire}"),
+        ));
+        out.deleted_claims.insert(claim.name.clone());
+    }
+}
+
+/// `karpenter.sh/do-not-disrupt: "true"` on the node or its claim (core
+/// ValidateNodeDisruptable): no voluntary disruption, eventual or not.
+pub(super) fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) -> bool {
+    let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
+    annotated(&node.annotations) || annotated(&claim.annotations)
+}
+
+/// The node counts a pool's budgets work with, as core's `BuildDisruptionBudgetMapping`
+/// (`disruption/helpers.go`): only initialized nodes count toward the total (a replacement
+/// that is not up yet must not raise a percentage), and of those, nodes that are NotReady,
+/// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
+/// disrupting.
+pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize, usize) {
+    let deleting = deleting_machines(snapshot);
+    let mut total = 0;
+    let mut disrupting = 0;
+    for c in claims {
+        let Some(node) = node_of(snapshot, c) else {
+            continue;
+        };
+        if !c.condition_true("Initialized") {
+            continue;
+        }
+        total += 1;
+        if c.deleting
+            || being_removed(&deleting, c, node)
+            || node.ready != Some(true)
+            || node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
+        {
+            disrupting += 1;
+        }
+    }
+    (total, disrupting)
+}
+
+/// The Machines being deleted (`namespace/name`), collected once per pass.
+fn deleting_machines(snapshot: &Snapshot) -> BTreeSet<String> {
+    snapshot
+        .machines
+        .iter()
+        .filter(|m| m.deleting)
+        .map(|m| m.key())
+        .collect()
+}
+
+/// Whether the Node, or the Machine bound to its claim, is being deleted (core's
+/// `StateNode.MarkedForDeletion` for a Node being deleted; a Machine Cluster API is deleting
+/// takes its Node with it).
+fn being_removed(deleting: &BTreeSet<String>, claim: &NodeClaimRecord, node: &NodeRecord) -> bool {
+    node.deleting || claim.machine.as_ref().is_some_and(|k| deleting.contains(k))
+}
+
+/// Where pending pods would be placed now on existing nodes (Karpenter core simulates pending
+/// pods in disruption, `disruption/helpers.go` `SimulateScheduling`): the nodes they would land
+/// on, and a view with them bound there (None when there are no pending pods), so consolidation
+/// and drains see only the room left after them.
+fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Snapshot>) {
+    use crate::sched::strategy::{existing_placements, place_on_existing, queue_order};
+    let pending: Vec<usize> = (0..snapshot.pods.len())
+        .filter(|&i| snapshot.pods[i].is_provisionable())
+        .collect();
+    if pending.is_empty() {
+        return (BTreeSet::new(), None);
+    }
+    // Only the room of existing (and in-flight) nodes matters here, which every strategy fills
+    // first and in queue order: that placement alone, not a whole provisioning plan.
+    let placed = {
+        let (offerings, _) = crate::sched::catalog::offerings(snapshot, true);
+        let mut state = crate::sched::state::ClusterState::new(snapshot, &offerings);
+        place_on_existing(&mut state, &queue_order(snapshot, &pending));
+        existing_placements(&state).0
+    };
+    let mut view = snapshot.clone();
+    for (p, node) in &placed {
+        // Nominated to that node, as the scheduler would: if the node goes, they are pending
+        // again and provisioning (which sees the node disrupted) takes care of them.
+        let pod = std::sync::Arc::make_mut(&mut view.pods[*p]);
+        pod.node_name = Some(node.clone());
+        pod.nominated = true;
+    }
+    (placed.into_iter().map(|(_, n)| n).collect(), Some(view))
+}
+
+/// Skips disruption for a NodePool whose settings do not parse: a note in the plan and a
+/// Warning Event on the NodePool.
+/// Whether the voluntary drains already decided this pass keep a home once `taken` stop being
+/// room too (tainted or removed by a later decision of the same pass): no pod is evicted towards
+/// a node that the same pass takes away.
+pub(super) fn drains_keep_home(snapshot: &Snapshot, draining: &[String], taken: &[String]) -> bool {
+    if draining.is_empty() {
+        return true;
+    }
+    let mut view = snapshot.clone();
+    for n in view.nodes.iter_mut().filter(|n| taken.contains(&n.name)) {
+        // `home` counts only Ready nodes as room; the pods bound there stay where they are.
+        n.ready = Some(false);
+    }
+    home(&view, draining) == Home::Fits
+}
+
+pub(super) fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
+    let message = format!("{problem}; disruption skipped");
+    out.notes.push(format!("NodePool {}: {message}", pool.name));
+    out.actions.push(Action::WarnNodePool {
+        target: format!("NodePool/{}", pool.name),
+        node_pool: pool.name.clone(),
+        reason: "InvalidDisruptionSettings".to_string(),
+        message,
+    });
+}
+
+/// A `createNodeClaim` for a replacement, annotated with the nodes it replaces so later passes
+/// can wait for it before draining them.
+pub(super) fn replacement_claim(
+    snapshot: &Snapshot,
+    pool: &NodePool,
+    node: &crate::sched::strategy::NewNode,
+    reason: &str,
+    replaces: &[String],
+) -> Action {
+    let mut action = super::provision::create_node_claim(snapshot, pool, node, reason);
+    if let Action::CreateNodeClaim { manifest, .. } = &mut action {
+        manifest["metadata"]["annotations"][REPLACES_ANNOTATION] =
+            serde_json::json!(replaces.join(","));
+    }
+    action
+}
+
+/// How long a claim's node has been without pod changes, counted as core's consolidation
+/// (`nodeclaim/disruption/consolidation.go`) does: from `status.lastPodEventTime`, else from
+/// when it initialized. An event the watches saw that the claim's status does not show yet
+/// counts too (it is being written this pass).
+pub fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+    let initialized = claim
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Initialized")
+        .and_then(|c| c.last_transition_time);
+    let seen = claim
+        .node_name
+        .as_ref()
+        .and_then(|n| snapshot.pod_events.get(n))
+        .copied();
+    let last_event = [claim.last_pod_event, seen].into_iter().flatten().max();
+    let since = match last_event {
+        Some(t) => Some(t),
+        None => initialized.or(claim.created),
+    };
+    since
+        .map(|s| now.as_second() - s.as_second())
+        .unwrap_or(i64::MAX)
+}
+
+/// The price per hour of a claim's flavor.
+pub(super) fn claim_price(
+    snapshot: &Snapshot,
+    claim: &NodeClaimRecord,
+) -> crate::model::flavor::Price {
+    snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|md| snapshot.machine_deployments.iter().find(|r| r.key() == md))
+        .and_then(|r| r.flavor.as_ref().ok())
+        .map(|f| f.price)
+        .unwrap_or_default()
+}
+
+/// Disruption blockers, as Karpenter reads them (core `state/statenode.go`
+/// ValidateNodeDisruptable and ValidatePodsDisruptable): `karpenter.sh/do-not-disrupt: "true"` on
+/// the node or its NodeClaim; a pod with an active `do-not-disrupt` (DaemonSet and mirror pods
+/// included); or a pod that PodDisruptionBudgets keep from being evicted (one allowing no
+/// disruption, or two covering it). The reason, for notes and Events.
+pub fn blocked_by(
+    node: &NodeRecord,
+    claim: &NodeClaimRecord,
+    pods: &[&PodRecord],
+    pdbs: &Pdbs,
+    now: Timestamp,
+) -> Option<String> {
+    if node_do_not_disrupt(node, claim) {
+        return Some(format!(
+            "disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"
+        ));
+    }
+    if let Some(p) = pods
+        .iter()
+        .find(|p| !p.terminating && do_not_disrupt_active(p, now))
+    {
+        return Some(format!(
+            "pod has \"{DO_NOT_DISRUPT}\" annotation (Pod={})",
+            p.demand.key()
+        ));
+    }
+    pdbs.blocks(pods, now).map(|b| b.to_string())
+}
+
+/// Why a candidate is disrupted (drift before emptiness, as core orders its methods), if it is.
+/// Expiry is not decided here: every claim expires, see `expire`.
+fn decide(
+    snapshot: &Snapshot,
+    pool: &NodePool,
+    claim: &NodeClaimRecord,
+    movable: usize,
+    now: Timestamp,
+    consolidate_after: Option<GoDuration>,
+) -> Result<Option<&'static str>, String> {
+    if let Some(e) = claim
+        .expire_after
+        .as_deref()
+        .or(pool.expire_after.as_deref())
+        .and_then(|e| e.parse::<NillableDuration>().err())
+    {
+        return Err(format!("expireAfter: {e}"));
+    }
+    if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
+        return Ok(Some("Drifted"));
+    }
+    if movable == 0
+        && let Some(after) = consolidate_after
+        && quiet_for(snapshot, claim, now) >= after.as_secs_i64()
+    {
+        return Ok(Some("Empty"));
+    }
+    Ok(None)
+}
+
+/// Records the steps a decision still has to take, so a plan shows each decision complete: the
+/// claim's deletion (unless this pass deletes it), then, when `with_evictions`, the evictions of
+/// its drain, the Machine's mark and the scale-down.
+pub(super) fn defer_rest(
+    snapshot: &Snapshot,
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    reason: &str,
+    with_evictions: bool,
+) {
+    if !out.deleted_claims.contains(&claim.name) && !claim.deleting {
+        out.pending.push(Action::delete_node_claim(
+            claim,
+            reason.to_string(),
+            format!("node {} disrupted: {reason}", node.name),
+        ));
+    }
+    if with_evictions {
+        let pods = pods_on(snapshot, &node.name);
+        let mut order: Vec<&&PodRecord> = pods
+            .iter()
+            .filter(|p| !never_evicted(p) && !p.terminating)
+            .collect();
+        order.sort_by_key(|p| (tier(p), p.demand.key()));
+        out.pending
+            .extend(order.into_iter().map(|p| Action::EvictPod {
+                target: format!("Pod/{}", p.demand.key()),
+                pod: p.demand.key(),
+                node: node.name.clone(),
+                reason: reason.to_string(),
+                uid: p.uid.clone(),
+            }));
+    }
+    if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
+        out.pending.push(mark(m, Some(&claim.name), reason));
+    }
+    if let Some(md) = snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|md| snapshot.machine_deployments.iter().find(|m| m.key() == md))
+    {
+        let current = super::scale::current_replicas(md);
+        out.pending.push(Action::ScaleMachineDeployment {
+            target: format!("MachineDeployment/{}", md.key()),
+            machine_deployment: md.key(),
+            from: current,
+            replicas: (current - 1).max(0),
+            rollback_machines: bound_machine(snapshot, claim)
+                .map(|m| vec![m.key()])
+                .unwrap_or_default(),
+            resource_version: md.object.meta.resource_version.clone(),
+            api_version: md.object.api_version.clone(),
+        });
+    }
+}

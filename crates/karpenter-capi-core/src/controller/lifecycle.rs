@@ -1,0 +1,332 @@
+//! The NodeClaim lifecycle after creation: binding to an exact Machine, launch (providerID),
+//! registration of the matching Node, initialization, and liveness timeouts; plus the node
+//! class's Ready condition.
+
+use crate::vocab::keys;
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::Config;
+use super::action::Action;
+use crate::model::machine::MachineRecord;
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::snapshot::{NodeRecord, Snapshot};
+
+/// Age of a claim at `now`, in seconds (0 when unknown).
+pub fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
+    created
+        .map(|c| now.as_second() - c.as_second())
+        .unwrap_or(0)
+}
+
+/// NodeClaims deleted by this pass for timing out, with the Machines to mark.
+#[derive(Debug, Default)]
+pub struct Liveness {
+    /// Actions (deleteNodeClaim, markMachineForDeletion).
+    pub actions: Vec<Action>,
+    /// Names of the NodeClaims deleted.
+    pub deleted_claims: BTreeSet<String>,
+    /// Machines marked (`namespace/name`).
+    pub marked_machines: BTreeSet<String>,
+}
+
+/// Claims not launched within the launch timeout, or not registered within the registration
+/// timeout, are deleted and their exact Machine marked for deletion.
+pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Liveness {
+    let mut out = Liveness::default();
+    for claim in snapshot.nodeclaims.iter().filter(|c| !c.deleting) {
+        let age = age(claim.created, now);
+        let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
+        let registered = claim.condition_true("Registered");
+        let (reason, limit) = if !launched && age > config.launch_timeout.as_secs_i64() {
+            ("LaunchTimeout", config.launch_timeout)
+        } else if !registered && age > config.registration_timeout.as_secs_i64() {
+            ("RegistrationTimeout", config.registration_timeout)
+        } else {
+            continue;
+        };
+        // Cluster API is paused for its Machine: no claim deletion, no mark.
+        if super::rollout::claim_paused(snapshot, claim).is_some() {
+            continue;
+        }
+        let what = if reason == "LaunchTimeout" {
+            "launched"
+        } else {
+            "registered"
+        };
+        // Durations as everywhere else (`doctor`, `explain`): Go durations, `16m`, `7m30s`.
+        let message = format!(
+            "not {what} within {limit} (age {})",
+            crate::model::duration::GoDuration(u64::try_from(age).unwrap_or(0))
+        );
+        out.actions
+            .push(Action::delete_node_claim(claim, reason, message));
+        out.deleted_claims.insert(claim.name.clone());
+        if let Some(m) = bound_machine(snapshot, claim).filter(|m| m.is_live()) {
+            out.actions.push(mark(m, Some(&claim.name), reason));
+            out.marked_machines.insert(m.key());
+        }
+    }
+    out
+}
+
+/// A `markMachineForDeletion` action.
+pub fn mark(m: &MachineRecord, claim: Option<&str>, reason: &str) -> Action {
+    Action::MarkMachineForDeletion {
+        target: format!("Machine/{}", m.key()),
+        machine: m.key(),
+        node_claim: claim.map(str::to_string),
+        reason: reason.to_string(),
+        api_version: m.api_version.clone(),
+    }
+}
+
+/// The Machine a claim's annotation names, if it exists.
+pub fn bound_machine<'a>(
+    snapshot: &'a Snapshot,
+    claim: &NodeClaimRecord,
+) -> Option<&'a MachineRecord> {
+    // Compared in parts: formatting every Machine's key per claim dominated plans at thousands
+    // of nodes (a namespace holds no `/`, so the split is the key's).
+    let (ns, name) = claim.machine.as_deref()?.split_once('/')?;
+    snapshot
+        .machines
+        .iter()
+        .find(|m| m.name == name && m.namespace == ns)
+}
+
+/// Binds waiting claims to unclaimed Machines of their MachineDeployment (oldest first on both
+/// sides), finishes half-done bindings (annotation without label), and launches claims whose
+/// Machine has a providerID.
+pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+    let mut actions = Vec::new();
+    let referenced: BTreeSet<String> = snapshot
+        .nodeclaims
+        .iter()
+        .filter_map(|c| c.machine.clone())
+        .collect();
+    let mut free: BTreeMap<String, Vec<&MachineRecord>> = BTreeMap::new();
+    // Unclaimed Machines are capacity (karpenter-provider-cluster-api `pkg/batcher/create.go`
+    // countUnclaimedMachines): one without a Node, or whose Node has not registered yet (it
+    // still carries `karpenter.sh/unregistered`: a rollout's surge Machine, a MachineHealthCheck
+    // replacement, a Machine made for a claim before a restart), is bound to a waiting claim of
+    // its MachineDeployment; registration then removes the taint. A Machine whose Node runs
+    // registered is adopted or left alone, never bound.
+    for m in &snapshot.machines {
+        if m.is_live()
+            && !m.claimed
+            && !referenced.contains(&m.key())
+            && joinable(snapshot, m)
+            && let Some(d) = m.deployment_key()
+        {
+            free.entry(d).or_default().push(m);
+        }
+    }
+    for list in free.values_mut() {
+        list.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+    }
+    let mut claims: Vec<&NodeClaimRecord> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name))
+        .collect();
+    claims.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+    for claim in claims {
+        match (&claim.machine, bound_machine(snapshot, claim)) {
+            (None, _) => {
+                let Some(md) = snapshot.claim_machine_deployment(claim) else {
+                    continue;
+                };
+                let Some(list) = free.get_mut(&md) else {
+                    continue;
+                };
+                if list.is_empty() {
+                    continue;
+                }
+                let m = list.remove(0);
+                actions.push(claim_machine(m, &claim.name));
+            }
+            (Some(_), Some(m)) => {
+                if !m.claimed {
+                    actions.push(claim_machine(m, &claim.name));
+                }
+                let launched = claim.condition_true("Launched") && claim.provider_id.is_some();
+                if let (false, Some(pid)) = (launched, &m.provider_id) {
+                    actions.push(Action::LaunchNodeClaim {
+                        target: format!("NodeClaim/{}", claim.name),
+                        node_claim: claim.name.clone(),
+                        machine: m.key(),
+                        provider_id: pid.clone(),
+                    });
+                }
+            }
+            (Some(_), None) => {}
+        }
+    }
+    actions
+}
+
+/// Whether a Machine can still become a waiting claim's node: it has no Node yet, or its Node
+/// still carries `karpenter.sh/unregistered` (not registered by anyone).
+pub fn joinable(snapshot: &Snapshot, m: &MachineRecord) -> bool {
+    let Some(name) = m.node_name.as_deref() else {
+        return true;
+    };
+    snapshot
+        .nodes
+        .iter()
+        .find(|n| n.name == name)
+        .is_some_and(|n| {
+            n.taints
+                .iter()
+                .any(|t| t.key == keys::UNREGISTERED_TAINT_KEY)
+        })
+}
+
+fn claim_machine(m: &MachineRecord, claim: &str) -> Action {
+    Action::ClaimMachine {
+        target: format!("Machine/{}", m.key()),
+        machine: m.key(),
+        node_claim: claim.to_string(),
+        api_version: m.api_version.clone(),
+    }
+}
+
+/// The Nodes with this providerID.
+pub fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeRecord> {
+    snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.provider_id.as_deref() == Some(provider_id))
+        .collect()
+}
+
+/// Registers Nodes of launched claims (exactly one Node with the providerID), then initializes
+/// registered claims whose Node is Ready without startup or ephemeral taints.
+pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+    let mut actions = Vec::new();
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name))
+    {
+        // The providerID the claim has, or is about to get from its Machine this pass.
+        let pid = claim
+            .provider_id
+            .clone()
+            .or_else(|| bound_machine(snapshot, claim).and_then(|m| m.provider_id.clone()));
+        let Some(pid) = pid else { continue };
+        let nodes = nodes_for(snapshot, &pid);
+        let [node] = nodes.as_slice() else { continue };
+        if !claim.condition_true("Registered") {
+            let mut labels: BTreeMap<String, String> = claim.labels.clone();
+            labels.retain(|k, _| {
+                !k.starts_with("karpenter.sh/registered")
+                    && !k.starts_with("karpenter.sh/initialized")
+            });
+            let sync_taints = node
+                .labels
+                .get("karpenter.sh/do-not-sync-taints")
+                .map(String::as_str)
+                != Some("true");
+            let taints: Vec<String> = if sync_taints {
+                claim
+                    .taints
+                    .iter()
+                    .chain(claim.startup_taints.iter())
+                    .map(|t| t.to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let mut status = serde_json::Map::new();
+            status.insert("capacity".into(), resource_json(&node.capacity));
+            status.insert("allocatable".into(), resource_json(&node.allocatable));
+            // Core's registration copies the claim's annotations to the Node
+            // (`nodeclaim/lifecycle/registration.go` syncNode), do-not-disrupt included; the
+            // `cluster.x-k8s.io` domain is Cluster API's on Nodes (its Machine annotation there
+            // names the Node's own Machine), so those stay as Cluster API wrote them. Our own
+            // `karpenter-capi/` bookkeeping describes the claim, not the node, and stays too.
+            let annotations: BTreeMap<String, String> = claim
+                .annotations
+                .iter()
+                .filter(|(k, _)| !is_capi_owned(k) && !k.starts_with("karpenter-capi/"))
+                .filter(|(k, v)| node.annotations.get(*k) != Some(*v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            actions.push(Action::RegisterNode {
+                target: format!("Node/{}", node.name),
+                node: node.name.clone(),
+                node_claim: claim.name.clone(),
+                labels,
+                annotations,
+                taints,
+                node_claim_uid: claim.uid.clone(),
+                status,
+            });
+            continue;
+        }
+        if claim.condition_true("Initialized") {
+            continue;
+        }
+        let startup_left = claim
+            .startup_taints
+            .iter()
+            .any(|t| node.taints.iter().any(|n| n.key == t.key));
+        let ephemeral = node
+            .taints
+            .iter()
+            .any(|t| crate::model::taints::is_ephemeral(&t.key));
+        let missing_resource = claim
+            .requests
+            .extended
+            .keys()
+            .any(|k| node.allocatable.extended.get(k).copied().unwrap_or(0) == 0);
+        if node.ready == Some(true) && !startup_left && !ephemeral && !missing_resource {
+            actions.push(Action::InitializeNodeClaim {
+                target: format!("NodeClaim/{}", claim.name),
+                node_claim: claim.name.clone(),
+                node: node.name.clone(),
+            });
+        }
+    }
+    actions
+}
+
+/// Whether an annotation key is in Cluster API's domain (`cluster.x-k8s.io` or a subdomain).
+pub fn is_capi_owned(key: &str) -> bool {
+    let domain = key.split_once('/').map(|(d, _)| d).unwrap_or("");
+    domain == "cluster.x-k8s.io" || domain.ends_with(".cluster.x-k8s.io")
+}
+
+pub(super) fn resource_json(r: &crate::model::resources::Resources) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("cpu".into(), json!(format!("{}m", r.cpu_millis)));
+    m.insert("memory".into(), json!(r.memory_bytes.to_string()));
+    m.insert("pods".into(), json!(r.pods.to_string()));
+    if r.ephemeral_storage_bytes > 0 {
+        m.insert(
+            "ephemeral-storage".into(),
+            json!(r.ephemeral_storage_bytes.to_string()),
+        );
+    }
+    for (k, v) in &r.extended {
+        m.insert(k.clone(), json!(v.to_string()));
+    }
+    serde_json::Value::Object(m)
+}
+
+/// `setNodeClassReady` for every ClusterAPINodeClass not reporting Ready=True.
+pub fn node_classes(snapshot: &Snapshot) -> Vec<Action> {
+    snapshot
+        .nodeclasses
+        .iter()
+        .filter(|c| c.ready != Some(true))
+        .map(|c| Action::SetNodeClassReady {
+            target: format!("ClusterAPINodeClass/{}", c.name),
+            node_class: c.name.clone(),
+        })
+        .collect()
+}

@@ -1,0 +1,213 @@
+//! The pure reconcile core: snapshot + now + config -> a [`Plan`] of [`Action`]s, and the API
+//! writes each action implies. No I/O, no clock: `now` is an argument.
+//!
+//! # Guarantees
+//! - Idempotent: planning the snapshot that results from applying a plan yields no new
+//!   NodeClaims and no replica change; a converged cluster yields an empty plan.
+//! - Declarative scaling: replicas are derived from the NodeClaims, never incremented.
+//! - Replicas are never lowered without first marking the exact Machines to remove, and drop by
+//!   at most the number marked in the same pass; never while Cluster API could pick another
+//!   Machine (rollout, pause, a deletion in progress) or the view is stale.
+//! - A Machine with a Node is removed only when its own NodeClaim is being deleted; one without
+//!   a claim is adopted or left alone.
+//! - A voluntary disruption drains a node only when its pods have a home on room that exists.
+
+pub mod action;
+pub mod adopt;
+pub mod budget;
+pub mod command;
+pub mod consolidation;
+pub mod disruption;
+pub mod drain;
+pub mod drift;
+pub mod events;
+pub mod karpenter_metrics;
+pub mod lifecycle;
+pub mod pdb;
+pub mod provision;
+pub mod rollout;
+pub mod scale;
+pub mod scope;
+pub mod status;
+pub mod termination;
+pub mod write;
+
+use crate::vocab::keys;
+use jiff::Timestamp;
+use serde::Serialize;
+
+pub use action::Action;
+
+use crate::model::duration::GoDuration;
+use crate::model::snapshot::Snapshot;
+
+/// Controller settings (the `run` flags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Close a batch after this long without a new pending pod.
+    pub batch_idle: GoDuration,
+    /// Close a batch after this long at most.
+    pub batch_max: GoDuration,
+    /// Delete a NodeClaim not launched within this long.
+    pub launch_timeout: GoDuration,
+    /// Delete a NodeClaim not registered within this long.
+    pub registration_timeout: GoDuration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            batch_idle: GoDuration(1),
+            batch_max: GoDuration(10),
+            launch_timeout: GoDuration(300),
+            registration_timeout: GoDuration(900),
+        }
+    }
+}
+
+/// What one reconcile pass wants changed, in order. Empty on a converged cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Plan {
+    /// The actions.
+    pub actions: Vec<Action>,
+    /// Things worth telling the operator that are not changes (pods that fit nowhere, batching).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The rest of each disruption under way, in order: what later passes do once drains
+    /// finish (shown so a decision reads complete; never executed from this plan).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Action>,
+    /// Status the controller reports (claim conditions, hash stamps, pod event times, NodePool
+    /// status), applied after the actions. Never capacity: a cluster whose only plan is status
+    /// is converged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub status: Vec<Action>,
+}
+
+/// What provisioning sees: the claims this pass deletes as deleting, and every node being
+/// disrupted or deleted (tainted this pass, or its claim deleting) as no room, its currently
+/// reschedulable pods pending (core `provisioner.go` schedules the pods of deleting nodes;
+/// `utils/pdb/pdb.go` IsCurrentlyReschedulable: not DaemonSet or mirror pods, no active
+/// `do-not-disrupt`, no budget blocking them whatever it allows), so the room replacing them is
+/// made, and kept, while they drain. None: nothing to change.
+fn provisioning_view(
+    snapshot: &Snapshot,
+    deleted: &std::collections::BTreeSet<String>,
+    tainted: &std::collections::BTreeSet<&str>,
+    now: Timestamp,
+) -> Option<Snapshot> {
+    let leaving: std::collections::BTreeSet<String> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || deleted.contains(&c.name))
+        .filter_map(|c| disruption::node_of(snapshot, c))
+        .map(|n| n.name.clone())
+        .chain(tainted.iter().map(|n| n.to_string()))
+        .collect();
+    if deleted.is_empty() && leaving.is_empty() {
+        return None;
+    }
+    let mut v = snapshot.clone();
+    for c in v
+        .nodeclaims
+        .iter_mut()
+        .filter(|c| deleted.contains(&c.name))
+    {
+        c.deleting = true;
+    }
+    for n in v.nodes.iter_mut().filter(|n| leaving.contains(&n.name)) {
+        if !n.taints.iter().any(|t| t.key == keys::DISRUPTED_TAINT_KEY) {
+            n.taints.push(crate::model::taints::Taint::new(
+                keys::DISRUPTED_TAINT_KEY,
+                "",
+                crate::model::taints::Effect::NoSchedule,
+            ));
+        }
+    }
+    let pdbs = pdb::Pdbs::new(snapshot);
+    let draining: std::collections::BTreeSet<&str> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || deleted.contains(&c.name))
+        .filter_map(|c| disruption::node_of(snapshot, c))
+        .map(|n| n.name.as_str())
+        .collect();
+    for p in v.pods.iter_mut() {
+        let reschedulable = p.node_name.as_deref().is_some_and(|n| draining.contains(n))
+            && drain::reschedulable(p)
+            && !drain::do_not_disrupt_active(p, now)
+            && !pdbs.fully_blocked(p, now);
+        if reschedulable {
+            let p = std::sync::Arc::make_mut(p);
+            p.node_name = None;
+            p.marked_unschedulable = true;
+        }
+    }
+    Some(v)
+}
+
+/// Plans one reconcile pass: node classes Ready; liveness (timeouts delete the claim and mark its
+/// exact Machine); adoption of Machines with a Node and no claim; binding and launch;
+/// registration and initialization; provisioning of new NodeClaims for provisionable pods
+/// (seeing the nodes this pass disrupts as gone); disruption (empty, expired, drifted,
+/// underutilized nodes); termination of deleting claims and nodes and garbage collection; then
+/// MachineDeployment replicas. Provisioning comes before the disruption writes, so a failing
+/// disruption never holds pending pods back.
+pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
+    let mut actions = lifecycle::node_classes(snapshot);
+    let live = lifecycle::liveness(snapshot, now, config);
+    let mut removals = scale::Removals {
+        claims: live.deleted_claims.clone(),
+        machines: live.marked_machines.clone(),
+    };
+    actions.extend(live.actions);
+    let (adopted, mut notes) = adopt::adopt(snapshot, now);
+    actions.extend(adopted);
+    let disrupted = disruption::disrupt(snapshot, now, &removals.claims);
+    removals.claims.extend(disrupted.deleted_claims);
+    removals.machines.extend(disrupted.marked_machines);
+    let terminated = termination::terminate(snapshot, now, &removals.claims);
+    removals.claims.extend(terminated.deleted_claims);
+    removals.machines.extend(terminated.marked_machines);
+    actions.extend(lifecycle::bind_and_launch(snapshot, &removals.claims));
+    actions.extend(lifecycle::register_and_initialize(
+        snapshot,
+        &removals.claims,
+    ));
+
+    // Claims deleted by this pass no longer hold room for pending pods, and nodes it starts
+    // disrupting take none: pending pods that would have gone there are provisioned for.
+    let tainted: std::collections::BTreeSet<&str> = disrupted
+        .actions
+        .iter()
+        .chain(terminated.actions.iter())
+        .filter_map(|a| match a {
+            Action::TaintNode { node, .. } => Some(node.as_str()),
+            _ => None,
+        })
+        .collect();
+    let view = provisioning_view(snapshot, &removals.claims, &tainted, now);
+    let provision_view = view.as_ref().unwrap_or(snapshot);
+    let (created, provision_notes) = provision::provision(provision_view, now, config);
+    notes.extend(provision_notes);
+    notes.extend(disrupted.notes);
+    notes.extend(terminated.notes);
+    let (scaling, scale_notes) =
+        scale::scale(snapshot, &removals, &created, &disrupted.actions, now);
+    notes.extend(scale_notes);
+    actions.extend(created);
+    actions.extend(disrupted.actions);
+    actions.extend(terminated.actions);
+    actions.extend(scaling);
+    let mut status = status::status(snapshot, now, &removals.claims);
+    status.extend(disrupted.reports);
+    status.extend(terminated.reports);
+    let mut pending = disrupted.pending;
+    pending.extend(terminated.pending);
+    Plan {
+        actions,
+        notes,
+        pending,
+        status,
+    }
+}

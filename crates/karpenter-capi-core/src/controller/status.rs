@@ -1,0 +1,219 @@
+//! The status the controller reports, so `kubectl get nodeclaims,nodepools` reads as under
+//! Karpenter: NodeClaim `Drifted` and `Consolidatable` conditions (core
+//! `nodeclaim/disruption/{drift,consolidation}.go`), `status.lastPodEventTime` from the pod
+//! events the watches saw (core `nodeclaim/podevents`), our hash stamps (core
+//! `nodepool/hash`), and NodePool `status.resources`, `status.nodes` and `Ready` (core
+//! `nodepool/counter`, `nodepool/readiness`). These never change capacity: a plan carries them
+//! apart from its actions ([`super::Plan::status`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+
+use super::action::Action;
+use super::drift::{drift_reason, stamps};
+use super::write::ConditionUpdate;
+use crate::model::duration::NillableDuration;
+use crate::model::snapshot::Snapshot;
+
+/// Core's de-duplication window for `lastPodEventTime` writes (`podevents/controller.go`): a
+/// claim whose recorded event is this recent is not written again.
+pub const POD_EVENT_DEDUPE_SECONDS: i64 = 10;
+
+/// Every status update of a pass, claims in `skip` (deleted this pass) left out.
+pub fn status(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Vec<Action> {
+    let mut out: Vec<Action> = stamps(snapshot)
+        .into_iter()
+        .filter(|a| match a {
+            Action::StampNodeClaimHash { node_claim, .. } => !skip.contains(node_claim),
+            _ => true,
+        })
+        .collect();
+    out.extend(pod_events(snapshot, skip));
+    out.extend(claim_conditions(snapshot, now, skip));
+    out.extend(nodepools(snapshot));
+    out
+}
+
+/// `recordPodEvent` for each claim whose node had a pod event the claim's
+/// `status.lastPodEventTime` does not show yet (outside the de-duplication window).
+pub fn pod_events(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+    let mut out = Vec::new();
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name))
+    {
+        let Some(node) = &claim.node_name else {
+            continue;
+        };
+        let Some(seen) = snapshot.pod_events.get(node) else {
+            continue;
+        };
+        let stale = claim
+            .last_pod_event
+            .is_none_or(|last| seen.as_second() - last.as_second() >= POD_EVENT_DEDUPE_SECONDS);
+        if stale {
+            out.push(Action::RecordPodEvent {
+                target: format!("NodeClaim/{}", claim.name),
+                node_claim: claim.name.clone(),
+                node: node.clone(),
+                time: seen.round(jiff::Unit::Second).unwrap_or(*seen).to_string(),
+            });
+        }
+    }
+    out
+}
+
+fn set(type_: &str, reason: &str, message: &str) -> ConditionUpdate {
+    ConditionUpdate {
+        type_: type_.to_string(),
+        status: "True".to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// `Drifted` (with Karpenter's reason) and `Consolidatable` on the claims where they hold, and
+/// removed where they no longer do.
+pub fn claim_conditions(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    skip: &BTreeSet<String>,
+) -> Vec<Action> {
+    let mut out = Vec::new();
+    for pool in &snapshot.nodepools {
+        let after = match pool
+            .consolidate_after
+            .as_deref()
+            .map(str::parse::<NillableDuration>)
+        {
+            None => Some(0),
+            Some(Ok(NillableDuration::After(d))) => Some(d.as_secs_i64()),
+            Some(Ok(NillableDuration::Never)) | Some(Err(_)) => None,
+        };
+        for claim in snapshot.nodeclaims.iter().filter(|c| {
+            !c.deleting
+                && !skip.contains(&c.name)
+                && c.node_pool.as_deref() == Some(pool.name.as_str())
+        }) {
+            let current = |t: &str| {
+                claim
+                    .conditions
+                    .iter()
+                    .find(|c| c.type_ == t)
+                    .map(|c| (c.status.clone(), c.reason.clone()))
+            };
+            let mut to_set = Vec::new();
+            let mut clear = Vec::new();
+            match (drift_reason(snapshot, pool, claim, now), current("Drifted")) {
+                (Some(r), Some((s, reason))) if s == "True" && reason == r.as_str() => {}
+                (Some(r), _) => to_set.push(set("Drifted", r.as_str(), r.as_str())),
+                (None, Some(_)) => clear.push("Drifted".to_string()),
+                (None, None) => {}
+            }
+            let consolidatable = claim.condition_true("Initialized")
+                && after.is_some_and(|a| super::disruption::quiet_for(snapshot, claim, now) >= a);
+            match (consolidatable, current("Consolidatable")) {
+                (true, Some((s, _))) if s == "True" => {}
+                (true, _) => to_set.push(set("Consolidatable", "Consolidatable", "")),
+                (false, Some(_)) => clear.push("Consolidatable".to_string()),
+                (false, None) => {}
+            }
+            if !to_set.is_empty() || !clear.is_empty() {
+                out.push(Action::SetNodeClaimConditions {
+                    target: format!("NodeClaim/{}", claim.name),
+                    node_claim: claim.name.clone(),
+                    set: to_set,
+                    clear,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The summed capacity of a NodePool's nodes and how many there are (core's counter, which
+/// both `status.resources` and `karpenter_nodepools_usage` report).
+pub fn pool_capacity(
+    snapshot: &Snapshot,
+    pool: &crate::model::nodepool::NodePool,
+) -> (crate::model::resources::Resources, usize) {
+    let mut sum = crate::model::resources::Resources::default();
+    let mut nodes = 0;
+    for n in snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.labels.get(crate::vocab::keys::NODEPOOL) == Some(&pool.name))
+    {
+        sum = sum.plus(&n.capacity);
+        nodes += 1;
+    }
+    (sum, nodes)
+}
+
+/// A NodePool's nodes, summed capacity and readiness, written when its status says otherwise.
+pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
+    let mut out = Vec::new();
+    for pool in &snapshot.nodepools {
+        if snapshot.implicit_nodepool {
+            // An implied pool (files without one) has no object to report on.
+            continue;
+        }
+        let (sum, nodes) = pool_capacity(snapshot, pool);
+        let mut resources = BTreeMap::new();
+        resources.insert("cpu".to_string(), cpu_quantity(sum.cpu_millis));
+        resources.insert("memory".to_string(), sum.memory_bytes.to_string());
+        resources.insert("pods".to_string(), sum.pods.to_string());
+        // Core's counter reports these four and `nodes` even at zero.
+        resources.insert(
+            "ephemeral-storage".to_string(),
+            sum.ephemeral_storage_bytes.to_string(),
+        );
+        for (k, v) in &sum.extended {
+            resources.insert(k.clone(), v.to_string());
+        }
+        resources.insert("nodes".to_string(), nodes.to_string());
+        let class_ready = match &pool.node_class {
+            Some(name) => snapshot
+                .nodeclasses
+                .iter()
+                .find(|c| &c.name == name)
+                .map(|c| c.ready == Some(true)),
+            None => Some(true),
+        };
+        // A node class this pass reports Ready (setNodeClassReady) counts as Ready.
+        let ready = class_ready.is_some();
+        let message = match class_ready {
+            None => format!(
+                "ClusterAPINodeClass {} not found",
+                pool.node_class.as_deref().unwrap_or("")
+            ),
+            Some(_) => String::new(),
+        };
+        if pool.status_nodes == Some(nodes as i64)
+            && pool.status_resources.as_ref() == Some(&resources)
+            && pool.ready == Some(ready)
+        {
+            continue;
+        }
+        out.push(Action::UpdateNodePoolStatus {
+            target: format!("NodePool/{}", pool.name),
+            node_pool: pool.name.clone(),
+            nodes: nodes as i64,
+            resources,
+            ready,
+            message,
+        });
+    }
+    out
+}
+
+/// CPU as Kubernetes prints it: whole cores when exact, else millicores.
+fn cpu_quantity(millis: i64) -> String {
+    if millis % 1000 == 0 {
+        (millis / 1000).to_string()
+    } else {
+        format!("{millis}m")
+    }
+}

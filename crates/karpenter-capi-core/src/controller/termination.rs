@@ -1,0 +1,310 @@
+//! Termination: NodeClaims and Nodes being deleted, and NodeClaims whose Machine vanished.
+//!
+//! - Our NodeClaims carry the `karpenter.sh/termination` finalizer. A deleting claim first has
+//!   its node drained (a user's `kubectl delete nodeclaim` is a disruption request, drained at
+//!   once like Karpenter core's `node/termination`), then its exact Machine is marked and
+//!   removed (replicas by [`super::scale`]); the finalizer comes off only once the Machine is
+//!   being deleted or gone, so a drained Machine never outlives its claim.
+//! - A user's `kubectl delete node` (held by our finalizer) deletes the node's claim, which then
+//!   drains as above. Cluster API deleting the Node of a Machine it is deleting is not a
+//!   disruption request: nothing is done but releasing the finalizer once the Machine is gone.
+//! - Garbage collection (core `nodeclaim/garbagecollection`): a registered claim whose Machine
+//!   vanished out of band (MachineHealthCheck remediation, a manual delete) and whose Node is
+//!   not Ready is deleted, whatever the consolidation policy; never when the Machines were not
+//!   observed.
+//! - The Node finalizer is released once the node's claim and its Machine are both gone, so
+//!   Cluster API's own drain runs first.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::action::Action;
+use super::command::drained_long_enough;
+use super::consolidation::{Home, home};
+use super::disruption::{Disruption, MIN_DRAIN_SECS, defer_rest, is_voluntary, node_of, pods_on};
+use super::drain::{drain_step, drained, termination_deadline};
+use super::lifecycle::{bound_machine, mark};
+use super::rollout::scale_down_hold;
+use crate::model::machine::MachineRecord;
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::snapshot::{NodeRecord, Snapshot};
+use crate::vocab::keys::{
+    DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, TERMINATION_FINALIZER,
+    TERMINATION_TIMESTAMP_ANNOTATION,
+};
+
+fn has_finalizer(f: &[String]) -> bool {
+    f.iter().any(|f| f == TERMINATION_FINALIZER)
+}
+
+fn machine_of_node<'a>(snapshot: &'a Snapshot, n: &NodeRecord) -> Option<&'a MachineRecord> {
+    snapshot.machines.iter().find(|m| {
+        m.node_name.as_ref() == Some(&n.name)
+            || (m.provider_id.is_some() && m.provider_id == n.provider_id)
+    })
+}
+
+fn claim_of_node<'a>(snapshot: &'a Snapshot, n: &NodeRecord) -> Option<&'a NodeClaimRecord> {
+    snapshot.nodeclaims.iter().find(|c| {
+        c.node_name.as_ref() == Some(&n.name)
+            || (c.provider_id.is_some() && c.provider_id == n.provider_id)
+    })
+}
+
+fn remove_claim_finalizer(claim: &NodeClaimRecord) -> Action {
+    Action::RemoveNodeClaimFinalizer {
+        target: format!("NodeClaim/{}", claim.name),
+        node_claim: claim.name.clone(),
+        remaining: claim
+            .finalizers
+            .iter()
+            .filter(|f| *f != TERMINATION_FINALIZER)
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Plans termination for deleting claims and nodes, garbage collection, and Node finalizers.
+/// `skip`: claims this pass already deletes.
+pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Disruption {
+    let mut out = Disruption::default();
+    // The nodes whose pods leave this pass: every forceful drain, then each voluntary one that
+    // still has a home beside them (one at a time, so two drains never count on the same room).
+    let mut leaving: Vec<String> = draining_nodes(snapshot, now)
+        .into_iter()
+        .filter(|(_, voluntary)| !voluntary)
+        .map(|(n, _)| n)
+        .collect();
+    for claim in snapshot.nodeclaims.iter().filter(|c| c.deleting) {
+        if !has_finalizer(&claim.finalizers) {
+            continue;
+        }
+        let machine = bound_machine(snapshot, claim);
+        match (&claim.machine, machine) {
+            (None, _) => out.actions.push(remove_claim_finalizer(claim)),
+            (Some(_), Some(m)) if m.deleting => out.actions.push(remove_claim_finalizer(claim)),
+            (Some(_), None) if snapshot.machines_observed => {
+                out.actions.push(remove_claim_finalizer(claim))
+            }
+            (Some(key), None) => out.notes.push(format!(
+                "NodeClaim {}: its Machine {key} was not observed; its finalizer stays",
+                claim.name
+            )),
+            (Some(_), Some(m)) => {
+                drain_then_remove(snapshot, now, &mut out, &mut leaving, claim, m)
+            }
+        }
+    }
+    for node in snapshot.nodes.iter().filter(|n| n.deleting) {
+        // A user deleted the Node: a disruption request, if the Machine is not being deleted.
+        let (Some(m), Some(claim)) = (
+            machine_of_node(snapshot, node),
+            claim_of_node(snapshot, node),
+        ) else {
+            continue;
+        };
+        if m.deleting || claim.deleting || skip.contains(&claim.name) {
+            continue;
+        }
+        out.actions.push(Action::delete_node_claim(
+            claim,
+            "NodeDeleted".to_string(),
+            format!(
+                "node {} was deleted: draining it and removing its Machine",
+                node.name
+            ),
+        ));
+        out.deleted_claims.insert(claim.name.clone());
+    }
+    if snapshot.machines_observed {
+        for claim in snapshot
+            .nodeclaims
+            .iter()
+            .filter(|c| !c.deleting && !skip.contains(&c.name) && c.condition_true("Registered"))
+        {
+            let Some(key) = &claim.machine else { continue };
+            if bound_machine(snapshot, claim).is_some() {
+                continue;
+            }
+            let ready = node_of(snapshot, claim).is_some_and(|n| n.ready == Some(true));
+            if ready {
+                continue;
+            }
+            out.actions.push(Action::DeleteNodeClaim {
+                target: format!("NodeClaim/{}", claim.name),
+                node_claim: claim.name.clone(),
+                reason: "GarbageCollected".to_string(),
+                message: format!("its Machine {key} is gone and its Node is not Ready"),
+                machine: None,
+                // Its Machine is gone: nothing for a finalizer to wait for.
+                add_finalizer: false,
+            });
+            out.deleted_claims.insert(claim.name.clone());
+        }
+        out.actions.extend(release_node_finalizers(snapshot));
+    }
+    out
+}
+
+/// A deleting claim with a live Machine, as core's `node/termination` finalizes its Node: the
+/// deadline its `terminationGracePeriod` sets is recorded; the node is tainted and drained one
+/// step per pass (pods with an active `do-not-disrupt` wait, and are deleted only when their time
+/// runs out before the deadline); once drained for [`MIN_DRAIN_SECS`], its exact Machine is
+/// marked so the scale-down removes it. A claim deleted by a voluntary command of ours drains
+/// only while its pods have a home (provisioning counts them as pending meanwhile); a forceful
+/// one (expiry, a user's deletion) drains at once.
+fn drain_then_remove(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    out: &mut Disruption,
+    leaving: &mut Vec<String>,
+    claim: &NodeClaimRecord,
+    m: &MachineRecord,
+) {
+    let deadline = termination_deadline(claim, None);
+    if let Some(t) = deadline
+        && !claim
+            .annotations
+            .contains_key(TERMINATION_TIMESTAMP_ANNOTATION)
+    {
+        out.actions.push(Action::SetTerminationTimestamp {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            time: t.to_string(),
+        });
+    }
+    if let Some(why) = super::rollout::claim_paused(snapshot, claim) {
+        out.notes.push(format!(
+            "NodeClaim {}: termination waits: {why}",
+            claim.name
+        ));
+        return;
+    }
+    let voluntary = claim
+        .annotations
+        .get(DISRUPTION_REASON_ANNOTATION)
+        .filter(|r| is_voluntary(r));
+    let reason = voluntary.cloned().unwrap_or_else(|| "Deleted".to_string());
+    if let Some(node) = node_of(snapshot, claim) {
+        let pods = pods_on(snapshot, &node.name);
+        let tainted = node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+        if !tainted {
+            out.actions.push(Action::TaintNode {
+                target: format!("Node/{}", node.name),
+                node: node.name.clone(),
+                taint: format!("{DISRUPTED_TAINT_KEY}:NoSchedule"),
+                reason: reason.clone(),
+                saving_per_hour: Default::default(),
+                node_claim: Some(claim.name.clone()),
+                since: now.to_string(),
+                replacements: 0,
+            });
+        }
+        if !drained(&pods, now) {
+            let homeless = voluntary.is_some() && {
+                let mut with = leaving.clone();
+                with.push(node.name.clone());
+                let fits = home(snapshot, &with) == Home::Fits;
+                if fits {
+                    leaving.push(node.name.clone());
+                }
+                !fits
+            };
+            if homeless {
+                // Only what the deadline forces goes; the rest waits for the room provisioning
+                // is making for it.
+                out.notes.push(format!(
+                    "node {}: its drain waits for room for its pods",
+                    node.name
+                ));
+                delete_due(out, &pods, &node.name, &reason, deadline, now);
+            } else {
+                drain_step(out, &pods, &node.name, &reason, deadline, now);
+            }
+            defer_rest(snapshot, out, claim, node, &reason, false);
+            return;
+        }
+        if !tainted || !drained_long_enough(claim, now) {
+            out.notes.push(format!(
+                "node {}: drained; its Machine goes {MIN_DRAIN_SECS}s after the taint",
+                node.name
+            ));
+            defer_rest(snapshot, out, claim, node, &reason, false);
+            return;
+        }
+    }
+    let held = snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|k| snapshot.machine_deployments.iter().find(|md| md.key() == k))
+        .and_then(|md| scale_down_hold(snapshot, md, &[m], now));
+    // Marked again while its removal can go on (the mark may have been rolled back), and when
+    // the mark on it is not ours (so it reads as this decision's); a held scale-down shows as a
+    // note from `scale`.
+    if !m.marked_for_deletion || !m.marked_by_us || held.is_none() {
+        out.actions.push(mark(m, Some(&claim.name), &reason));
+    }
+    out.marked_machines.insert(m.key());
+}
+
+/// The nodes of deleting claims (with a live, bound Machine) still being drained, and whether
+/// their claim was deleted by a voluntary command of ours.
+pub(super) fn draining_nodes(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, bool)> {
+    snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting && has_finalizer(&c.finalizers))
+        .filter(|c| bound_machine(snapshot, c).is_some_and(|m| !m.deleting))
+        .filter_map(|c| {
+            let node = node_of(snapshot, c)?;
+            (!drained(&pods_on(snapshot, &node.name), now)).then(|| {
+                let voluntary = c
+                    .annotations
+                    .get(DISRUPTION_REASON_ANNOTATION)
+                    .is_some_and(|r| is_voluntary(r));
+                (node.name.clone(), voluntary)
+            })
+        })
+        .collect()
+}
+
+/// Only the deletions the deadline forces (a drain step without evictions).
+fn delete_due(
+    out: &mut Disruption,
+    pods: &[&crate::model::snapshot::PodRecord],
+    node: &str,
+    reason: &str,
+    deadline: Option<Timestamp>,
+    now: Timestamp,
+) {
+    let mut step = Disruption::default();
+    drain_step(&mut step, pods, node, reason, deadline, now);
+    out.actions.extend(
+        step.actions
+            .into_iter()
+            .filter(|a| matches!(a, Action::DeletePod { .. })),
+    );
+    out.reports.extend(step.reports);
+}
+
+/// Nodes carrying our finalizer whose claim and Machine are both gone: the finalizer comes off
+/// so the Node object can go (Cluster API has drained and deleted the Machine by then). A Node
+/// another Karpenter's claim holds (the finalizer has the same name) is never touched.
+fn release_node_finalizers(snapshot: &Snapshot) -> Vec<Action> {
+    let foreign = |n: &NodeRecord| {
+        snapshot.foreign_claims.iter().any(|c| {
+            c.node_name.as_ref() == Some(&n.name)
+                || (c.provider_id.is_some() && c.provider_id == n.provider_id)
+        })
+    };
+    snapshot
+        .nodes
+        .iter()
+        .filter(|n| has_finalizer(&n.finalizers) && !foreign(n))
+        .filter(|n| claim_of_node(snapshot, n).is_none() && machine_of_node(snapshot, n).is_none())
+        .map(|n| Action::RemoveNodeFinalizer {
+            target: format!("Node/{}", n.name),
+            node: n.name.clone(),
+        })
+        .collect()
+}

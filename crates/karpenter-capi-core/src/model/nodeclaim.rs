@@ -1,0 +1,132 @@
+//! Karpenter NodeClaims as the controller and `doctor` read them: pool, flavor, bound Machine,
+//! providerID, node, conditions and age.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::condition::{Condition, conditions_at};
+use super::labels::Labels;
+use super::object::RawObject;
+use super::resources::Resources;
+use crate::vocab::keys;
+use crate::vocab::keys::MACHINE_ANNOTATION;
+use crate::vocab::keys::MACHINE_DEPLOYMENT_ANNOTATION;
+
+/// A NodeClaim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeClaimRecord {
+    /// Name.
+    pub name: String,
+    /// UID (for the Node's owner reference).
+    pub uid: Option<String>,
+    /// Labels.
+    pub labels: Labels,
+    /// Annotations.
+    pub annotations: Labels,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+    /// Being deleted.
+    pub deleting: bool,
+    /// `metadata.deletionTimestamp`, when being deleted: `terminationGracePeriod` counts from it.
+    pub deleted_at: Option<Timestamp>,
+    /// `karpenter.sh/nodepool` label.
+    pub node_pool: Option<String>,
+    /// `node.kubernetes.io/instance-type` label.
+    pub instance_type: Option<String>,
+    /// The bound Machine (`namespace/name`) from the annotation.
+    pub machine: Option<String>,
+    /// The MachineDeployment it was planned on (our annotation), if any.
+    pub machine_deployment: Option<String>,
+    /// `status.providerID`.
+    pub provider_id: Option<String>,
+    /// `status.nodeName`.
+    pub node_name: Option<String>,
+    /// `spec.resources.requests`.
+    pub requests: Resources,
+    /// Status conditions.
+    pub conditions: Vec<Condition>,
+    /// `spec.startupTaints` as `key=value:Effect`.
+    pub startup_taints: Vec<super::taints::Taint>,
+    /// `spec.taints`.
+    pub taints: Vec<super::taints::Taint>,
+    /// `status.lastPodEventTime`: when a pod last arrived on or left its node.
+    pub last_pod_event: Option<Timestamp>,
+    /// `spec.expireAfter` as written.
+    pub expire_after: Option<String>,
+    /// `spec.terminationGracePeriod` as written.
+    pub termination_grace_period: Option<String>,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+}
+
+impl NodeClaimRecord {
+    /// Reads a NodeClaim leniently (status may be partial on a young claim).
+    pub fn from_object(obj: &RawObject) -> NodeClaimRecord {
+        let labels = obj.meta.labels.clone().unwrap_or_default();
+        let annotations = obj.meta.annotations.clone().unwrap_or_default();
+        let s = |p: &str| obj.str_at(p).filter(|v| !v.is_empty()).map(str::to_string);
+        let requests = obj
+            .value
+            .pointer("/spec/resources/requests")
+            .and_then(|r| r.as_object())
+            .map(|m| {
+                let pairs: Vec<(String, String)> = m
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string()),
+                        )
+                    })
+                    .collect();
+                Resources::from_quantities(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        let taints_at = |p: &str| -> Vec<super::taints::Taint> {
+            obj.typed::<Vec<k8s_openapi::api::core::v1::Taint>>(p, "")
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| super::taints::Taint::from_k8s(t).ok())
+                .collect()
+        };
+        NodeClaimRecord {
+            name: obj.name().to_string(),
+            uid: obj.meta.uid.clone(),
+            node_pool: labels.get(keys::NODEPOOL).cloned(),
+            instance_type: labels.get(keys::INSTANCE_TYPE).cloned(),
+            machine: annotations
+                .get(MACHINE_ANNOTATION)
+                .cloned()
+                .filter(|m| !m.is_empty()),
+            machine_deployment: annotations.get(MACHINE_DEPLOYMENT_ANNOTATION).cloned(),
+            labels,
+            annotations,
+            created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
+            deleting: obj.meta.deletion_timestamp.is_some(),
+            deleted_at: obj.meta.deletion_timestamp.as_ref().map(|t| t.0),
+            provider_id: s("/status/providerID"),
+            node_name: s("/status/nodeName"),
+            requests,
+            conditions: conditions_at(&obj.value, "/status/conditions"),
+            startup_taints: taints_at("/spec/startupTaints"),
+            taints: taints_at("/spec/taints"),
+            last_pod_event: obj
+                .str_at("/status/lastPodEventTime")
+                .and_then(|t| t.parse().ok()),
+            expire_after: s("/spec/expireAfter"),
+            termination_grace_period: s("/spec/terminationGracePeriod"),
+            finalizers: obj.meta.finalizers.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Whether a condition of this type is `True`.
+    pub fn condition_true(&self, type_: &str) -> bool {
+        super::condition::find(&self.conditions, type_).is_some_and(Condition::is_true)
+    }
+}

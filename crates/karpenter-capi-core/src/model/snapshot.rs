@@ -1,0 +1,342 @@
+//! The [`Snapshot`]: everything the core may look at, built the same way from scenario files,
+//! `kubectl get -o yaml` dumps or a live listing.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::flavor::{Flavor, FlavorProblem};
+use super::labels::Labels;
+use super::nodepool::{NodeClass, NodePool};
+use super::object::RawObject;
+use super::pod::PodDemand;
+use super::resources::Resources;
+use super::taints::Taint;
+use crate::vocab::keys;
+use crate::vocab::keys::MEMBER_LABEL;
+
+/// A pod and its scheduling state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodRecord {
+    /// What the pod needs; shared by every copy of the snapshot (trials copy snapshots often,
+    /// and change a demand only when relaxing it: `Arc::make_mut`).
+    #[serde(serialize_with = "serialize_shared")]
+    pub demand: std::sync::Arc<PodDemand>,
+    /// The node it is bound to.
+    pub node_name: Option<String>,
+    /// Kubernetes marked it `PodScheduled=False/Unschedulable`, or it has no status at all
+    /// (hand-written or expanded from a workload).
+    pub marked_unschedulable: bool,
+    /// It has a nominatedNodeName (preemption in progress).
+    pub nominated: bool,
+    /// Owned by a DaemonSet or a Node (static pod).
+    pub daemon: bool,
+    /// Succeeded or Failed.
+    pub terminal: bool,
+    /// Being deleted (`metadata.deletionTimestamp`): never evicted again.
+    pub terminating: bool,
+    /// `metadata.deletionTimestamp`, when reported: a pod terminating for over a minute no
+    /// longer holds a drain, and one due past its claim's deadline is deleted again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<Timestamp>,
+    /// Its `Ready` condition is `False` (a PodDisruptionBudget with
+    /// `unhealthyPodEvictionPolicy: AlwaysAllow` does not hold such a pod).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_ready: bool,
+    /// `spec.terminationGracePeriodSeconds`, when set (the API server defaults it to 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_seconds: Option<i64>,
+    /// A static pod's mirror (`kubernetes.io/config.mirror` or owned by its Node): never evicted.
+    pub mirror: bool,
+    /// `metadata.uid`: the precondition of its eviction or forced delete.
+    pub uid: Option<String>,
+    /// Has scheduling gates.
+    pub gated: bool,
+    /// `kind/name` of its controller owner, if any.
+    pub owner: Option<String>,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+    /// `status.startTime` (when the kubelet started it), when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started: Option<Timestamp>,
+    /// Annotations (shared by every copy of the snapshot, like the demand).
+    #[serde(serialize_with = "serialize_shared")]
+    pub annotations: std::sync::Arc<Labels>,
+    /// Priority class name.
+    pub priority_class: Option<String>,
+    /// `status.phase`, when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Containers with their images and what the kubelet reports about them (`doctor` judges
+    /// the controller's own pods by these).
+    #[serde(
+        skip_serializing_if = "no_containers",
+        serialize_with = "serialize_shared"
+    )]
+    pub containers: std::sync::Arc<Vec<ContainerRecord>>,
+}
+
+fn no_containers(containers: &std::sync::Arc<Vec<ContainerRecord>>) -> bool {
+    containers.is_empty()
+}
+
+/// Serializes a shared value as the value itself.
+fn serialize_shared<T: Serialize, S: serde::Serializer>(
+    value: &std::sync::Arc<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    value.as_ref().serialize(serializer)
+}
+
+/// One container of a pod: its image and, when the pod has a status, its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerRecord {
+    /// Container name.
+    pub name: String,
+    /// Image reference.
+    pub image: String,
+    /// `command` then `args`, as written (`doctor` reads the controller's flags from them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// `ready` from the container status.
+    pub ready: bool,
+    /// Restarts so far.
+    pub restart_count: i32,
+    /// `state.waiting` as (reason, message), e.g. `ImagePullBackOff`, `CrashLoopBackOff`.
+    pub waiting: Option<(String, String)>,
+    /// `lastState.terminated` as (reason, exit code).
+    pub last_terminated: Option<(String, i32)>,
+}
+
+impl PodRecord {
+    /// Pending for the purpose of simulation: not bound, not finished, not a daemon pod.
+    pub fn is_pending(&self) -> bool {
+        self.node_name.is_none() && !self.terminal && !self.daemon && !self.gated && !self.nominated
+    }
+
+    /// Provisionable in Karpenter's sense: pending and marked unschedulable by the scheduler.
+    pub fn is_provisionable(&self) -> bool {
+        self.is_pending() && self.marked_unschedulable
+    }
+}
+
+/// An existing Node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeRecord {
+    /// Name.
+    pub name: String,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+    /// Labels.
+    pub labels: Labels,
+    /// Annotations (shared by every copy of the snapshot, like the demand).
+    #[serde(serialize_with = "serialize_shared")]
+    pub annotations: std::sync::Arc<Labels>,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// `status.allocatable`.
+    pub allocatable: Resources,
+    /// `status.capacity`.
+    pub capacity: Resources,
+    /// `spec.providerID`.
+    pub provider_id: Option<String>,
+    /// `Ready` condition: Some(true) when True.
+    pub ready: Option<bool>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// Creation time.
+    pub created: Option<Timestamp>,
+    /// Being deleted (`metadata.deletionTimestamp`), held by a finalizer.
+    pub deleting: bool,
+}
+
+/// A DaemonSet's pod, as overhead on every node it would run on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DaemonSetRecord {
+    /// `namespace/name`.
+    pub name: String,
+    /// Its pod template.
+    pub pod: PodDemand,
+}
+
+/// A MachineDeployment, member or not, with the flavor it offers (or why it offers none).
+#[derive(Debug, Clone)]
+pub struct MachineDeploymentRecord {
+    /// The object.
+    pub object: RawObject,
+    /// Carries the membership label on `metadata.labels`.
+    pub member: bool,
+    /// Its flavor, or the problem with its annotations.
+    pub flavor: Result<Flavor, FlavorProblem>,
+}
+
+impl MachineDeploymentRecord {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.object.namespace(), self.object.name())
+    }
+}
+
+/// Everything the core may look at.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Pods, each shared between copies of the snapshot (a consolidation trial copies the
+    /// snapshot per candidate; its few changed pods are copied on write: `Arc::make_mut`).
+    pub pods: Vec<std::sync::Arc<PodRecord>>,
+    /// Nodes.
+    pub nodes: Vec<NodeRecord>,
+    /// DaemonSets.
+    pub daemonsets: Vec<DaemonSetRecord>,
+    /// NodePools (an implicit `default` pool when the input had none).
+    pub nodepools: Vec<NodePool>,
+    /// ClusterAPINodeClasses.
+    pub nodeclasses: Vec<NodeClass>,
+    /// MachineDeployments.
+    pub machine_deployments: Vec<MachineDeploymentRecord>,
+    /// Our NodeClaims (their `nodeClassRef` is a `ClusterAPINodeClass`, or names none).
+    pub nodeclaims: Vec<super::nodeclaim::NodeClaimRecord>,
+    /// Another Karpenter's NodeClaims (another `nodeClassRef`): never acted on; their Nodes are
+    /// never ours to release (core `utils/nodeclaim` IsManaged).
+    pub foreign_claims: Vec<super::nodeclaim::NodeClaimRecord>,
+    /// Machines.
+    pub machines: Vec<super::machine::MachineRecord>,
+    /// PersistentVolumeClaims.
+    pub volume_claims: Vec<super::volume::ClaimRecord>,
+    /// PersistentVolumes (their node affinity).
+    pub volumes: Vec<super::volume::TopologyRecord>,
+    /// StorageClasses (their allowed topologies).
+    pub storage_classes: Vec<super::volume::TopologyRecord>,
+    /// Every other object, kept for the checks that need them (templates, RBAC, PDBs ...).
+    pub objects: Vec<RawObject>,
+    /// The time the snapshot is evaluated at.
+    pub now: Option<Timestamp>,
+    /// Things the user should know about the input (defaults applied, objects ignored).
+    pub warnings: Vec<String>,
+    /// Values clamped and objects skipped because the core cannot hold them exactly (each is
+    /// also in `warnings`).
+    pub oddities: Vec<super::odd::Oddity>,
+    /// Kinds not used by the core, with counts.
+    pub skipped: BTreeMap<String, usize>,
+    /// True when the NodePool list was empty and `default` was implied.
+    pub implicit_nodepool: bool,
+    /// The latest pod event the watches saw per node (a pod bound to it, or one on it going
+    /// terminal, terminating or deleted), for `status.lastPodEventTime`. Empty for a listing
+    /// or files: only a watch sees events.
+    pub pod_events: BTreeMap<String, Timestamp>,
+    /// The Machines were listed (a live listing, or an input holding at least one Machine): only
+    /// then may a Machine's absence mean it is gone.
+    pub machines_observed: bool,
+    /// Watched kinds (`<cluster> <resource>`) whose watch has not completed its initial list,
+    /// or its re-list after a restart (kube-runtime's `Init` seen, `InitDone` not yet): their
+    /// objects may be stale, so no scale-down acts on them. Empty for a listing or files.
+    pub unsynced: Vec<String>,
+}
+
+impl Snapshot {
+    /// The member MachineDeployments of a NodePool: those with the membership label (empty
+    /// value), narrowed by its node class's `scalableResourceSelector` when set — both, as
+    /// upstream's `machinedeployment.go` List combines them.
+    pub fn members_of<'a>(
+        &'a self,
+        pool: &NodePool,
+    ) -> impl Iterator<Item = &'a MachineDeploymentRecord> + 'a {
+        let selector = pool
+            .node_class
+            .as_ref()
+            .and_then(|name| self.nodeclasses.iter().find(|c| &c.name == name))
+            .and_then(|c| c.selector.clone());
+        self.machine_deployments.iter().filter(move |md| {
+            md.member
+                && selector
+                    .as_ref()
+                    .is_none_or(|sel| sel.matches(&super::object::labels_of(&md.object.meta)))
+        })
+    }
+
+    /// Every member MachineDeployment of any pool (deduplicated, in input order).
+    pub fn all_members(&self) -> Vec<&MachineDeploymentRecord> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for pool in &self.nodepools {
+            for md in self.members_of(pool) {
+                if seen.insert(md.key()) {
+                    out.push(md);
+                }
+            }
+        }
+        out
+    }
+
+    /// Objects of a kind kept in [`Snapshot::objects`].
+    pub fn objects_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a RawObject> + 'a {
+        self.objects.iter().filter(move |o| o.kind == kind)
+    }
+}
+
+/// Whether a label map carries the membership label (used on Machines and templates).
+pub fn has_member_label(labels: &Labels) -> bool {
+    labels.contains_key(MEMBER_LABEL)
+}
+
+impl Snapshot {
+    /// The MachineDeployment (`namespace/name`) a NodeClaim is for: our annotation, else its
+    /// bound Machine's deployment, else the member of its NodePool with its instance type (and
+    /// zone, when labelled).
+    pub fn claim_machine_deployment(
+        &self,
+        claim: &super::nodeclaim::NodeClaimRecord,
+    ) -> Option<String> {
+        if let Some(md) = &claim.machine_deployment {
+            return Some(md.clone());
+        }
+        if let Some(m) = claim
+            .machine
+            .as_ref()
+            .and_then(|k| self.machines.iter().find(|m| &m.key() == k))
+            && let Some(d) = m.deployment_key()
+        {
+            return Some(d);
+        }
+        let it = claim.instance_type.as_ref()?;
+        let zone = claim.labels.get(keys::ZONE);
+        let pool = claim
+            .node_pool
+            .as_ref()
+            .and_then(|p| self.nodepools.iter().find(|np| &np.name == p));
+        let candidates: Vec<&MachineDeploymentRecord> = match pool {
+            Some(p) => self.members_of(p).collect(),
+            None => self.all_members(),
+        };
+        candidates
+            .into_iter()
+            .filter_map(|md| md.flavor.as_ref().ok())
+            .find(|f| &f.instance_type == it && zone.is_none_or(|z| f.zone() == Some(z.as_str())))
+            .map(|f| f.machine_deployment.clone())
+    }
+
+    /// NodeClaims launched or launching whose Node is not in the snapshot yet (not deleting).
+    pub fn in_flight_claims(
+        &self,
+    ) -> impl Iterator<Item = &super::nodeclaim::NodeClaimRecord> + '_ {
+        // Sets built once: a scan of the nodes per claim is quadratic at thousands of nodes.
+        let names: std::collections::HashSet<&str> =
+            self.nodes.iter().map(|n| n.name.as_str()).collect();
+        let provider_ids: std::collections::HashSet<&str> = self
+            .nodes
+            .iter()
+            .filter_map(|n| n.provider_id.as_deref())
+            .collect();
+        self.nodeclaims.iter().filter(move |c| {
+            !c.deleting
+                && !c.node_name.as_deref().is_some_and(|n| names.contains(n))
+                && !c
+                    .provider_id
+                    .as_deref()
+                    .is_some_and(|p| provider_ids.contains(p))
+        })
+    }
+}

@@ -1,0 +1,459 @@
+//! `init`'s live parts, over a `kube::Client` (a real one, or an in-memory fake in tests):
+//! server-side apply of a bundle, reading defaults from the management cluster, and minting
+//! a short-lived token (TokenRequest) for the controller's management ServiceAccount.
+//!
+//! # Errors
+//! Every API failure is an [`Error::Cluster`] naming the cluster, verb and resource.
+
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::Value;
+
+use crate::bundle::CapiVersion;
+use crate::bundle::Document;
+use crate::bundle::infra::{self, InfraKind};
+use crate::error::{ClusterRole, Error, Result};
+use crate::kube::errors::cluster_error;
+use crate::vocab::names::FIELD_MANAGER;
+
+/// Plural and scope of the kinds `init` generates; other kinds (from custom templates) fall back
+/// to the lower-cased kind plus `s`, namespaced when the document has a namespace.
+const KINDS: &[(&str, &str, bool)] = &[
+    ("Namespace", "namespaces", false),
+    ("ServiceAccount", "serviceaccounts", true),
+    ("Secret", "secrets", true),
+    ("Role", "roles", true),
+    ("RoleBinding", "rolebindings", true),
+    ("ClusterRole", "clusterroles", false),
+    ("ClusterRoleBinding", "clusterrolebindings", false),
+    ("Deployment", "deployments", true),
+    ("PodDisruptionBudget", "poddisruptionbudgets", true),
+    ("Service", "services", true),
+    ("KubeadmConfigTemplate", "kubeadmconfigtemplates", true),
+    ("MachineDeployment", "machinedeployments", true),
+    ("ClusterAPINodeClass", "clusterapinodeclasses", false),
+    ("NodePool", "nodepools", false),
+];
+
+/// The API resource of a document.
+pub fn api_resource(api_version: &str, kind: &str, namespace: Option<&str>) -> (ApiResource, bool) {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (plural, namespaced) = KINDS
+        .iter()
+        .find(|(k, _, _)| *k == kind)
+        .map(|(_, p, n)| (p.to_string(), *n))
+        .or_else(|| {
+            infra::KINDS
+                .iter()
+                .find(|k| k.kind == kind)
+                .map(|k| (k.plural.to_string(), true))
+        })
+        .unwrap_or_else(|| {
+            (
+                format!("{}s", kind.to_ascii_lowercase()),
+                namespace.is_some(),
+            )
+        });
+    (ApiResource::from_gvk_with_plural(&gvk, &plural), namespaced)
+}
+
+/// Server-side applies each document in order (field manager `karpenter-capi`, no force: a field
+/// another manager owns is reported, not taken). An existing MachineDeployment keeps its
+/// replicas. Returns one line per object.
+pub async fn apply(
+    client: &kube::Client,
+    cluster: ClusterRole,
+    docs: &[Document],
+    dry_run: bool,
+) -> Result<Vec<String>> {
+    let mut params = PatchParams::apply(FIELD_MANAGER);
+    if dry_run {
+        params = params.dry_run();
+    }
+    let mut lines = Vec::new();
+    for doc in docs {
+        let (ar, namespaced) = api_resource(&doc.api_version, &doc.kind, doc.namespace.as_deref());
+        let ns = doc.namespace.as_deref().unwrap_or("");
+        let api: Api<DynamicObject> = if namespaced {
+            Api::namespaced_with(client.clone(), ns, &ar)
+        } else {
+            Api::all_with(client.clone(), &ar)
+        };
+        let resource = if ar.group.is_empty() {
+            ar.plural.clone()
+        } else {
+            format!("{}.{}", ar.plural, ar.group)
+        };
+        let mut value = doc.value.clone();
+        if doc.kind == "MachineDeployment" {
+            // `replicas: 0` is for creation only: once the controller scales a member
+            // MachineDeployment, re-running init must not scale its nodes away.
+            let existing = api.get_opt(&doc.name).await.map_err(|e| {
+                cluster_error(cluster, "get", &format!("{resource}/{}", doc.name), ns, e)
+            })?;
+            if existing.is_some()
+                && let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut)
+            {
+                spec.remove("replicas");
+            }
+        }
+        api.patch(&doc.name, &params, &Patch::Apply(&value))
+            .await
+            .map_err(|e| {
+                cluster_error(cluster, "apply", &format!("{resource}/{}", doc.name), ns, e)
+            })?;
+        let suffix = if dry_run { " (server dry run)" } else { "" };
+        lines.push(format!(
+            "{cluster}: {}/{} serverside-applied{suffix}",
+            doc.kind.to_ascii_lowercase(),
+            doc.name
+        ));
+    }
+    Ok(lines)
+}
+
+/// What the management cluster says about a Cluster.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterDefaults {
+    /// The Cluster's name (found when there is exactly one in the namespace).
+    pub cluster_name: Option<String>,
+    /// Kubernetes version: the Cluster's topology version, else its control plane's.
+    pub kubernetes_version: Option<String>,
+    /// The Cluster API version the Cluster is served as (v1beta2 when available).
+    pub capi_version: Option<CapiVersion>,
+    /// The provider, from an existing MachineDeployment's infrastructureRef.
+    pub infra: Option<&'static InfraKind>,
+    /// An existing machine template to clone: its name and `spec.template.spec`.
+    pub template: Option<(String, Value)>,
+}
+
+fn capi_resource(version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("cluster.x-k8s.io", version, kind),
+        plural,
+    )
+}
+
+/// Reads the Cluster (by name, or the only one in the namespace), its version, and the machine
+/// template of one of its MachineDeployments (or `template_name`) from the management cluster.
+pub async fn read_defaults(
+    client: &kube::Client,
+    namespace: &str,
+    cluster_name: Option<&str>,
+    template_name: Option<&str>,
+    kind_hint: Option<&'static InfraKind>,
+) -> Result<ClusterDefaults> {
+    let mgmt = ClusterRole::Management;
+    let mut out = ClusterDefaults::default();
+    // v1beta2 first; an older Cluster API only serves v1beta1.
+    let mut clusters = None;
+    for (version, capi) in [
+        ("v1beta2", CapiVersion::V1beta2),
+        ("v1beta1", CapiVersion::V1beta1),
+    ] {
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            namespace,
+            &capi_resource(version, "Cluster", "clusters"),
+        );
+        match api.list(&ListParams::default()).await {
+            Ok(list) => {
+                clusters = Some(list.items);
+                out.capi_version = Some(capi);
+                break;
+            }
+            Err(e) if crate::kube::errors::status_code(&e) == Some(404) && version == "v1beta2" => {
+                continue;
+            }
+            Err(e) => {
+                return Err(cluster_error(
+                    mgmt,
+                    "list",
+                    "clusters.cluster.x-k8s.io",
+                    namespace,
+                    e,
+                ));
+            }
+        }
+    }
+    let clusters = clusters.unwrap_or_default();
+    let cluster = match cluster_name {
+        Some(name) => clusters
+            .iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name))
+            .ok_or_else(|| Error::Cluster {
+                cluster: mgmt,
+                action: format!("get clusters.cluster.x-k8s.io/{name} in namespace {namespace}"),
+                message: "not found".to_string(),
+                hint: Some(format!(
+                    "clusters in {namespace}: {}",
+                    clusters
+                        .iter()
+                        .filter_map(|c| c.metadata.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            })?,
+        None => match clusters.as_slice() {
+            [one] => one,
+            _ => {
+                return Err(Error::usage(format!(
+                    "--cluster-name is required: namespace {namespace} has {} clusters ({})",
+                    clusters.len(),
+                    clusters
+                        .iter()
+                        .filter_map(|c| c.metadata.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        },
+    };
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    out.cluster_name = Some(name.clone());
+    let version = out
+        .capi_version
+        .map(|v| {
+            if v == CapiVersion::V1beta2 {
+                "v1beta2"
+            } else {
+                "v1beta1"
+            }
+        })
+        .unwrap_or("v1beta2");
+    out.kubernetes_version = cluster
+        .data
+        .pointer("/spec/topology/version")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if out.kubernetes_version.is_none() {
+        out.kubernetes_version = control_plane_version(client, namespace, &cluster.data).await?;
+    }
+
+    // A MachineDeployment of this cluster tells the provider and the template to clone.
+    let mds: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &capi_resource(version, "MachineDeployment", "machinedeployments"),
+    );
+    let list = mds
+        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+        .await
+        .map_err(|e| {
+            cluster_error(
+                mgmt,
+                "list",
+                "machinedeployments.cluster.x-k8s.io",
+                namespace,
+                e,
+            )
+        })?;
+    let not_member = list.items.iter().find(|md| {
+        !md.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(crate::vocab::keys::MEMBER_LABEL))
+    });
+    let reference = not_member
+        .or(list.items.first())
+        .and_then(|md| md.data.pointer("/spec/template/spec/infrastructureRef"));
+    if let Some(kind) = reference
+        .and_then(|r| r.get("kind"))
+        .and_then(Value::as_str)
+    {
+        out.infra = infra::find(kind).ok();
+    }
+    let infra_kind = kind_hint.or(out.infra);
+    let template = template_name.map(str::to_string).or_else(|| {
+        reference
+            .and_then(|r| r.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    if let (Some(kind), Some(template)) = (infra_kind, template) {
+        let (ar, _) = api_resource(
+            &kind.api_version(out.capi_version.unwrap_or(CapiVersion::V1beta2)),
+            kind.kind,
+            Some(namespace),
+        );
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
+        match api.get(&template).await {
+            Ok(obj) => {
+                let spec = obj
+                    .data
+                    .pointer("/spec/template/spec")
+                    .cloned()
+                    .unwrap_or(Value::Object(Default::default()));
+                out.template = Some((template, spec));
+            }
+            Err(e)
+                if template_name.is_none() && crate::kube::errors::status_code(&e) == Some(404) => {
+            }
+            Err(e) => {
+                return Err(cluster_error(
+                    mgmt,
+                    "get",
+                    &format!("{}.{}/{template}", kind.plural, infra::GROUP),
+                    namespace,
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn control_plane_version(
+    client: &kube::Client,
+    namespace: &str,
+    cluster: &Value,
+) -> Result<Option<String>> {
+    let Some(reference) = cluster.pointer("/spec/controlPlaneRef") else {
+        return Ok(None);
+    };
+    let (Some(kind), Some(name)) = (
+        reference.get("kind").and_then(Value::as_str),
+        reference.get("name").and_then(Value::as_str),
+    ) else {
+        return Ok(None);
+    };
+    // v1beta2 references carry apiGroup only; the control plane's own v1beta2 is tried then.
+    let api_version = match (
+        reference.get("apiVersion").and_then(Value::as_str),
+        reference.get("apiGroup").and_then(Value::as_str),
+    ) {
+        (Some(v), _) => v.to_string(),
+        (None, Some(g)) => format!("{g}/v1beta2"),
+        _ => return Ok(None),
+    };
+    let (ar, _) = api_resource(&api_version, kind, Some(namespace));
+    let plural = format!("{}s", kind.to_ascii_lowercase());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
+    match api.get(name).await {
+        Ok(obj) => Ok(obj
+            .data
+            .pointer("/spec/version")
+            .and_then(Value::as_str)
+            .map(str::to_string)),
+        Err(e) if crate::kube::errors::status_code(&e) == Some(404) => Ok(None),
+        Err(e) => Err(cluster_error(
+            ClusterRole::Management,
+            "get",
+            &format!("{plural}/{name}"),
+            namespace,
+            e,
+        )),
+    }
+}
+
+/// A token minted for the controller's management ServiceAccount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintedToken {
+    /// The bearer token.
+    pub token: String,
+    /// When it expires, as the API server says (it may cap the lifetime asked for).
+    pub expires: jiff::Timestamp,
+}
+
+/// Asks the API server for a token of the controller's management ServiceAccount valid for
+/// `seconds` (a TokenRequest on the `serviceaccounts/<name>/token` subresource, default
+/// audiences, bound to no object), so no long-lived token Secret has to exist.
+pub async fn request_token(
+    client: &kube::Client,
+    namespace: &str,
+    service_account: &str,
+    seconds: i64,
+) -> Result<MintedToken> {
+    let api: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(seconds),
+            ..TokenRequestSpec::default()
+        },
+        ..TokenRequest::default()
+    };
+    let resource = format!("serviceaccounts/{service_account}/token");
+    let answer = api
+        .create_token_request(service_account, &PostParams::default(), &request)
+        .await
+        .map_err(|e| {
+            let code = crate::kube::errors::status_code(&e);
+            let mut err =
+                cluster_error(ClusterRole::Management, "create", &resource, namespace, e);
+            if let Error::Cluster { hint, .. } = &mut err {
+                match code {
+                    Some(404) => {
+                        *hint = Some(
+                            "apply the management bundle of `kubectl karpenter-capi init` first (it creates the ServiceAccount)"
+                                .to_string(),
+                        )
+                    }
+                    Some(403) => {
+                        *hint = Some(format!(
+                            "the identity running init needs `create` on `serviceaccounts/token` in namespace {namespace} (the controller itself does not)"
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            err
+        })?;
+    let Some(status) = answer.status.filter(|s| !s.token.is_empty()) else {
+        return Err(Error::Cluster {
+            cluster: ClusterRole::Management,
+            action: format!("create {resource} in namespace {namespace}"),
+            message: "the API server returned no token".to_string(),
+            hint: None,
+        });
+    };
+    Ok(MintedToken {
+        token: status.token,
+        expires: status.expiration_timestamp.0,
+    })
+}
+
+pub use crate::bundle::kubeconfig::base64;
+
+/// The API server URL of a kube config, as a string.
+pub fn server_url(config: &kube::Config) -> String {
+    config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_of_generated_kinds() {
+        let (ar, ns) = api_resource("cluster.x-k8s.io/v1beta2", "MachineDeployment", Some("x"));
+        assert_eq!(
+            (
+                ar.group.as_str(),
+                ar.version.as_str(),
+                ar.plural.as_str(),
+                ns
+            ),
+            ("cluster.x-k8s.io", "v1beta2", "machinedeployments", true)
+        );
+        let (ar, ns) = api_resource("karpenter.sh/v1", "NodePool", None);
+        assert_eq!((ar.plural.as_str(), ns), ("nodepools", false));
+        let (ar, ns) = api_resource("v1", "Namespace", None);
+        assert_eq!(
+            (ar.group.as_str(), ar.plural.as_str(), ns),
+            ("", "namespaces", false)
+        );
+        let (ar, _) = api_resource(
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "OpenStackMachineTemplate",
+            Some("x"),
+        );
+        assert_eq!(ar.plural, "openstackmachinetemplates");
+    }
+}
