@@ -7,29 +7,7 @@ use jiff::Timestamp;
 use crate::model::cron::Cron;
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::nodepool::{BudgetSpec, NodePool};
-
-/// The disruption reasons a budget may name (the NodePool CRD's `DisruptionReason` enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BudgetReason {
-    /// Consolidation of underutilized nodes.
-    Underutilized,
-    /// Removal of empty nodes.
-    Empty,
-    /// Replacement of drifted nodes.
-    Drifted,
-}
-
-impl BudgetReason {
-    /// The reason named `text`, exactly as the CRD spells it.
-    pub fn parse(text: &str) -> Option<BudgetReason> {
-        match text {
-            "Underutilized" => Some(BudgetReason::Underutilized),
-            "Empty" => Some(BudgetReason::Empty),
-            "Drifted" => Some(BudgetReason::Drifted),
-            _ => None,
-        }
-    }
-}
+use crate::vocab::reasons::DisruptionReason;
 
 /// How many nodes a budget allows: a count, or a percentage of the pool's nodes rounded up
 /// (core `Budget.GetAllowedDisruptions` scales with intstr `GetScaledValueFromIntOrPercent`,
@@ -86,7 +64,7 @@ struct Budget<'a> {
     /// The schedule and its duration in seconds; `None`: always active.
     window: Option<(Cron, i64)>,
     /// Empty: every reason.
-    reasons: Vec<BudgetReason>,
+    reasons: Vec<DisruptionReason>,
 }
 
 /// A budget, or every problem in it as (field under the budget, problem) pairs.
@@ -113,7 +91,7 @@ fn parse_budget(b: &BudgetSpec) -> Result<Budget<'_>, Vec<(&'static str, String)
     };
     let mut reasons = Vec::new();
     for r in &b.reasons {
-        match BudgetReason::parse(r) {
+        match DisruptionReason::parse_budget(r) {
             Some(r) => reasons.push(r),
             None => problems.push((
                 ".reasons",
@@ -142,7 +120,7 @@ fn parse_budget(b: &BudgetSpec) -> Result<Budget<'_>, Vec<(&'static str, String)
 /// skip the pool with a Warning Event on an `Err`.
 pub fn allowed_disruptions(
     pool: &NodePool,
-    reason: &str,
+    reason: DisruptionReason,
     total: usize,
     now: Timestamp,
 ) -> Result<usize, String> {
@@ -156,10 +134,9 @@ pub fn allowed_disruptions(
             }
         }
     }
-    let reason = BudgetReason::parse(reason);
     let mut allowed = usize::MAX;
     for b in budgets {
-        if !b.reasons.is_empty() && !reason.is_some_and(|r| b.reasons.contains(&r)) {
+        if !b.reasons.is_empty() && !b.reasons.contains(&reason) {
             continue;
         }
         if let Some((cron, secs)) = &b.window
@@ -272,6 +249,11 @@ mod tests {
         }
     }
 
+    /// The reason spelled `text`.
+    fn r(text: &str) -> DisruptionReason {
+        DisruptionReason::parse(text).unwrap()
+    }
+
     fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
     }
@@ -304,7 +286,7 @@ mod tests {
                 &["Empty", "Underutilized"],
             ),
         ]);
-        let allowed = |reason: &str, now: &str| allowed_disruptions(&p, reason, 25, at(now));
+        let allowed = |reason: &str, now: &str| allowed_disruptions(&p, r(reason), 25, at(now));
         let monday_10 = "2026-11-30T10:00:00Z";
         assert_eq!(allowed("Drifted", monday_10), Ok(0));
         assert_eq!(allowed("Empty", monday_10), Ok(3), "10% of 25 rounded up");
@@ -322,18 +304,18 @@ mod tests {
         // A reason no budget names (budgets never see Expired) gets only the reason-less ones.
         assert_eq!(allowed("Expired", monday_23), Ok(3));
         assert_eq!(
-            allowed_disruptions(&pool(vec![]), "Empty", 25, at(monday_10)),
+            allowed_disruptions(&pool(vec![]), r("Empty"), 25, at(monday_10)),
             Ok(usize::MAX),
             "no budget: unbounded"
         );
         // Inactive budgets bound nothing.
         let only_scheduled = pool(vec![budget("0", Some(("0 9 * * mon-fri", "8h")), &[])]);
         assert_eq!(
-            allowed_disruptions(&only_scheduled, "Empty", 25, at(monday_23)),
+            allowed_disruptions(&only_scheduled, r("Empty"), 25, at(monday_23)),
             Ok(usize::MAX)
         );
         assert_eq!(
-            allowed_disruptions(&only_scheduled, "Empty", 25, at(monday_10)),
+            allowed_disruptions(&only_scheduled, r("Empty"), 25, at(monday_10)),
             Ok(0)
         );
     }
@@ -355,7 +337,7 @@ mod tests {
         ] {
             for reason in ["Underutilized", "Empty", "Drifted"] {
                 assert_eq!(
-                    allowed_disruptions(&p, reason, 10, at(now)),
+                    allowed_disruptions(&p, r(reason), 10, at(now)),
                     Ok(want),
                     "{reason} at {now}"
                 );
@@ -406,7 +388,7 @@ mod tests {
             // upstream still fails the whole pool (MustGetAllowedDisruptions returns 0).
             let p = pool(vec![budget("100%", None, &[]), bad]);
             for reason in ["Underutilized", "Empty", "Drifted"] {
-                let e = allowed_disruptions(&p, reason, 10, now).unwrap_err();
+                let e = allowed_disruptions(&p, r(reason), 10, now).unwrap_err();
                 assert!(e.contains(message), "{e}");
                 assert!(e.ends_with(&format!("(budgets[1]{field})")), "{e}");
             }
@@ -431,7 +413,7 @@ mod tests {
             "2030-07-01T00:00:00Z",
         ] {
             assert_eq!(
-                allowed_disruptions(&p, "Empty", 10, at(now)),
+                allowed_disruptions(&p, r("Empty"), 10, at(now)),
                 Ok(0),
                 "{now}"
             );
@@ -494,7 +476,7 @@ mod tests {
     const REASONS: [&str; 3] = ["Empty", "Underutilized", "Drifted"];
 
     fn by_reason(budgets: Vec<BudgetSpec>, reason: &str) -> Result<usize, String> {
-        allowed_disruptions(&pool(budgets), reason, 100, at(UPSTREAM_NOW))
+        allowed_disruptions(&pool(budgets), r(reason), 100, at(UPSTREAM_NOW))
     }
 
     #[test]

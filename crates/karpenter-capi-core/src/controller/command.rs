@@ -25,6 +25,7 @@ use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
 use crate::vocab::keys::REPLACES_ANNOTATION;
 use crate::vocab::keys::{DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
+use crate::vocab::reasons::DisruptionReason;
 
 /// How long a consolidation command waits before it is validated again and carried out (core
 /// `disruption/consolidation.go` commandValidationDelay); emptiness and consolidation only.
@@ -42,18 +43,18 @@ pub fn command_timeout_secs(queued: usize) -> i64 {
     (ms / 1000).clamp(600, 3600)
 }
 
-/// Whether a disruption reason is voluntary (emptiness, consolidation, drift: the claim is
-/// deleted only once its pods have a home) rather than forceful (expiry, a user's deletion,
-/// timeouts, garbage collection: drained at once).
+/// Whether a recorded disruption reason is voluntary (emptiness, consolidation, drift: the claim
+/// is deleted only once its pods have a home) rather than forceful (expiry, a user's deletion,
+/// timeouts, garbage collection: drained at once). See [`DisruptionReason::is_voluntary`].
 pub fn is_voluntary(reason: &str) -> bool {
-    matches!(reason, "Empty" | "Underutilized" | "Drifted")
+    DisruptionReason::parse(reason).is_some_and(DisruptionReason::is_voluntary)
 }
 
 /// A disruption command that starts this pass: the taint, its claim remembering when and why.
 pub(super) fn start_command(
     claim: &NodeClaimRecord,
     node: &NodeRecord,
-    reason: &str,
+    reason: DisruptionReason,
     saving: crate::model::flavor::Price,
     replacements: usize,
     now: Timestamp,
@@ -97,7 +98,7 @@ pub(super) fn continue_command(
     now: Timestamp,
 ) {
     let (claim, node) = (cmd.claim, cmd.node);
-    let Some(reason) = claim.annotations.get(DISRUPTION_REASON_ANNOTATION).cloned() else {
+    let Some(recorded) = claim.annotations.get(DISRUPTION_REASON_ANNOTATION) else {
         abort(
             out,
             claim,
@@ -106,13 +107,13 @@ pub(super) fn continue_command(
         );
         return;
     };
-    if !is_voluntary(&reason) {
+    let Some(reason) = DisruptionReason::parse(recorded).filter(|r| r.is_voluntary()) else {
         // A forceful disruption tainted by an earlier version: its claim goes now.
         if super::rollout::claim_paused(snapshot, claim).is_none() {
-            delete_claim(out, claim, node, &reason);
+            delete_claim(out, claim, node, recorded);
         }
         return;
-    }
+    };
     let elapsed = claim
         .annotations
         .get(keys::DRAIN_STARTED_ANNOTATION)
@@ -162,26 +163,27 @@ pub(super) fn continue_command(
             node.name, c.name
         ));
         draining.push(node.name.clone());
-        defer_rest(snapshot, out, claim, node, &reason, true);
+        defer_rest(snapshot, out, claim, node, reason.as_str(), true);
         return;
     }
-    if reason != "Drifted" && elapsed < VALIDATION_DELAY_SECS {
+    if reason != DisruptionReason::Drifted && elapsed < VALIDATION_DELAY_SECS {
         out.notes.push(format!(
             "node {}: {reason} disruption is validated again {}s after it started",
             node.name, VALIDATION_DELAY_SECS
         ));
         draining.push(node.name.clone());
-        defer_rest(snapshot, out, claim, node, &reason, true);
+        defer_rest(snapshot, out, claim, node, reason.as_str(), true);
         return;
     }
     // Validation (core `validation.go`): the candidate still qualifies.
-    let blocked = if reason == "Drifted" && claim.termination_grace_period.is_some() {
+    let blocked = if reason == DisruptionReason::Drifted && claim.termination_grace_period.is_some()
+    {
         node_do_not_disrupt(node, claim)
             .then(|| format!("disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"))
     } else {
         blocked_by(node, claim, &cmd.pods, pdbs, now)
     };
-    let arrived = reason == "Empty"
+    let arrived = reason == DisruptionReason::Empty
         && cmd
             .pods
             .iter()
@@ -215,14 +217,14 @@ pub(super) fn continue_command(
             "node {}: {reason} disruption waits: {why}",
             node.name
         ));
-        defer_rest(snapshot, out, claim, node, &reason, true);
+        defer_rest(snapshot, out, claim, node, reason.as_str(), true);
         return;
     }
     if drained(&cmd.pods, now) && drained_long_enough(claim, now) {
-        finish(snapshot, out, claim, node, &reason);
+        finish(snapshot, out, claim, node, reason.as_str());
     } else {
-        delete_claim(out, claim, node, &reason);
-        defer_rest(snapshot, out, claim, node, &reason, true);
+        delete_claim(out, claim, node, reason.as_str());
+        defer_rest(snapshot, out, claim, node, reason.as_str(), true);
     }
 }
 
@@ -240,7 +242,7 @@ pub(super) fn start_drift(
     (total, in_progress): (usize, usize),
     now: Timestamp,
 ) -> bool {
-    match allowed_disruptions(pool, "Drifted", total, now) {
+    match allowed_disruptions(pool, DisruptionReason::Drifted, total, now) {
         Ok(allowed) if in_progress < allowed => {}
         Ok(_) => return false,
         Err(e) => {
@@ -287,7 +289,7 @@ pub(super) fn start_drift(
                 snapshot,
                 pool,
                 n,
-                "Drifted",
+                DisruptionReason::Drifted.as_str(),
                 std::slice::from_ref(&node.name),
             ));
         }
@@ -295,12 +297,19 @@ pub(super) fn start_drift(
         out.actions.push(start_command(
             claim,
             node,
-            "Drifted",
+            DisruptionReason::Drifted,
             claim_price(snapshot, claim),
             replacements.len(),
             now,
         ));
-        defer_rest(snapshot, out, claim, node, "Drifted", true);
+        defer_rest(
+            snapshot,
+            out,
+            claim,
+            node,
+            DisruptionReason::Drifted.as_str(),
+            true,
+        );
         return true;
     }
     false

@@ -33,6 +33,7 @@ use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
 use crate::vocab::keys::DISRUPTED_TAINT_KEY;
 use crate::vocab::keys::REPLACES_ANNOTATION;
+use crate::vocab::reasons::DisruptionReason;
 
 /// Annotation that blocks disruption on a node or a pod (a Karpenter key, shared with
 /// consolidation through the model so the two modules import in one direction only).
@@ -220,7 +221,7 @@ pub fn disrupt(
                 }
             };
             match reason {
-                Some("Drifted") => {
+                Some(DisruptionReason::Drifted) => {
                     // Drift is eventual (core `disruption/types.go` NewCandidate): a claim with a
                     // terminationGracePeriod is a candidate despite pods that block eviction
                     // (its drain deletes them at its deadline); never against the node's own
@@ -260,7 +261,7 @@ pub fn disrupt(
                         0,
                         now,
                     ));
-                    defer_rest(snapshot, &mut out, claim, node, reason, true);
+                    defer_rest(snapshot, &mut out, claim, node, reason.as_str(), true);
                 }
                 None => {
                     let quiet = consolidate_after.is_some_and(|after| {
@@ -303,7 +304,7 @@ pub fn disrupt(
         if underutilized.is_empty() {
             continue;
         }
-        let room = match allowed_disruptions(pool, "Underutilized", total, now) {
+        let room = match allowed_disruptions(pool, DisruptionReason::Underutilized, total, now) {
             Ok(allowed) => allowed.saturating_sub(in_progress),
             Err(e) => {
                 skip_pool(&mut out, pool, format!("spec.disruption.budgets: {e}"));
@@ -343,7 +344,7 @@ pub fn disrupt(
                     snapshot,
                     pool,
                     n,
-                    "Underutilized",
+                    DisruptionReason::Underutilized.as_str(),
                     &removed,
                 ));
             }
@@ -355,12 +356,19 @@ pub fn disrupt(
                     out.actions.push(start_command(
                         claim,
                         node,
-                        "Underutilized",
+                        DisruptionReason::Underutilized,
                         decision.saving,
                         decision.replacements.len(),
                         now,
                     ));
-                    defer_rest(snapshot, &mut out, claim, node, "Underutilized", true);
+                    defer_rest(
+                        snapshot,
+                        &mut out,
+                        claim,
+                        node,
+                        DisruptionReason::Underutilized.as_str(),
+                        true,
+                    );
                 }
             }
         }
@@ -404,7 +412,7 @@ fn expire(
         }
         out.actions.push(Action::delete_node_claim(
             claim,
-            "Expired".to_string(),
+            DisruptionReason::Expired.to_string(),
             format!("expired: older than its expireAfter {expire}"),
         ));
         out.deleted_claims.insert(claim.name.clone());
@@ -615,7 +623,7 @@ fn decide(
     movable: usize,
     now: Timestamp,
     consolidate_after: Option<GoDuration>,
-) -> Result<Option<&'static str>, String> {
+) -> Result<Option<DisruptionReason>, String> {
     if let Some(e) = claim
         .expire_after
         .as_deref()
@@ -625,13 +633,13 @@ fn decide(
         return Err(format!("expireAfter: {e}"));
     }
     if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
-        return Ok(Some("Drifted"));
+        return Ok(Some(DisruptionReason::Drifted));
     }
     if movable == 0
         && let Some(after) = consolidate_after
         && quiet_for(snapshot, claim, now) >= after.as_secs_i64()
     {
-        return Ok(Some("Empty"));
+        return Ok(Some(DisruptionReason::Empty));
     }
     Ok(None)
 }

@@ -23,6 +23,7 @@ use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::snapshot::Snapshot;
 use crate::vocab::keys;
 use crate::vocab::keys::REPLACES_ANNOTATION;
+use crate::vocab::reasons::DisruptionReason;
 
 /// Label names and values of one series, in core's label order.
 pub type LabelSet = Vec<(&'static str, String)>;
@@ -169,19 +170,19 @@ fn disrupted_labels(snapshot: &Snapshot, name: &str, reason: &str, policy: &str)
 }
 
 /// Reasons core's voluntary disruption methods use (the rest are forceful).
-fn consolidation_type(reason: &str) -> Option<&'static str> {
+fn consolidation_type(reason: DisruptionReason) -> Option<&'static str> {
     match reason {
-        "Empty" => Some("empty"),
-        "Underutilized" => Some("single"),
-        "Drifted" => Some(""),
-        _ => None,
+        DisruptionReason::Empty => Some("empty"),
+        DisruptionReason::Underutilized => Some("single"),
+        DisruptionReason::Drifted => Some(""),
+        DisruptionReason::Expired => None,
     }
 }
 
 /// One disruption command of a pass, as core's queue counts it.
 struct Decision {
-    /// CamelCase disruption reason.
-    reason: String,
+    /// Disruption reason.
+    reason: DisruptionReason,
     /// Core's consolidation type (`empty`, `single`, `multi`; empty for drift).
     kind: &'static str,
     /// Its nodes.
@@ -322,22 +323,24 @@ pub fn counts<'a>(
                 reason,
                 node_claim: Some(name),
                 ..
-            } if matches!(
-                reason.as_str(),
-                "Empty" | "Underutilized" | "Drifted" | "Expired"
-            ) =>
-            {
+            } if DisruptionReason::parse(reason).is_some() => {
+                let Some(reason) = DisruptionReason::parse(reason) else {
+                    continue;
+                };
                 let pool_name = claim(snapshot, name).and_then(|c| c.node_pool.clone());
                 let pool = snapshot
                     .nodepools
                     .iter()
                     .find(|p| Some(&p.name) == pool_name.as_ref());
                 // Drift also flows through core's queue; only consolidation reports a policy.
-                let policy = match (reason.as_str(), pool) {
-                    ("Empty" | "Underutilized", Some(p)) => snake_case(&p.consolidation_policy),
+                let policy = match (reason, pool) {
+                    (DisruptionReason::Empty | DisruptionReason::Underutilized, Some(p)) => {
+                        snake_case(&p.consolidation_policy)
+                    }
                     _ => String::new(),
                 };
-                let labels = disrupted_labels(snapshot, name, &snake_case(reason), &policy);
+                let labels =
+                    disrupted_labels(snapshot, name, &snake_case(reason.as_str()), &policy);
                 let pods = snapshot
                     .pods
                     .iter()
@@ -354,11 +357,14 @@ pub fn counts<'a>(
                     continue;
                 };
                 let pool = pool_name.unwrap_or_default();
-                let group = match reason.as_str() {
-                    "Empty" => decisions.iter_mut().find(|d| d.reason == "Empty"),
-                    "Underutilized" => decisions
+                let group = match reason {
+                    DisruptionReason::Empty => decisions
                         .iter_mut()
-                        .find(|d| d.reason == "Underutilized" && d.pools.first() == Some(&pool)),
+                        .find(|d| d.reason == DisruptionReason::Empty),
+                    DisruptionReason::Underutilized => decisions.iter_mut().find(|d| {
+                        d.reason == DisruptionReason::Underutilized
+                            && d.pools.first() == Some(&pool)
+                    }),
                     _ => None,
                 };
                 match group {
@@ -369,7 +375,7 @@ pub fn counts<'a>(
                         }
                     }
                     None => decisions.push(Decision {
-                        reason: reason.clone(),
+                        reason,
                         kind,
                         nodes: vec![node.clone()],
                         pools: vec![pool],
@@ -396,7 +402,7 @@ pub fn counts<'a>(
         } else {
             kind
         };
-        let reason = reason.to_lowercase();
+        let reason = reason.as_str().to_lowercase();
         for pool in pools {
             push(
                 Counter::DisruptionDecisionsByNodePool,

@@ -12,13 +12,14 @@ use crate::vocab::keys::DEPLOYMENT_NAME_LABEL;
 use crate::vocab::keys::MARKED_FOR_ANNOTATION;
 use crate::vocab::keys::MEMBER_LABEL;
 use crate::vocab::keys::SET_NAME_LABEL;
+use crate::vocab::reasons::DisruptionReason;
 
 /// The `delete-machine` values earlier versions wrote (the reason alone): their marks are ours.
 const OUR_MARK_REASONS: &[&str] = &[
-    "Empty",
-    "Underutilized",
-    "Drifted",
-    "Expired",
+    DisruptionReason::Empty.as_str(),
+    DisruptionReason::Underutilized.as_str(),
+    DisruptionReason::Drifted.as_str(),
+    DisruptionReason::Expired.as_str(),
     "Deleted",
     "NodeDeleted",
     "ScaleDown",

@@ -7,3 +7,4 @@ pub mod keys;
 pub mod kinds;
 pub mod names;
 pub mod permissions;
+pub mod reasons;

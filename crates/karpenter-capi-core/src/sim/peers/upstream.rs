@@ -48,6 +48,7 @@ use crate::sim::apply::apply_all;
 use crate::sim::cluster::{Mode, SimCluster};
 use crate::sim::{Ms, ceil_to};
 use crate::vocab::keys::DISRUPTED_TAINT_KEY;
+use crate::vocab::reasons::DisruptionReason;
 
 /// Karpenter's disruption polling period.
 pub const POLL: Ms = 10_000;
@@ -81,10 +82,10 @@ impl Method {
     }
 
     /// The disruption reason its budgets count under.
-    fn reason(self) -> &'static str {
+    fn reason(self) -> DisruptionReason {
         match self {
-            Method::Empty => "Empty",
-            _ => "Underutilized",
+            Method::Empty => DisruptionReason::Empty,
+            _ => DisruptionReason::Underutilized,
         }
     }
 }
@@ -362,7 +363,7 @@ impl Upstream {
 
     /// Disruptions a pool allows now for a reason, minus those under way (core
     /// `BuildDisruptionBudgetMapping`).
-    fn budgets(&self, c: &SimCluster, reason: &str) -> BTreeMap<String, usize> {
+    fn budgets(&self, c: &SimCluster, reason: DisruptionReason) -> BTreeMap<String, usize> {
         let mut out = BTreeMap::new();
         for pool in &c.snap.nodepools {
             let claims: Vec<&crate::model::nodeclaim::NodeClaimRecord> = c
@@ -634,10 +635,7 @@ impl Upstream {
             }
             return;
         }
-        let reason = match cmd.method {
-            Method::Empty => "Empty",
-            _ => "Underutilized",
-        };
+        let reason = cmd.method.reason();
         let mut actions = Vec::new();
         let mut per_md: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for cand in &valid {
@@ -658,13 +656,13 @@ impl Upstream {
                 target: format!("NodeClaim/{}", cand.claim),
                 node_claim: cand.claim.clone(),
                 reason: reason.to_string(),
-                message: format!("disrupting node(s): {}", reason.to_lowercase()),
+                message: format!("disrupting node(s): {}", reason.as_str().to_lowercase()),
                 machine: claim.machine.clone(),
                 add_finalizer: false,
             });
             // The provider's Delete: mark that Machine; replicas drop by the batch's count.
             if let Some(m) = bound_machine(&c.snap, claim) {
-                actions.push(mark(m, Some(&cand.claim), reason));
+                actions.push(mark(m, Some(&cand.claim), reason.as_str()));
                 if let Some(md) = m.deployment_key() {
                     per_md.entry(md).or_default().push(m.key());
                 }
