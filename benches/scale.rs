@@ -7,6 +7,9 @@
 //! own. Karpenter's full benchmark mix (spread, affinity, anti-affinity) runs too. Numbers go
 //! to the README, never into assertions.
 
+// A bench binary's main: its report is its stdout, and an input that does not parse is a broken bench.
+#![allow(clippy::print_stdout, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::time::Instant;
 

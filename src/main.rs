@@ -1,5 +1,8 @@
 //! Entry point: parse arguments, set up logging, run the command, map the result to an exit code.
 
+// The last word: an error that ends the command is printed here, after every Printer is gone.
+#![allow(clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 use karpenter_capi::cli;

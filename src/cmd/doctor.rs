@@ -14,9 +14,14 @@ use crate::render::doctor::render_report;
 
 /// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters.
 /// Offline, ages are judged at `--now`, else the wall clock.
-pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Result<Loaded> {
+pub fn load(
+    global: &GlobalArgs,
+    source: &SourceArgs,
+    review_access: bool,
+    printer: &Printer,
+) -> Result<Loaded> {
     if !source.files.is_empty() {
-        let snapshot = super::source::snapshot(source)?;
+        let snapshot = super::source::snapshot(source, printer)?;
         let now = match source.now.or(snapshot.now) {
             Some(t) => t,
             None => {
@@ -56,7 +61,7 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
 
 /// Runs `doctor`.
 pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = load(global, &args.source, true)?;
+    let loaded = load(global, &args.source, true, printer)?;
     let config = Config {
         launch_timeout: args.launch_timeout,
         registration_timeout: args.registration_timeout,

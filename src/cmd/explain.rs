@@ -13,7 +13,7 @@ use crate::render::tree::render;
 
 /// Runs `explain`.
 pub fn run(global: &GlobalArgs, args: ExplainArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = super::doctor::load(global, &args.source, false)?;
+    let loaded = super::doctor::load(global, &args.source, false, printer)?;
     let origin = if args.source.files.is_empty() {
         "the workload cluster".to_string()
     } else {

@@ -233,15 +233,15 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
             let files = files::plan(&bundle);
             if client_dry_run {
                 for f in &files {
-                    eprintln!("would write {}", dir.join(&f.path).display());
+                    printer.err(&format!("would write {}", dir.join(&f.path).display()))?;
                 }
             } else {
                 let written = files::write(dir, &files, args.force, args.prune)?;
-                report_written(dir, &written);
-                eprintln!(
+                report_written(dir, &written, printer)?;
+                printer.err(&format!(
                     "apply in this order:\n{}",
                     bundle::kustomize::apply_steps(&dir.display().to_string(), separate)
-                );
+                ))?;
             }
         }
         None => match global.output {
@@ -250,13 +250,13 @@ pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> Result<Out
         },
     }
     if separate && input.management_kubeconfig.is_none() {
-        eprintln!(
+        printer.err(&format!(
             "note: the controller reads the management cluster's kubeconfig from Secret {}/{}; after applying the management bundle, create it with:\n  kubectl karpenter-capi init kubeconfig -n {} --cluster-name {} --secret --management-kubeconfig MGMT.kubeconfig | kubectl apply -f -",
             input.controller_namespace,
             names::MANAGEMENT_KUBECONFIG_SECRET,
             input.namespace,
             input.cluster_name
-        );
+        ))?;
     }
     Ok(Outcome::Success)
 }
@@ -292,7 +292,7 @@ async fn apply_both(
                 token_seconds(token_duration, "--token-duration")?,
             )
             .await?;
-            note_capped(minted.expires, token_duration);
+            note_capped(minted.expires, token_duration, printer)?;
             let credential = bundle::kubeconfig::ControllerCredential::minted(
                 &bundle::kubeconfig::TokenKubeconfig {
                     server: init_live::server_url(&mgmt_config),
@@ -352,7 +352,7 @@ fn kubeconfig(
         };
         Ok::<_, Error>((kubeconfig, minted.expires))
     })?;
-    note_capped(expires, args.duration);
+    note_capped(expires, args.duration, printer)?;
     let out = if args.secret {
         // In the cluster the kubeconfig reads the token from the file beside it, so re-running
         // this (rotation) reaches the running controller without a restart.
@@ -369,10 +369,10 @@ fn kubeconfig(
         // It holds a credential: created 0600, replaced whole.
         Some(path) => {
             files::write_private(path, &out)?;
-            eprintln!(
+            printer.err(&format!(
                 "wrote {} (mode 0600); the token expires at {expires}",
                 path.display()
-            );
+            ))?;
         }
         None => printer.write(&out)?,
     }
@@ -391,16 +391,17 @@ fn token_seconds(d: GoDuration, flag: &str) -> Result<i64> {
 
 /// Says so when the API server granted a shorter token than asked for (its
 /// `--service-account-max-token-expiration` caps it).
-fn note_capped(expires: jiff::Timestamp, asked: GoDuration) {
+fn note_capped(expires: jiff::Timestamp, asked: GoDuration, printer: &Printer) -> Result<()> {
     let wanted = jiff::Timestamp::now()
         .as_second()
         .saturating_add(asked.as_secs_i64());
     // A minute of slack for the round trip.
     if expires.as_second() + 60 < wanted {
-        eprintln!(
+        printer.err(&format!(
             "note: the API server issued the token until {expires}, shorter than the {asked} asked for (its --service-account-max-token-expiration); rotate before then"
-        );
+        ))?;
     }
+    Ok(())
 }
 
 /// The CA bundle the management kubeconfig trusts, for the controller's kubeconfig (same server,
@@ -444,32 +445,33 @@ fn ask_flavors(asker: &mut dyn Ask) -> Result<Vec<FlavorSpec>> {
 }
 
 /// What `--output-dir` did, on stderr: counts, and each file replaced, stale or pruned by name.
-fn report_written(dir: &Path, w: &files::Written) {
-    eprintln!(
+fn report_written(dir: &Path, w: &files::Written, printer: &Printer) -> Result<()> {
+    printer.err(&format!(
         "wrote {}: {} created, {} replaced, {} unchanged",
         dir.display(),
         w.created.len(),
         w.replaced.len(),
         w.unchanged.len()
-    );
+    ))?;
     for f in &w.replaced {
-        eprintln!("  replaced {f}");
+        printer.err(&format!("  replaced {f}"))?;
     }
     for f in &w.pruned {
-        eprintln!("  removed stale {f}");
+        printer.err(&format!("  removed stale {f}"))?;
     }
     if !w.stale.is_empty() {
-        eprintln!(
+        printer.err(&format!(
             "stale (written by an earlier init, no longer generated; --prune removes them): {}",
             w.stale.join(", ")
-        );
+        ))?;
     }
     if !w.foreign.is_empty() {
-        eprintln!(
+        printer.err(&format!(
             "left untouched (not written by init): {}",
             w.foreign.join(", ")
-        );
+        ))?;
     }
+    Ok(())
 }
 
 /// Both bundles as one `v1` `List`, as `kubectl get -o json|yaml` prints several objects: the

@@ -117,7 +117,7 @@ async fn clients(workload: &ClusterTarget, management: &ClusterTarget) -> Result
 
 /// `--once --dry-run -f`: plans from files, as of `--now` (else the dump's time, else now).
 fn replay(args: &RunArgs, printer: &Printer) -> Result<Outcome> {
-    let snapshot = super::source::snapshot(&args.source)?;
+    let snapshot = super::source::snapshot(&args.source, printer)?;
     for w in &snapshot.warnings {
         warn!("{w}");
     }

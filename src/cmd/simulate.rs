@@ -19,14 +19,14 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
         return timeline(&args, printer);
     }
     let snapshot = if args.live {
-        super::doctor::load(global, &args.source, false)?.snapshot
+        super::doctor::load(global, &args.source, false, printer)?.snapshot
     } else if args.source.files.is_empty() {
         snapshot_from_sources(&[Source {
             name: "built-in scenario (seed-8x1cpu)".to_string(),
             text: DEFAULT_SCENARIO.to_string(),
         }])?
     } else {
-        super::source::snapshot(&args.source)?
+        super::source::snapshot(&args.source, printer)?
     };
     if args.consolidate {
         let report = consolidate(&snapshot, args.strategy)?;
@@ -47,9 +47,9 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
 /// The trace and scenario `--timeline` replays: `--trace` names a built-in trace (which brings
 /// its scenario unless -f gives one) or a file; without it, -f's pending workloads, or the seed
 /// report's first run.
-pub fn timeline_inputs(args: &SimulateArgs) -> Result<(Trace, Snapshot)> {
+pub fn timeline_inputs(args: &SimulateArgs, printer: &Printer) -> Result<(Trace, Snapshot)> {
     let files = &args.source.files;
-    let scenario_from_files = || super::source::snapshot(&args.source);
+    let scenario_from_files = || super::source::snapshot(&args.source, printer);
     let built_in = |name: &str| -> Result<(Trace, Snapshot)> {
         let trace = trace::built_in(name)
             .ok_or_else(|| Error::usage(format!("unknown built-in trace {name:?}")))?;
@@ -99,7 +99,7 @@ pub fn timeline_inputs(args: &SimulateArgs) -> Result<(Trace, Snapshot)> {
 }
 
 fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
-    let (trace, snapshot) = timeline_inputs(args)?;
+    let (trace, snapshot) = timeline_inputs(args, printer)?;
     catalog::validate(&snapshot)?;
     for w in notes(&snapshot) {
         printer.note(&w)?;

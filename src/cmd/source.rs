@@ -6,10 +6,11 @@ use crate::error::Result;
 use crate::input::read_sources;
 use crate::model::load::load_sources;
 use crate::model::snapshot::Snapshot;
+use crate::render::Printer;
 
 /// Reads the `-f` inputs and builds the snapshot, each object once; a repeated object is noted on
 /// stderr (stdout stays the command's output).
-pub fn snapshot(source: &SourceArgs) -> Result<Snapshot> {
+pub fn snapshot(source: &SourceArgs, printer: &Printer) -> Result<Snapshot> {
     let (snapshot, notes) = {
         // A spinner on a terminal when reading and parsing take over a second (large dumps); not
         // while someone may be typing the input on a terminal.
@@ -18,7 +19,7 @@ pub fn snapshot(source: &SourceArgs) -> Result<Snapshot> {
         load_sources(&read_sources(&source.files, source.recursive)?)?
     };
     for note in notes {
-        eprintln!("note: {note}");
+        printer.err(&format!("note: {note}"))?;
     }
     Ok(snapshot)
 }

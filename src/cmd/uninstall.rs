@@ -41,8 +41,8 @@ pub fn run(global: &GlobalArgs, args: UninstallArgs, printer: &Printer) -> Resul
         printer
             .line("nothing to uninstall: none of what init installs is on the workload cluster")?;
     }
-    eprintln!(
-        "note: the management cluster's objects (member MachineDeployments and their Machines, templates, the controller's Role) are left in place; remove them with `kubectl delete -k DIR/management` once their nodes are no longer needed"
-    );
+    printer.err(
+        "note: the management cluster's objects (member MachineDeployments and their Machines, templates, the controller's Role) are left in place; remove them with `kubectl delete -k DIR/management` once their nodes are no longer needed",
+    )?;
     Ok(Outcome::Success)
 }

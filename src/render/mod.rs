@@ -71,6 +71,14 @@ impl Printer {
         self.write(&format!("{text}\n"))
     }
 
+    /// Writes one line to stderr as is: what a command reports beside its output (files written,
+    /// what to do next), never mixed into machine-readable stdout.
+    pub fn err(&self, text: &str) -> Result<()> {
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{text}")?;
+        Ok(())
+    }
+
     /// Writes a note for the user to stderr (never mixed into machine-readable stdout).
     pub fn note(&self, text: &str) -> Result<()> {
         let mut err = std::io::stderr();

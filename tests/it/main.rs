@@ -1,6 +1,10 @@
 //! All integration tests in one binary: one link instead of thirty (the debug binaries are large and
 //! CI disk and two cores are not); each module below was once its own `tests/*.rs` file.
 
+// The whole crate is test code (`cargo test` builds it, nothing else does): clippy.toml's
+// allow-unwrap/expect/print-in-tests then cover its helpers as they cover `#[test]` functions.
+#![cfg(test)]
+
 // Helpers shared by the test modules.
 mod common;
 mod shared;
