@@ -53,8 +53,7 @@ pub fn load(
         };
         let fallback = format!("User/({})", management.describe());
         // A spinner on a terminal when listing takes over a second (large or slow clusters).
-        let _spinner =
-            crate::render::progress::spinner("listing the workload and management clusters");
+        let _spinner = printer.spinner("listing the workload and management clusters");
         load_live(&w, &m, &fallback, namespace.as_deref(), now, review_access).await
     })?
 }

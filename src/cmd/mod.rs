@@ -12,11 +12,12 @@ pub mod version;
 
 use crate::cli::{Cli, Command, GlobalArgs, LogFormat};
 use crate::error::{Outcome, Result};
-use crate::render::Printer;
+use crate::render::{Printer, PrinterSettings};
 
 /// Runs the parsed command line.
 pub fn dispatch(cli: Cli) -> Result<Outcome> {
-    let printer = Printer::stdout(&cli.global);
+    let g = &cli.global;
+    let printer = Printer::new(PrinterSettings::detect(g.output, g.color, g.verbosity));
     match cli.command {
         Command::Init(args) => init::run(&cli.global, *args, &printer),
         Command::Doctor(args) => doctor::run(&cli.global, args, &printer),

@@ -147,7 +147,7 @@ pub async fn once(
     dry_run: bool,
     printer: &Printer,
 ) -> Result<Outcome> {
-    let spinner = crate::render::progress::spinner("listing the workload and management clusters");
+    let spinner = printer.spinner("listing the workload and management clusters");
     let snapshot =
         live_snapshot_in(&clients.workload, &clients.management, namespace, cluster).await?;
     drop(spinner);

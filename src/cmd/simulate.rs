@@ -109,8 +109,7 @@ fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
         None => StrategyName::ALL.to_vec(),
     };
     // Drawn on a terminal only, and only once the replay has taken a second.
-    let mut bar =
-        crate::render::progress::Bar::new("replaying {msg:>14} [{bar:40}] {pos}/{len} simulated s");
+    let mut bar = printer.bar("replaying {msg:>14} [{bar:40}] {pos}/{len} simulated s");
     let result = replay_all(&snapshot, &trace, &names, &mut |s, now, horizon| {
         bar.update(
             u64::try_from(now / 1000).unwrap_or(0),

@@ -15,7 +15,7 @@ pub fn snapshot(source: &SourceArgs, printer: &Printer) -> Result<Snapshot> {
         // A spinner on a terminal when reading and parsing take over a second (large dumps); not
         // while someone may be typing the input on a terminal.
         let _spinner = (!reads_typed_input(&source.files))
-            .then(|| crate::render::progress::spinner(loading_message(&source.files)));
+            .then(|| printer.spinner(loading_message(&source.files)));
         load_sources(&read_sources(&source.files, source.recursive)?)?
     };
     for note in notes {

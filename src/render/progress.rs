@@ -2,7 +2,6 @@
 //! `simulate --timeline`): drawn only when stderr is a terminal and only once the work has taken
 //! [`DELAY`], so quick commands, pipes, CI logs and tests never see it.
 
-use std::io::IsTerminal;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -26,12 +25,9 @@ pub struct Spinner {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Starts a [`Spinner`] saying `message` (e.g. `loading 3 input(s)`).
-pub fn spinner(message: impl Into<String>) -> Spinner {
-    spinner_on(std::io::stderr().is_terminal(), message.into())
-}
-
-fn spinner_on(terminal: bool, message: String) -> Spinner {
+/// Starts a [`Spinner`] saying `message` (e.g. `loading 3 input(s)`), drawn only when `terminal`
+/// (the [`super::Printer`] knows whether stderr is one).
+pub(crate) fn spinner_on(terminal: bool, message: String) -> Spinner {
     if !terminal {
         return Spinner {
             done: None,
@@ -84,12 +80,9 @@ pub struct Bar {
 }
 
 impl Bar {
-    /// A bar drawn with an indicatif `template` (e.g. `{msg} [{bar:40}] {pos}/{len}`).
-    pub fn new(template: &'static str) -> Bar {
-        Bar::on(std::io::stderr().is_terminal(), template)
-    }
-
-    fn on(terminal: bool, template: &'static str) -> Bar {
+    /// A bar drawn with an indicatif `template` (e.g. `{msg} [{bar:40}] {pos}/{len}`), only when
+    /// `terminal` (the [`super::Printer`] knows whether stderr is one).
+    pub(crate) fn on(terminal: bool, template: &'static str) -> Bar {
         Bar {
             terminal,
             started: Instant::now(),
