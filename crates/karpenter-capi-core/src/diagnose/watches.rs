@@ -60,7 +60,20 @@ pub fn check(snapshot: &Snapshot, now: Timestamp, out: &mut Vec<Finding>) {
             .pointer("/spec/holderIdentity")
             .and_then(serde_json::Value::as_str)
             .is_some_and(|h| !h.is_empty());
-        if !held {
+        // Renewed within its duration (when it says when): a Lease left by a controller that
+        // stopped long ago describes no watch that runs now.
+        let renewed = lease
+            .value
+            .pointer("/spec/renewTime")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|t| t.parse::<Timestamp>().ok());
+        let duration = lease
+            .value
+            .pointer("/spec/leaseDurationSeconds")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        let expired = renewed.is_some_and(|r| r.as_second() + duration < now.as_second());
+        if !held || expired {
             continue;
         }
         let ns = lease.meta.namespace.as_deref().unwrap_or_default();
@@ -105,8 +118,12 @@ mod tests {
     use crate::model::load::{Source, snapshot_from_sources};
 
     fn lease(holder: &str, annotation: &str) -> Snapshot {
+        renewed_lease(holder, annotation, "2026-12-02T10:07:25.000000Z")
+    }
+
+    fn renewed_lease(holder: &str, annotation: &str, renewed: &str) -> Snapshot {
         let text = format!(
-            "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: {LEASE_NAME}\n  namespace: karpenter-capi\n  annotations:\n    {WATCH_HEALTH_ANNOTATION}: '{annotation}'\nspec: {{holderIdentity: '{holder}', leaseDurationSeconds: 15}}\n"
+            "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: {LEASE_NAME}\n  namespace: karpenter-capi\n  annotations:\n    {WATCH_HEALTH_ANNOTATION}: '{annotation}'\nspec: {{holderIdentity: '{holder}', leaseDurationSeconds: 15, renewTime: '{renewed}'}}\n"
         );
         snapshot_from_sources(&[Source {
             name: "lease.yaml".into(),
@@ -155,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn a_released_lease_or_healthy_watches_give_no_finding() {
+    fn a_released_or_expired_lease_or_healthy_watches_give_no_finding() {
         assert_eq!(encode(&[]), None);
         let value = encode(&[FailingWatch {
             resource: "workload cluster pods".into(),
@@ -165,7 +182,12 @@ mod tests {
         .unwrap();
         let mut out = Vec::new();
         check(&lease("", &value), at("2026-12-02T10:07:30Z"), &mut out);
-        assert!(out.is_empty(), "{out:?}");
+        assert!(out.is_empty(), "released: {out:?}");
+        let stale = renewed_lease("me", &value, "2026-12-02T10:07:14.000000Z");
+        check(&stale, at("2026-12-02T10:07:30Z"), &mut out);
+        assert!(out.is_empty(), "expired: {out:?}");
+        check(&stale, at("2026-12-02T10:07:29Z"), &mut out);
+        assert_eq!(out.len(), 1, "held: {out:?}");
     }
 
     #[test]

@@ -173,8 +173,9 @@ pub fn classes(
 
 /// The optimizer's budget in units of work ([`packing_optimizer::work`]) by batch size: counted,
 /// not timed, so the same input gives the same plan on any machine and in any build. About a
-/// tenth of a second of an idle core's time in the optimizer for a batch up to 500 pods, half a
-/// second above (measured in docs/benchmarks.md).
+/// tenth of a second of a core's time in the optimizer for a batch up to 500 pods, up to half a
+/// second above, where most batches finish their search before the budget (measured in
+/// docs/benchmarks.md).
 pub fn work_for(pods: usize) -> u64 {
     if pods <= 500 {
         SMALL_BATCH_WORK
@@ -190,15 +191,19 @@ pub const LARGE_BATCH_WORK: u64 = 50_000_000;
 /// Units of work for one consolidation trial (the pods of a few nodes; a pass runs up to ~30).
 pub const TRIAL_WORK: u64 = 1_500_000;
 
-/// The wall-clock safety net of one optimizer run: far beyond what any budget above takes on a
-/// loaded machine, so normal inputs never reach it; when one does, the plan says so
-/// (`cutShort`) because it then depends on the machine's speed.
-pub const SAFETY_NET: Duration = Duration::from_secs(30);
+/// The wall-clock safety net of one optimizer run of `work` units: a millisecond per thousand
+/// units, at least a second (50 s for a large batch, 1.5 s for a consolidation trial). An idle
+/// core spends about 10 M units per 100 ms (docs/benchmarks.md), so this is some fifty times
+/// what a budget takes and normal inputs never reach it; when one does, the plan says so
+/// (`cutShort`), because it then depends on the machine's speed.
+pub fn safety_net(work: u64) -> Duration {
+    Duration::from_millis((work / 1_000).max(1_000))
+}
 
 /// Column generation, diving and local search over the classes (`packing_optimizer`) within
 /// `work` units, with the plan's nodes mapped back to the caller's offerings.
 pub fn optimize(classes: &Classes, work: u64) -> Solved {
-    let meter = Work::new(work, SAFETY_NET);
+    let meter = Work::new(work, safety_net(work));
     let mut solved = packing_optimizer::optimize(&classes.problem, &meter);
     for node in &mut solved.nodes {
         node.offering = classes.offering[node.offering];
