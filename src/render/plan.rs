@@ -58,6 +58,9 @@ pub fn plan_table(plan: &Plan) -> String {
     for note in &plan.notes {
         out.push_str(&format!("note: {note}\n"));
     }
+    if plan.cut_short {
+        out.push_str("note: an optimizer search hit its wall-clock safety net before its work budget: this plan depends on the machine's speed\n");
+    }
     out
 }
 

@@ -350,6 +350,7 @@ mod tests {
             lower_bound_per_hour: None,
             percent_above_lower_bound: None,
             unschedulable: Vec::new(),
+            cut_short: false,
         }
     }
 

@@ -49,6 +49,8 @@ pub async fn load_live(
     if review_access {
         let found = credential_secrets(workload, management, &snapshot).await;
         snapshot.objects.extend(found);
+        let leases = controller_leases(workload, &snapshot).await;
+        snapshot.objects.extend(leases);
         snapshot.objects.extend(workload_rbac(workload).await);
     }
     let identity = if review_access {
@@ -73,6 +75,56 @@ pub async fn load_live(
     })
 }
 
+/// The namespaces a controller may run in on the workload cluster: those of its pods, and the
+/// default one.
+fn controller_namespaces(snapshot: &Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = snapshot
+        .pods
+        .iter()
+        .filter(|p| diagnose::controller::is_controller_pod(p))
+        .map(|p| p.demand.namespace.clone())
+        .collect();
+    out.push(crate::vocab::names::WORKLOAD_IDENTITY.to_string());
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The controller's leader-election Lease in each namespace a controller may run in, read for
+/// `doctor` only: the running controller publishes its failing watches there
+/// ([`diagnose::watches`]). One that cannot be read is left unchecked, with a warning unless it
+/// does not exist (no controller, or one without leader election).
+pub async fn controller_leases(
+    workload: &kube::Client,
+    snapshot: &Snapshot,
+) -> Vec<crate::model::object::RawObject> {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::api::Api;
+
+    let mut out = Vec::new();
+    for ns in controller_namespaces(snapshot) {
+        let api: Api<Lease> = Api::namespaced(workload.clone(), &ns);
+        match api.get_opt(crate::vocab::names::LEASE_NAME).await {
+            Ok(Some(lease)) => {
+                let Ok(mut v) = serde_json::to_value(&lease) else {
+                    continue;
+                };
+                v["apiVersion"] = serde_json::json!("coordination.k8s.io/v1");
+                v["kind"] = serde_json::json!("Lease");
+                if let Ok(o) = crate::model::object::RawObject::from_value(v, "workload cluster") {
+                    out.push(o);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(
+                "doctor: cannot read leases/{} in namespace {ns} on the workload cluster ({e}); the controller's watch health is not checked",
+                crate::vocab::names::LEASE_NAME
+            ),
+        }
+    }
+    out
+}
+
 /// The Secrets the credential checks judge ([`diagnose::credentials`]), read for `doctor` only
 /// (the controller never reads Secrets): the controller's management kubeconfig Secret in each
 /// namespace a controller pod runs in (and the default one) on the workload cluster, and the
@@ -87,15 +139,7 @@ pub async fn credential_secrets(
     use kube::api::{Api, ListParams};
 
     use crate::vocab::names;
-    let mut controller_namespaces: Vec<String> = snapshot
-        .pods
-        .iter()
-        .filter(|p| diagnose::controller::is_controller_pod(p))
-        .map(|p| p.demand.namespace.clone())
-        .collect();
-    controller_namespaces.push(names::WORKLOAD_IDENTITY.to_string());
-    controller_namespaces.sort();
-    controller_namespaces.dedup();
+    let controller_namespaces = controller_namespaces(snapshot);
     let mut values = Vec::new();
     let skipped = |what: &str, e: kube::Error| {
         if crate::kube::errors::status_code(&e) != Some(404) {

@@ -7,6 +7,8 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use crate::work::Stop;
+
 use crate::lp::{Column, Lp};
 use crate::pricing::{Scorer, price_offering, ratio_of};
 
@@ -112,15 +114,15 @@ pub struct Master {
 
 /// Limits of column generation.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub struct Limits<'a> {
     /// Column generation rounds.
     pub rounds: usize,
     /// Offerings searched exactly per round.
     pub offerings_per_round: usize,
     /// Branch-and-bound nodes per offering search.
     pub node_cap: usize,
-    /// Wall time for the whole generation.
-    pub deadline: Option<Instant>,
+    /// Where the generation stops on the optimizer's work meter (none: only the caps above).
+    pub stop: Option<Stop<'a>>,
 }
 
 /// Single-class patterns: per class, the cheapest few offerings per pod at full copies.
@@ -146,7 +148,7 @@ pub fn seed_patterns(problem: &Problem) -> Vec<Pattern> {
 }
 
 /// Runs column generation from the seed patterns plus `extra` (e.g. a quick greedy's).
-pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Master {
+pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits<'_>) -> Master {
     let demand: Vec<f64> = problem.classes.iter().map(|c| f64::from(c.count)).collect();
     let max_cost = (0..problem.cap.len())
         .map(|o| problem.lp_cost(o))
@@ -185,7 +187,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
     for _round in 0..limits.rounds {
         let m = problem.classes.len();
         let t = Instant::now();
-        let done = lp.solve_until(20 * m + 200, limits.deadline);
+        let done = lp.solve_until(20 * m + 200, limits.stop);
         if tracing::enabled!(tracing::Level::TRACE) {
             tracing::trace!(
                 "round {_round}: solved {done} obj {:.4} in {:?}, pool {}",
@@ -201,9 +203,12 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         let mut scored: Vec<(f64, usize)> =
             (0..offerings).map(|o| (scorer.root_ratio(o), o)).collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        if let Some(stop) = limits.stop {
+            stop.spend((offerings * (m + 1)) as u64);
+        }
         let mut rho = 1.0f64;
         let mut added = 0;
-        let out_of_time = limits.deadline.is_some_and(|d| Instant::now() >= d);
+        let out_of_time = limits.stop.is_some_and(|s| s.passed());
         for (rank, &(ratio, o)) in scored.iter().enumerate() {
             let searched = rank < limits.offerings_per_round && !out_of_time;
             if ratio <= 1.0 + 1e-9 {
@@ -223,6 +228,9 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
                 limits.node_cap,
                 8,
             );
+            if let Some(stop) = limits.stop {
+                stop.spend(priced.work);
+            }
             let real = problem.price[o];
             if priced.complete {
                 rho = rho.max(ratio_of(priced.best_value, real));
@@ -253,7 +261,7 @@ pub fn generate(problem: &Problem, extra: Vec<Pattern>, limits: Limits) -> Maste
         }
     }
     let m = problem.classes.len();
-    lp.solve_until(20 * m + 200, limits.deadline);
+    lp.solve_until(20 * m + 200, limits.stop);
     Master {
         lp,
         patterns,

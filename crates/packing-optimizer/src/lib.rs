@@ -4,8 +4,8 @@
 //!
 //! A crate of its own so that debug builds (`cargo run`, `cargo test`) compile it optimized
 //! (`[profile.dev.package.packing-optimizer]` in the root Cargo.toml): its loops run some fifty
-//! times slower unoptimized, and the plugin's property tests spent most of their time here,
-//! racing the optimizer's deadlines instead of reaching its work caps as release builds do.
+//! times slower unoptimized. Its budget is counted in work ([`work`]), never in time, so a debug
+//! and a release build, or an idle and a loaded machine, give the same plan.
 //! Method and sources: `packing.md` in the project's shared reference.
 
 pub mod bounds;
@@ -13,8 +13,9 @@ pub mod colgen;
 pub mod integer;
 pub mod lp;
 mod pricing;
+pub mod work;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bounds::{node_count_bound, resource_bound, resource_prices};
 use colgen::{Limits, Problem};
@@ -26,13 +27,18 @@ pub struct Solved {
     pub nodes: Vec<Node>,
     /// A lower bound on the price of any plan for these classes, in units per hour.
     pub lower_bound: f64,
+    /// Units of work spent.
+    pub work: u64,
+    /// Whether the wall-clock safety net stopped the search before its work budget did.
+    pub cut_short: bool,
 }
 
-/// Column generation, diving and local search over the classes.
-pub fn optimize(problem: &Problem, total: Duration) -> Solved {
+/// Column generation, diving and local search over the classes, within `work`: the master
+/// problem until 6/10 of its units, the dive until 8/10, local search and the set cover after.
+pub fn optimize(problem: &Problem, work: &work::Work) -> Solved {
     let pods: usize = problem.classes.iter().map(|c| c.count as usize).sum();
     let start = Instant::now();
-    let mut incumbent = integer::quick(problem, start + total);
+    let mut incumbent = integer::quick(problem);
     let mut seeds: Vec<colgen::Pattern> = Vec::new();
     let (prices, _) = resource_prices(problem);
     if let Some(anchored) = integer::anchored(problem, &prices) {
@@ -56,18 +62,18 @@ pub fn optimize(problem: &Problem, total: Duration) -> Solved {
             rounds: 200,
             offerings_per_round: 24,
             node_cap: 4_000,
-            deadline: Some(start + total * 6 / 10),
+            stop: Some(work.share(6, 10)),
         },
     );
     let t_master = start.elapsed();
     let mut nodes = integer::solve(
         problem,
         &master,
-        start + total * 8 / 10,
+        work.share(8, 10),
         if pods <= 500 { 200 } else { 60 },
     );
     let t_dive = start.elapsed();
-    integer::improve(problem, &mut nodes, start + total, 96);
+    integer::improve(problem, &mut nodes, work.all(), 96);
     let mut nodes = if integer::total(problem, &incumbent) < integer::total(problem, &nodes) {
         incumbent
     } else {
@@ -100,9 +106,9 @@ pub fn optimize(problem: &Problem, total: Duration) -> Solved {
             &master.bound_duals,
             current,
             50_000,
-            start + total,
+            work.all(),
         ) {
-            integer::improve(problem, &mut better, start + total, 96);
+            integer::improve(problem, &mut better, work.all(), 96);
             if integer::total(problem, &better) < current {
                 nodes = better;
             }
@@ -110,7 +116,7 @@ pub fn optimize(problem: &Problem, total: Duration) -> Solved {
     }
     if tracing::enabled!(tracing::Level::TRACE) {
         tracing::trace!(
-            "optimize: {} classes, {} offerings, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}",
+            "optimize: {} classes, {} offerings, {} patterns, bound {:.4}, lp {:.4}, master {:?}, dive {:?}, total {:?}, work {} of {}",
             problem.classes.len(),
             problem.cap.len(),
             master.patterns.len(),
@@ -118,7 +124,9 @@ pub fn optimize(problem: &Problem, total: Duration) -> Solved {
             master.lp.objective(),
             t_master,
             t_dive,
-            start.elapsed()
+            start.elapsed(),
+            work.used(),
+            work.limit()
         );
     }
     Solved {
@@ -127,5 +135,7 @@ pub fn optimize(problem: &Problem, total: Duration) -> Solved {
             .lower_bound
             .max(resource_bound(problem))
             .max(node_count_bound(problem)),
+        work: work.used(),
+        cut_short: work.cut_short(),
     }
 }

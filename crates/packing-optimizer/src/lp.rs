@@ -212,17 +212,21 @@ impl Lp {
         self.solve_until(max_pivots, None)
     }
 
-    /// [`Lp::solve`], stopping also at `deadline` (checked every few pivots): the basis stays
+    /// [`Lp::solve`], counting each pivot's work (the pool it prices plus the m² update of the
+    /// inverse) on `stop`'s meter and stopping when that phase's share is spent: the basis stays
     /// feasible, only not optimal.
-    pub fn solve_until(&mut self, max_pivots: usize, deadline: Option<std::time::Instant>) -> bool {
+    pub fn solve_until(&mut self, max_pivots: usize, stop: Option<crate::work::Stop>) -> bool {
         let m = self.m;
         let mut w = vec![0.0; m];
         // The duals, updated with each pivot (O(m) rather than O(m²) from the inverse) and
         // recomputed whenever the inverse is rebuilt.
         let mut pi = self.duals();
-        for pivot in 0..max_pivots {
-            if pivot % 16 == 15 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-                return false;
+        for _ in 0..max_pivots {
+            if let Some(stop) = stop {
+                if stop.passed() {
+                    return false;
+                }
+                stop.spend((self.cols.len() + m * m) as u64);
             }
             // Entering variable: the most negative reduced cost, relative to the column's cost.
             let mut best: Option<(f64, Var)> = None;

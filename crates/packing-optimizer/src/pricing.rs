@@ -9,6 +9,9 @@ pub(super) struct Priced {
     pub(super) best_value: f64,
     pub(super) complete: bool,
     pub(super) improving: Vec<Pattern>,
+    /// The work it took, for the optimizer's meter: the greedy starts' item scans plus the
+    /// branch-and-bound nodes, each weighted by the items and dimensions it looks at.
+    pub(super) work: u64,
 }
 
 /// Branch and bound for one offering: maximise `Σ pi_c a_c` over counts that fit, honour
@@ -51,6 +54,8 @@ pub(super) fn price_offering(
     let bound_at = |k: usize, rem: &[i64]| -> f64 { bounder.bound(k, rem) };
     let _ = suff_sum;
     let root = bound_at(0, cap);
+    let per_node = (n + dims + 1) as u64;
+    let greedy_work = if root > threshold { (n * n) as u64 } else { 0 } + per_node;
     // Multi-start greedy first: each item forced in at its most copies, the rest filled in
     // the static order. Cheap, and it finds varied improving patterns; the branch and bound
     // then only runs when the greedy finds none (to find one or prove there is none).
@@ -104,6 +109,7 @@ pub(super) fn price_offering(
                 best_value: root,
                 complete: false,
                 improving: found,
+                work: greedy_work,
             };
         }
     }
@@ -140,6 +146,7 @@ pub(super) fn price_offering(
         best_value,
         complete,
         improving: search.improving,
+        work: greedy_work + search.nodes as u64 * per_node,
     }
 }
 

@@ -1009,7 +1009,18 @@ impl FakeApi {
                             let status = obj.get("status").cloned();
                             obj = b;
                             let mut m = meta;
-                            merge(&mut m, obj.get("metadata").cloned().unwrap_or(json!({})));
+                            let sent = obj.get("metadata").cloned().unwrap_or(json!({}));
+                            merge(&mut m, sent.clone());
+                            // A replace sets the labels and annotations it sends, as the API
+                            // server does: a key it leaves out is gone.
+                            if let Some(m) = m.as_object_mut() {
+                                for key in ["labels", "annotations"] {
+                                    match sent.get(key) {
+                                        Some(v) => m.insert(key.to_string(), v.clone()),
+                                        None => m.remove(key),
+                                    };
+                                }
+                            }
                             obj["metadata"] = m;
                             if let (true, Some(s)) = (ty.status, status) {
                                 obj["status"] = s;

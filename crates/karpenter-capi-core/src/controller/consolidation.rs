@@ -39,10 +39,11 @@ pub const SINGLE_NODE_TRIALS: usize = 20;
 /// At most this many nodes in one multi-node decision.
 pub const MULTI_NODE_MAX: usize = 100;
 
-/// The optimizer's time per trial: a pass runs up to ~30 trials, and the pods of a few nodes
+/// The optimizer's work per trial, in units (never time, so a trial's answer does not depend on
+/// the machine's speed or the build): a pass runs up to ~30 trials, and the pods of a few nodes
 /// are a small batch.
-fn trial_budget() -> std::time::Duration {
-    engine::scaled(std::time::Duration::from_millis(15))
+fn trial_budget() -> u64 {
+    engine::TRIAL_WORK
 }
 
 /// The snapshot as if `remove` were gone: their pods pending, their claims going away.

@@ -82,6 +82,11 @@ pub struct Plan {
     /// is converged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub status: Vec<Action>,
+    /// Whether some optimizer search of this pass (provisioning or a consolidation trial) hit
+    /// its wall-clock safety net before its work budget: the plan then depends on the machine's
+    /// speed. Normal inputs never do (budgets are counted in work, see `cost::engine`).
+    #[serde(rename = "cutShort", skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 /// What provisioning sees: the claims this pass deletes as deleting, and every node being
@@ -154,6 +159,7 @@ fn provisioning_view(
 /// MachineDeployment replicas. Provisioning comes before the disruption writes, so a failing
 /// disruption never holds pending pods back.
 pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
+    let cut_before = packing_optimizer::work::cut_short_runs();
     let mut actions = lifecycle::node_classes(snapshot);
     let live = lifecycle::liveness(snapshot, now, config);
     let mut removals = scale::Removals {
@@ -209,5 +215,6 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
         notes,
         pending,
         status,
+        cut_short: packing_optimizer::work::cut_short_runs() > cut_before,
     }
 }

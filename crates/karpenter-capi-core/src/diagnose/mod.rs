@@ -4,8 +4,9 @@
 //! One module per area: [`setup`] (NodePools, node classes, member MachineDeployments and their
 //! bootstrap templates), [`shapes`] (objects older versions left), [`scope`] (one Cluster per
 //! controller), [`nodeclaims`] (the chain from NodeClaim to Machine to Node),
-//! [`access`] (the management identity's RBAC), [`credentials`] (its token's lifetime) and
-//! [`controller`] (the controller's own pods).
+//! [`access`] (the management identity's RBAC), [`credentials`] (its token's lifetime),
+//! [`controller`] (the controller's own pods) and [`watches`] (the watch health the controller
+//! publishes on its Lease).
 //!
 //! # Guarantees
 //! Every finding names a cause code, a severity, a `Kind/namespace/name` subject (`Kind/name`
@@ -21,6 +22,7 @@ pub mod nodeclaims;
 pub mod scope;
 pub mod setup;
 pub mod shapes;
+pub mod watches;
 
 use std::fmt;
 
@@ -198,6 +200,9 @@ pub enum Cause {
     ControllerNotRunning,
     /// The controller's pod runs and is ready.
     ControllerRunning,
+    /// A watch of the running controller has been failing for longer than its bound (published
+    /// on its leader-election Lease): its view of that resource goes stale.
+    WatchFailing,
 }
 
 impl Cause {
@@ -298,6 +303,7 @@ pub fn run(
     access::check(snapshot, access_source, &mut findings);
     credentials::check(snapshot, now, &mut findings);
     controller::check(snapshot, &mut findings);
+    watches::check(snapshot, now, &mut findings);
     // Stable: areas in display order, input order within each.
     findings.sort_by_key(|f| f.area);
     Report { findings }

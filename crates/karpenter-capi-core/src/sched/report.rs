@@ -41,6 +41,10 @@ pub struct StrategyReport {
     pub percent_above_lower_bound: Option<f64>,
     /// Pods that fit nowhere.
     pub unschedulable: Vec<UnschedulablePod>,
+    /// Whether the optimizer's wall-clock safety net stopped it before its work budget did
+    /// (`cost` only): the plan then depends on the machine's speed. Absent when not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 /// A new node.
@@ -142,6 +146,7 @@ impl StrategyReport {
                     reasons: reasons.iter().map(|r| r.to_string()).collect(),
                 })
                 .collect(),
+            cut_short: p.cut_short,
         }
     }
 }

@@ -63,6 +63,10 @@ pub const NODE_CLASS_LABEL: &str = "karpenter.cluster.x-k8s.io/clusterapinodecla
 pub const TEMPLATE_HASH_ANNOTATION: &str = "karpenter-capi/machine-template-hash";
 /// The annotation on a replacement NodeClaim naming the nodes it replaces (comma-separated).
 pub const REPLACES_ANNOTATION: &str = "karpenter-capi/replaces";
+/// Our annotation on the leader-election Lease: the controller's watches failing for longer
+/// than the bound, as JSON (`diagnose::watches`); absent while every watch works. `doctor`
+/// reads it, since it cannot see a running controller's memory.
+pub const WATCH_HEALTH_ANNOTATION: &str = "karpenter-capi/watch-health";
 /// Cluster API's pause annotation (on a Cluster or any of its objects).
 pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 /// Cluster API's label naming a Machine's or MachineDeployment's Cluster.

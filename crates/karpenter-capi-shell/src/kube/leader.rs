@@ -11,6 +11,9 @@
 //!   itself when the last successful renewal's validity runs out, whatever the renewing task is
 //!   doing. Validity is measured on the monotonic clock from when the renewal was *sent*.
 //! - A clean shutdown releases the Lease (empty holder) so a standby takes over at once.
+//! - The holder's watch health ([`LeaseLock::set_watch_health`]) rides on its renewals as the
+//!   [`WATCH_HEALTH_ANNOTATION`] for `doctor`: no write of its own, and the value changes only
+//!   when a watch crosses the failure bound, recovers or changes its error. A release removes it.
 //!
 //! # Errors
 //! API failures are [`crate::Error::Cluster`] naming the Lease; a 409 is not an error (someone else won).
@@ -25,6 +28,7 @@ use tracing::info;
 
 use super::errors::{object_error, status_code};
 use crate::error::{ClusterRole, Result};
+use crate::vocab::keys::WATCH_HEALTH_ANNOTATION;
 use crate::vocab::names::DRY_RUN_LEASE_NAME;
 use crate::vocab::names::FIELD_MANAGER;
 use crate::vocab::names::LEASE_NAME;
@@ -129,6 +133,24 @@ pub struct LeaseLock {
     /// This replica's identity (`holderIdentity`).
     pub identity: String,
     duration: Duration,
+    /// The watch-health annotation's value the next write carries (none: removed).
+    watch_health: std::sync::Mutex<Option<String>>,
+}
+
+/// Sets (or, for `None`, removes) the watch-health annotation on a Lease about to be written.
+fn annotate(meta: &mut ObjectMeta, health: Option<String>) {
+    match health {
+        Some(v) => {
+            meta.annotations
+                .get_or_insert_with(Default::default)
+                .insert(WATCH_HEALTH_ANNOTATION.to_string(), v);
+        }
+        None => {
+            if let Some(a) = meta.annotations.as_mut() {
+                a.remove(WATCH_HEALTH_ANNOTATION);
+            }
+        }
+    }
 }
 
 impl LeaseLock {
@@ -140,7 +162,21 @@ impl LeaseLock {
             name: LEASE_NAME.to_string(),
             identity,
             duration: LEASE_DURATION,
+            watch_health: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The watch health the next create or renewal publishes
+    /// ([`crate::diagnose::watches::encode`] of the watches failing past the bound; `None` when
+    /// all work).
+    pub fn set_watch_health(&self, value: Option<String>) {
+        if let Ok(mut h) = self.watch_health.lock() {
+            *h = value;
+        }
+    }
+
+    fn watch_health(&self) -> Option<String> {
+        self.watch_health.lock().ok().and_then(|h| h.clone())
     }
 
     /// A lock on the Lease of a dry-run (`dry_run`) or live controller: [`DRY_RUN_LEASE_NAME`]
@@ -193,11 +229,13 @@ impl LeaseLock {
         {
             Some(l) => l,
             None => {
+                let mut metadata = ObjectMeta {
+                    name: Some(self.name.clone()),
+                    ..ObjectMeta::default()
+                };
+                annotate(&mut metadata, self.watch_health());
                 let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(self.name.clone()),
-                        ..ObjectMeta::default()
-                    },
+                    metadata,
                     spec: Some(LeaseSpec {
                         holder_identity: Some(self.identity.clone()),
                         lease_duration_seconds: Some(secs),
@@ -235,6 +273,7 @@ impl LeaseLock {
             }
         }
         let mut lease = current;
+        annotate(&mut lease.metadata, self.watch_health());
         let transitions = spec.lease_transitions.unwrap_or(0);
         lease.spec = Some(LeaseSpec {
             holder_identity: Some(self.identity.clone()),
@@ -301,6 +340,7 @@ impl LeaseLock {
         }
         spec.holder_identity = None;
         spec.lease_duration_seconds = Some(1);
+        annotate(&mut lease.metadata, None);
         let pp = PostParams {
             field_manager: Some(FIELD_MANAGER.to_string()),
             ..PostParams::default()

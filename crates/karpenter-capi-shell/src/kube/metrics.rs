@@ -10,7 +10,8 @@
 //!
 //! `/readyz` answers 200 once every watch has listed its objects, 503 before, and 503 again
 //! while a watch has been failing for longer than [`WATCH_FAILURE_BOUND`] (naming the resource
-//! and the last error): its store is going stale and passes plan on it. It does not depend
+//! and the last error): its store is going stale and passes plan on it. The same watches are
+//! what the leader publishes on its Lease for `doctor` ([`Metrics::failing_watches`]). It does not depend
 //! on leadership: a standby is ready to take over, and a rolling update of the one-replica
 //! Deployment would stall if the new pod had to lead before it counted as ready.
 //!
@@ -36,6 +37,7 @@ use tracing::{debug, info};
 
 use super::apply::{ActionOutcome, ActionResult};
 use crate::controller::karpenter_metrics::{self as km, Count, Gauges};
+use crate::diagnose::watches::FailingWatch;
 use crate::error::{Error, Result};
 
 type Labels = Vec<(String, String)>;
@@ -53,10 +55,12 @@ pub const LEASE_LOOP_BOUND: Duration = Duration::from_secs(60);
 /// retries in a row, not one blip.
 pub const WATCH_FAILURE_BOUND: Duration = Duration::from_secs(120);
 
-/// A watch failing since `since`, with its last error.
+/// A watch failing since `since` (monotonic, tokio's clock so paused-time tests can move it;
+/// `since_wall` for the Lease), with its last error.
 #[derive(Debug, Clone)]
 struct WatchFailure {
-    since: Instant,
+    since: tokio::time::Instant,
+    since_wall: jiff::Timestamp,
     error: String,
 }
 
@@ -203,9 +207,9 @@ impl Metrics {
     /// The watch of `what` failed with `error` (kept failing since its first failure).
     pub fn watch_failed(&self, what: &str, error: &str) {
         if let Ok(mut w) = self.watch_failures.lock() {
-            let now = Instant::now();
-            let entry = w.entry(what.to_string()).or_insert(WatchFailure {
-                since: now,
+            let entry = w.entry(what.to_string()).or_insert_with(|| WatchFailure {
+                since: tokio::time::Instant::now(),
+                since_wall: jiff::Timestamp::now(),
                 error: String::new(),
             });
             entry.error = error.to_string();
@@ -219,6 +223,22 @@ impl Metrics {
         {
             w.remove(what);
         }
+    }
+
+    /// The watches failing for longer than the bound, by resource: what fails `/readyz`, and
+    /// what the leader publishes on its Lease for `doctor`.
+    pub fn failing_watches(&self) -> Vec<FailingWatch> {
+        let Ok(w) = self.watch_failures.lock() else {
+            return Vec::new();
+        };
+        w.iter()
+            .filter(|(_, f)| f.since.elapsed() > self.watch_failure_bound)
+            .map(|(what, f)| FailingWatch {
+                resource: what.clone(),
+                error: f.error.clone(),
+                since: f.since_wall,
+            })
+            .collect()
     }
 
     /// `Ok` when `/readyz` answers 200, else why not (see the module docs).

@@ -524,6 +524,8 @@ pub async fn lead(
 ) {
     loop {
         let sent = tokio::time::Instant::now();
+        // The watches failing past the bound ride on this renewal for `doctor`.
+        lock.set_watch_health(crate::diagnose::watches::encode(&metrics.failing_watches()));
         let attempt = tokio::time::timeout(timing.deadline, lock.try_acquire(Timestamp::now()));
         let outcome = tokio::select! {
             o = attempt => o,

@@ -14,7 +14,7 @@ pub fn set_cover(
     duals: &[f64],
     incumbent: f64,
     node_cap: usize,
-    deadline: Instant,
+    stop: Stop<'_>,
 ) -> Option<Vec<Node>> {
     let m = problem.classes.len();
     let order = by_price(problem);
@@ -44,13 +44,12 @@ pub fn set_cover(
         chosen: Vec<Node>,
         nodes: usize,
         node_cap: usize,
-        deadline: Instant,
+        stop: Stop<'a>,
     }
     fn dfs(ctx: &mut Ctx, residual: &mut [u32], cost: f64) {
         ctx.nodes += 1;
-        if ctx.nodes >= ctx.node_cap
-            || (ctx.nodes.is_multiple_of(1024) && Instant::now() >= ctx.deadline)
-        {
+        ctx.stop.spend(ctx.covering.len() as u64 + 1);
+        if ctx.nodes >= ctx.node_cap || ctx.stop.passed() {
             ctx.nodes = ctx.node_cap;
             return;
         }
@@ -113,7 +112,7 @@ pub fn set_cover(
         chosen: Vec::new(),
         nodes: 0,
         node_cap,
-        deadline,
+        stop,
     };
     let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
     dfs(&mut ctx, &mut residual, 0.0);

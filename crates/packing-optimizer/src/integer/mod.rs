@@ -5,9 +5,8 @@
 //! pods are placed, through the checked fit, only afterwards. The local search lives in
 //! `search`, the set-cover and exact small-batch searches in `cover`.
 
-use std::time::Instant;
-
 use crate::colgen::{Limits, Master, Pattern, Problem, generate};
+use crate::work::Stop;
 
 mod cover;
 mod search;
@@ -106,12 +105,7 @@ fn cheapest_holding(
 }
 
 /// Whole nodes for every pod of the problem.
-pub fn solve(
-    problem: &Problem,
-    master: &Master,
-    deadline: Instant,
-    dive_rounds: usize,
-) -> Vec<Node> {
+pub fn solve(problem: &Problem, master: &Master, stop: Stop<'_>, dive_rounds: usize) -> Vec<Node> {
     let dims = problem.cap.first().map_or(0, Vec::len);
     let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
     let mut nodes: Vec<Node> = Vec::new();
@@ -126,7 +120,7 @@ pub fn solve(
         dims,
     );
     let mut rounds = 0;
-    while residual.iter().any(|&r| r > 0) && rounds < dive_rounds && Instant::now() < deadline {
+    while residual.iter().any(|&r| r > 0) && rounds < dive_rounds && !stop.passed() {
         rounds += 1;
         let mut sub = problem.clone();
         for (class, &r) in sub.classes.iter_mut().zip(&residual) {
@@ -154,7 +148,7 @@ pub fn solve(
                 rounds: 3,
                 offerings_per_round: 8,
                 node_cap: 2_000,
-                deadline: Some(deadline),
+                stop: Some(stop),
             },
         );
         let x = m.lp.values();
@@ -181,14 +175,13 @@ pub fn solve(
 
 /// A quick first-fit-decreasing plan of every pod, then improved: the first incumbent, and
 /// its patterns seed the LP.
-pub fn quick(problem: &Problem, deadline: Instant) -> Vec<Node> {
+pub fn quick(problem: &Problem) -> Vec<Node> {
     let dims = problem.cap.first().map_or(0, Vec::len);
     let mut residual: Vec<u32> = problem.classes.iter().map(|c| c.count).collect();
     let mut nodes = Vec::new();
     first_fit_decreasing(problem, &mut residual, &mut nodes, dims);
     let order = by_price(problem);
     downsize(problem, &order, &mut nodes);
-    let _ = deadline;
     nodes
 }
 

@@ -3,24 +3,24 @@
 
 use super::*;
 
-/// Local search until nothing improves or the deadline passes.
-pub fn improve(problem: &Problem, nodes: &mut Vec<Node>, deadline: Instant, pair_window: usize) {
+/// Local search until nothing improves or its share of the work meter is spent.
+pub fn improve(problem: &Problem, nodes: &mut Vec<Node>, stop: Stop<'_>, pair_window: usize) {
     let order = by_price(problem);
     for _ in 0..8 {
         let mut better = downsize(problem, &order, nodes);
-        if Instant::now() >= deadline {
+        if stop.passed() {
             break;
         }
-        better |= empty_nodes(problem, nodes, deadline);
-        if Instant::now() >= deadline {
+        better |= empty_nodes(problem, nodes, stop);
+        if stop.passed() {
             break;
         }
-        better |= merge_pairs(problem, &order, nodes, deadline, pair_window);
-        if Instant::now() >= deadline {
+        better |= merge_pairs(problem, &order, nodes, stop, pair_window);
+        if stop.passed() {
             break;
         }
-        better |= recreate(problem, &order, nodes, deadline, 12);
-        if !better || Instant::now() >= deadline {
+        better |= recreate(problem, &order, nodes, stop, 12);
+        if !better || stop.passed() {
             break;
         }
     }
@@ -42,14 +42,15 @@ pub(super) fn downsize(problem: &Problem, order: &[usize], nodes: &mut [Node]) -
 }
 
 /// Tries to move all pods of the emptiest nodes into the free room of the others.
-fn empty_nodes(problem: &Problem, nodes: &mut Vec<Node>, deadline: Instant) -> bool {
+fn empty_nodes(problem: &Problem, nodes: &mut Vec<Node>, stop: Stop<'_>) -> bool {
     let victims = emptiest(problem, nodes, 64);
     let mut removed = vec![false; nodes.len()];
     let mut any = false;
     for v in victims {
-        if Instant::now() >= deadline {
+        if stop.passed() {
             break;
         }
+        stop.spend((nodes.len() * (nodes[v].counts.len() + 1)) as u64);
         let mut trial: Vec<(usize, usize, u32)> = Vec::new();
         let mut scratch: Vec<(usize, Node)> = Vec::new();
         let mut ok = true;
@@ -103,20 +104,21 @@ fn merge_pairs(
     problem: &Problem,
     order: &[usize],
     nodes: &mut Vec<Node>,
-    deadline: Instant,
+    stop: Stop<'_>,
     window: usize,
 ) -> bool {
     let cand = emptiest(problem, nodes, window);
     let mut gone = vec![false; nodes.len()];
     let mut any = false;
     for x in 0..cand.len() {
-        if Instant::now() >= deadline {
+        if stop.passed() {
             break;
         }
         let a = cand[x];
         if gone[a] {
             continue;
         }
+        stop.spend(((cand.len() - x) * (order.len() + nodes[a].counts.len() + 1)) as u64);
         for &b in &cand[x + 1..] {
             if gone[b] || gone[a] {
                 continue;
@@ -190,7 +192,7 @@ fn recreate(
     problem: &Problem,
     order: &[usize],
     nodes: &mut Vec<Node>,
-    deadline: Instant,
+    stop: Stop<'_>,
     window: usize,
 ) -> bool {
     let dims = problem.cap.first().map_or(0, Vec::len);
@@ -205,7 +207,7 @@ fn recreate(
     };
     let mut any = false;
     for _ in 0..16 {
-        if Instant::now() >= deadline || nodes.len() < 2 {
+        if stop.passed() || nodes.len() < 2 {
             break;
         }
         let mut idx: Vec<usize> = (0..nodes.len()).collect();
@@ -215,6 +217,7 @@ fn recreate(
                 .then(a.cmp(&b))
         });
         idx.truncate(window);
+        stop.spend((nodes.len() + idx.len() * order.len() * (dims + 1)) as u64);
         let mut improved = false;
         for k in 2..=idx.len() {
             let chosen = &idx[..k];

@@ -51,6 +51,9 @@ pub struct Placement {
     /// Preferences dropped per pod (Karpenter's relaxation order) before it could be placed,
     /// or before it was given up on.
     pub relaxed: Vec<(usize, Vec<String>)>,
+    /// Whether the optimizer's wall-clock safety net stopped it before its work budget did:
+    /// the plan then depends on the machine's speed (`cost` only; normal inputs never do).
+    pub cut_short: bool,
 }
 
 impl Placement {
@@ -560,6 +563,7 @@ pub fn finish(
             .collect(),
         lower_bound: None,
         relaxed: Vec::new(),
+        cut_short: false,
     }
 }
 

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use packing_optimizer::work::Work;
+
 use super::{Allowed, conflict};
 use crate::model::pod::{AffinityTerm, PodDemand};
 use crate::model::resources::Resources;
@@ -169,25 +171,40 @@ pub fn classes(
     }
 }
 
-/// How long the optimizer may take, by batch size: a plan must stay interactive. Work caps
-/// usually end it far sooner. Debug builds get more time (see [`scaled`]) so that tests reach
-/// the same plans.
-pub fn budget_for(pods: usize) -> Duration {
-    let ms = if pods <= 500 { 150 } else { 500 };
-    scaled(Duration::from_millis(ms))
+/// The optimizer's budget in units of work ([`packing_optimizer::work`]) by batch size: counted,
+/// not timed, so the same input gives the same plan on any machine and in any build. About a
+/// tenth of a second of a core's time in the optimizer for a batch up to 500 pods, up to half a
+/// second above, where most batches finish their search before the budget (measured in
+/// docs/benchmarks.md).
+pub fn work_for(pods: usize) -> u64 {
+    if pods <= 500 {
+        SMALL_BATCH_WORK
+    } else {
+        LARGE_BATCH_WORK
+    }
 }
 
-/// A release-build time budget as this build's: debug builds get twenty times as long. The
-/// solver crate is optimized even there, but the plugin's own code is not, and tests run side by
-/// side on shared cores: the slack keeps test plans at the work caps rather than the clock.
-pub fn scaled(d: Duration) -> Duration {
-    if cfg!(debug_assertions) { d * 20 } else { d }
+/// Units of work for a batch of at most 500 pods.
+pub const SMALL_BATCH_WORK: u64 = 15_000_000;
+/// Units of work for a larger batch.
+pub const LARGE_BATCH_WORK: u64 = 50_000_000;
+/// Units of work for one consolidation trial (the pods of a few nodes; a pass runs up to ~30).
+pub const TRIAL_WORK: u64 = 1_500_000;
+
+/// The wall-clock safety net of one optimizer run of `work` units: a millisecond per thousand
+/// units, at least a second (50 s for a large batch, 1.5 s for a consolidation trial). An idle
+/// core spends about 10 M units per 100 ms (docs/benchmarks.md), so this is some fifty times
+/// what a budget takes and normal inputs never reach it; when one does, the plan says so
+/// (`cutShort`), because it then depends on the machine's speed.
+pub fn safety_net(work: u64) -> Duration {
+    Duration::from_millis((work / 1_000).max(1_000))
 }
 
-/// Column generation, diving and local search over the classes (`packing_optimizer`), with the
-/// plan's nodes mapped back to the caller's offerings.
-pub fn optimize(classes: &Classes, total: Duration) -> Solved {
-    let mut solved = packing_optimizer::optimize(&classes.problem, total);
+/// Column generation, diving and local search over the classes (`packing_optimizer`) within
+/// `work` units, with the plan's nodes mapped back to the caller's offerings.
+pub fn optimize(classes: &Classes, work: u64) -> Solved {
+    let meter = Work::new(work, safety_net(work));
+    let mut solved = packing_optimizer::optimize(&classes.problem, &meter);
     for node in &mut solved.nodes {
         node.offering = classes.offering[node.offering];
     }

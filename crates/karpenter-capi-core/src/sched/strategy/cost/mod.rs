@@ -72,18 +72,13 @@ impl Strategy for Cost {
     }
 }
 
-/// `cost`'s plan with the optimizer's time budget (default: by batch size, see
-/// [`engine::budget_for`]); consolidation's many trials pass a short one.
-pub fn plan_within(
-    snapshot: &Snapshot,
-    pending: &[usize],
-    budget: Option<std::time::Duration>,
-) -> Placement {
+/// `cost`'s plan with the optimizer's budget in units of work (default: by batch size, see
+/// [`engine::work_for`]); consolidation's many trials pass a small one.
+pub fn plan_within(snapshot: &Snapshot, pending: &[usize], work: Option<u64>) -> Placement {
     {
         let (all_offerings, _) = catalog::offerings(snapshot, true);
         let offerings = distinct(snapshot, &all_offerings);
         let mut state = ClusterState::new(snapshot, &all_offerings);
-        let time = budget;
         let budget = Budget::new(snapshot);
         let queue = queue_order(snapshot, pending);
         let rest = place_on_existing(&mut state, &queue);
@@ -98,6 +93,7 @@ pub fn plan_within(
         } else {
             None
         };
+        let mut cut_short = false;
         let (state, budget_after, lower_bound) = match exact {
             Some(nodes) => {
                 let mut budget_after = budget.clone();
@@ -116,9 +112,10 @@ pub fn plan_within(
                 (state, budget_after, Some(Price(price)))
             }
             None => {
-                let (state, budget_after, left, bound) = optimized(
-                    &state, &budget, &offerings, &allowed, &placeable, cross_node, time,
+                let (state, budget_after, left, bound, cut) = optimized(
+                    &state, &budget, &offerings, &allowed, &placeable, cross_node, work,
                 );
+                cut_short = cut;
                 unplaced.extend(left);
                 (state, budget_after, bound)
             }
@@ -134,6 +131,7 @@ pub fn plan_within(
             unplaced,
         );
         placement.lower_bound = lower_bound;
+        placement.cut_short = cut_short;
         placement
     }
 }
@@ -144,8 +142,9 @@ const GREEDY_CROSS_CHECK: usize = 400;
 
 /// The optimizer's plan (classes, column generation, diving, local search), materialised
 /// through the checked fit; what it leaves, and the pods that need sequential placement, go
-/// through the checked greedy. Returns the state, the budget after it, the pods left unplaced
-/// and the lower bound (when every optimized pod was placed).
+/// through the checked greedy. Returns the state, the budget after it, the pods left unplaced,
+/// the lower bound (when every optimized pod was placed) and whether the optimizer's
+/// wall-clock safety net cut it short.
 fn optimized<'a>(
     start: &ClusterState<'a>,
     budget: &Budget,
@@ -153,8 +152,8 @@ fn optimized<'a>(
     allowed: &Allowed,
     placeable: &[usize],
     cross_node: bool,
-    time: Option<std::time::Duration>,
-) -> (ClusterState<'a>, Budget, Vec<usize>, Option<Price>) {
+    work: Option<u64>,
+) -> (ClusterState<'a>, Budget, Vec<usize>, Option<Price>, bool) {
     let snapshot = start.snapshot();
     // Pods with required pod affinity, and the pods of the batch they select (their targets):
     // placed one at a time, so a target's node is chosen with its followers to come.
@@ -171,8 +170,9 @@ fn optimized<'a>(
         engine::needs_sequential(d) || terms.iter().any(|t| t.selects(&d.namespace, &d.labels))
     });
     let classes = engine::classes(start, offerings, allowed, &optimizable);
-    let time = time.unwrap_or_else(|| engine::budget_for(optimizable.len()));
-    let solved = engine::optimize(&classes, time);
+    let work = work.unwrap_or_else(|| engine::work_for(optimizable.len()));
+    let solved = engine::optimize(&classes, work);
+    let cut_short = solved.cut_short;
     let mut state = start.clone();
     let mut budget_after = budget.clone();
     let rest = engine::materialise(
@@ -233,12 +233,12 @@ fn optimized<'a>(
         };
         if (g_left.len(), price(&g_state)) < (left.len(), price(&state)) {
             let g_bound = bound.filter(|_| g_left.is_empty());
-            return (g_state, g_budget, g_left, g_bound);
+            return (g_state, g_budget, g_left, g_bound, cut_short);
         }
     }
     left.sort_unstable();
     left.dedup();
-    (state, budget_after, left, bound)
+    (state, budget_after, left, bound, cut_short)
 }
 
 /// Label keys some pod's scheduling depends on (selectors, affinity, non-hostname topology).
