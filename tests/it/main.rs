@@ -9,6 +9,7 @@ mod support;
 mod conformance_doc;
 mod controller_disruption;
 mod controller_plan;
+mod controller_termination;
 mod doctor_cli;
 mod doctor_fixtures;
 mod doctor_init_bundle;
