@@ -96,7 +96,7 @@ fn c3_8_node(i: usize, pods: &str) -> String {
 }
 
 /// Two c3-8 nodes with one pod of `cpu` each, consolidation of underutilized nodes on.
-fn two_c3_8(cpu: &str) -> String {
+pub(crate) fn two_c3_8(cpu: &str) -> String {
     let pool = "    budgets: [{nodes: '100%'}]\n";
     let base = base(0, pool).replace("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").replacen(
         "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",

@@ -4,10 +4,13 @@
 //! through `plan` and asserts the actions exactly.
 
 use crate::controller_disruption::{
-    ago, app_pod, base, drifted_node, evicts, names, node, pdb, run, sized_pod, tainted_nodes,
+    NOW, ago, app_pod, base, deletes, drifted_node, evicts, names, node, pdb, pod_with, run,
+    sized_pod, tainted_nodes, under_way,
 };
 
-use karpenter_capi::controller::Action;
+use karpenter_capi::controller::{Action, Config, plan};
+use karpenter_capi::model::duration::GoDuration;
+use karpenter_capi::model::load::{Source, snapshot_from_sources};
 
 /// `text` with claim `default-<i>` deleted `deleted_ago` seconds before NOW, holding our
 /// termination finalizer.
@@ -413,5 +416,157 @@ fn a_voluntary_drain_needs_no_room_for_pods_no_eviction_moves() {
             .any(|n| n == "node node-1: its drain waits for room for its pods"),
         "{:?}",
         p.notes
+    );
+}
+
+/// Core lifecycle finalize for a claim that never launched (no providerID, no Machine): its
+/// finalizer goes at once, and Nodes without a providerID are not touched (L-TERM-009/010).
+#[test]
+fn a_claim_never_launched_is_finalized_without_touching_nodes() {
+    let claim = deleted(
+        &young_claim(
+            "default-9",
+            600,
+            "{conditions: [{type: Launched, status: Unknown}]}",
+        ),
+        9,
+        10,
+    )
+    .replacen(
+        "  finalizers: [karpenter.sh/termination]\n",
+        "  finalizers: [karpenter.sh/termination, example.com/keep]\n",
+        1,
+    );
+    let loose = (1..=3)
+        .map(|k| format!("---\napiVersion: v1\nkind: Node\nmetadata: {{name: loose-{k}}}\nspec: {{}}\nstatus: {{conditions: [{{type: Ready, status: 'True'}}]}}\n"))
+        .collect::<String>();
+    let p = run(&format!("{}{claim}{loose}", base(0, "")));
+    assert_eq!(names(&p), vec!["removeNodeClaimFinalizer"]);
+    assert!(matches!(
+        &p.actions[0],
+        Action::RemoveNodeClaimFinalizer { node_claim, remaining, .. }
+            if node_claim == "default-9" && remaining == &vec!["example.com/keep".to_string()]
+    ));
+}
+
+/// Core `liveness.go` LaunchTimeout is configurable (`--launch-timeout` here): 45 s deletes a
+/// claim 60 s into its launch, and keeps one 30 s in (L-LIVE-006).
+#[test]
+fn a_custom_launch_timeout_is_honoured() {
+    let claims = [
+        young_claim(
+            "launch-60",
+            60,
+            &format!(
+                "{{conditions: [{{type: Launched, status: Unknown, lastTransitionTime: '{}'}}]}}",
+                ago(60)
+            ),
+        ),
+        young_claim(
+            "launch-30",
+            30,
+            &format!(
+                "{{conditions: [{{type: Launched, status: Unknown, lastTransitionTime: '{}'}}]}}",
+                ago(30)
+            ),
+        ),
+    ]
+    .concat();
+    let s = snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: format!("{}{claims}", base(0, "")),
+    }])
+    .unwrap();
+    let config = Config {
+        launch_timeout: GoDuration(45),
+        ..Config::default()
+    };
+    let p = plan(&s, NOW.parse().unwrap(), &config);
+    assert_eq!(
+        timed_out(&p),
+        vec![(
+            "launch-60",
+            "LaunchTimeout",
+            "not launched within 45s (waited 1m)"
+        )]
+    );
+    // The default 5 m keeps both.
+    let p = plan(&s, NOW.parse().unwrap(), &Config::default());
+    assert_eq!(timed_out(&p), Vec::<(&str, &str, &str)>::new());
+}
+
+/// node-1's claim deleted 30 s ago with a terminationGracePeriod of 1h, its node tainted by
+/// termination since then, holding `pods`.
+fn terminating(pods: &str, claim_annotations: &str) -> String {
+    let text = under_way(&node(1, 600, pods, ""), 1, "Expired", 30).replace(
+        "karpenter-capi/disruption-reason: Expired, ",
+        claim_annotations,
+    );
+    graced(&deleted(&text, 1, 30))
+}
+
+/// Core `nodeclaim/lifecycle` ensureTerminationGracePeriodTerminationTimeAnnotation: a deadline
+/// already recorded on the claim is kept (not rewritten) and is the one pods are deleted by
+/// (L-TERM-013).
+#[test]
+fn a_recorded_termination_deadline_is_kept_and_used() {
+    let web = pod_with("web-1", "", "", "");
+    let soon = NOW
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .checked_add(jiff::SignedDuration::from_secs(10))
+        .unwrap();
+    let recorded = terminating(
+        &web,
+        &format!("karpenter.sh/nodeclaim-termination-timestamp: '{soon}', "),
+    );
+    let p = run(&format!("{}{recorded}", base(1, "")));
+    assert!(
+        !names(&p).contains(&"setTerminationTimestamp"),
+        "{:?}",
+        names(&p)
+    );
+    assert_eq!(deletes(&p), vec![("default/web-1", 10)]);
+    // Not recorded yet: written as deletion + 1h, and 59 min left leave the pod to eviction.
+    let p = run(&format!("{}{}", base(1, ""), terminating(&web, "")));
+    assert!(p.actions.iter().any(|a| matches!(a,
+        Action::SetTerminationTimestamp { node_claim, time, .. }
+            if node_claim == "default-1" && *time == NOW.parse::<jiff::Timestamp>().unwrap().checked_add(jiff::SignedDuration::from_secs(3570)).unwrap().to_string())));
+    assert_eq!(deletes(&p), Vec::<(&str, i64)>::new());
+    assert_eq!(evicts(&p), vec!["default/web-1"]);
+}
+
+/// Core termination `suite_test.go`: terminal pods never hold a drain; a pod tolerating
+/// `karpenter.sh/disrupted:NoSchedule` (operator Equal as well as Exists) is neither evicted nor
+/// waited for; tolerating only `node.kubernetes.io/unschedulable` exempts nothing (T-TERM-008,
+/// T-TERM-010, T-TERM-012).
+#[test]
+fn which_pods_a_drain_evicts_and_waits_for() {
+    let marked_now = |pods: &str| {
+        let p = run(&format!("{}{}", base(1, ""), terminating(pods, "")));
+        (
+            evicts(&p).into_iter().map(String::from).collect::<Vec<_>>(),
+            marked(&p).len(),
+        )
+    };
+    let succeeded = pod_with("done-1", "", "", "").replace("phase: Running", "phase: Succeeded");
+    let failed = pod_with("failed-1", "", "", "").replace("phase: Running", "phase: Failed");
+    assert_eq!(marked_now(&format!("{succeeded}{failed}")), (vec![], 1));
+    let equal = pod_with(
+        "tolerant-1",
+        "",
+        "tolerations: [{key: karpenter.sh/disrupted, operator: Equal, value: '', effect: NoSchedule}], ",
+        "",
+    );
+    assert_eq!(marked_now(&equal), (vec![], 1));
+    let unschedulable = pod_with(
+        "cordon-1",
+        "",
+        "tolerations: [{key: node.kubernetes.io/unschedulable, operator: Exists, effect: NoSchedule}], ",
+        "",
+    );
+    assert_eq!(
+        marked_now(&format!("{equal}{unschedulable}")),
+        (vec!["default/cordon-1".to_string()], 0)
     );
 }

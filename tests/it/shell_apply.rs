@@ -799,3 +799,20 @@ async fn a_refused_eviction_records_failed_draining_on_the_node() {
     );
     assert_eq!(drain_events(&fake).len(), 3);
 }
+
+/// Core's terminator: evicting a pod that is already gone (404) is a silent success, with no
+/// Event (T-TERMINATOR-001).
+#[tokio::test]
+async fn evicting_a_pod_already_gone_succeeds_silently() {
+    let (fake, exec) = world();
+    let evict = Action::EvictPod {
+        target: "Pod/default/ghost".into(),
+        pod: "default/ghost".into(),
+        node: "node-1".into(),
+        reason: "Expired".into(),
+        uid: None,
+    };
+    let results = exec.execute(&plan(vec![evict]), now()).await;
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
+    assert_eq!(fake.all("", "events").len(), 0);
+}
