@@ -102,3 +102,95 @@ fn a_grace_period_does_not_open_consolidation_to_blocked_pods() {
     let p = run(&held);
     assert_eq!(names(&p), Vec::<&str>::new());
 }
+
+fn expired(p: &karpenter_capi::controller::Plan) -> Vec<&str> {
+    p.actions
+        .iter()
+        .filter_map(|a| match a {
+            karpenter_capi::controller::Action::DeleteNodeClaim {
+                node_claim, reason, ..
+            } if reason == "Expired" => Some(node_claim.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Core `nodeclaim/expiration`: a claim older than its expireAfter goes; a younger one stays;
+/// `Never` (here the pool's) never expires a claim, however old; expiry ignores a budget of zero
+/// (E-EXP-005, E-EXP-006).
+#[test]
+fn expiry_takes_claims_past_their_expire_after_only() {
+    let with_expiry = |i: usize, e: &str| {
+        node(i, 600, "", "").replace(
+            "requirements: []}",
+            &format!("requirements: [], expireAfter: {e}}}"),
+        )
+    };
+    // Both claims are an hour old.
+    let text = format!(
+        "{}{}{}",
+        base(2, "    budgets: [{nodes: '0'}]\n"),
+        with_expiry(1, "2h"),
+        with_expiry(2, "30m")
+    );
+    assert_eq!(expired(&run(&text)), vec!["default-2"]);
+    // The pool's `Never`, a claim three years old: kept.
+    let ancient = node(1, 600, "", "").replacen(
+        &format!(
+            "creationTimestamp: '{}'",
+            crate::controller_disruption::ago(3600)
+        ),
+        &format!(
+            "creationTimestamp: '{}'",
+            crate::controller_disruption::ago(3 * 365 * 86_400)
+        ),
+        1,
+    );
+    assert!(ancient.contains(&crate::controller_disruption::ago(3 * 365 * 86_400)));
+    let p = run(&format!(
+        "{}{ancient}",
+        base(1, "    budgets: [{nodes: '0'}]\n")
+    ));
+    assert_eq!(expired(&p), Vec::<&str>::new());
+    assert_eq!(names(&p), Vec::<&str>::new());
+}
+
+/// Core `BuildDisruptionBudgetMapping`: when more nodes are already disrupting than the budget
+/// allows, the allowance is zero, never below: no new disruption starts (D-SUITE-010).
+#[test]
+fn a_budget_already_used_up_allows_nothing_new() {
+    let deleting = |i: usize| {
+        node(i, 600, "", "").replacen(
+            &format!("  name: default-{i}\n"),
+            &format!(
+                "  name: default-{i}\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
+                crate::controller_disruption::ago(10)
+            ),
+            1,
+        )
+    };
+    let pool = "    budgets: [{nodes: '10%'}]\n";
+    // The control: one empty node among three, nothing disrupting: 10% of 3 rounds up to one.
+    let p = run(&format!(
+        "{}{}{}{}",
+        base(3, pool),
+        node(1, 600, &app_pod("web-1", 1, ""), ""),
+        node(2, 600, &app_pod("web-2", 2, ""), ""),
+        node(3, 600, "", "")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-3", "Empty")]);
+    // Two of them deleting: 2 disrupting against an allowance of 1; node-3 stays.
+    let p = run(&format!(
+        "{}{}{}{}",
+        base(3, pool),
+        deleting(1),
+        deleting(2),
+        node(3, 600, "", "")
+    ));
+    assert!(
+        tainted_nodes(&p).iter().all(|(_, r)| *r == "Deleted"),
+        "{:?}",
+        tainted_nodes(&p)
+    );
+    assert!(!names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+}
