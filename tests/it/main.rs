@@ -9,6 +9,7 @@ mod support;
 mod conformance_doc;
 mod controller_candidates;
 mod controller_disruption;
+mod controller_lifecycle;
 mod controller_plan;
 mod controller_termination;
 mod doctor_cli;
