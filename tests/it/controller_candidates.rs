@@ -194,3 +194,102 @@ fn a_budget_already_used_up_allows_nothing_new() {
     );
     assert!(!names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
 }
+
+/// Core `queue.go` GetMaxRetryDuration: 80 ms per command under way, at least 10 minutes, at
+/// most an hour, with core's own table (D-QUEUE-009..014).
+#[test]
+fn the_command_timeout_grows_with_the_commands_under_way() {
+    use karpenter_capi::controller::command::command_timeout_secs;
+    let table = [
+        (100, 600),
+        (4_000, 600),
+        (10_000, 800),
+        (40_000, 3_200),
+        (80_000, 3_600),
+        (100_000, 3_600),
+    ];
+    for (queued, secs) in table {
+        assert_eq!(command_timeout_secs(queued), secs, "{queued} commands");
+    }
+}
+
+/// Core `disruption/helpers.go` GetCandidates and `statenode.go` ValidateNodeDisruptable: only
+/// a Node with a claim of a NodePool that exists is a candidate; a claim without its Node, a Node
+/// without a claim, a claim without the nodepool label or of a NodePool that is gone are never
+/// disrupted (D-SUITE-039, D-SUITE-040, D-SUITE-045, D-SUITE-046).
+#[test]
+fn only_claimed_nodes_of_a_known_pool_are_candidates() {
+    let budget = "    budgets: [{nodes: '100%'}]\n";
+    // The control: an empty node of the pool is disrupted.
+    let p = run(&format!("{}{}", base(1, budget), node(1, 600, "", "")));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    // Without the nodepool label, or labelled for a pool that is gone: left alone.
+    for label in ["", "karpenter.sh/nodepool: gone, "] {
+        let text = node(1, 600, "", "").replacen(
+            "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}",
+            &format!("labels: {{{label}node.kubernetes.io/instance-type: c3-4}}"),
+            1,
+        );
+        let p = run(&format!("{}{text}", base(1, budget)));
+        assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new(), "{label:?}");
+        assert!(!names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+    }
+    // A Node of the pool with no claim and no Machine: nothing.
+    let lone = "---\napiVersion: v1\nkind: Node\nmetadata: {name: lone, labels: {karpenter.sh/nodepool: default}}\nspec: {providerID: 'openstack:///lone'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+    let p = run(&format!("{}{lone}", base(0, budget)));
+    assert_eq!(names(&p), Vec::<&str>::new());
+    // A launched claim whose Node has not appeared (its registration clock a minute old).
+    let nodeless = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-x\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {{providerID: 'openstack:///x', conditions: [{{type: Launched, status: 'True'}}, {{type: Registered, status: Unknown, lastTransitionTime: '{}'}}]}}\n",
+        crate::controller_disruption::ago(3600),
+        crate::controller_disruption::ago(60)
+    );
+    // (replicas 1: the Machine it waits for is already asked for)
+    let p = run(&format!("{}{nodeless}", base(1, budget)));
+    assert_eq!(names(&p), Vec::<&str>::new());
+}
+
+/// Core emptiness (`emptiness_test.go`, `suite_test.go`): an empty node annotated
+/// do-not-disrupt `"false"` is removed; a budget over a finished pod only blocks nothing; a
+/// terminating StatefulSet pod keeps its node from being Empty, since it comes back under its
+/// name (D-EMPTY-011, D-SUITE-037, D-EMPTY-018).
+#[test]
+fn what_keeps_an_empty_node_and_what_does_not() {
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        node(1, 600, "", "karpenter.sh/do-not-disrupt: 'false'")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    let done = app_pod("job-1", 1, "").replace("phase: Running", "phase: Succeeded");
+    let p = run(&format!(
+        "{}{}{}",
+        base(1, ""),
+        node(1, 600, &done, ""),
+        pdb("web", "{app: web}", 0, ", maxUnavailable: 0")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    assert_eq!(blocked_messages(&p), Vec::<&str>::new());
+    let leaving = |owner: &str| {
+        app_pod("db-0", 1, "").replace(
+            "labels: {app: web}",
+            &format!(
+                "labels: {{app: web}}, deletionTimestamp: '{}', ownerReferences: [{{apiVersion: apps/v1, kind: {owner}, name: db, uid: s, controller: true}}]",
+                crate::controller_disruption::ago(5)
+            ),
+        )
+    };
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        node(1, 600, &leaving("StatefulSet"), "")
+    ));
+    assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new());
+    // A terminating ReplicaSet pod does not come back there: the node is Empty.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        node(1, 600, &leaving("ReplicaSet"), "")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+}
