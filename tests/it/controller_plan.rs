@@ -362,7 +362,7 @@ fn registration_timeout_deletes_the_claim_and_exactly_its_machine() {
     );
     // Durations print one way: the limit and the age both as Go durations.
     assert!(
-        matches!(&p.actions[0], Action::DeleteNodeClaim { message, .. } if message == "not registered within 15m (age 16m)"),
+        matches!(&p.actions[0], Action::DeleteNodeClaim { message, .. } if message == "not registered within 15m (waited 16m)"),
         "{:?}",
         p.actions[0]
     );

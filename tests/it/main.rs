@@ -11,8 +11,11 @@ mod shared;
 mod support;
 
 mod conformance_doc;
+mod controller_candidates;
 mod controller_disruption;
+mod controller_lifecycle;
 mod controller_plan;
+mod controller_termination;
 mod doctor_cli;
 mod doctor_fixtures;
 mod doctor_init_bundle;

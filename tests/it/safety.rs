@@ -2752,6 +2752,8 @@ mod properties {
         /// A terminationGracePeriod of 10m on its claim, which (when deleting) was deleted this
         /// many seconds ago.
         deleted_ago: Option<i64>,
+        /// Its claim (with a Node sharing its providerID) registered; else only launched.
+        registered: bool,
     }
 
     fn node_spec() -> impl Strategy<Value = NodeSpec> {
@@ -2780,6 +2782,7 @@ mod properties {
                 Just(Some(590)),
                 Just(Some(3600))
             ],
+            proptest::bool::weighted(0.85),
         )
             .prop_map(
                 |(
@@ -2794,6 +2797,7 @@ mod properties {
                     ready,
                     guarded,
                     deleted_ago,
+                    registered,
                 )| {
                     NodeSpec {
                         md,
@@ -2807,6 +2811,7 @@ mod properties {
                         ready,
                         guarded,
                         deleted_ago,
+                        registered,
                     }
                 },
             )
@@ -2864,6 +2869,12 @@ mod properties {
             }
             if n.claim && n.drifted {
                 w = w.with("NodeClaim", &format!("c-{i}"), stamp_stale);
+            }
+            if n.claim && n.node && !n.registered {
+                w = w.with("NodeClaim", &format!("c-{i}"), |c| {
+                    c["status"] = json!({"providerID": format!("openstack:///{i}"), "conditions": [
+                        {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "Unknown"}]})
+                });
             }
             if n.marked {
                 w = w.with("Machine", &format!("m-{i}"), |m| {
@@ -2944,6 +2955,18 @@ mod properties {
                     prop_assert!(!guarded, "{pod} evicted despite karpenter.sh/do-not-disrupt");
                 }
             }
+            // A deleting claim that never registered drains no Node (core lifecycle finalize
+            // deletes only a registered claim's Nodes): no taint, eviction or pod deletion there.
+            for a in &p.actions {
+                let node = match a {
+                    Action::TaintNode { node, .. } | Action::EvictPod { node, .. } | Action::DeletePod { node, .. } => node,
+                    _ => continue,
+                };
+                let i: usize = node.trim_start_matches("node-").parse().unwrap_or(0);
+                if let Some(n) = i.checked_sub(1).and_then(|k| nodes.get(k)) {
+                    prop_assert!(!(n.claim && n.claim_deleting && !n.registered), "{node}: drained for a claim that never registered ({})", a.name());
+                }
+            }
             // Never a pod deleted before its claim's deadline minus its grace (30 s here): the
             // claim was deleted `deleted_ago` s ago with a 10m terminationGracePeriod.
             for a in &p.actions {
@@ -3000,7 +3023,10 @@ mod properties {
                 let s = snapshot_from_sources(&[Source { name: "w".into(), text: w.text() }]).unwrap();
                 let tainted_now: std::collections::BTreeSet<String> = p.actions.iter().filter_map(|a| match a {
                     Action::TaintNode { node, .. } => Some(node.clone()), _ => None }).collect();
+                // Pods no eviction moves (an active do-not-disrupt) need no room: core's simulation
+                // leaves them out, and they stay until the claim's deadline.
                 let need: i64 = s.pods.iter().filter(|x| !x.daemon && x.node_name.as_ref().is_some_and(|n| voluntary.contains(n)))
+                    .filter(|x| !x.annotations.contains_key("karpenter.sh/do-not-disrupt"))
                     .map(|x| x.demand.requests.cpu_millis).sum();
                 let free: i64 = s.nodes.iter().filter(|n| !voluntary.contains(&n.name) && n.ready == Some(true)
                     && !tainted_now.contains(&n.name) && !n.taints.iter().any(|t| t.key == "karpenter.sh/disrupted")

@@ -637,7 +637,13 @@ async fn eviction_goes_through_the_eviction_api() {
     let results = exec.execute(&plan(vec![evict]), now()).await;
     assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert!(fake.get("", "pods", "default", "web-0").is_none());
-    let last = fake.requests().last().unwrap().clone();
+    // The last request but the Events it records.
+    let last = fake
+        .requests()
+        .into_iter()
+        .filter(|r| !r.line().ends_with("/events"))
+        .last()
+        .unwrap();
     assert_eq!(
         last.line(),
         "POST /api/v1/namespaces/default/pods/web-0/eviction"
@@ -714,4 +720,99 @@ async fn nominations_are_rate_limited_and_a_replacement_announces_its_launch() {
         launching,
         vec![("NodeClaim", replacement, "Launching NodeClaim: Drifted")]
     );
+}
+
+/// Core's terminator (`terminator/eviction.go` Queue.Reconcile, `events.go` NodeFailedToDrain):
+/// an eviction a PodDisruptionBudget refuses (429), or the API server refuses for a pod under two
+/// budgets (500), records a `FailedDraining` Warning on the Node in core's words and no
+/// `Evicted`; an eviction that goes records `Evicted` on the pod.
+#[tokio::test]
+async fn a_refused_eviction_records_failed_draining_on_the_node() {
+    use karpenter_capi::kube::apply::MULTIPLE_PDBS_MESSAGE;
+    let (fake, exec) = world();
+    let evict = Action::EvictPod {
+        target: "Pod/default/web-0".into(),
+        pod: "default/web-0".into(),
+        node: "node-1".into(),
+        reason: "Expired".into(),
+        uid: None,
+    };
+    let drain_events = |fake: &FakeApi| -> Vec<(String, String, String, String)> {
+        fake.all("", "events")
+            .iter()
+            .filter(|e| e["reason"] == "FailedDraining" || e["reason"] == "Evicted")
+            .map(|e| {
+                let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+                (
+                    s(&e["involvedObject"]["kind"]),
+                    s(&e["involvedObject"]["name"]),
+                    s(&e["type"]),
+                    s(&e["message"]),
+                )
+            })
+            .collect()
+    };
+    let refused = |why: &str| {
+        (
+            "Node".to_string(),
+            "node-1".to_string(),
+            "Warning".to_string(),
+            format!("Failed to drain node, {why} (Pod=default/web-0)"),
+        )
+    };
+    fake.fail("POST", "/pods/web-0/eviction", 429, 1);
+    let results = exec.execute(&plan(vec![evict.clone()]), now()).await;
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
+    assert_eq!(
+        drain_events(&fake),
+        vec![refused("evicting pod violates a PDB")]
+    );
+    fake.fail_with(
+        "POST",
+        "/pods/web-0/eviction",
+        500,
+        "InternalError",
+        MULTIPLE_PDBS_MESSAGE,
+        1,
+    );
+    let results = exec.execute(&plan(vec![evict.clone()]), now()).await;
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
+    assert_eq!(
+        drain_events(&fake),
+        vec![
+            refused("evicting pod violates a PDB"),
+            refused("eviction does not support multiple PDBs")
+        ]
+    );
+    assert!(fake.get("", "pods", "default", "web-0").is_some());
+    let results = exec.execute(&plan(vec![evict]), now()).await;
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
+    assert!(fake.get("", "pods", "default", "web-0").is_none());
+    assert_eq!(
+        drain_events(&fake).last(),
+        Some(&(
+            "Pod".to_string(),
+            "web-0".to_string(),
+            "Normal".to_string(),
+            "Evicted pod: Expired".to_string()
+        ))
+    );
+    assert_eq!(drain_events(&fake).len(), 3);
+}
+
+/// Core's terminator: evicting a pod that is already gone (404) is a silent success, with no
+/// Event (T-TERMINATOR-001).
+#[tokio::test]
+async fn evicting_a_pod_already_gone_succeeds_silently() {
+    let (fake, exec) = world();
+    let evict = Action::EvictPod {
+        target: "Pod/default/ghost".into(),
+        pod: "default/ghost".into(),
+        node: "node-1".into(),
+        reason: "Expired".into(),
+        uid: None,
+    };
+    let results = exec.execute(&plan(vec![evict]), now()).await;
+    assert_eq!(results[0].outcome, ActionOutcome::Applied);
+    assert_eq!(fake.all("", "events").len(), 0);
 }

@@ -473,6 +473,8 @@ async fn an_eviction_refused_for_several_pdbs_is_a_pdb_block_not_a_failure() {
         namespace: "default".to_string(),
         name: "stuck".to_string(),
         uid: None,
+        node: "node-1".to_string(),
+        reason: "Deleted".to_string(),
     };
     fake.fail_with(
         "POST",

@@ -11,10 +11,10 @@ use jiff::Timestamp;
 
 use super::action::Action;
 use super::budget::allowed_disruptions;
-use super::consolidation::{Home, home};
+use super::consolidation::Home;
 use super::disruption::{
     DO_NOT_DISRUPT, Disruption, blocked_by, claim_price, defer_rest, drains_keep_home,
-    node_do_not_disrupt, replacement_claim, skip_pool,
+    home_for_movable, node_do_not_disrupt, replacement_claim, skip_pool,
 };
 use super::drain::{drained, never_evicted, reschedulable};
 use super::lifecycle::{bound_machine, mark};
@@ -193,7 +193,7 @@ pub(super) fn continue_command(
     let lost = match (blocked, arrived) {
         (Some(why), _) => Some(why),
         (None, true) => Some("pods arrived on it".to_string()),
-        (None, false) => match home(reserved, &with) {
+        (None, false) => match home_for_movable(reserved, &with, pdbs, now) {
             Home::Fits => None,
             Home::Nowhere(p) => Some(format!("pods {} fit nowhere", p.join(", "))),
             Home::Needs(_) => Some("its pods no longer have room".to_string()),
@@ -235,6 +235,7 @@ pub(super) fn continue_command(
 pub(super) fn start_drift(
     snapshot: &Snapshot,
     reserved: &Snapshot,
+    pdbs: &Pdbs,
     pool: &NodePool,
     out: &mut Disruption,
     draining: &mut Vec<String>,
@@ -265,7 +266,9 @@ pub(super) fn start_drift(
     for (claim, node, _) in drifted.iter() {
         let mut with = draining.clone();
         with.push(node.name.clone());
-        let replacements = match home(reserved, &with) {
+        // Pods that no eviction moves (a claim with a terminationGracePeriod drifts despite
+        // them) get no replacement, as core's drift makes none: they stay until the deadline.
+        let replacements = match home_for_movable(reserved, &with, pdbs, now) {
             Home::Fits => Vec::new(),
             Home::Needs(r) => r,
             Home::Nowhere(p) => {

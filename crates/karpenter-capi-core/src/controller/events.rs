@@ -16,6 +16,8 @@ pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
 pub const NOMINATED: &str = "Nominated";
 /// Core's `Evicted`, on a pod evicted from a node being disrupted.
 pub const EVICTED: &str = "Evicted";
+/// Core's `FailedDraining`, a Warning on a Node whose drain a PodDisruptionBudget refused.
+pub const FAILED_DRAINING: &str = "FailedDraining";
 
 fn normal(
     resource: kinds::ResourceType,
@@ -103,6 +105,26 @@ pub fn disruption_launching(reason: &str) -> Write {
         reason: DISRUPTION_LAUNCHING.to_string(),
         message: format!("Launching NodeClaim: {}", sentence(reason)),
         rate_limited: false,
+    }
+}
+
+/// `FailedDraining`, a Warning on the Node being drained, when the eviction of a pod
+/// (`namespace/name`) was refused by a PodDisruptionBudget (429) or because two budgets cover it
+/// (`several`; the API server's 500), with core's words (`terminator/events/events.go`
+/// NodeFailedToDrain, from `terminator/eviction.go` Queue.Reconcile).
+pub fn failed_draining(node: &str, pod: &str, several: bool) -> Write {
+    let why = if several {
+        "eviction does not support multiple PDBs"
+    } else {
+        "evicting pod violates a PDB"
+    };
+    Write::Event {
+        resource: kinds::NODE,
+        namespace: String::new(),
+        name: node.to_string(),
+        event_type: "Warning".to_string(),
+        reason: FAILED_DRAINING.to_string(),
+        message: format!("Failed to drain node, {why} (Pod={pod})"),
     }
 }
 

@@ -32,18 +32,42 @@ pub struct Liveness {
     pub marked_machines: BTreeSet<String>,
 }
 
-/// Claims not launched within the launch timeout, or not registered within the registration
-/// timeout, are deleted and their exact Machine marked for deletion.
+/// How long a liveness clock has run for a claim: since the last transition of its `type_`
+/// condition (core `nodeclaim/lifecycle/liveness.go` measures from the Launched and Registered
+/// conditions' lastTransitionTime, not from creation). A claim without that time counts from its
+/// creation, which is when core's launch seeds its conditions.
+pub fn since_transition(claim: &NodeClaimRecord, type_: &str, now: Timestamp) -> i64 {
+    age(liveness_start(claim, type_), now)
+}
+
+/// When the liveness clock of a claim's `type_` condition started (see [`since_transition`]).
+pub fn liveness_start(claim: &NodeClaimRecord, type_: &str) -> Option<Timestamp> {
+    crate::model::condition::find(&claim.conditions, type_)
+        .and_then(|c| c.last_transition_time)
+        .or(claim.created)
+}
+
+/// Claims not launched within the launch timeout of their Launched condition's last transition,
+/// or launched but not registered within the registration timeout of their Registered
+/// condition's, are deleted and their exact Machine marked for deletion (core `liveness.go`
+/// Reconcile: a claim not launched yet is judged by the launch clock alone).
 pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Liveness {
     let mut out = Liveness::default();
     for claim in snapshot.nodeclaims.iter().filter(|c| !c.deleting) {
-        let age = age(claim.created, now);
         let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
         let registered = claim.condition_true("Registered");
-        let (reason, limit) = if !launched && age > config.launch_timeout.as_secs_i64() {
-            ("LaunchTimeout", config.launch_timeout)
-        } else if !registered && age > config.registration_timeout.as_secs_i64() {
-            ("RegistrationTimeout", config.registration_timeout)
+        let (reason, limit, waited) = if !launched {
+            let waited = since_transition(claim, "Launched", now);
+            if waited <= config.launch_timeout.as_secs_i64() {
+                continue;
+            }
+            ("LaunchTimeout", config.launch_timeout, waited)
+        } else if !registered {
+            let waited = since_transition(claim, "Registered", now);
+            if waited <= config.registration_timeout.as_secs_i64() {
+                continue;
+            }
+            ("RegistrationTimeout", config.registration_timeout, waited)
         } else {
             continue;
         };
@@ -58,8 +82,8 @@ pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Livenes
         };
         // Durations as everywhere else (`doctor`, `explain`): Go durations, `16m`, `7m30s`.
         let message = format!(
-            "not {what} within {limit} (age {})",
-            crate::model::duration::GoDuration(u64::try_from(age).unwrap_or(0))
+            "not {what} within {limit} (waited {})",
+            crate::model::duration::GoDuration(u64::try_from(waited).unwrap_or(0))
         );
         out.actions
             .push(Action::delete_node_claim(claim, reason, message));

@@ -4,7 +4,9 @@
 //!   its node drained (a user's `kubectl delete nodeclaim` is a disruption request, drained at
 //!   once like Karpenter core's `node/termination`), then its exact Machine is marked and
 //!   removed (replicas by [`super::scale`]); the finalizer comes off only once the Machine is
-//!   being deleted or gone, so a drained Machine never outlives its claim.
+//!   being deleted or gone, so a drained Machine never outlives its claim. A claim that never
+//!   registered drains no Node (core finalizes only a registered claim's Nodes): its Machine is
+//!   marked at once.
 //! - A user's `kubectl delete node` (held by our finalizer) deletes the node's claim, which then
 //!   drains as above. Cluster API deleting the Node of a Machine it is deleting is not a
 //!   disruption request: nothing is done but releasing the finalizer once the Machine is gone.
@@ -21,10 +23,13 @@ use jiff::Timestamp;
 
 use super::action::Action;
 use super::command::drained_long_enough;
-use super::consolidation::{Home, home};
-use super::disruption::{Disruption, MIN_DRAIN_SECS, defer_rest, is_voluntary, node_of, pods_on};
+use super::consolidation::Home;
+use super::disruption::{
+    Disruption, MIN_DRAIN_SECS, defer_rest, home_for_movable, is_voluntary, node_of, pods_on,
+};
 use super::drain::{drain_step, drained, termination_deadline};
 use super::lifecycle::{bound_machine, mark};
+use super::pdb::Pdbs;
 use super::rollout::scale_down_hold;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
@@ -69,6 +74,7 @@ fn remove_claim_finalizer(claim: &NodeClaimRecord) -> Action {
 /// `skip`: claims this pass already deletes.
 pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Disruption {
     let mut out = Disruption::default();
+    let pdbs = Pdbs::new(snapshot);
     // The nodes whose pods leave this pass: every forceful drain, then each voluntary one that
     // still has a home beside them (one at a time, so two drains never count on the same room).
     let mut leaving: Vec<String> = draining_nodes(snapshot, now)
@@ -92,7 +98,7 @@ pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -
                 claim.name
             )),
             (Some(_), Some(m)) => {
-                drain_then_remove(snapshot, now, &mut out, &mut leaving, claim, m)
+                drain_then_remove(snapshot, (&pdbs, now), &mut out, &mut leaving, claim, m)
             }
         }
     }
@@ -156,7 +162,7 @@ pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -
 /// one (expiry, a user's deletion) drains at once.
 fn drain_then_remove(
     snapshot: &Snapshot,
-    now: Timestamp,
+    (pdbs, now): (&Pdbs, Timestamp),
     out: &mut Disruption,
     leaving: &mut Vec<String>,
     claim: &NodeClaimRecord,
@@ -186,7 +192,11 @@ fn drain_then_remove(
         .get(DISRUPTION_REASON_ANNOTATION)
         .filter(|r| is_voluntary(r));
     let reason = voluntary.cloned().unwrap_or_else(|| "Deleted".to_string());
-    if let Some(node) = node_of(snapshot, claim) {
+    // Only a registered claim's Node is drained (core `nodeclaim/lifecycle/controller.go`
+    // finalize deletes Nodes only when Registered is True): a Node that merely shares the
+    // providerID of a claim that never registered was not made ours, so it is not tainted or
+    // drained; the Machine goes at once and Cluster API's own deletion handles what runs there.
+    if let Some(node) = registered_node(snapshot, claim) {
         let pods = pods_on(snapshot, &node.name);
         let tainted = node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
         if !tainted {
@@ -205,7 +215,9 @@ fn drain_then_remove(
             let homeless = voluntary.is_some() && {
                 let mut with = leaving.clone();
                 with.push(node.name.clone());
-                let fits = home(snapshot, &with) == Home::Fits;
+                // Pods no eviction moves need no room (core SimulateScheduling leaves them
+                // out): they wait for the deadline.
+                let fits = home_for_movable(snapshot, &with, pdbs, now) == Home::Fits;
                 if fits {
                     leaving.push(node.name.clone());
                 }
@@ -247,6 +259,14 @@ fn drain_then_remove(
     out.marked_machines.insert(m.key());
 }
 
+/// The Node termination drains for a claim: its Node, if the claim registered.
+fn registered_node<'a>(snapshot: &'a Snapshot, claim: &NodeClaimRecord) -> Option<&'a NodeRecord> {
+    if !claim.condition_true("Registered") {
+        return None;
+    }
+    node_of(snapshot, claim)
+}
+
 /// The nodes of deleting claims (with a live, bound Machine) still being drained, and whether
 /// their claim was deleted by a voluntary command of ours.
 pub(super) fn draining_nodes(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, bool)> {
@@ -256,7 +276,7 @@ pub(super) fn draining_nodes(snapshot: &Snapshot, now: Timestamp) -> Vec<(String
         .filter(|c| c.deleting && has_finalizer(&c.finalizers))
         .filter(|c| bound_machine(snapshot, c).is_some_and(|m| !m.deleting))
         .filter_map(|c| {
-            let node = node_of(snapshot, c)?;
+            let node = registered_node(snapshot, c)?;
             (!drained(&pods_on(snapshot, &node.name), now)).then(|| {
                 let voluntary = c
                     .annotations

@@ -165,7 +165,10 @@ pub enum Write {
         /// `gracePeriodSeconds` of the delete (None: the object's own).
         grace_period_seconds: Option<i64>,
     },
-    /// Evict a pod through the Eviction API (respects PodDisruptionBudgets).
+    /// Evict a pod through the Eviction API (respects PodDisruptionBudgets), then record what
+    /// came of it as core's terminator does (`terminator/eviction.go` Queue.Reconcile): an
+    /// `Evicted` Event on the pod when it went ([`super::events::evicted`]), a `FailedDraining`
+    /// Warning on its Node when a PodDisruptionBudget refused ([`super::events::failed_draining`]).
     Evict {
         /// Namespace.
         namespace: String,
@@ -173,6 +176,10 @@ pub enum Write {
         name: String,
         /// A UID precondition (the pod evicted must be the one planned on).
         uid: Option<String>,
+        /// The Node being drained.
+        node: String,
+        /// The claim's disruption reason, for the `Evicted` Event.
+        reason: String,
     },
     /// Record an Event about the object the previous `Create` of the same action made, or naming
     /// it (its name is generated): Karpenter's `Nominated` on the pods a claim is for, its

@@ -497,7 +497,11 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
         },
         Write::Evict {
             namespace, name, ..
-        } => c.evict_pod(&format!("{namespace}/{name}")),
+        } => {
+            // The simulated API never refuses: the pod goes, with its `Evicted` Event.
+            c.evict_pod(&format!("{namespace}/{name}"));
+            c.rec.events += 1;
+        }
         Write::Event { .. } | Write::EventForCreated { .. } => c.rec.events += 1,
         Write::Create { resource, .. } => {
             return Err(format!("the simulation does not create {}s", resource.kind));

@@ -17,7 +17,9 @@
 //!   a replica lands after its Lease may have passed to another.
 //! - `Delete` and `Evict`: a 404 counts as done (the object is already gone); an eviction
 //!   refused with 429 (a PodDisruptionBudget), or with the 500 the API server answers for a pod
-//!   under several PodDisruptionBudgets, is retried by the next pass, not an error.
+//!   under several PodDisruptionBudgets, is retried by the next pass, not an error; it records
+//!   core's `FailedDraining` Warning on the Node, and only an eviction that went records
+//!   `Evicted` on the pod.
 //! - `Event`, `EventForCreated`: a core/v1 Event, unless the same one was recorded within the
 //!   de-duplication window ([`super::recorder`]); failing to record one is logged and never fails
 //!   the action.

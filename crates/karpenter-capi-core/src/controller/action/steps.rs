@@ -423,15 +423,16 @@ impl Action {
                 .collect(),
                 rollback: Vec::new(),
             },
-            Action::EvictPod { pod, uid, reason, .. } => {
+            Action::EvictPod { pod, uid, reason, node, .. } => {
                 let (namespace, name) = split(pod);
-                Steps {
-                    writes: vec![
-                        Write::Evict { namespace, name, uid: uid.clone() },
-                        crate::controller::events::evicted(pod, reason),
-                    ],
-                    rollback: Vec::new(),
-                }
+                // Its Event depends on the answer: recorded by the executor.
+                one(Write::Evict {
+                    namespace,
+                    name,
+                    uid: uid.clone(),
+                    node: node.clone(),
+                    reason: reason.clone(),
+                })
             }
             Action::DeletePod { pod, uid, grace_period_seconds, .. } => {
                 let (namespace, name) = split(pod);

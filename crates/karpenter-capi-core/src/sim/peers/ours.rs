@@ -103,12 +103,16 @@ impl Ours {
         ));
         for claim in c.snap.nodeclaims.iter().filter(|x| !x.deleting) {
             let created = claim.created.map_or(0, |t| at(c, t));
+            // The liveness clocks run from the conditions' transitions, as the controller reads
+            // them (`lifecycle::liveness`).
+            let start = |type_: &str| {
+                crate::controller::lifecycle::liveness_start(claim, type_).map_or(0, |t| at(c, t))
+            };
             let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
             if !launched {
-                times.push(created + Self::ms(self.config.launch_timeout));
-            }
-            if !claim.condition_true("Registered") {
-                times.push(created + Self::ms(self.config.registration_timeout));
+                times.push(start("Launched") + Self::ms(self.config.launch_timeout));
+            } else if !claim.condition_true("Registered") {
+                times.push(start("Registered") + Self::ms(self.config.registration_timeout));
             }
             let pool = claim
                 .node_pool

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use tracing::{debug, warn};
 
 use super::{CONFLICT_ATTEMPTS, Executor, Written};
+use crate::controller::events;
 use crate::controller::write::Write;
 use crate::error::{ClusterRole, Error, Result};
 use crate::kube::api::{self, dynamic_api, object_key, resource_name};
@@ -220,6 +221,8 @@ impl Executor {
                 namespace,
                 name,
                 uid,
+                node,
+                reason,
             } => {
                 let pods: Api<Pod> = Api::namespaced(self.clients.workload.clone(), namespace);
                 // A policy/v1 Eviction sent as is: kube's `Api::evict` names the field
@@ -230,33 +233,53 @@ impl Executor {
                 let sent: kube::Result<Value> = pods
                     .create_subresource("eviction", name, &PostParams::default(), &eviction)
                     .await;
-                match sent {
-                    Ok(_) => Ok(None),
-                    Err(e) if status_code(&e) == Some(404) => Ok(None),
+                let pod = format!("{namespace}/{name}");
+                // What came of it is recorded as core's `Queue.Reconcile` records it: `Evicted`
+                // on the pod once it went, `FailedDraining` on its Node when a budget refused.
+                let recorded = match sent {
+                    Ok(_) => Some(events::evicted(&pod, reason)),
+                    Err(e) if status_code(&e) == Some(404) => None,
                     // The UID precondition failed: the pod planned on is gone already.
-                    Err(e) if uid.is_some() && status_code(&e) == Some(409) => Ok(None),
+                    Err(e) if uid.is_some() && status_code(&e) == Some(409) => None,
                     // A PodDisruptionBudget refuses for now: the node stays tainted and the next
                     // pass evicts again, as Karpenter's terminator retries. The API server's 500
                     // for a pod under several PDBs is a PDB block too, not an error (mirrors
                     // core terminator/eviction.go `Queue.Reconcile`, multiplePodDisruptionBudgetsError).
                     Err(e) if status_code(&e) == Some(429) || several_pdbs(&e) => {
-                        let why = if several_pdbs(&e) {
+                        let several = several_pdbs(&e);
+                        let why = if several {
                             "the pod has more than one PodDisruptionBudget"
                         } else {
                             "429"
                         };
-                        tracing::info!(pod = %format!("{namespace}/{name}"), "eviction refused for now ({why}): retried next pass");
-                        Ok(None)
+                        tracing::info!(pod = %pod, "eviction refused for now ({why}): retried next pass");
+                        Some(events::failed_draining(node, &pod, several))
                     }
-                    Err(e) => Err(object_error(
-                        ClusterRole::Workload,
-                        "create",
-                        "pods/eviction",
-                        namespace,
-                        name,
-                        e,
-                    )),
+                    Err(e) => {
+                        return Err(object_error(
+                            ClusterRole::Workload,
+                            "create",
+                            "pods/eviction",
+                            namespace,
+                            name,
+                            e,
+                        ));
+                    }
+                };
+                if let Some(Write::Event {
+                    resource,
+                    namespace,
+                    name,
+                    event_type,
+                    reason,
+                    message,
+                }) = recorded
+                {
+                    let event = (event_type.as_str(), reason.as_str(), message.as_str());
+                    self.event(&resource, &namespace, &name, event, false, now)
+                        .await;
                 }
+                Ok(None)
             }
             Write::Event {
                 resource,

@@ -1,0 +1,144 @@
+//! Registration and initialization in the reconcile core, against Karpenter core v1.14.1
+//! `nodeclaim/lifecycle` (`registration.go` syncNode, `initialization.go`): which taints a Node
+//! gets on registration, and what holds a registered claim's initialization. Each case is a
+//! plan over one cluster state, its actions asserted exactly.
+
+use crate::controller_disruption::{ago, base, names, node, run};
+
+use karpenter_capi::controller::Action;
+use karpenter_capi::controller::write::Write;
+
+/// node-1 with its claim carrying a taint and a startup taint; `registered` and `initialized`
+/// set the claim's conditions; `node_labels` and `node_taints` are extra YAML on the Node.
+fn joining(registered: bool, initialized: bool, node_labels: &str, node_taints: &str) -> String {
+    let status = |b: bool| if b { "'True'" } else { "Unknown" };
+    // Not registered yet: its Registered clock started a minute ago (no timeout).
+    let registered_since = if registered {
+        String::new()
+    } else {
+        format!(", lastTransitionTime: '{}'", ago(60))
+    };
+    node(1, 600, "", "")
+        .replace(
+            "{type: Registered, status: 'True'}",
+            &format!(
+                "{{type: Registered, status: {}{registered_since}}}",
+                status(registered)
+            ),
+        )
+        .replace(
+            "{type: Initialized, status: 'True'",
+            &format!("{{type: Initialized, status: {}", status(initialized)),
+        )
+        .replace(
+            "requirements: []}",
+            "requirements: [], taints: [{key: dedicated, value: gpu, effect: NoSchedule}], startupTaints: [{key: example.com/agent, effect: NoSchedule}]}",
+        )
+        .replace(
+            "labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}",
+            &format!("labels: {{karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1{node_labels}}}"),
+        )
+        .replace(
+            "spec: {providerID: 'openstack:///n1'}",
+            &format!("spec: {{providerID: 'openstack:///n1'{node_taints}}}"),
+        )
+}
+
+fn registered_taints(p: &karpenter_capi::controller::Plan) -> Option<Vec<&str>> {
+    p.actions.iter().find_map(|a| match a {
+        Action::RegisterNode { taints, .. } => Some(taints.iter().map(String::as_str).collect()),
+        _ => None,
+    })
+}
+
+/// Core `registration.go` syncNode: the claim's taints and startup taints are put on the Node
+/// unless it is labelled `karpenter.sh/do-not-sync-taints: "true"` (any other value syncs); a
+/// registered claim is not registered again, so a startup taint removed is never put back
+/// (L-REG-009..015).
+#[test]
+fn registration_syncs_taints_unless_the_node_opts_out() {
+    let both = Some(vec![
+        "dedicated=gpu:NoSchedule",
+        "example.com/agent:NoSchedule",
+    ]);
+    let p = run(&format!("{}{}", base(1, ""), joining(false, false, "", "")));
+    assert_eq!(names(&p), vec!["registerNode"]);
+    assert_eq!(registered_taints(&p), both);
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        joining(
+            false,
+            false,
+            ", karpenter.sh/do-not-sync-taints: 'false'",
+            ""
+        )
+    ));
+    assert_eq!(registered_taints(&p), both);
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        joining(
+            false,
+            false,
+            ", karpenter.sh/do-not-sync-taints: 'true'",
+            ""
+        )
+    ));
+    assert_eq!(registered_taints(&p), Some(vec![]));
+    // Registered, its Node Ready without the startup taint (removed by its agent): initialized,
+    // and no taint is written back.
+    let p = run(&format!("{}{}", base(1, ""), joining(true, false, "", "")));
+    assert_eq!(names(&p), vec!["initializeNodeClaim"]);
+    assert_eq!(registered_taints(&p), None);
+}
+
+/// Core `initialization.go`: only a registered claim initializes, once its Node is Ready with
+/// no startup taint of the claim, no ephemeral taint (a `readiness.k8s.io/` one included) and
+/// every extended resource the claim requested; initializing labels the Node
+/// `karpenter.sh/initialized: "true"` (L-INIT-003, L-INIT-004, L-INIT-006..009, L-INIT-012).
+#[test]
+fn initialization_waits_for_registration_startup_taints_and_resources() {
+    // Launched, not registered, Node Ready: registered this pass, not initialized.
+    let p = run(&format!("{}{}", base(1, ""), joining(false, false, "", "")));
+    assert_eq!(names(&p), vec!["registerNode"]);
+    // Registered, Node Ready and clean: initialized, with the label on the Node.
+    let p = run(&format!("{}{}", base(1, ""), joining(true, false, "", "")));
+    assert_eq!(names(&p), vec!["initializeNodeClaim"]);
+    let labels = match &p.actions[0].steps().writes[0] {
+        Write::EditNode { add_labels, .. } => add_labels.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        labels.get("karpenter.sh/initialized").map(String::as_str),
+        Some("true")
+    );
+    // A startup taint of the claim still on the Node, or a readiness gate taint: waits.
+    for taint in [
+        "{key: example.com/agent, effect: NoSchedule}",
+        "{key: readiness.k8s.io/network, effect: NoSchedule}",
+    ] {
+        let p = run(&format!(
+            "{}{}",
+            base(1, ""),
+            joining(true, false, "", &format!(", taints: [{taint}]"))
+        ));
+        assert_eq!(names(&p), Vec::<&str>::new(), "{taint}");
+    }
+    // A GPU requested and not yet on the Node: waits; once allocatable has it: initialized.
+    let gpu = |allocatable: &str| {
+        joining(true, false, "", "")
+            .replace(
+                "spec: {nodeClassRef:",
+                "spec: {resources: {requests: {nvidia.com/gpu: '1'}}, nodeClassRef:",
+            )
+            .replace(
+                "allocatable: {cpu: '2', memory: 4G, pods: '110'}",
+                &format!("allocatable: {{cpu: '2', memory: 4G, pods: '110'{allocatable}}}"),
+            )
+    };
+    let p = run(&format!("{}{}", base(1, ""), gpu("")));
+    assert_eq!(names(&p), Vec::<&str>::new());
+    let p = run(&format!("{}{}", base(1, ""), gpu(", nvidia.com/gpu: '1'")));
+    assert_eq!(names(&p), vec!["initializeNodeClaim"]);
+}
