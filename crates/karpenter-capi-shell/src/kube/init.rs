@@ -13,9 +13,11 @@ use serde_json::Value;
 
 use crate::bundle::CapiVersion;
 use crate::bundle::Document;
+use crate::bundle::clone;
 use crate::bundle::infra::{self, InfraKind};
 use crate::error::{ClusterRole, Error, Result};
 use crate::kube::errors::cluster_error;
+use crate::vocab::keys::CLUSTER_NAME_LABEL;
 use crate::vocab::names::FIELD_MANAGER;
 
 /// Plural and scope of the kinds `init` generates; other kinds (from custom templates) fall back
@@ -126,8 +128,8 @@ pub struct ClusterDefaults {
     pub capi_version: Option<CapiVersion>,
     /// The provider, from an existing MachineDeployment's infrastructureRef.
     pub infra: Option<&'static InfraKind>,
-    /// An existing machine template to clone: its name and `spec.template.spec`.
-    pub template: Option<(String, Value)>,
+    /// The worker templates to clone.
+    pub clone: Option<clone::CloneSource>,
 }
 
 fn capi_resource(version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -233,14 +235,14 @@ pub async fn read_defaults(
         out.kubernetes_version = control_plane_version(client, namespace, &cluster.data).await?;
     }
 
-    // A MachineDeployment of this cluster tells the provider and the template to clone.
+    // The cluster's worker MachineDeployment tells the provider and the templates to clone.
     let mds: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         namespace,
         &capi_resource(version, "MachineDeployment", "machinedeployments"),
     );
     let list = mds
-        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+        .list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={name}")))
         .await
         .map_err(|e| {
             cluster_error(
@@ -251,59 +253,105 @@ pub async fn read_defaults(
                 e,
             )
         })?;
-    let not_member = list.items.iter().find(|md| {
-        !md.metadata
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.contains_key(crate::vocab::keys::MEMBER_LABEL))
-    });
-    let reference = not_member
-        .or(list.items.first())
-        .and_then(|md| md.data.pointer("/spec/template/spec/infrastructureRef"));
-    if let Some(kind) = reference
-        .and_then(|r| r.get("kind"))
+    let items: Vec<Value> = list
+        .items
+        .iter()
+        .filter_map(|md| serde_json::to_value(md).ok())
+        .collect();
+    let Some(worker) = clone::worker_machine_deployment(&items, &name) else {
+        if template_name.is_some() {
+            return Err(Error::usage(format!(
+                "--infrastructure-template: cluster {name} in namespace {namespace} has no worker MachineDeployment to take the template's kind from"
+            )));
+        }
+        return Ok(out);
+    };
+    let worker_name = worker
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
-    {
-        out.infra = infra::find(kind).ok();
+        .unwrap_or_default()
+        .to_string();
+    let Some(mut infra_ref) = clone::template_ref(worker, "/spec/template/spec/infrastructureRef")
+    else {
+        return Ok(out);
+    };
+    out.infra = infra::find(&infra_ref.kind).ok().or(kind_hint);
+    if let Some(hint) = kind_hint {
+        if hint.kind != infra_ref.kind {
+            infra_ref.api_version = None;
+        }
+        infra_ref.kind = hint.kind.to_string();
+        infra_ref.group = infra::GROUP.to_string();
     }
-    let infra_kind = kind_hint.or(out.infra);
-    let template = template_name.map(str::to_string).or_else(|| {
-        reference
-            .and_then(|r| r.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    if let Some(t) = template_name {
+        infra_ref.name = t.to_string();
+    }
+    let capi = out.capi_version.unwrap_or(CapiVersion::V1beta2);
+    // A known provider's version for this Cluster API first, then the usual ones.
+    let mut preferred: Vec<&str> = Vec::new();
+    if let Some(k) = infra::KINDS.iter().find(|k| k.kind == infra_ref.kind) {
+        preferred.push(match capi {
+            CapiVersion::V1beta2 => k.version_v1beta2,
+            CapiVersion::V1beta1 => k.version_v1beta1,
+        });
+    }
+    preferred.extend(["v1beta2", "v1beta1", "v1alpha1"]);
+    let infrastructure = read_template(client, namespace, &infra_ref, &preferred).await?;
+    let bootstrap = match clone::template_ref(worker, "/spec/template/spec/bootstrap/configRef") {
+        Some(r) if clone::is_kubeadm(&r) => {
+            Some(read_template(client, namespace, &r, &[capi.as_str(), "v1beta2", "v1beta1"]).await?)
+        }
+        _ => None,
+    };
+    out.clone = Some(clone::CloneSource {
+        machine_deployment: worker_name,
+        infrastructure,
+        bootstrap,
     });
-    if let (Some(kind), Some(template)) = (infra_kind, template) {
-        let (ar, _) = api_resource(
-            &kind.api_version(out.capi_version.unwrap_or(CapiVersion::V1beta2)),
-            kind.kind,
-            Some(namespace),
-        );
+    Ok(out)
+}
+
+/// Reads a template at the first of its apiVersions that serves it.
+async fn read_template(
+    client: &kube::Client,
+    namespace: &str,
+    reference: &clone::TemplateRef,
+    preferred: &[&str],
+) -> Result<clone::SourceTemplate> {
+    let versions = reference.api_versions(preferred);
+    let plural = infra::KINDS
+        .iter()
+        .find(|k| k.kind == reference.kind)
+        .map(|k| k.plural.to_string())
+        .unwrap_or_else(|| format!("{}s", reference.kind.to_ascii_lowercase()));
+    let what = format!("{plural}.{}/{}", reference.group, reference.name);
+    let mut last = None;
+    for api_version in &versions {
+        let (ar, _) = api_resource(api_version, &reference.kind, Some(namespace));
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
-        match api.get(&template).await {
+        match api.get(&reference.name).await {
             Ok(obj) => {
-                let spec = obj
-                    .data
-                    .pointer("/spec/template/spec")
-                    .cloned()
-                    .unwrap_or(Value::Object(Default::default()));
-                out.template = Some((template, spec));
+                let mut value = serde_json::to_value(&obj).map_err(|e| Error::Cluster {
+                    cluster: ClusterRole::Management,
+                    action: format!("get {what} in namespace {namespace}"),
+                    message: e.to_string(),
+                    hint: None,
+                })?;
+                // A dynamic object comes back without its type when the server omits it.
+                value["apiVersion"] = Value::from(api_version.as_str());
+                value["kind"] = Value::from(reference.kind.as_str());
+                return clone::SourceTemplate::from_object(&value);
             }
-            Err(e)
-                if template_name.is_none() && crate::kube::errors::status_code(&e) == Some(404) => {
-            }
+            Err(e) if crate::kube::errors::status_code(&e) == Some(404) => last = Some(e),
             Err(e) => {
-                return Err(cluster_error(
-                    mgmt,
-                    "get",
-                    &format!("{}.{}/{template}", kind.plural, infra::GROUP),
-                    namespace,
-                    e,
-                ));
+                return Err(cluster_error(ClusterRole::Management, "get", &what, namespace, e));
             }
         }
     }
-    Ok(out)
+    Err(match last {
+        Some(e) => cluster_error(ClusterRole::Management, "get", &what, namespace, e),
+        None => Error::usage(format!("{what}: no apiVersion to read it at")),
+    })
 }
 
 async fn control_plane_version(
