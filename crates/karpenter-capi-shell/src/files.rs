@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::bundle::{Bundle, kustomize};
+use crate::bundle::{Bundle, Templates, kustomize};
 use crate::error::{Error, Result};
 
 /// The record of the files the last `init` wrote, relative to the directory, one per line.
@@ -43,6 +43,65 @@ pub struct Written {
     pub pruned: Vec<String>,
     /// Files `init` did not write, left untouched (`--force`).
     pub foreign: Vec<String>,
+}
+
+impl Written {
+    /// What a write did, for stderr: counts, then each file replaced, stale or pruned by name.
+    pub fn report(&self, dir: &Path) -> Vec<String> {
+        let mut lines = vec![format!(
+            "wrote {}: {} created, {} replaced, {} unchanged",
+            dir.display(),
+            self.created.len(),
+            self.replaced.len(),
+            self.unchanged.len()
+        )];
+        lines.extend(self.replaced.iter().map(|f| format!("  replaced {f}")));
+        lines.extend(self.pruned.iter().map(|f| format!("  removed stale {f}")));
+        if !self.stale.is_empty() {
+            lines.push(format!(
+                "stale (written by an earlier init, no longer generated; --prune removes them): {}",
+                self.stale.join(", ")
+            ));
+        }
+        if !self.foreign.is_empty() {
+            lines.push(format!(
+                "left untouched (not written by init): {}",
+                self.foreign.join(", ")
+            ));
+        }
+        lines
+    }
+}
+
+/// The text of a file a flag names; an error names the flag, the file and the problem.
+pub fn read_text(path: &Path, flag: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::Input {
+        path: format!("{flag} {}", path.display()),
+        problem: match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            std::io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),
+            _ => format!("cannot read: {e}"),
+        },
+    })
+}
+
+/// The built-in templates, overridden by the files of `dir` with the same relative paths.
+pub fn load_templates(dir: Option<&Path>) -> Result<Templates> {
+    let mut templates = Templates::default();
+    let Some(dir) = dir else { return Ok(templates) };
+    if !dir.is_dir() {
+        return Err(Error::Input {
+            path: format!("--templates {}", dir.display()),
+            problem: "not a directory".to_string(),
+        });
+    }
+    for name in Templates::names() {
+        let path = dir.join(name);
+        if path.exists() {
+            templates.set(name, read_text(&path, "--templates")?);
+        }
+    }
+    Ok(templates)
 }
 
 /// The files of a bundle, in apply order: the CRD base `crds/kustomization.yaml`, then

@@ -175,14 +175,18 @@ pub fn bootstrap_spec(worker: &Value, extra: &[String]) -> Result<Value, Error> 
                 .as_object_mut()
         })
         .ok_or_else(|| {
-            Error::usage("KubeadmConfigTemplate: joinConfiguration.nodeRegistration is not an object")
+            Error::usage(
+                "KubeadmConfigTemplate: joinConfiguration.nodeRegistration is not an object",
+            )
         })?;
     let taints = registration
         .entry("taints")
         .or_insert_with(|| json!([]))
         .as_array_mut()
         .ok_or_else(|| {
-            Error::usage("KubeadmConfigTemplate: joinConfiguration.nodeRegistration.taints is not a list")
+            Error::usage(
+                "KubeadmConfigTemplate: joinConfiguration.nodeRegistration.taints is not a list",
+            )
         })?;
     for w in wanted {
         match taints.iter_mut().find(|t| t.get("key") == w.get("key")) {
@@ -343,7 +347,10 @@ mod tests {
             FlavorField::InstanceType("serverType")
         );
         assert_eq!(
-            flavor_field("ProxmoxMachineTemplate", &json!({"numCPUs": 2, "memoryMiB": 4096})),
+            flavor_field(
+                "ProxmoxMachineTemplate",
+                &json!({"numCPUs": 2, "memoryMiB": 4096})
+            ),
             FlavorField::CpuMemory
         );
         assert_eq!(

@@ -11,14 +11,16 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
-use crate::bundle::CapiVersion;
-use crate::bundle::Document;
 use crate::bundle::clone;
 use crate::bundle::infra::{self, InfraKind};
+use crate::bundle::render::Templates;
+use crate::bundle::{Bundle, CapiVersion, Document, SetupInput, kubeconfig};
 use crate::error::{ClusterRole, Error, Result};
+use crate::kube::client::{ClusterTarget, Connection, config, connect};
 use crate::kube::errors::cluster_error;
+use crate::model::duration::GoDuration;
 use crate::vocab::keys::CLUSTER_NAME_LABEL;
-use crate::vocab::names::FIELD_MANAGER;
+use crate::vocab::names::{self, FIELD_MANAGER};
 
 /// Plural and scope of the kinds `init` generates; other kinds (from custom templates) fall back
 /// to the lower-cased kind plus `s`, namespaced when the document has a namespace.
@@ -298,9 +300,15 @@ pub async fn read_defaults(
     preferred.extend(["v1beta2", "v1beta1", "v1alpha1"]);
     let infrastructure = read_template(client, namespace, &infra_ref, &preferred).await?;
     let bootstrap = match clone::template_ref(worker, "/spec/template/spec/bootstrap/configRef") {
-        Some(r) if clone::is_kubeadm(&r) => {
-            Some(read_template(client, namespace, &r, &[capi.as_str(), "v1beta2", "v1beta1"]).await?)
-        }
+        Some(r) if clone::is_kubeadm(&r) => Some(
+            read_template(
+                client,
+                namespace,
+                &r,
+                &[capi.as_str(), "v1beta2", "v1beta1"],
+            )
+            .await?,
+        ),
         _ => None,
     };
     out.clone = Some(clone::CloneSource {
@@ -344,7 +352,13 @@ async fn read_template(
             }
             Err(e) if crate::kube::errors::status_code(&e) == Some(404) => last = Some(e),
             Err(e) => {
-                return Err(cluster_error(ClusterRole::Management, "get", &what, namespace, e));
+                return Err(cluster_error(
+                    ClusterRole::Management,
+                    "get",
+                    &what,
+                    namespace,
+                    e,
+                ));
             }
         }
     }
@@ -464,6 +478,102 @@ pub async fn request_token(
 }
 
 pub use crate::bundle::kubeconfig::base64;
+
+/// What applying both bundles did: one line per object, and notes for the user.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// `management: serviceaccount/x serverside-applied`, in order.
+    pub lines: Vec<String>,
+    /// Things to know (a capped token).
+    pub notes: Vec<String>,
+}
+
+/// Applies the management bundle, mints the controller's kubeconfig when the management cluster
+/// is separate and none was given (re-rendering the bundle with it), then applies the workload
+/// bundle.
+pub async fn apply_bundles(
+    conn: &Connection,
+    input: &SetupInput,
+    templates: &Templates,
+    mut bundle: Bundle,
+    dry_run: bool,
+    token_duration: GoDuration,
+) -> Result<Applied> {
+    let management = ClusterTarget::management(conn);
+    let mgmt = connect(&management).await?;
+    let mut out = Applied {
+        lines: apply(&mgmt, ClusterRole::Management, &bundle.management, dry_run).await?,
+        ..Applied::default()
+    };
+    if input.separate_management && input.management_kubeconfig.is_none() {
+        if dry_run {
+            out.lines.push("management: the controller's kubeconfig Secret is minted only on a real apply (its token does not exist in a dry run)".to_string());
+        } else {
+            let seconds = kubeconfig::token_seconds(token_duration, "--token-duration")?;
+            let minted = mint_kubeconfig(
+                &management,
+                &input.namespace,
+                &input.cluster_name,
+                seconds,
+                None,
+            )
+            .await?;
+            out.notes.extend(kubeconfig::capped_note(
+                jiff::Timestamp::now(),
+                minted.expires,
+                token_duration,
+            ));
+            let credential =
+                kubeconfig::ControllerCredential::minted(&minted.kubeconfig, minted.expires)?;
+            let mut with_secret = input.clone();
+            with_secret.management_kubeconfig = Some(credential);
+            bundle = crate::bundle::render::render(&with_secret, templates)?;
+        }
+    }
+    let work = connect(&ClusterTarget::workload(conn)).await?;
+    out.lines
+        .extend(apply(&work, ClusterRole::Workload, &bundle.workload, dry_run).await?);
+    Ok(out)
+}
+
+/// A kubeconfig for the controller's management ServiceAccount, minted by the management cluster.
+#[derive(Debug, Clone)]
+pub struct Minted {
+    /// The kubeconfig's parts.
+    pub kubeconfig: kubeconfig::TokenKubeconfig,
+    /// When its token expires, as the API server granted it.
+    pub expires: jiff::Timestamp,
+}
+
+/// Mints a token of `cluster_name`'s management ServiceAccount valid for `seconds` and builds
+/// the kubeconfig around it: the management kubeconfig's server (or `server`) and CA.
+pub async fn mint_kubeconfig(
+    management: &ClusterTarget,
+    namespace: &str,
+    cluster_name: &str,
+    seconds: i64,
+    server: Option<&str>,
+) -> Result<Minted> {
+    let client = connect(management).await?;
+    let mgmt_config = config(management).await?;
+    let identity = names::management_identity(cluster_name);
+    let minted = request_token(&client, namespace, &identity, seconds).await?;
+    Ok(Minted {
+        kubeconfig: kubeconfig::TokenKubeconfig {
+            server: server.map_or_else(|| server_url(&mgmt_config), str::to_string),
+            // Same server, same CA; None when it trusts the system roots.
+            ca_base64: mgmt_config
+                .root_cert
+                .as_deref()
+                .and_then(kubeconfig::pem_base64),
+            token: minted.token,
+            token_file: None,
+            namespace: namespace.to_string(),
+            user: identity,
+        },
+        expires: minted.expires,
+    })
+}
 
 /// The API server URL of a kube config, as a string.
 pub fn server_url(config: &kube::Config) -> String {
