@@ -184,12 +184,14 @@ pub fn write(dir: &Path, files: &[PlannedFile], force: bool, prune: bool) -> Res
         )));
     }
 
-    let staging = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+    // The staging directory sits in DIR (renames stay on one filesystem) and is removed when
+    // dropped, holding only the previous files (or a failed new bundle) by then.
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(dir)
+        .map_err(|e| fail(format!("cannot create a staging directory: {e}")))?;
     let stale = written.stale.clone();
-    let result = swap(dir, &staging, files, &stale, prune, &mut written);
-    // The staging directory holds only the previous files (or a failed new bundle) now.
-    let _ = std::fs::remove_dir_all(&staging);
-    result.map_err(fail)?;
+    swap(dir, staging.path(), files, &stale, prune, &mut written).map_err(fail)?;
     if prune {
         written.pruned = std::mem::take(&mut written.stale);
     }
@@ -319,8 +321,8 @@ fn write_file(path: &Path, text: &[u8], secret: bool) -> std::io::Result<()> {
 }
 
 /// Writes one file holding a credential (`init kubeconfig --output-file`): a temporary file
-/// beside it created 0600, then renamed over the target, so the file is whole and never
-/// readable by others, even when it replaces one with wider permissions.
+/// beside it (tempfile creates it 0600), then renamed over the target, so the file is whole and
+/// never readable by others, even when it replaces one with wider permissions.
 pub fn write_private(path: &Path, text: &str) -> Result<()> {
     let err = |e: std::io::Error| Error::Input {
         path: format!("--output-file {}", path.display()),
@@ -333,13 +335,19 @@ pub fn write_private(path: &Path, text: &str) -> Result<()> {
             path: format!("--output-file {}", path.display()),
             problem: "not a file name".to_string(),
         })?;
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    write_file(&tmp, text.as_bytes(), true).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(e)
-    })
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(parent)
+        .map_err(err)?;
+    tmp.write_all(text.as_bytes()).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
 }
 
 /// The paths the last `init` recorded; none when there is no record.
