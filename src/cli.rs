@@ -637,6 +637,10 @@ pub struct InitArgs {
     /// Never prompt; a missing required input is an error.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Cluster API runs in the workload cluster itself (no separate management cluster) [asked
+    /// on a terminal unless --management-kubeconfig says otherwise].
+    #[arg(long)]
+    pub self_hosted: bool,
 }
 
 /// Subcommands of `init`.

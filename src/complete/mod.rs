@@ -1,4 +1,6 @@
 //! kubectl's plugin completion: what `kubectl karpenter-capi <TAB>` offers (kubectl 1.26 and later).
+//! Hand-written on purpose: clap_complete speaks its own dynamic protocol, not cobra's `__complete`
+//! answer (candidates, descriptions, `:<directive>` bits) that kubectl expects of plugins.
 //!
 //! kubectl runs the executable `kubectl_complete-karpenter_capi` (a shim that runs
 //! `kubectl-karpenter_capi __complete`, or the plugin itself linked under that name; see

@@ -65,7 +65,8 @@ impl Table {
     }
 }
 
-/// Width in characters, ignoring ANSI escape sequences.
+/// Width in terminal columns (wide CJK characters count two, combining marks none), ignoring
+/// ANSI escape sequences.
 pub fn visible_width(text: &str) -> usize {
     let mut width = 0;
     let mut in_escape = false;
@@ -74,7 +75,7 @@ pub fn visible_width(text: &str) -> usize {
             (false, '\u{1b}') => in_escape = true,
             (true, 'm') => in_escape = false,
             (true, _) => {}
-            (false, _) => width += 1,
+            (false, c) => width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
         }
     }
     width

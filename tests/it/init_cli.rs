@@ -193,6 +193,7 @@ fn output_dir_layout() {
     // A second run replaces the bundle in place and leaves no temporary directory behind.
     let again = bin()
         .args(support::ovh_args())
+        .arg("--self-hosted")
         .arg("--output-dir")
         .arg(&dir)
         .output()
@@ -731,7 +732,7 @@ fn init_kubeconfig_needs_a_namespace_and_a_reachable_cluster() {
 /// Runs `args` under a real terminal (util-linux `script` allocates the pseudo-terminal, so no
 /// pty crate is needed), answering each prompt that contains `expect` with `answer`; returns
 /// everything the terminal showed.
-fn in_terminal(args: &[String], dialogue: &[(&str, &str)]) -> String {
+pub(crate) fn in_terminal(args: &[String], dialogue: &[(&str, &str)]) -> String {
     use std::io::{Read, Write};
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
@@ -811,6 +812,7 @@ fn a_bad_answer_is_asked_again_and_earlier_answers_are_kept() {
     let shown = in_terminal(
         &args,
         &[
+            ("(--management-kubeconfig)", "n"),
             ("(--kubernetes-version)", "1.36"),
             ("is not a version like v1.36.1", "v1.36.1"),
             ("(--image)", "not an image"),

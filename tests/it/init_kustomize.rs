@@ -183,7 +183,7 @@ fn the_workload_base_installs_the_controller_highly_available() {
     };
     let dir = scratch("workload");
     let out = dir.join("setup");
-    let stderr = init_into(&out, &[]);
+    let stderr = init_into(&out, &["--self-hosted"]);
     // init says what to apply, in order, to which cluster (self-hosted here: no MGMT kubeconfig).
     let d = out.display();
     assert!(

@@ -147,14 +147,17 @@ async fn from_cluster_reads_version_provider_and_template_to_clone() {
     assert_eq!(d.kubernetes_version.as_deref(), Some("v1.36.1"));
     assert_eq!(d.capi_version, Some(CapiVersion::V1beta2));
     assert_eq!(d.infra.map(|k| k.kind), Some("OpenStackMachineTemplate"));
-    let (name, spec) = d.template.clone().unwrap();
-    assert_eq!(name, "capi-ovh-md-0");
-    assert_eq!(spec["flavor"], "b3-8");
+    let source = d.clone.clone().unwrap();
+    assert_eq!(source.machine_deployment, "capi-ovh-md-0");
+    assert_eq!(source.infrastructure.name, "capi-ovh-md-0");
+    assert_eq!(source.infrastructure.spec["flavor"], "b3-8");
+    // The worker MachineDeployment here names no bootstrap: init generates one.
+    assert_eq!(source.bootstrap, None);
 
     // Cloned per flavor: only the flavor changes, identityRef and configDrive are kept.
     let mut inp = support::input(CapiVersion::V1beta2, "openstack", &support::OVH_FLAVORS);
     inp.machine_image = None;
-    inp.clone_from = d.template;
+    inp.clone_from = d.clone;
     let bundle = render(&inp, &Templates::default()).unwrap();
     let c38 = bundle
         .management

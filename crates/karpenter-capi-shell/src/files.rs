@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::bundle::{Bundle, kustomize};
+use crate::bundle::{Bundle, Templates, kustomize};
 use crate::error::{Error, Result};
 
 /// The record of the files the last `init` wrote, relative to the directory, one per line.
@@ -43,6 +43,65 @@ pub struct Written {
     pub pruned: Vec<String>,
     /// Files `init` did not write, left untouched (`--force`).
     pub foreign: Vec<String>,
+}
+
+impl Written {
+    /// What a write did, for stderr: counts, then each file replaced, stale or pruned by name.
+    pub fn report(&self, dir: &Path) -> Vec<String> {
+        let mut lines = vec![format!(
+            "wrote {}: {} created, {} replaced, {} unchanged",
+            dir.display(),
+            self.created.len(),
+            self.replaced.len(),
+            self.unchanged.len()
+        )];
+        lines.extend(self.replaced.iter().map(|f| format!("  replaced {f}")));
+        lines.extend(self.pruned.iter().map(|f| format!("  removed stale {f}")));
+        if !self.stale.is_empty() {
+            lines.push(format!(
+                "stale (written by an earlier init, no longer generated; --prune removes them): {}",
+                self.stale.join(", ")
+            ));
+        }
+        if !self.foreign.is_empty() {
+            lines.push(format!(
+                "left untouched (not written by init): {}",
+                self.foreign.join(", ")
+            ));
+        }
+        lines
+    }
+}
+
+/// The text of a file a flag names; an error names the flag, the file and the problem.
+pub fn read_text(path: &Path, flag: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::Input {
+        path: format!("{flag} {}", path.display()),
+        problem: match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            std::io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),
+            _ => format!("cannot read: {e}"),
+        },
+    })
+}
+
+/// The built-in templates, overridden by the files of `dir` with the same relative paths.
+pub fn load_templates(dir: Option<&Path>) -> Result<Templates> {
+    let mut templates = Templates::default();
+    let Some(dir) = dir else { return Ok(templates) };
+    if !dir.is_dir() {
+        return Err(Error::Input {
+            path: format!("--templates {}", dir.display()),
+            problem: "not a directory".to_string(),
+        });
+    }
+    for name in Templates::names() {
+        let path = dir.join(name);
+        if path.exists() {
+            templates.set(name, read_text(&path, "--templates")?);
+        }
+    }
+    Ok(templates)
 }
 
 /// The files of a bundle, in apply order: the CRD base `crds/kustomization.yaml`, then
@@ -125,12 +184,14 @@ pub fn write(dir: &Path, files: &[PlannedFile], force: bool, prune: bool) -> Res
         )));
     }
 
-    let staging = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+    // The staging directory sits in DIR (renames stay on one filesystem) and is removed when
+    // dropped, holding only the previous files (or a failed new bundle) by then.
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(dir)
+        .map_err(|e| fail(format!("cannot create a staging directory: {e}")))?;
     let stale = written.stale.clone();
-    let result = swap(dir, &staging, files, &stale, prune, &mut written);
-    // The staging directory holds only the previous files (or a failed new bundle) now.
-    let _ = std::fs::remove_dir_all(&staging);
-    result.map_err(fail)?;
+    swap(dir, staging.path(), files, &stale, prune, &mut written).map_err(fail)?;
     if prune {
         written.pruned = std::mem::take(&mut written.stale);
     }
@@ -260,8 +321,8 @@ fn write_file(path: &Path, text: &[u8], secret: bool) -> std::io::Result<()> {
 }
 
 /// Writes one file holding a credential (`init kubeconfig --output-file`): a temporary file
-/// beside it created 0600, then renamed over the target, so the file is whole and never
-/// readable by others, even when it replaces one with wider permissions.
+/// beside it (tempfile creates it 0600), then renamed over the target, so the file is whole and
+/// never readable by others, even when it replaces one with wider permissions.
 pub fn write_private(path: &Path, text: &str) -> Result<()> {
     let err = |e: std::io::Error| Error::Input {
         path: format!("--output-file {}", path.display()),
@@ -274,13 +335,19 @@ pub fn write_private(path: &Path, text: &str) -> Result<()> {
             path: format!("--output-file {}", path.display()),
             problem: "not a file name".to_string(),
         })?;
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    write_file(&tmp, text.as_bytes(), true).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(e)
-    })
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(parent)
+        .map_err(err)?;
+    tmp.write_all(text.as_bytes()).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
 }
 
 /// The paths the last `init` recorded; none when there is no record.

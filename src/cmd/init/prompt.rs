@@ -33,6 +33,10 @@ pub trait Ask {
     /// for [`Ask::finish`].
     fn ask(&mut self, q: &Question<'_>) -> Result<Option<String>>;
 
+    /// A yes/no question `flag` answers; `Ok(None)` when prompting is off (the caller then
+    /// applies its documented assumption and says so).
+    fn confirm(&mut self, flag: &str, text: &str, default: bool) -> Result<Option<bool>>;
+
     /// After the last question: an error listing every input that could not be had.
     fn finish(&mut self) -> Result<()>;
 }
@@ -65,6 +69,10 @@ impl Ask for NoPrompt {
             return Ok(Some(String::new()));
         }
         self.missing.push((q.flag.to_string(), q.text.to_string()));
+        Ok(None)
+    }
+
+    fn confirm(&mut self, _flag: &str, _text: &str, _default: bool) -> Result<Option<bool>> {
         Ok(None)
     }
 
@@ -122,8 +130,39 @@ impl Ask for Terminal {
             })
     }
 
+    fn confirm(&mut self, flag: &str, text: &str, default: bool) -> Result<Option<bool>> {
+        dialoguer::Confirm::new()
+            .with_prompt(format!("{text} ({flag})"))
+            .default(default)
+            // Answered with Enter like every other question, so a typed answer is never
+            // taken as the next question's.
+            .wait_for_newline(true)
+            .interact()
+            .map(Some)
+            .map_err(|e| {
+                Error::usage(format!(
+                    "{flag}: could not read an answer from the terminal: {e}"
+                ))
+            })
+    }
+
     fn finish(&mut self) -> Result<()> {
         Ok(())
+    }
+}
+
+/// The prompter for this run: none with `--yes` or when stdin is not a terminal (every missing
+/// input is then reported at once), else the terminal.
+pub fn for_run(yes: bool) -> Box<dyn Ask> {
+    use std::io::IsTerminal;
+    if yes {
+        Box::new(NoPrompt::new("pass them (prompting is off with --yes)"))
+    } else if !std::io::stdin().is_terminal() {
+        Box::new(NoPrompt::new(
+            "pass them (stdin is not a terminal, so init cannot ask)",
+        ))
+    } else {
+        Box::new(Terminal)
     }
 }
 
@@ -182,5 +221,12 @@ mod tests {
             "required flag(s) --cluster-name, --image not set; pass them (prompting is off with --yes):\n  --cluster-name  name of the Cluster API Cluster\n  --image         container image of the controller"
         );
         assert!(NoPrompt::new("r").finish().is_ok());
+        // A yes/no question is never answered for the user.
+        assert_eq!(
+            NoPrompt::new("r")
+                .confirm("--self-hosted", "q", true)
+                .unwrap(),
+            None
+        );
     }
 }

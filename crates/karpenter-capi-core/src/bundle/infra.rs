@@ -38,6 +38,10 @@ pub struct InfraKind {
     pub needs_image: bool,
     /// Whether nodes run an external cloud controller manager (kubelet `cloud-provider: external`).
     pub external_cloud_provider: bool,
+    /// The kubelet's node name, when the provider needs it set (`nodeRegistration.name`):
+    /// OpenStack names nodes after the instance's hostname as cloud-init renders it, which is
+    /// what its cloud-controller-manager matches to set the providerID.
+    pub node_name: Option<&'static str>,
     /// The built-in template file under `templates/infrastructure/`.
     pub template: &'static str,
 }
@@ -73,6 +77,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::InstanceType("flavor"),
         needs_image: true,
         external_cloud_provider: true,
+        node_name: Some("{{ local_hostname }}"),
         template: "infrastructure/openstack.yaml.j2",
     },
     InfraKind {
@@ -84,6 +89,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::None,
         needs_image: false,
         external_cloud_provider: false,
+        node_name: None,
         template: "infrastructure/docker.yaml.j2",
     },
     InfraKind {
@@ -95,6 +101,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::None,
         needs_image: false,
         external_cloud_provider: false,
+        node_name: None,
         template: "infrastructure/dev.yaml.j2",
     },
     InfraKind {
@@ -106,6 +113,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::InstanceType("instanceType"),
         needs_image: false,
         external_cloud_provider: true,
+        node_name: None,
         template: "infrastructure/aws.yaml.j2",
     },
     InfraKind {
@@ -117,6 +125,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::InstanceType("vmSize"),
         needs_image: false,
         external_cloud_provider: true,
+        node_name: None,
         template: "infrastructure/azure.yaml.j2",
     },
     InfraKind {
@@ -128,6 +137,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::InstanceType("instanceType"),
         needs_image: false,
         external_cloud_provider: true,
+        node_name: None,
         template: "infrastructure/gcp.yaml.j2",
     },
     InfraKind {
@@ -139,6 +149,7 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::InstanceType("type"),
         needs_image: true,
         external_cloud_provider: true,
+        node_name: None,
         template: "infrastructure/hetzner.yaml.j2",
     },
     InfraKind {
@@ -150,9 +161,26 @@ pub const KINDS: &[InfraKind] = &[
         flavor_field: FlavorField::CpuMemory,
         needs_image: true,
         external_cloud_provider: true,
+        node_name: None,
         template: "infrastructure/vsphere.yaml.j2",
     },
 ];
+
+/// The provider of a template cloned with `--from-cluster` whose kind has no entry above: the
+/// clone keeps the worker template's own kind and apiVersion, and its flavor field is found in
+/// its spec ([`super::clone::flavor_field`]); nothing else of the provider is assumed.
+pub const CLONED: InfraKind = InfraKind {
+    short: "cloned",
+    kind: "",
+    plural: "",
+    version_v1beta2: "v1beta2",
+    version_v1beta1: "v1beta1",
+    flavor_field: FlavorField::None,
+    needs_image: false,
+    external_cloud_provider: false,
+    node_name: None,
+    template: "infrastructure/clone.yaml.j2",
+};
 
 /// Finds a kind by its short name or kind name, case-insensitively (`openstack`,
 /// `OpenStackMachineTemplate`, `OpenStack`, `hcloud`).

@@ -3,8 +3,13 @@
 //! as an annotation), and reading that expiry back for `doctor`. Pure: token, CA and times in,
 //! YAML and dates out.
 
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use jiff::Timestamp;
 use serde_json::{Value, json};
+
+use crate::model::duration::GoDuration;
 
 use crate::error::Error;
 use crate::vocab::keys::TOKEN_EXPIRES_ANNOTATION;
@@ -217,55 +222,51 @@ pub fn pem_base64(ders: &[Vec<u8>]) -> Option<String> {
     Some(base64(pem.as_bytes()))
 }
 
-const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// Decoding accepts padded and unpadded text and ignores stray low bits, as tokens and Secret
+/// data come in every form.
+const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
+    .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+    .with_decode_allow_trailing_bits(true);
+const STANDARD_ANY: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
+const URL_SAFE_ANY: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
 
-/// Standard base64 with padding (no dependency for twenty lines).
+/// Standard base64 with padding.
 pub fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Decodes base64 in either alphabet (standard, or URL-safe as JWTs use), padded or not,
 /// ignoring whitespace; None on any other character or an impossible length.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
+    let clean: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    STANDARD_ANY
+        .decode(&clean)
+        .or_else(|_| URL_SAFE_ANY.decode(&clean))
+        .ok()
+}
+
+/// The shortest token the API server issues (`expirationSeconds` must be at least 10 minutes).
+pub const MIN_TOKEN_SECS: u64 = 600;
+
+/// A token lifetime in seconds for `flag`, at least the API server's minimum.
+pub fn token_seconds(d: GoDuration, flag: &str) -> Result<i64, Error> {
+    if d.as_secs() < MIN_TOKEN_SECS {
+        return Err(Error::usage(format!(
+            "{flag} {d}: a ServiceAccount token lives at least 10m (the API server's minimum)"
+        )));
     }
-    // A lone trailing sextet cannot be a whole byte.
-    (bits < 6).then_some(out)
+    Ok(d.as_secs_i64())
+}
+
+/// A note when the API server granted a shorter token than asked for (its
+/// `--service-account-max-token-expiration` caps it); a minute of slack for the round trip.
+pub fn capped_note(now: Timestamp, expires: Timestamp, asked: GoDuration) -> Option<String> {
+    let wanted = now.as_second().saturating_add(asked.as_secs_i64());
+    (expires.as_second() + 60 < wanted).then(|| {
+        format!(
+            "the API server issued the token until {expires}, shorter than the {asked} asked for (its --service-account-max-token-expiration); rotate before then"
+        )
+    })
 }
 
 #[cfg(test)]

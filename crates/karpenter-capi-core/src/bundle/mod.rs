@@ -9,12 +9,14 @@
 //! - The RBAC lists exactly [`crate::vocab::permissions`] (plus read on the provider's templates).
 //! - `consolidateAfter` is always set on the NodePool.
 
+pub mod clone;
 pub mod flavor;
 pub mod infra;
 pub mod kubeconfig;
 pub mod kustomize;
 pub mod render;
 pub mod sizing;
+pub mod topology;
 
 use crate::error::{ClusterRole, Error};
 use crate::model::duration::NillableDuration;
@@ -57,9 +59,8 @@ pub struct SetupInput {
     pub expected_nodes: u64,
     /// OS image for providers whose template requires one (`--machine-image`).
     pub machine_image: Option<String>,
-    /// An existing machine template's `spec.template.spec` to clone per flavor
-    /// (`--infrastructure-template`), with the template's name.
-    pub clone_from: Option<(String, serde_json::Value)>,
+    /// The worker templates to clone per flavor (`--from-cluster`), read from the cluster.
+    pub clone_from: Option<clone::CloneSource>,
     /// Namespace of the controller on the workload cluster.
     pub controller_namespace: String,
     /// NodePool `consolidationPolicy`.

@@ -11,11 +11,10 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::CapiVersion;
-use super::infra::FlavorField;
+use super::clone;
 use super::{SetupInput, target_comment};
 use crate::error::{ClusterRole, Error};
 use crate::model::quantity;
-use crate::model::taints::Taint;
 use crate::vocab::capacity as annotations;
 use crate::vocab::keys;
 use crate::vocab::keys::MEMBER_LABEL;
@@ -204,6 +203,22 @@ impl Bundle {
         }
         out
     }
+
+    /// Both bundles as one `v1` `List`, as `kubectl get -o json|yaml` prints several objects:
+    /// the management bundle's items first, as in the YAML.
+    pub fn to_list(&self) -> Value {
+        json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "metadata": {"resourceVersion": ""},
+            "items": self
+                .management
+                .iter()
+                .chain(&self.workload)
+                .map(|d| d.value.clone())
+                .collect::<Vec<_>>(),
+        })
+    }
 }
 
 /// The MachineDeployment (and machine template) name of a flavor.
@@ -222,15 +237,6 @@ pub fn rules(list: &[Permission]) -> Vec<Value> {
 /// provider's machine templates, so the Role grants nothing on them.)
 pub fn management_rules(_input: &SetupInput) -> Vec<Value> {
     rules(permissions::MANAGEMENT)
-}
-
-fn taint_value(text: &str) -> Result<Value, Error> {
-    let t = Taint::parse(text).map_err(Error::usage)?;
-    let mut v = json!({"key": t.key, "effect": t.effect.to_string()});
-    if !t.value.is_empty() {
-        v["value"] = json!(t.value);
-    }
-    Ok(v)
 }
 
 /// The context every template sees.
@@ -259,11 +265,25 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
                 args.push(json!({"name": "cloud-provider", "value": "external"}));
             }
             args.push(json!({"name": "max-pods", "value": f.max_pods.to_string()}));
-            let mut taints = vec![taint_value(UNREGISTERED_TAINT)?];
-            for t in input.node_taints.iter().chain(&f.taints) {
-                taints.push(taint_value(t)?);
+            let mut taints = vec![clone::taint_value(UNREGISTERED_TAINT)?];
+            let extra: Vec<String> = input.node_taints.iter().chain(&f.taints).cloned().collect();
+            for t in &extra {
+                taints.push(clone::taint_value(t)?);
             }
-            kubeadm.push(json!({"name": kubeadm_name, "kubelet_args": args, "taints": taints}));
+            // Cloned from the cluster's worker: its spec whole, plus the taints.
+            let cloned = match input.clone_from.as_ref().and_then(|c| c.bootstrap.as_ref()) {
+                Some(b) => Some((b, clone::bootstrap_spec(&b.spec, &extra)?)),
+                None => None,
+            };
+            kubeadm.push(json!({
+                "name": kubeadm_name,
+                "kubelet_args": args,
+                "taints": taints,
+                "node_name": input.infra.node_name,
+                "cloned_from": cloned.as_ref().map(|(b, _)| &b.name),
+                "api_version": cloned.as_ref().map(|(b, _)| &b.api_version),
+                "clone_spec": cloned.map(|(_, spec)| spec),
+            }));
         }
         let mut labels = vec![
             format!("{}={}", keys::INSTANCE_TYPE, f.instance_type),
@@ -286,7 +306,7 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "cpu": f.cpu,
             "cpu_cores": f.cpu_millis / 1000,
             "memory": f.memory,
-            "memory_mib": mib(f.memory_bytes),
+            "memory_mib": clone::mib(f.memory_bytes),
             "price": f.price,
             "max": f.max.to_string(),
             "max_pods": f.max_pods.to_string(),
@@ -353,13 +373,24 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
             "core_api_version": format!("cluster.x-k8s.io/{capi}"),
             "bootstrap_api_version": format!("bootstrap.cluster.x-k8s.io/{capi}"),
         },
-        "infra": {
-            "kind": input.infra.kind,
-            "api_version": input.infra.api_version(input.capi_version),
-            "group": super::infra::GROUP,
-            "instance_type_field": input.infra.instance_type_field(),
-            "machine_image": input.machine_image,
-            "cloned_from": input.clone_from.as_ref().map(|(n, _)| n.clone()),
+        "infra": match &input.clone_from {
+            // A clone keeps the worker template's kind and version, whatever the provider.
+            Some(c) => json!({
+                "kind": c.infrastructure.kind,
+                "api_version": c.infrastructure.api_version,
+                "group": c.infrastructure.group(),
+                "instance_type_field": input.infra.instance_type_field(),
+                "machine_image": input.machine_image,
+                "cloned_from": c.infrastructure.name,
+            }),
+            None => json!({
+                "kind": input.infra.kind,
+                "api_version": input.infra.api_version(input.capi_version),
+                "group": super::infra::GROUP,
+                "instance_type_field": input.infra.instance_type_field(),
+                "machine_image": input.machine_image,
+                "cloned_from": Value::Null,
+            }),
         },
         "annotations": {
             "cpu": annotations::CPU,
@@ -419,30 +450,14 @@ pub fn context(input: &SetupInput) -> Result<Value, Error> {
     }))
 }
 
-/// Bytes in MiB, rounded up.
-fn mib(bytes: i64) -> i64 {
-    bytes / (1 << 20) + i64::from(bytes % (1 << 20) != 0)
-}
-
 /// The cloned template's `spec.template.spec` with only the flavor changed.
 fn clone_spec(input: &SetupInput, f: &super::FlavorSpec) -> Value {
-    let Some((_, spec)) = &input.clone_from else {
+    let Some(source) = &input.clone_from else {
         return Value::Null;
     };
-    let mut spec = spec.clone();
-    if let Value::Object(map) = &mut spec {
-        match input.infra.flavor_field {
-            FlavorField::InstanceType(field) => {
-                map.insert(field.to_string(), json!(f.instance_type));
-            }
-            FlavorField::CpuMemory => {
-                map.insert("numCPUs".to_string(), json!(f.cpu_millis / 1000));
-                map.insert("memoryMiB".to_string(), json!(mib(f.memory_bytes)));
-            }
-            FlavorField::None => {}
-        }
-    }
-    spec
+    let worker = &source.infrastructure;
+    let field = clone::flavor_field(&worker.kind, &worker.spec);
+    clone::infrastructure_spec(&worker.spec, field, f)
 }
 
 fn environment(templates: &Templates) -> Result<minijinja::Environment<'static>, Error> {
@@ -469,6 +484,28 @@ fn environment(templates: &Templates) -> Result<minijinja::Environment<'static>,
             serde_json::to_string(&v).map_err(|e| {
                 minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
             })
+        },
+    );
+    // `yaml(n)`: any value as block YAML indented by n spaces, for cloned specs a user reads
+    // (files, commands and keys stay one per line, as in the worker's own template).
+    env.add_filter(
+        "yaml",
+        |v: minijinja::Value, indent: usize| -> Result<String, minijinja::Error> {
+            let text = serde_saphyr::to_string(&v).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+            })?;
+            let pad = " ".repeat(indent);
+            Ok(text
+                .lines()
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{pad}{l}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
         },
     );
     for (name, source) in &templates.sources {

@@ -1,6 +1,9 @@
 //! Cron schedules of Karpenter's disruption budgets: the NodePool CRD's `schedule` pattern, the
 //! grammar of robfig/cron v3 `ParseStandard` (five fields or an `@daily`-style descriptor, UTC),
 //! robfig's `SpecSchedule.Next`, and core's `Budget.IsActive` window test built on it.
+//! Hand-written on purpose: no cron crate parses robfig `ParseStandard` exactly (names, `?`,
+//! descriptors, day-of-month OR day-of-week when both are restricted, no `L`/`W`/`#`), and a
+//! budget that parses differently here than in Karpenter would open or close at other times.
 
 use jiff::{SignedDuration, Timestamp};
 

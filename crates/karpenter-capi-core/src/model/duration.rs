@@ -1,5 +1,7 @@
 //! Go-style durations (`30s`, `5m`, `720h`, `1h30m`) as Kubernetes and Karpenter write them,
 //! held as whole seconds, plus Karpenter's `Never`.
+//! Hand-written on purpose: Go's `time.ParseDuration` grammar is exact and no crate matches it
+//! (jiff alone also accepts `PT1H` and `1h 30m` and rejects `0`, which the API server would not).
 
 use std::fmt;
 use std::str::FromStr;

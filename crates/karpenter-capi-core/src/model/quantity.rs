@@ -1,5 +1,7 @@
 //! Exact parsing of Kubernetes resource quantities (`100m`, `4`, `8Gi`, `8G`, `1.5`, `2e3`) into
 //! integers: millicores for CPU, whole units (bytes, counts) for everything else. Never floats.
+//! Hand-written on purpose: the quantity crates parse to floats or lose the suffix rules
+//! (`8G` vs `8Gi`, `2e3`, rounding up to millis as apimachinery does); fit checks need exact integers.
 
 use std::fmt;
 

@@ -11,12 +11,16 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
-use crate::bundle::CapiVersion;
-use crate::bundle::Document;
+use crate::bundle::clone;
 use crate::bundle::infra::{self, InfraKind};
+use crate::bundle::render::Templates;
+use crate::bundle::{Bundle, CapiVersion, Document, SetupInput, kubeconfig};
 use crate::error::{ClusterRole, Error, Result};
+use crate::kube::client::{ClusterTarget, Connection, config, connect};
 use crate::kube::errors::cluster_error;
-use crate::vocab::names::FIELD_MANAGER;
+use crate::model::duration::GoDuration;
+use crate::vocab::keys::CLUSTER_NAME_LABEL;
+use crate::vocab::names::{self, FIELD_MANAGER};
 
 /// Plural and scope of the kinds `init` generates; other kinds (from custom templates) fall back
 /// to the lower-cased kind plus `s`, namespaced when the document has a namespace.
@@ -126,8 +130,8 @@ pub struct ClusterDefaults {
     pub capi_version: Option<CapiVersion>,
     /// The provider, from an existing MachineDeployment's infrastructureRef.
     pub infra: Option<&'static InfraKind>,
-    /// An existing machine template to clone: its name and `spec.template.spec`.
-    pub template: Option<(String, Value)>,
+    /// The worker templates to clone.
+    pub clone: Option<clone::CloneSource>,
 }
 
 fn capi_resource(version: &str, kind: &str, plural: &str) -> ApiResource {
@@ -233,14 +237,14 @@ pub async fn read_defaults(
         out.kubernetes_version = control_plane_version(client, namespace, &cluster.data).await?;
     }
 
-    // A MachineDeployment of this cluster tells the provider and the template to clone.
+    // The cluster's worker MachineDeployment tells the provider and the templates to clone.
     let mds: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         namespace,
         &capi_resource(version, "MachineDeployment", "machinedeployments"),
     );
     let list = mds
-        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+        .list(&ListParams::default().labels(&format!("{CLUSTER_NAME_LABEL}={name}")))
         .await
         .map_err(|e| {
             cluster_error(
@@ -251,59 +255,117 @@ pub async fn read_defaults(
                 e,
             )
         })?;
-    let not_member = list.items.iter().find(|md| {
-        !md.metadata
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.contains_key(crate::vocab::keys::MEMBER_LABEL))
-    });
-    let reference = not_member
-        .or(list.items.first())
-        .and_then(|md| md.data.pointer("/spec/template/spec/infrastructureRef"));
-    if let Some(kind) = reference
-        .and_then(|r| r.get("kind"))
+    let items: Vec<Value> = list
+        .items
+        .iter()
+        .filter_map(|md| serde_json::to_value(md).ok())
+        .collect();
+    let Some(worker) = clone::worker_machine_deployment(&items, &name) else {
+        if template_name.is_some() {
+            return Err(Error::usage(format!(
+                "--infrastructure-template: cluster {name} in namespace {namespace} has no worker MachineDeployment to take the template's kind from"
+            )));
+        }
+        return Ok(out);
+    };
+    let worker_name = worker
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
-    {
-        out.infra = infra::find(kind).ok();
+        .unwrap_or_default()
+        .to_string();
+    let Some(mut infra_ref) = clone::template_ref(worker, "/spec/template/spec/infrastructureRef")
+    else {
+        return Ok(out);
+    };
+    out.infra = infra::find(&infra_ref.kind).ok().or(kind_hint);
+    if let Some(hint) = kind_hint {
+        if hint.kind != infra_ref.kind {
+            infra_ref.api_version = None;
+        }
+        infra_ref.kind = hint.kind.to_string();
+        infra_ref.group = infra::GROUP.to_string();
     }
-    let infra_kind = kind_hint.or(out.infra);
-    let template = template_name.map(str::to_string).or_else(|| {
-        reference
-            .and_then(|r| r.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    if let Some(t) = template_name {
+        infra_ref.name = t.to_string();
+    }
+    let capi = out.capi_version.unwrap_or(CapiVersion::V1beta2);
+    // A known provider's version for this Cluster API first, then the usual ones.
+    let mut preferred: Vec<&str> = Vec::new();
+    if let Some(k) = infra::KINDS.iter().find(|k| k.kind == infra_ref.kind) {
+        preferred.push(match capi {
+            CapiVersion::V1beta2 => k.version_v1beta2,
+            CapiVersion::V1beta1 => k.version_v1beta1,
+        });
+    }
+    preferred.extend(["v1beta2", "v1beta1", "v1alpha1"]);
+    let infrastructure = read_template(client, namespace, &infra_ref, &preferred).await?;
+    let bootstrap = match clone::template_ref(worker, "/spec/template/spec/bootstrap/configRef") {
+        Some(r) if clone::is_kubeadm(&r) => Some(
+            read_template(
+                client,
+                namespace,
+                &r,
+                &[capi.as_str(), "v1beta2", "v1beta1"],
+            )
+            .await?,
+        ),
+        _ => None,
+    };
+    out.clone = Some(clone::CloneSource {
+        machine_deployment: worker_name,
+        infrastructure,
+        bootstrap,
     });
-    if let (Some(kind), Some(template)) = (infra_kind, template) {
-        let (ar, _) = api_resource(
-            &kind.api_version(out.capi_version.unwrap_or(CapiVersion::V1beta2)),
-            kind.kind,
-            Some(namespace),
-        );
+    Ok(out)
+}
+
+/// Reads a template at the first of its apiVersions that serves it.
+async fn read_template(
+    client: &kube::Client,
+    namespace: &str,
+    reference: &clone::TemplateRef,
+    preferred: &[&str],
+) -> Result<clone::SourceTemplate> {
+    let versions = reference.api_versions(preferred);
+    let plural = infra::KINDS
+        .iter()
+        .find(|k| k.kind == reference.kind)
+        .map(|k| k.plural.to_string())
+        .unwrap_or_else(|| format!("{}s", reference.kind.to_ascii_lowercase()));
+    let what = format!("{plural}.{}/{}", reference.group, reference.name);
+    let mut last = None;
+    for api_version in &versions {
+        let (ar, _) = api_resource(api_version, &reference.kind, Some(namespace));
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &ar);
-        match api.get(&template).await {
+        match api.get(&reference.name).await {
             Ok(obj) => {
-                let spec = obj
-                    .data
-                    .pointer("/spec/template/spec")
-                    .cloned()
-                    .unwrap_or(Value::Object(Default::default()));
-                out.template = Some((template, spec));
+                let mut value = serde_json::to_value(&obj).map_err(|e| Error::Cluster {
+                    cluster: ClusterRole::Management,
+                    action: format!("get {what} in namespace {namespace}"),
+                    message: e.to_string(),
+                    hint: None,
+                })?;
+                // A dynamic object comes back without its type when the server omits it.
+                value["apiVersion"] = Value::from(api_version.as_str());
+                value["kind"] = Value::from(reference.kind.as_str());
+                return clone::SourceTemplate::from_object(&value);
             }
-            Err(e)
-                if template_name.is_none() && crate::kube::errors::status_code(&e) == Some(404) => {
-            }
+            Err(e) if crate::kube::errors::status_code(&e) == Some(404) => last = Some(e),
             Err(e) => {
                 return Err(cluster_error(
-                    mgmt,
+                    ClusterRole::Management,
                     "get",
-                    &format!("{}.{}/{template}", kind.plural, infra::GROUP),
+                    &what,
                     namespace,
                     e,
                 ));
             }
         }
     }
-    Ok(out)
+    Err(match last {
+        Some(e) => cluster_error(ClusterRole::Management, "get", &what, namespace, e),
+        None => Error::usage(format!("{what}: no apiVersion to read it at")),
+    })
 }
 
 async fn control_plane_version(
@@ -416,6 +478,102 @@ pub async fn request_token(
 }
 
 pub use crate::bundle::kubeconfig::base64;
+
+/// What applying both bundles did: one line per object, and notes for the user.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// `management: serviceaccount/x serverside-applied`, in order.
+    pub lines: Vec<String>,
+    /// Things to know (a capped token).
+    pub notes: Vec<String>,
+}
+
+/// Applies the management bundle, mints the controller's kubeconfig when the management cluster
+/// is separate and none was given (re-rendering the bundle with it), then applies the workload
+/// bundle.
+pub async fn apply_bundles(
+    conn: &Connection,
+    input: &SetupInput,
+    templates: &Templates,
+    mut bundle: Bundle,
+    dry_run: bool,
+    token_duration: GoDuration,
+) -> Result<Applied> {
+    let management = ClusterTarget::management(conn);
+    let mgmt = connect(&management).await?;
+    let mut out = Applied {
+        lines: apply(&mgmt, ClusterRole::Management, &bundle.management, dry_run).await?,
+        ..Applied::default()
+    };
+    if input.separate_management && input.management_kubeconfig.is_none() {
+        if dry_run {
+            out.lines.push("management: the controller's kubeconfig Secret is minted only on a real apply (its token does not exist in a dry run)".to_string());
+        } else {
+            let seconds = kubeconfig::token_seconds(token_duration, "--token-duration")?;
+            let minted = mint_kubeconfig(
+                &management,
+                &input.namespace,
+                &input.cluster_name,
+                seconds,
+                None,
+            )
+            .await?;
+            out.notes.extend(kubeconfig::capped_note(
+                jiff::Timestamp::now(),
+                minted.expires,
+                token_duration,
+            ));
+            let credential =
+                kubeconfig::ControllerCredential::minted(&minted.kubeconfig, minted.expires)?;
+            let mut with_secret = input.clone();
+            with_secret.management_kubeconfig = Some(credential);
+            bundle = crate::bundle::render::render(&with_secret, templates)?;
+        }
+    }
+    let work = connect(&ClusterTarget::workload(conn)).await?;
+    out.lines
+        .extend(apply(&work, ClusterRole::Workload, &bundle.workload, dry_run).await?);
+    Ok(out)
+}
+
+/// A kubeconfig for the controller's management ServiceAccount, minted by the management cluster.
+#[derive(Debug, Clone)]
+pub struct Minted {
+    /// The kubeconfig's parts.
+    pub kubeconfig: kubeconfig::TokenKubeconfig,
+    /// When its token expires, as the API server granted it.
+    pub expires: jiff::Timestamp,
+}
+
+/// Mints a token of `cluster_name`'s management ServiceAccount valid for `seconds` and builds
+/// the kubeconfig around it: the management kubeconfig's server (or `server`) and CA.
+pub async fn mint_kubeconfig(
+    management: &ClusterTarget,
+    namespace: &str,
+    cluster_name: &str,
+    seconds: i64,
+    server: Option<&str>,
+) -> Result<Minted> {
+    let client = connect(management).await?;
+    let mgmt_config = config(management).await?;
+    let identity = names::management_identity(cluster_name);
+    let minted = request_token(&client, namespace, &identity, seconds).await?;
+    Ok(Minted {
+        kubeconfig: kubeconfig::TokenKubeconfig {
+            server: server.map_or_else(|| server_url(&mgmt_config), str::to_string),
+            // Same server, same CA; None when it trusts the system roots.
+            ca_base64: mgmt_config
+                .root_cert
+                .as_deref()
+                .and_then(kubeconfig::pem_base64),
+            token: minted.token,
+            token_file: None,
+            namespace: namespace.to_string(),
+            user: identity,
+        },
+        expires: minted.expires,
+    })
+}
 
 /// The API server URL of a kube config, as a string.
 pub fn server_url(config: &kube::Config) -> String {

@@ -236,16 +236,24 @@ pub async fn pass_holding(
     PassReport { plan, results }
 }
 
-/// Exponential backoff: 1 s doubling to 60 s.
-#[derive(Debug, Clone)]
+/// Exponential backoff with jitter (backon): about 1 s doubling to 60 s, each delay spread by up
+/// to its own length so replicas that failed together do not retry together.
+#[derive(Debug)]
 pub struct Backoff {
-    next: Duration,
+    delays: backon::ExponentialBackoff,
 }
 
 impl Default for Backoff {
     fn default() -> Backoff {
+        use backon::BackoffBuilder as _;
         Backoff {
-            next: Duration::from_secs(1),
+            delays: backon::ExponentialBuilder::default()
+                .with_min_delay(Duration::from_secs(1))
+                .with_max_delay(Duration::from_secs(60))
+                .with_factor(2.0)
+                .with_jitter()
+                .without_max_times()
+                .build(),
         }
     }
 }
@@ -253,12 +261,10 @@ impl Default for Backoff {
 impl Backoff {
     /// The delay before the next retry.
     pub fn next_delay(&mut self) -> Duration {
-        let d = self.next;
-        self.next = (self.next * 2).min(Duration::from_secs(60));
-        d
+        self.delays.next().unwrap_or(Duration::from_secs(60))
     }
 
-    /// Back to 1 s after a success.
+    /// Back to the start after a success.
     pub fn reset(&mut self) {
         *self = Backoff::default();
     }
