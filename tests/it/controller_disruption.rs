@@ -7,9 +7,9 @@ use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, Plan, plan};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 
-const NOW: &str = "2026-11-30T10:00:00Z";
+pub(crate) const NOW: &str = "2026-11-30T10:00:00Z";
 
-fn ago(secs: i64) -> String {
+pub(crate) fn ago(secs: i64) -> String {
     let now: Timestamp = NOW.parse().unwrap();
     Timestamp::from_second(now.as_second() - secs)
         .unwrap()
@@ -17,7 +17,7 @@ fn ago(secs: i64) -> String {
 }
 
 /// The seed scenario without pending pods, node class Ready, c3-4 at `replicas`.
-fn base(replicas: usize, pool_patch: &str) -> String {
+pub(crate) fn base(replicas: usize, pool_patch: &str) -> String {
     let text = shared::read("scenarios/inflate-antiaffinity.yaml");
     let text = text
         .replace("  replicas: 2\n  selector:\n    matchLabels:\n      app: inflate", "  replicas: 0\n  selector:\n    matchLabels:\n      app: inflate")
@@ -35,7 +35,7 @@ fn base(replicas: usize, pool_patch: &str) -> String {
 
 /// A registered, initialized c3-4 node `i` with its claim, Machine and a cilium pod (tolerating
 /// every taint as its DaemonSet's template does, so never evicted); plus `pods`.
-fn node(i: usize, initialized_ago: i64, pods: &str, node_annotations: &str) -> String {
+pub(crate) fn node(i: usize, initialized_ago: i64, pods: &str, node_annotations: &str) -> String {
     let pid = format!("openstack:///n{i}");
     format!(
         "---
@@ -81,7 +81,7 @@ fn app_pod(name: &str, node: usize, annotations: &str) -> String {
     sized_pod(name, node, annotations, "500m")
 }
 
-fn sized_pod(name: &str, node: usize, annotations: &str, cpu: &str) -> String {
+pub(crate) fn sized_pod(name: &str, node: usize, annotations: &str, cpu: &str) -> String {
     format!(
         "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, labels: {{app: web}}, annotations: {{{annotations}}}}}\nspec: {{nodeName: node-{node}, containers: [{{name: c, resources: {{requests: {{cpu: {cpu}}}}}}}]}}\nstatus: {{phase: Running}}\n"
     )

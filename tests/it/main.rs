@@ -7,6 +7,7 @@ mod shared;
 mod support;
 
 mod conformance_doc;
+mod controller_consolidated;
 mod controller_disruption;
 mod controller_plan;
 mod doctor_cli;
