@@ -12,6 +12,7 @@ mod support;
 
 mod conformance_doc;
 mod controller_candidates;
+mod controller_consolidated;
 mod controller_disruption;
 mod controller_lifecycle;
 mod controller_plan;

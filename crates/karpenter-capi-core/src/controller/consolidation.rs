@@ -215,8 +215,23 @@ pub fn consolidate(
     candidates: &[Candidate],
     max_nodes: usize,
 ) -> Option<Decision> {
+    consolidate_from(snapshot, candidates, max_nodes, None).0
+}
+
+/// [`consolidate`], gated by the consolidation memo ([`super::consolidated::Gate`]): `resume`
+/// None runs the multi-node search, then single-node trials from the first candidate;
+/// `Some(k)` only single-node trials from candidate `k` (the multi-node search already failed
+/// on this same cluster). Also returns the first candidate the single-node trials did not
+/// reach when they stopped at [`SINGLE_NODE_TRIALS`] (None: they reached the last one, or
+/// found a decision).
+pub fn consolidate_from(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    max_nodes: usize,
+    resume: Option<usize>,
+) -> (Option<Decision>, Option<usize>) {
     let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
-    if limit >= 2 {
+    if resume.is_none() && limit >= 2 {
         // Largest working prefix by binary search.
         let (mut lo, mut hi) = (2usize, limit);
         let mut best = None;
@@ -233,16 +248,19 @@ pub fn consolidate(
             }
         }
         if best.is_some() {
-            return best;
+            return (best, None);
         }
     }
     if max_nodes == 0 {
-        return None;
+        return (None, None);
     }
-    candidates
+    let start = resume.unwrap_or(0).min(candidates.len());
+    let end = (start + SINGLE_NODE_TRIALS).min(candidates.len());
+    let found = candidates[start..end]
         .iter()
-        .take(SINGLE_NODE_TRIALS)
-        .find_map(|c| trial(snapshot, std::slice::from_ref(c)))
+        .find_map(|c| trial(snapshot, std::slice::from_ref(c)));
+    let next = (found.is_none() && end < candidates.len()).then_some(end);
+    (found, next)
 }
 
 /// What consolidation of the running nodes would achieve under one strategy's rules.

@@ -22,7 +22,8 @@ use super::command::{Command, continue_command, start_command, start_drift};
 pub use super::command::{
     MIN_DRAIN_SECS, VALIDATION_DELAY_SECS, command_timeout_secs, is_voluntary,
 };
-use super::consolidation::{Candidate, Home, consolidate, home};
+use super::consolidated::{ConsolidationMemo, Gate, cluster_fingerprint, pool_fingerprint};
+use super::consolidation::{Candidate, Home, consolidate_from, home};
 use super::drain::{do_not_disrupt_active, never_evicted, reschedulable, tier};
 use super::lifecycle::{bound_machine, mark};
 use super::pdb::Pdbs;
@@ -54,6 +55,8 @@ pub struct Disruption {
     pub pending: Vec<Action>,
     /// Why nodes may not be disrupted (Karpenter's `DisruptionBlocked`), for the plan's status.
     pub reports: Vec<Action>,
+    /// The consolidation memo after this pass's searches (see [`super::consolidated`]).
+    pub consolidation: ConsolidationMemo,
 }
 
 pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
@@ -82,7 +85,30 @@ pub fn disrupt(
     now: Timestamp,
     already_deleted: &BTreeSet<String>,
 ) -> Disruption {
-    let mut out = Disruption::default();
+    disrupt_with(
+        snapshot,
+        now,
+        already_deleted,
+        &ConsolidationMemo::default(),
+    )
+}
+
+/// [`disrupt`] with the consolidation memo of earlier passes: a pool whose cluster has not
+/// changed since a search that settled is not searched again (core `IsConsolidated`); the memo
+/// after this pass is in [`Disruption::consolidation`].
+pub fn disrupt_with(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    already_deleted: &BTreeSet<String>,
+    memo: &ConsolidationMemo,
+) -> Disruption {
+    let mut out = Disruption {
+        consolidation: memo.clone(),
+        ..Disruption::default()
+    };
+    out.consolidation.retain_pools(snapshot);
+    // The cluster's fingerprint, computed at the first pool with candidates.
+    let mut fingerprint: Option<u64> = None;
     let pdbs = Pdbs::new(snapshot);
     let deleting = deleting_machines(snapshot);
     expire(snapshot, now, already_deleted, &mut out);
@@ -320,7 +346,24 @@ pub fn disrupt(
                 .then(b.price.cmp(&a.price))
                 .then(a.node.cmp(&b.node))
         });
-        if let Some(decision) = consolidate(reserved, &underutilized, room) {
+        let names: Vec<&str> = underutilized.iter().map(|c| c.claim.as_str()).collect();
+        let cluster = *fingerprint.get_or_insert_with(|| cluster_fingerprint(snapshot));
+        let pool_print = pool_fingerprint(cluster, &pool.name, &names, room);
+        let resume = match out.consolidation.gate(&pool.name, pool_print, now) {
+            Gate::Skip => continue,
+            Gate::Resume(k) => Some(k),
+            Gate::Fresh => None,
+        };
+        let (found, next) = consolidate_from(reserved, &underutilized, room, resume);
+        out.consolidation.record(
+            &pool.name,
+            pool_print,
+            now,
+            found.is_some(),
+            room < underutilized.len(),
+            next,
+        );
+        if let Some(decision) = found {
             let removed: Vec<String> = decision.remove.iter().map(|c| c.node.clone()).collect();
             let mut with = draining.clone();
             with.extend(removed.iter().cloned());

@@ -16,6 +16,7 @@ pub mod action;
 pub mod adopt;
 pub mod budget;
 pub mod command;
+pub mod consolidated;
 pub mod consolidation;
 pub mod disruption;
 pub mod drain;
@@ -37,6 +38,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 pub use action::Action;
+pub use consolidated::ConsolidationMemo;
 
 use crate::model::duration::GoDuration;
 use crate::model::snapshot::Snapshot;
@@ -159,6 +161,18 @@ fn provisioning_view(
 /// MachineDeployment replicas. Provisioning comes before the disruption writes, so a failing
 /// disruption never holds pending pods back.
 pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
+    plan_with(snapshot, now, config, &ConsolidationMemo::default()).0
+}
+
+/// [`plan`] with the consolidation memo of the process's earlier passes (a cache, lost
+/// harmlessly on restart: see [`consolidated`]), returned updated for the next pass. `run` and
+/// the simulator's replay both plan through this.
+pub fn plan_with(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    config: &Config,
+    memo: &ConsolidationMemo,
+) -> (Plan, ConsolidationMemo) {
     let cut_before = packing_optimizer::work::cut_short_runs();
     let mut actions = lifecycle::node_classes(snapshot);
     let live = lifecycle::liveness(snapshot, now, config);
@@ -169,7 +183,8 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     actions.extend(live.actions);
     let (adopted, mut notes) = adopt::adopt(snapshot, now);
     actions.extend(adopted);
-    let disrupted = disruption::disrupt(snapshot, now, &removals.claims);
+    let mut disrupted = disruption::disrupt_with(snapshot, now, &removals.claims, memo);
+    let memo = std::mem::take(&mut disrupted.consolidation);
     removals.claims.extend(disrupted.deleted_claims);
     removals.machines.extend(disrupted.marked_machines);
     let terminated = termination::terminate(snapshot, now, &removals.claims);
@@ -210,11 +225,14 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Plan {
     status.extend(terminated.reports);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
-    Plan {
-        actions,
-        notes,
-        pending,
-        status,
-        cut_short: packing_optimizer::work::cut_short_runs() > cut_before,
-    }
+    (
+        Plan {
+            actions,
+            notes,
+            pending,
+            status,
+            cut_short: packing_optimizer::work::cut_short_runs() > cut_before,
+        },
+        memo,
+    )
 }

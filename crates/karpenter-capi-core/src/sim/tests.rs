@@ -201,6 +201,47 @@ fn ours(
     (t, agent.log)
 }
 
+/// The consolidation memo (core `IsConsolidated`) saves searches, never money: on every built-in
+/// trace and the grid trace under both policies, the replay with it costs no more than one that
+/// searches on every pass, and searches less or as often.
+#[test]
+fn the_consolidation_memo_never_makes_a_replay_pricier() {
+    use super::peers::ours::{Ours, Resync};
+    let config = crate::controller::Config::default();
+    let mut cases: Vec<(String, Snapshot, Trace)> = trace::BUILT_IN
+        .iter()
+        .map(|(name, _, _)| {
+            let (t, s) = built_in(name);
+            (name.to_string(), s, t)
+        })
+        .collect();
+    let grid = trace::parse("grid", &format!("name: grid\nworkloads:\n- {{name: web, cpu: 500m, memory: 512Mi}}\nsteps:\n- {{at: 0s, add: {{workload: web, count: 12, lifetime: 20m}}}}\n- {{at: 5m, add: {{workload: web, count: 6, lifetime: 40m}}}}\nsettle: 30m\n{ON_THE_GRID}")).unwrap();
+    for policy in ["WhenEmptyOrUnderutilized", "WhenEmpty"] {
+        cases.push((
+            format!("grid {policy}"),
+            catalog(policy, "Never"),
+            grid.clone(),
+        ));
+    }
+    for (name, snap, trace) in &cases {
+        let mut with = Ours::with_resync(config.clone(), Resync::WhenDue);
+        let kept = super::engine::replay_agent(snap, trace, &mut with, &mut |_, _| {}).unwrap();
+        let mut without = Ours::with_resync(config.clone(), Resync::WhenDue).forgetting();
+        let every = super::engine::replay_agent(snap, trace, &mut without, &mut |_, _| {}).unwrap();
+        assert!(
+            kept.cost <= every.cost + 1e-9,
+            "{name}: {} with the memo, {} without",
+            kept.cost,
+            every.cost
+        );
+        assert_eq!(
+            kept.milestones.scaled_to_zero.is_some(),
+            every.milestones.scaled_to_zero.is_some(),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn resync_passes_only_when_a_clock_is_due_act_as_a_pass_every_10s() {
     use super::peers::ours::Resync;

@@ -88,6 +88,9 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// Plan and log, never write.
     pub dry_run: bool,
+    /// What the last consolidation searches concluded (core's in-memory `IsConsolidated`
+    /// state): a cache of this process, lost harmlessly on restart.
+    pub consolidation: std::sync::Mutex<controller::ConsolidationMemo>,
 }
 
 impl Context {
@@ -106,6 +109,7 @@ impl Context {
             cluster_name: None,
             metrics: Arc::new(Metrics::new()),
             dry_run,
+            consolidation: std::sync::Mutex::default(),
         }
     }
 }
@@ -194,7 +198,16 @@ pub async fn pass_holding(
         .karpenter
         .set_gauges(&controller::karpenter_metrics::gauges(snapshot));
     let started = Instant::now();
-    let plan = controller::plan(snapshot, now, &ctx.config);
+    let memo = ctx
+        .consolidation
+        .lock()
+        .map(|m| m.clone())
+        .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+    let (plan, memo) = controller::plan_with(snapshot, now, &ctx.config, &memo);
+    match ctx.consolidation.lock() {
+        Ok(mut m) => *m = memo,
+        Err(poisoned) => *poisoned.into_inner() = memo,
+    }
     let took = started.elapsed().as_secs_f64();
     ctx.metrics.plan_duration.observe(took);
     ctx.metrics.karpenter.scheduled(took);

@@ -42,6 +42,12 @@ pub struct Ours {
     debounce: Option<Ms>,
     timer: Option<Ms>,
     passes: usize,
+    /// The consolidation memo `run` keeps between passes (core `IsConsolidated`), kept the
+    /// same way here.
+    memo: controller::ConsolidationMemo,
+    /// Whether the memo is kept between passes (false: every pass searches, as before the memo,
+    /// to measure what it changes).
+    remember: bool,
     /// Every action carried out, with its time (`name target`).
     pub log: Vec<(Ms, String)>,
 }
@@ -61,8 +67,17 @@ impl Ours {
             debounce: None,
             timer: None,
             passes: 0,
+            memo: controller::ConsolidationMemo::default(),
+            remember: true,
             log: Vec::new(),
         }
+    }
+
+    /// This controller with a consolidation memo that forgets after every pass: every pass
+    /// searches in full.
+    pub fn forgetting(mut self) -> Ours {
+        self.remember = false;
+        self
     }
 
     /// Opens (or extends) the batch window, as an event or a resync does in `run`.
@@ -206,14 +221,18 @@ impl Agent for Ours {
             .iter()
             .map(|(node, at)| (node.clone(), c.ts(*at)))
             .collect();
-        let plan = controller::plan(&c.snap, c.ts(c.now), &self.config);
+        let (plan, memo) = controller::plan_with(&c.snap, c.ts(c.now), &self.config, &self.memo);
+        if self.remember {
+            self.memo = memo;
+        }
         self.passes += 1;
         let now = c.now;
         let done = apply_plan(c, &plan);
         self.log.extend(done.into_iter().map(|a| (now, a)));
         self.first_change = None;
         self.debounce = None;
-        self.timer = self.due(c, !plan.pending.is_empty());
+        // A consolidation search stopped at its trial cap goes on at the next resync pass.
+        self.timer = self.due(c, !plan.pending.is_empty() || self.memo.resuming());
         self.rearm(c);
     }
 

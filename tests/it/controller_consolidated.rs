@@ -1,0 +1,130 @@
+//! Consolidation that keeps up (core `IsConsolidated`): after a search that found nothing, an
+//! unchanged cluster is not searched again until 5 minutes pass or something changes; a search a
+//! budget held back is searched again next pass; a claim that becomes a candidate re-arms it.
+
+use jiff::{SignedDuration, Timestamp};
+use karpenter_capi::controller::{Action, Config, ConsolidationMemo, Plan, plan, plan_with};
+use karpenter_capi::model::load::{Source, snapshot_from_sources};
+use karpenter_capi::model::snapshot::Snapshot;
+
+use crate::controller_disruption::{NOW, base, node, sized_pod};
+
+fn snapshot(text: &str) -> Snapshot {
+    snapshot_from_sources(&[Source {
+        name: "t.yaml".into(),
+        text: text.to_string(),
+    }])
+    .unwrap()
+}
+
+fn at(secs: i64) -> Timestamp {
+    NOW.parse::<Timestamp>()
+        .unwrap()
+        .checked_add(SignedDuration::from_secs(secs))
+        .unwrap()
+}
+
+/// Consolidation of underutilized nodes on, with `budget`; c3-4 nodes (2 vCPU, 0.05/h), each
+/// initialized the given seconds ago with one pod of the given CPU.
+fn cluster(budget: &str, nodes: &[(i64, &str)]) -> String {
+    let pool = format!("    budgets: [{{nodes: '{budget}'}}]\n");
+    let mut text = base(nodes.len(), &pool).replace(
+        "    consolidationPolicy: WhenEmpty\n",
+        "    consolidationPolicy: WhenEmptyOrUnderutilized\n",
+    );
+    for (i, (initialized_ago, cpu)) in nodes.iter().enumerate() {
+        let pod = sized_pod(&format!("p{i}"), i, "", cpu);
+        text.push_str(&node(i, *initialized_ago, &pod, ""));
+    }
+    text
+}
+
+fn underutilized(p: &Plan) -> Vec<&str> {
+    p.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::TaintNode { node, reason, .. } if reason == "Underutilized" => {
+                Some(node.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_unchanged_cluster_is_not_searched_again_until_five_minutes_or_a_change() {
+    // Two well-used c3-4 nodes (1.5 vCPU of 2 taken on each): no consolidation.
+    let s = snapshot(&cluster("100%", &[(600, "1400m"), (600, "1400m")]));
+    let config = Config::default();
+    let (first, memo) = plan_with(&s, at(0), &config, &ConsolidationMemo::default());
+    assert!(underutilized(&first).is_empty());
+    assert_eq!(memo.settled_at("default"), Some(at(0)));
+    // A minute later, nothing changed: no search (the memo keeps the first search's time), and
+    // the plan is the one a full search makes.
+    let (again, memo) = plan_with(&s, at(60), &config, &memo);
+    assert_eq!(memo.settled_at("default"), Some(at(0)));
+    assert_eq!(again, plan(&s, at(60), &config));
+    // At 5 minutes a search is forced (core `ConsolidationState`).
+    let (_, forced) = plan_with(&s, at(299), &config, &memo);
+    assert_eq!(forced.settled_at("default"), Some(at(0)));
+    let (_, forced) = plan_with(&s, at(300), &config, &memo);
+    assert_eq!(forced.settled_at("default"), Some(at(300)));
+    // A pod bound to a node is a change (core `MarkUnconsolidated` on a binding): searched.
+    let changed = snapshot(&format!(
+        "{}{}",
+        cluster("100%", &[(600, "1400m"), (600, "1400m")]),
+        sized_pod("late", 0, "", "100m")
+    ));
+    let (_, searched) = plan_with(&changed, at(60), &config, &memo);
+    assert_eq!(searched.settled_at("default"), Some(at(60)));
+}
+
+#[test]
+fn a_claim_becoming_consolidatable_re_arms_the_search() {
+    // node-0's pod is pinned to it (a candidate that cannot go); node-1 initialized 10 s ago is
+    // no candidate before its consolidateAfter (30 s).
+    let pinned = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: default}\nspec: {nodeName: node-0, nodeSelector: {kubernetes.io/hostname: node-0}, containers: [{name: c, resources: {requests: {cpu: 900m}}}]}\nstatus: {phase: Running}\n";
+    let s = snapshot(&format!(
+        "{}{pinned}",
+        cluster("100%", &[(600, "100m"), (10, "300m")])
+    ));
+    let config = Config::default();
+    let (first, memo) = plan_with(&s, at(0), &config, &ConsolidationMemo::default());
+    assert!(underutilized(&first).is_empty(), "{:?}", first.actions);
+    assert_eq!(memo.settled_at("default"), Some(at(0)));
+    let (_, memo) = plan_with(&s, at(15), &config, &memo);
+    assert_eq!(memo.settled_at("default"), Some(at(0)));
+    // At 30 s node-1 is Consolidatable: its 300m fit on node-0, so it goes at once, not at the
+    // next forced search (a deliberate difference: core waits for a cluster change or 5 min).
+    let (p, memo) = plan_with(&s, at(30), &config, &memo);
+    assert_eq!(underutilized(&p), vec!["node-1"]);
+    assert_eq!(memo.settled_at("default"), None);
+}
+
+#[test]
+fn a_budget_limited_search_is_searched_again_next_pass() {
+    // Four c3-4 nodes with 1.2 vCPU each: no single node can go (its pod fits on no other node,
+    // and nothing is cheaper than a c3-4), nor two (a c3-8 costs as much as two c3-4), but three
+    // fit on one c3-8 (0.10/h < 0.15/h).
+    let four = [
+        (600, "1200m"),
+        (600, "1200m"),
+        (600, "1200m"),
+        (600, "1200m"),
+    ];
+    let config = Config::default();
+    let s = snapshot(&cluster("2", &four));
+    let (p, memo) = plan_with(&s, at(0), &config, &ConsolidationMemo::default());
+    assert!(underutilized(&p).is_empty(), "{:?}", p.actions);
+    // The budget held candidates back: not settled, so the next pass searches again.
+    assert_eq!(memo.settled_at("default"), None);
+    let (p, memo) = plan_with(&s, at(10), &config, &memo);
+    assert!(underutilized(&p).is_empty());
+    assert_eq!(memo.settled_at("default"), None);
+    // What the budget held back is found once it allows it.
+    let s = snapshot(&cluster("100%", &four));
+    let (p, _) = plan_with(&s, at(20), &config, &memo);
+    assert_eq!(underutilized(&p), vec!["node-0", "node-1", "node-2"]);
+    assert!(p.actions.iter().any(|a| matches!(a,
+        Action::CreateNodeClaim { instance_type, .. } if instance_type == "c3-8")));
+}
