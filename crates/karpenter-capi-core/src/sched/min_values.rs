@@ -191,3 +191,54 @@ fn topology_keys(demand: &PodDemand) -> impl Iterator<Item = &str> {
             .map(|t| t.topology_key.as_str()),
     )
 }
+
+/// Karpenter v1.14 sends at most this many instance types in a NodeClaim (`MaxInstanceTypes`
+/// in core `provisioning/scheduling/nodeclaimtemplate.go`), cheapest first.
+pub const MAX_INSTANCE_TYPES: usize = 600;
+
+/// The instance types a NodeClaim for this planned node lists when its NodePool sets
+/// `minValues`: every flavor of the pool (within its limits) that holds all the node's pods,
+/// cheapest first (then by name), at most [`MAX_INSTANCE_TYPES`]; the planned flavor is among
+/// them, being one that holds them. None when the pool sets no `minValues`. Core's claim lists
+/// its remaining `InstanceTypeOptions` the same way (`nodeclaimtemplate.go` `ToNodeClaim`), and
+/// its provider launches the cheapest; ours launches the planned flavor's MachineDeployment.
+pub fn claim_instance_types(
+    snapshot: &Snapshot,
+    node: &super::strategy::NewNode,
+) -> Option<Vec<String>> {
+    let (offerings, _) = super::catalog::offerings(snapshot, true);
+    let mv = MinValues::new(snapshot, &offerings, &Budget::new(snapshot))?;
+    let mut claim = mv.start(&node.offering.node_pool)?;
+    let mut labels = node.offering.labels.clone();
+    labels.insert(keys::HOSTNAME.to_string(), node.name.clone());
+    let mut total = Resources::default();
+    for &p in &node.pods {
+        let demand = &snapshot.pods[p].demand;
+        total.add(&demand.requests);
+        claim.options = mv.narrowed(&claim, demand, &labels, &total);
+    }
+    let pool = &mv.pools[claim.pool].offerings;
+    let mut types: Vec<(i64, &String)> = claim
+        .options
+        .iter()
+        .map(|&o| (pool[o].flavor.price.0, &pool[o].flavor.instance_type))
+        .collect();
+    if !types
+        .iter()
+        .any(|(_, t)| **t == node.offering.flavor.instance_type)
+    {
+        types.push((
+            node.offering.flavor.price.0,
+            &node.offering.flavor.instance_type,
+        ));
+    }
+    types.sort();
+    let mut out: Vec<String> = Vec::new();
+    for (_, t) in types {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    out.truncate(MAX_INSTANCE_TYPES);
+    Some(out)
+}

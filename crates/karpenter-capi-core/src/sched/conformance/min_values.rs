@@ -300,3 +300,68 @@ fn every_claim_keeps_min_values_at_every_batch_size() {
         );
     }
 }
+
+/// The controller provisions with `cost`: each NodeClaim of a pool with `minValues` lists the
+/// instance types that hold its pods, cheapest first, with the pool's `minValues` on the
+/// requirement, and is bound to the planned (cheapest) flavor's MachineDeployment.
+#[test]
+fn the_controllers_claims_list_their_options_with_min_values() {
+    use crate::controller::{Config, action::Action, provision::provision};
+    let flavors = flavor("it-1", 1, "0.52", "") + &flavor("it-2", 4, "1.00", "");
+    let pods = pod("p1", "app: p", "900m", "", "") + &pod("p2", "app: p", "900m", "", "");
+    let min = "{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 2}";
+    let s = snap(&(pool("default", 1, &[min]) + &flavors + &pods));
+    let now = jiff::Timestamp::now();
+    let (actions, notes) = provision(&s, now, &Config::default());
+    assert!(notes.is_empty(), "{notes:?}");
+    let claims: Vec<(String, serde_json::Value)> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreateNodeClaim {
+                machine_deployment,
+                manifest,
+                ..
+            } => Some((machine_deployment.clone(), manifest.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claims.len(), 2);
+    for (md, manifest) in &claims {
+        assert_eq!(md, "capi/it-1");
+        let reqs = manifest["spec"]["requirements"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let types: Vec<&serde_json::Value> = reqs
+            .iter()
+            .filter(|r| r["key"] == "node.kubernetes.io/instance-type")
+            .collect();
+        assert_eq!(
+            types,
+            [
+                &serde_json::json!({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["it-1", "it-2"], "minValues": 2})
+            ]
+        );
+        assert_eq!(
+            manifest["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+            "it-1"
+        );
+    }
+    // Without minValues the claim names its one flavor, as before.
+    let s = snap(&(pool("default", 1, &[]) + &flavors + &pods));
+    let (actions, _) = provision(&s, now, &Config::default());
+    let listed: Vec<serde_json::Value> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreateNodeClaim { manifest, .. } => manifest["spec"]["requirements"]
+                .as_array()
+                .and_then(|r| {
+                    r.iter()
+                        .find(|r| r["key"] == "node.kubernetes.io/instance-type")
+                })
+                .map(|r| r["values"].clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(listed, [serde_json::json!(["it-2"])]);
+}
