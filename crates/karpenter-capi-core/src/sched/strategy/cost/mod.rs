@@ -12,6 +12,7 @@
 
 pub mod engine;
 pub mod exact;
+pub mod followers;
 pub mod greedy;
 
 use std::collections::HashMap;
@@ -94,11 +95,14 @@ pub fn plan_within(
         let min_values = MinValues::new(snapshot, &all_offerings, &budget).map(Arc::new);
         state.track_min_values(min_values.clone());
         let queue = queue_order(snapshot, pending);
-        let rest = place_on_existing(&mut state, &queue);
+        let mut rest = place_on_existing(&mut state, &queue);
+        let waiting = followers::waiting(&state, &rest);
+        rest.retain(|p| !waiting.contains_key(p));
         let allowed =
             allowed_offerings(snapshot, &offerings, &budget, min_values.as_deref(), &rest);
         let (placeable, mut unplaced): (Vec<usize>, Vec<usize>) =
             rest.iter().partition(|&&p| allowed.any(p));
+        unplaced.extend(waiting.keys().copied());
 
         let cross_node = state.has_cross_node_constraints();
         let exact = if placeable.len() <= exact::EXACT_LIMIT && !cross_node {
@@ -145,6 +149,12 @@ pub fn plan_within(
         );
         placement.lower_bound = lower_bound;
         for (pod, rejections) in placement.unschedulable.iter_mut() {
+            if let Some(unfit) = waiting.get(pod) {
+                *rejections = vec![Rejection {
+                    subject: "every NodePool".to_string(),
+                    unfit: unfit.clone(),
+                }];
+            }
             if let Some(&d) = allowed.demand_of.get(pod) {
                 rejections.extend(allowed.blocked[d].iter().map(|unfit| Rejection {
                     subject: match unfit {

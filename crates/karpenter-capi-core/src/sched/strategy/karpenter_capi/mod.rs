@@ -334,7 +334,7 @@ impl Claim {
 
 /// Whether a pod's own constraints read this label key: a node requirement, a topology
 /// spread constraint or a pod (anti-)affinity term on it.
-fn constrains(demand: &crate::model::pod::PodDemand, key: &str) -> bool {
+pub(crate) fn constrains(demand: &crate::model::pod::PodDemand, key: &str) -> bool {
     demand.requires_label(key)
         || demand.spread.iter().any(|c| c.topology_key == key)
         || demand
