@@ -365,3 +365,37 @@ fn the_controllers_claims_list_their_options_with_min_values() {
         .collect();
     assert_eq!(listed, [serde_json::json!(["it-2"])]);
 }
+
+/// `minValues` on `Lt`, and the larger of the `Gt` and `Lt` requirements' `minValues` on one
+/// key: generations 2 and 3 are below 5, the pods split over their claims; pods requiring a
+/// generation below 3 leave one value and stay pending.
+#[test]
+fn min_values_on_lt_and_the_larger_of_gt_and_lt() {
+    let flavors = flavor("g2", 1, "0.52", &format!("{GEN}=2"))
+        + &flavor("g3", 4, "1.00", &format!("{GEN}=3"))
+        + &flavor("g6", 1, "0.10", &format!("{GEN}=6"));
+    let pods = pod("p1", "app: p", "900m", "", "") + &pod("p2", "app: p", "900m", "", "");
+    let split = [
+        ("g2".to_string(), vec!["p1".to_string()]),
+        ("g2".to_string(), vec!["p2".to_string()]),
+    ];
+    let lt = format!("{{key: {GEN}, operator: Lt, values: ['5'], minValues: 2}}");
+    let s = snap(&(pool("default", 1, &[&lt]) + &flavors + &pods));
+    assert_eq!(nodes(&s, &plan(&s, Cost)), split);
+    // Gt 1 with minValues 1 and Lt 5 with 2: the 2 applies.
+    let gt = format!("{{key: {GEN}, operator: Gt, values: ['1'], minValues: 1}}");
+    let s = snap(&(pool("default", 1, &[&gt, &lt]) + &flavors + &pods));
+    assert_eq!(nodes(&s, &plan(&s, Cost)), split);
+    // Pods requiring a generation below 3: one value left, pending with the reason.
+    let below = format!(
+        "\n  nodeSelector: {{}}\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: {GEN}, operator: Lt, values: ['3']}}]}}]}}}}}}"
+    );
+    let s =
+        snap(&(pool("default", 1, &[&lt]) + &flavors + &pod("p1", "app: p", "900m", "", &below)));
+    let p = plan(&s, Cost);
+    assert!(p.new_nodes.is_empty());
+    assert_eq!(
+        min_values_reasons(&s, &p, "p1"),
+        [("default".to_string(), GEN.to_string(), 2, 1)]
+    );
+}
