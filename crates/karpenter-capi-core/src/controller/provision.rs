@@ -107,7 +107,8 @@ pub fn create_node_claim(
         price_per_hour: flavor.price,
         reason: reason.to_string(),
         manifest: {
-            let mut m = node_claim_manifest(pool, node);
+            let types = crate::sched::min_values::claim_instance_types(snapshot, node);
+            let mut m = node_claim_manifest_listing(pool, node, types);
             // The MachineDeployment's template as it is now: a later change to it is drift.
             if let Some(md) = snapshot
                 .machine_deployments
@@ -119,6 +120,20 @@ pub fn create_node_claim(
             m
         },
     }
+}
+
+/// A claim requirement with its key's `minValues` from the pool (core keeps them on the
+/// NodeClaim, `NewNodeSelectorRequirementsWithMinValues`), unless it is an `In` listing fewer
+/// values than that (a value the plan narrowed it to), which the CRD refuses.
+fn with_min_values(mut requirement: Value, pool: &NodePool) -> Value {
+    let key = requirement["key"].as_str().unwrap_or_default();
+    if let Some(&min) = pool.min_values.get(key) {
+        let listed = requirement["values"].as_array().map_or(0, Vec::len);
+        if requirement["operator"] != "In" || listed >= min {
+            requirement["minValues"] = json!(min);
+        }
+    }
+    requirement
 }
 
 /// A stable hash (FNV-1a) of a MachineDeployment's `spec.template`.
@@ -191,6 +206,18 @@ pub fn claim_labels(pool: &NodePool, offering: &crate::sched::catalog::Offering)
 /// The NodeClaim Karpenter would create for a planned node (`generateName`, labels, hashes,
 /// requirements, requests) with our `karpenter.sh/termination` finalizer.
 pub(super) fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
+    node_claim_manifest_listing(pool, node, None)
+}
+
+/// [`node_claim_manifest`], its instance-type requirement listing `instance_types` when given
+/// (a pool with `minValues`: the flavors that hold the node's pods,
+/// [`crate::sched::min_values::claim_instance_types`]), and each requirement carrying its
+/// key's `minValues` where its values allow (the CRD wants an `In` to list at least that many).
+fn node_claim_manifest_listing(
+    pool: &NodePool,
+    node: &NewNode,
+    instance_types: Option<Vec<String>>,
+) -> Value {
     let o = &node.offering;
     let f = &o.flavor;
     let labels = claim_labels(pool, o);
@@ -227,11 +254,17 @@ pub(super) fn node_claim_manifest(pool: &NodePool, node: &NewNode) -> Value {
                 }
                 _ => r.values.clone(),
             };
-            json!({"key": r.key, "operator": r.operator.to_string(), "values": values})
+            with_min_values(
+                json!({"key": r.key, "operator": r.operator.to_string(), "values": values}),
+                pool,
+            )
         })
         .collect();
-    requirements
-        .push(json!({"key": keys::INSTANCE_TYPE, "operator": "In", "values": [f.instance_type]}));
+    let types = instance_types.unwrap_or_else(|| vec![f.instance_type.clone()]);
+    requirements.push(with_min_values(
+        json!({"key": keys::INSTANCE_TYPE, "operator": "In", "values": types}),
+        pool,
+    ));
     requirements.push(json!({"key": keys::NODEPOOL, "operator": "In", "values": [pool.name]}));
     // Template labels, the node class and the capacity type are requirements too (core's
     // NodeClaimTemplate adds its labels as requirements; the offering adds the capacity type).

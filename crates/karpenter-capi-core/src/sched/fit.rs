@@ -141,8 +141,18 @@ pub enum Unfit {
         /// Its max size.
         max: i64,
     },
+    /// Required pod affinity on a key other than the hostname whose only targets are pods of
+    /// this batch that do not constrain that key: their NodeClaims would not decide it until
+    /// they launch, so the pod waits for them to be bound (a later batch), as Karpenter's does.
+    AffinityTargetUnbound {
+        /// The topology key.
+        topology_key: String,
+        /// A target, `namespace/name`.
+        target: String,
+    },
     /// A NodeClaim of the NodePool holding the pod would keep fewer distinct values of a key
-    /// than the requirement's `minValues` (the `karpenter-capi` strategy, as Karpenter).
+    /// than the requirement's `minValues` (`cost`, the controller and `karpenter-capi`, as
+    /// Karpenter's `Strict` policy).
     MinValuesUnmet {
         /// The NodePool.
         node_pool: String,
@@ -206,6 +216,12 @@ impl Unfit {
             Unfit::AffinityUnsatisfied { topology_key } => {
                 format!("pod affinity needs a matching pod in the same {topology_key}")
             }
+            Unfit::AffinityTargetUnbound {
+                topology_key,
+                target,
+            } => format!(
+                "pod affinity on {topology_key} waits for {target} to be bound: its NodeClaim does not decide the {topology_key} before it launches"
+            ),
             Unfit::VolumeTopology {
                 claim,
                 source,

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod fit;
+pub mod min_values;
 pub mod report;
 pub mod state;
 pub mod strategy;

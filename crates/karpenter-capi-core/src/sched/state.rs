@@ -4,8 +4,11 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use super::catalog::Offering;
 use super::fit::{Unfit, static_fit, static_ok};
+use super::min_values::{ClaimOptions, MinValues};
 use super::topology::Spread;
 use super::topology::affinity::AffinityIndex;
 use crate::model::hostport::{HostPort, first_clash};
@@ -47,6 +50,9 @@ pub struct PlanNode {
     pub pods: Vec<usize>,
     /// Host ports in use (the pods' and, on a new node, its DaemonSets').
     pub ports: Vec<HostPort>,
+    /// On a new node of a pool with `minValues` (when the plan tracks them): the offerings its
+    /// NodeClaim may still list.
+    pub claim: Option<ClaimOptions>,
 }
 
 /// The evolving cluster.
@@ -62,6 +68,8 @@ pub struct ClusterState<'a> {
     new_count: usize,
     /// While a trial runs ([`ClusterState::begin_trial`]): what to undo.
     journal: Option<Journal>,
+    /// The NodePools' `minValues`, when the plan keeps them ([`ClusterState::track_min_values`]).
+    min_values: Option<Arc<MinValues>>,
 }
 
 /// What a trial changed, to undo it: the node count and name counter before it, the nodes that
@@ -86,6 +94,7 @@ impl<'a> ClusterState<'a> {
             spread: Spread::default(),
             new_count: 0,
             journal: None,
+            min_values: None,
         };
         let mut by_name = HashMap::new();
         // Claims still initializing by providerID (the first one, as a scan in order would
@@ -159,6 +168,7 @@ impl<'a> ClusterState<'a> {
                 requested: Resources::default(),
                 pods: Vec::new(),
                 ports: Vec::new(),
+                claim: None,
             });
         }
         for (pi, p) in snapshot.pods.iter().enumerate() {
@@ -238,6 +248,10 @@ impl<'a> ClusterState<'a> {
             .unwrap_or_else(|| format!("{}-new-{}", offering.flavor.instance_type, self.new_count));
         let mut labels = offering.labels.clone();
         labels.insert(keys::HOSTNAME.to_string(), name.clone());
+        let claim = match (origin, &self.min_values) {
+            (NodeOrigin::New(_), Some(mv)) => mv.start(&offering.node_pool),
+            _ => None,
+        };
         self.nodes.push(PlanNode {
             origin,
             name,
@@ -248,6 +262,7 @@ impl<'a> ClusterState<'a> {
             requested: Resources::default(),
             pods: Vec::new(),
             ports: offering.ports.clone(),
+            claim,
         });
         self.nodes.len() - 1
     }
@@ -272,10 +287,36 @@ impl<'a> ClusterState<'a> {
                 port: port.to_string(),
             });
         }
+        if let Some(unfit) = self.claim_unmet(pod, node) {
+            return Err(unfit);
+        }
         if self.affinity.is_empty() && self.spread.is_empty() {
             return Ok(());
         }
         self.topology_fit(pod, &n.labels)
+    }
+
+    /// Keeps the NodePools' `minValues` from here on: each new node then tracks the offerings
+    /// its NodeClaim may list, and takes no pod that would leave them short ([`MinValues`]).
+    pub fn track_min_values(&mut self, min_values: Option<Arc<MinValues>>) {
+        self.min_values = min_values;
+    }
+
+    /// The options the node's claim would keep with the pod on it, when it tracks them.
+    fn claim_after(&self, pod: usize, node: usize) -> Option<(&ClaimOptions, Vec<usize>)> {
+        let mv = self.min_values.as_deref()?;
+        let n = &self.nodes[node];
+        let claim = n.claim.as_ref()?;
+        let demand = &self.snapshot.pods[pod].demand;
+        let total = n.requested.plus(&demand.requests);
+        Some((claim, mv.narrowed(claim, demand, &n.labels, &total)))
+    }
+
+    /// Why the node's claim may not take the pod under its pool's `minValues`, if it may not.
+    pub fn claim_unmet(&self, pod: usize, node: usize) -> Option<Unfit> {
+        let mv = self.min_values.as_deref()?;
+        let (claim, options) = self.claim_after(pod, node)?;
+        mv.unmet(claim, &options)
     }
 
     /// Whether a pod can go on a node now: [`ClusterState::fits`] as a yes or no, without
@@ -290,6 +331,7 @@ impl<'a> ClusterState<'a> {
             && first_clash(&demand.host_ports, &n.ports).is_none()
             && self.affinity.admits(pod, demand, &n.labels)
             && self.spread.admits(pod, demand, &n.labels)
+            && (n.claim.is_none() || self.claim_unmet(pod, node).is_none())
     }
 
     /// Pod anti-affinity (required both directions, preferred of the pod itself), pod affinity
@@ -352,8 +394,12 @@ impl<'a> ClusterState<'a> {
             }
             j.placed.push((pod, node));
         }
+        let narrowed = self.claim_after(pod, node).map(|(_, options)| options);
         let demand = &self.snapshot.pods[pod].demand;
         let n = &mut self.nodes[node];
+        if let (Some(claim), Some(options)) = (&mut n.claim, narrowed) {
+            claim.options = options;
+        }
         n.free.sub(&demand.requests);
         n.requested.add(&demand.requests);
         n.ports.extend(demand.host_ports.iter().cloned());

@@ -6,6 +6,7 @@ mod affinity_groups;
 mod daemonsets;
 mod host_ports;
 mod karpenter_capi_zones;
+mod min_values;
 mod multi_valued;
 mod pod_resources;
 mod prefer_no_schedule;

@@ -12,9 +12,11 @@
 
 pub mod engine;
 pub mod exact;
+pub mod followers;
 pub mod greedy;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
 use crate::model::flavor::Price;
@@ -23,6 +25,8 @@ use crate::model::pod::PodDemand;
 use crate::model::snapshot::Snapshot;
 use crate::sched::catalog::{self, Offering};
 use crate::sched::fit::static_ok;
+use crate::sched::fit::{Rejection, Unfit};
+use crate::sched::min_values::MinValues;
 use crate::sched::state::{ClusterState, NodeOrigin};
 use crate::sched::strategy::StrategyName;
 use crate::vocab::keys;
@@ -36,6 +40,9 @@ pub struct Allowed {
     pub demand_of: HashMap<usize, usize>,
     /// Per distinct demand: a mask over the offerings.
     pub masks: Vec<Vec<bool>>,
+    /// Per distinct demand: the NodePools passed over because a claim holding it alone would
+    /// miss their `minValues` ([`crate::sched::min_values`]).
+    pub blocked: Vec<Vec<Unfit>>,
 }
 
 impl Allowed {
@@ -80,16 +87,23 @@ pub fn plan_within(snapshot: &Snapshot, pending: &[usize], work: Option<u64>) ->
         let offerings = distinct(snapshot, &all_offerings);
         let mut state = ClusterState::new(snapshot, &all_offerings);
         let budget = Budget::new(snapshot);
+        let min_values = MinValues::new(snapshot, &all_offerings, &budget).map(Arc::new);
+        state.track_min_values(min_values.clone());
         let queue = queue_order(snapshot, pending);
-        let rest = place_on_existing(&mut state, &queue);
-        let allowed = allowed_offerings(snapshot, &offerings, &budget, &rest);
+        let mut rest = place_on_existing(&mut state, &queue);
+        let waiting = followers::waiting(&state, &rest);
+        rest.retain(|p| !waiting.contains_key(p));
+        let allowed =
+            allowed_offerings(snapshot, &offerings, &budget, min_values.as_deref(), &rest);
         let (placeable, mut unplaced): (Vec<usize>, Vec<usize>) =
             rest.iter().partition(|&&p| allowed.any(p));
+        unplaced.extend(waiting.keys().copied());
 
         let cross_node = state.has_cross_node_constraints();
         let exact = if placeable.len() <= exact::EXACT_LIMIT && !cross_node {
             exact::solve(snapshot, &offerings, &allowed, &placeable)
                 .filter(|nodes| exact::within_budget(&budget, &offerings, nodes))
+                .filter(|nodes| min_values.is_none() || claims_hold(&state, &offerings, nodes))
         } else {
             None
         };
@@ -132,8 +146,39 @@ pub fn plan_within(snapshot: &Snapshot, pending: &[usize], work: Option<u64>) ->
         );
         placement.lower_bound = lower_bound;
         placement.cut_short = cut_short;
+        for (pod, rejections) in placement.unschedulable.iter_mut() {
+            if let Some(unfit) = waiting.get(pod) {
+                *rejections = vec![Rejection {
+                    subject: "every NodePool".to_string(),
+                    unfit: unfit.clone(),
+                }];
+            }
+            if let Some(&d) = allowed.demand_of.get(pod) {
+                rejections.extend(allowed.blocked[d].iter().map(|unfit| Rejection {
+                    subject: match unfit {
+                        Unfit::MinValuesUnmet { node_pool, .. } => node_pool.clone(),
+                        _ => String::new(),
+                    },
+                    unfit: unfit.clone(),
+                }));
+            }
+        }
         placement
     }
+}
+
+/// Whether every node of an exact plan keeps its NodePool's `minValues` (the exact solver
+/// packs without them; when one misses, the checked packing plans instead).
+fn claims_hold(state: &ClusterState, offerings: &[Offering], nodes: &[exact::SolvedNode]) -> bool {
+    let mut trial = state.clone();
+    nodes.iter().all(|(o, pods)| {
+        let n = trial.open(&offerings[*o], NodeOrigin::New(*o), None);
+        pods.iter().all(|&p| {
+            let ok = trial.claim_unmet(p, n).is_none();
+            trial.place(p, n);
+            ok
+        })
+    })
 }
 
 /// Batches at most this large are also packed by the greedy alone, and the cheaper plan wins:
@@ -325,12 +370,14 @@ fn allowed_offerings(
     snapshot: &Snapshot,
     offerings: &[Offering],
     budget: &Budget,
+    min_values: Option<&MinValues>,
     pods: &[usize],
 ) -> Allowed {
     let mut index: HashMap<greedy::DemandKey, usize> = HashMap::new();
     let mut allowed = Allowed {
         demand_of: HashMap::new(),
         masks: Vec::new(),
+        blocked: Vec::new(),
     };
     let in_budget: Vec<bool> = offerings.iter().map(|o| budget.check(o).is_ok()).collect();
     // Per demand without its requests: the offerings whose labels and taints admit it. A
@@ -352,13 +399,29 @@ fn allowed_offerings(
                             .map(|o| fits_empty(kind.demand(), o))
                             .collect()
                     });
-                let fitting: Vec<usize> = (0..offerings.len())
+                let mut fitting: Vec<usize> = (0..offerings.len())
                     .filter(|&o| {
                         in_budget[o]
                             && admits[o]
                             && demand.requests.fits_in(&offerings[o].allocatable)
                     })
                     .collect();
+                // A pool whose claim could not hold the pod alone and keep its `minValues` is
+                // passed over: the pod goes to the next pool by weight, as core's scheduler
+                // goes to the next NodeClaim template when `CanAdd` fails.
+                let mut blocked = Vec::new();
+                if let Some(mv) = min_values {
+                    let pools: std::collections::BTreeSet<&str> = fitting
+                        .iter()
+                        .map(|&o| offerings[o].node_pool.as_str())
+                        .collect();
+                    for pool in pools {
+                        if let Some(unfit) = mv.unmet_alone(pool, demand) {
+                            fitting.retain(|&o| offerings[o].node_pool != pool);
+                            blocked.push(unfit);
+                        }
+                    }
+                }
                 let top = fitting.iter().map(|&o| offerings[o].weight).max();
                 let mut mask = vec![false; offerings.len()];
                 for o in fitting
@@ -368,6 +431,7 @@ fn allowed_offerings(
                     mask[o] = true;
                 }
                 allowed.masks.push(mask);
+                allowed.blocked.push(blocked);
                 index.insert(key, allowed.masks.len() - 1);
                 allowed.masks.len() - 1
             }

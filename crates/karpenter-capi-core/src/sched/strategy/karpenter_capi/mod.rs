@@ -21,7 +21,7 @@
 //!   max size, the first by lower-cased name (provider `pkg/cloudprovider/cloudprovider.go`
 //!   `resolveInstanceType`); none left fails the launch and its pods stay pending.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::{Budget, Placement, Strategy, finish, place_on_existing, queue_order};
 use crate::model::hostport::first_clash;
@@ -334,7 +334,7 @@ impl Claim {
 
 /// Whether a pod's own constraints read this label key: a node requirement, a topology
 /// spread constraint or a pod (anti-)affinity term on it.
-fn constrains(demand: &crate::model::pod::PodDemand, key: &str) -> bool {
+pub(crate) fn constrains(demand: &crate::model::pod::PodDemand, key: &str) -> bool {
     demand.requires_label(key)
         || demand.spread.iter().any(|c| c.topology_key == key)
         || demand
@@ -362,14 +362,6 @@ fn name_ranks(offerings: &[Offering]) -> Vec<usize> {
     rank
 }
 
-/// The value of a label key on an offering's nodes; the instance type is its flavor's name.
-fn label_value<'a>(o: &'a Offering, key: &str) -> Option<&'a String> {
-    if key == keys::INSTANCE_TYPE {
-        return Some(&o.flavor.instance_type);
-    }
-    o.labels.get(key)
-}
-
 /// Whether these options keep at least the pool's `minValues` distinct values of each key
 /// (core `scheduling` `Requirements.HasMinValues`, `InstanceTypes.SatisfiesMinValues`).
 fn min_values_met(pool: &NodePool, offerings: &[Offering], options: &[usize]) -> bool {
@@ -378,18 +370,15 @@ fn min_values_met(pool: &NodePool, offerings: &[Offering], options: &[usize]) ->
 
 /// The first key of the pool's `minValues` these options miss, as a reason.
 fn min_values_unmet(pool: &NodePool, offerings: &[Offering], options: &[usize]) -> Option<Unfit> {
-    pool.min_values.iter().find_map(|(key, &min)| {
-        let distinct: BTreeSet<&String> = options
-            .iter()
-            .filter_map(|&o| label_value(&offerings[o], key))
-            .collect();
-        (distinct.len() < min).then(|| Unfit::MinValuesUnmet {
-            node_pool: pool.name.clone(),
-            key: key.clone(),
-            min,
-            found: distinct.len(),
-        })
-    })
+    if pool.min_values.is_empty() {
+        return None;
+    }
+    let min: Vec<(String, usize)> = pool
+        .min_values
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    crate::sched::min_values::unmet_among(&pool.name, &min, options.iter().map(|&o| &offerings[o]))
 }
 
 fn unlimited() -> Resources {

@@ -1,0 +1,244 @@
+//! `minValues` under Karpenter's default `Strict` policy, for `cost` and the controller. A new
+//! node of a plan stands for a NodeClaim whose instance-type options are every flavor of its
+//! NodePool still able to hold all of the node's pods (their labels, taints, host ports,
+//! summed requests and topology domain); the claim may exist only while those options keep at
+//! least the pool's `minValues` distinct values of each key. So a pod does not join a node it
+//! would narrow below that (core v1.14 `nodeclaim.go` `CanAdd` → `filterInstanceTypesByRequirements`
+//! → `InstanceTypes.SatisfiesMinValues`), and a NodePool whose options for the pod alone miss it
+//! is passed over for the next one (`scheduler.go` `addToNewNodeClaim`, which tries the
+//! templates in weight order and keeps the first that takes the pod).
+
+use std::collections::BTreeSet;
+
+use super::catalog::Offering;
+use super::fit::{Unfit, static_ok};
+use super::strategy::Budget;
+use crate::model::labels::Labels;
+use crate::model::pod::PodDemand;
+use crate::model::resources::Resources;
+use crate::model::snapshot::Snapshot;
+use crate::vocab::keys;
+
+/// The NodePools that set `minValues`, with the offerings a claim of theirs may list.
+#[derive(Debug, Clone)]
+pub struct MinValues {
+    pools: Vec<PoolMin>,
+}
+
+/// One NodePool's `minValues` and offerings.
+#[derive(Debug, Clone)]
+struct PoolMin {
+    name: String,
+    /// Per key, the largest `minValues` given for it (as Karpenter merges requirements).
+    min: Vec<(String, usize)>,
+    /// The pool's offerings within its limits and max sizes when planning starts (core
+    /// `scheduler.go` `Solve` filters the options by remaining resources before `CanAdd`).
+    offerings: Vec<Offering>,
+}
+
+/// What a new node of a pool with `minValues` keeps: the pool (its place in [`MinValues`]) and
+/// the offerings still able to hold every pod placed on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimOptions {
+    /// The pool.
+    pub pool: usize,
+    /// Indices into the pool's offerings.
+    pub options: Vec<usize>,
+}
+
+impl MinValues {
+    /// The pools of the snapshot that set `minValues`, each with its offerings among `offerings`
+    /// (every offering, not one per group of interchangeable ones: a key such as the zone counts
+    /// flavors a planner may treat as one). None when no pool sets `minValues`.
+    pub fn new(snapshot: &Snapshot, offerings: &[Offering], budget: &Budget) -> Option<MinValues> {
+        let pools: Vec<PoolMin> = snapshot
+            .nodepools
+            .iter()
+            .filter(|p| !p.min_values.is_empty())
+            .map(|p| PoolMin {
+                name: p.name.clone(),
+                min: p.min_values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+                offerings: offerings
+                    .iter()
+                    .filter(|o| o.node_pool == p.name && budget.check(o).is_ok())
+                    .cloned()
+                    .collect(),
+            })
+            .collect();
+        (!pools.is_empty()).then_some(MinValues { pools })
+    }
+
+    /// A fresh claim of this pool, every offering still an option; None when the pool sets no
+    /// `minValues`.
+    pub fn start(&self, pool: &str) -> Option<ClaimOptions> {
+        let at = self.pools.iter().position(|p| p.name == pool)?;
+        Some(ClaimOptions {
+            pool: at,
+            options: (0..self.pools[at].offerings.len()).collect(),
+        })
+    }
+
+    /// The options a claim keeps when a pod of this demand joins it on a node with these labels,
+    /// the claim's pods then requesting `total` in all.
+    pub fn narrowed(
+        &self,
+        claim: &ClaimOptions,
+        demand: &PodDemand,
+        node_labels: &Labels,
+        total: &Resources,
+    ) -> Vec<usize> {
+        let offerings = &self.pools[claim.pool].offerings;
+        claim
+            .options
+            .iter()
+            .copied()
+            .filter(|&o| holds(demand, &offerings[o], Some(node_labels), total))
+            .collect()
+    }
+
+    /// Why a claim of this pool with these options may not exist, if it may not: the first key
+    /// (by name) with fewer distinct values than its `minValues`.
+    pub fn unmet(&self, claim: &ClaimOptions, options: &[usize]) -> Option<Unfit> {
+        let pool = &self.pools[claim.pool];
+        unmet_among(
+            &pool.name,
+            &pool.min,
+            options.iter().map(|&o| &pool.offerings[o]),
+        )
+    }
+
+    /// Why a claim of this pool holding only a pod of this demand may not exist, if it may not
+    /// (the pod's NodePool gate). None also when the pool sets no `minValues`.
+    pub fn unmet_alone(&self, pool: &str, demand: &PodDemand) -> Option<Unfit> {
+        let p = self.pools.iter().find(|p| p.name == pool)?;
+        unmet_among(
+            &p.name,
+            &p.min,
+            p.offerings
+                .iter()
+                .filter(|o| holds(demand, o, None, &demand.requests)),
+        )
+    }
+}
+
+/// The first key of `min` whose distinct values among `options` are fewer than its minimum, as
+/// a reason (core `InstanceTypes.SatisfiesMinValues`).
+pub fn unmet_among<'a>(
+    pool: &str,
+    min: &[(String, usize)],
+    options: impl Iterator<Item = &'a Offering> + Clone,
+) -> Option<Unfit> {
+    min.iter().find_map(|(key, min)| {
+        let distinct: BTreeSet<&String> = options
+            .clone()
+            .filter_map(|o| label_value(o, key))
+            .collect();
+        (distinct.len() < *min).then(|| Unfit::MinValuesUnmet {
+            node_pool: pool.to_string(),
+            key: key.clone(),
+            min: *min,
+            found: distinct.len(),
+        })
+    })
+}
+
+/// The value of a label key on an offering's nodes; the instance type is its flavor's name.
+pub fn label_value<'a>(o: &'a Offering, key: &str) -> Option<&'a String> {
+    if key == keys::INSTANCE_TYPE {
+        return Some(&o.flavor.instance_type);
+    }
+    o.labels.get(key)
+}
+
+/// Whether an offering can still be the claim's instance type once a pod of this demand is on
+/// it: the pod's node requirements and tolerations admit it, its host ports are free of the
+/// offering's DaemonSets', the claim's `total` requests fit its allocatable, and, on a node
+/// already in a topology domain, it lies in that domain on every key the pod's spread or pod
+/// (anti-)affinity reads (core narrows the claim's requirements to the domain it chose).
+fn holds(demand: &PodDemand, o: &Offering, node: Option<&Labels>, total: &Resources) -> bool {
+    if !total.fits_in(&o.allocatable)
+        || crate::model::hostport::first_clash(&demand.host_ports, &o.ports).is_some()
+    {
+        return false;
+    }
+    let static_fit = match node.filter(|_| demand.requires_label(keys::HOSTNAME)) {
+        Some(node) => {
+            let mut labels = o.labels.clone();
+            if let Some(h) = node.get(keys::HOSTNAME) {
+                labels.insert(keys::HOSTNAME.to_string(), h.clone());
+            }
+            static_ok(demand, &labels, &o.taints, &o.allocatable)
+        }
+        None => static_ok(demand, &o.labels, &o.taints, &o.allocatable),
+    };
+    static_fit
+        && node.is_none_or(|node| {
+            topology_keys(demand)
+                .filter(|k| *k != keys::HOSTNAME)
+                .all(|k| o.labels.get(k) == node.get(k))
+        })
+}
+
+/// The topology keys of a pod's spread constraints and pod (anti-)affinity terms.
+fn topology_keys(demand: &PodDemand) -> impl Iterator<Item = &str> {
+    demand.spread.iter().map(|c| c.topology_key.as_str()).chain(
+        demand
+            .affinity
+            .iter()
+            .chain(&demand.anti_affinity)
+            .chain(demand.preferred_affinity.iter().map(|w| &w.term))
+            .chain(demand.preferred_anti_affinity.iter().map(|w| &w.term))
+            .map(|t| t.topology_key.as_str()),
+    )
+}
+
+/// Karpenter v1.14 sends at most this many instance types in a NodeClaim (`MaxInstanceTypes`
+/// in core `provisioning/scheduling/nodeclaimtemplate.go`), cheapest first.
+pub const MAX_INSTANCE_TYPES: usize = 600;
+
+/// The instance types a NodeClaim for this planned node lists when its NodePool sets
+/// `minValues`: every flavor of the pool (within its limits) that holds all the node's pods,
+/// cheapest first (then by name), at most [`MAX_INSTANCE_TYPES`]; the planned flavor is among
+/// them, being one that holds them. None when the pool sets no `minValues`. Core's claim lists
+/// its remaining `InstanceTypeOptions` the same way (`nodeclaimtemplate.go` `ToNodeClaim`), and
+/// its provider launches the cheapest; ours launches the planned flavor's MachineDeployment.
+pub fn claim_instance_types(
+    snapshot: &Snapshot,
+    node: &super::strategy::NewNode,
+) -> Option<Vec<String>> {
+    let (offerings, _) = super::catalog::offerings(snapshot, true);
+    let mv = MinValues::new(snapshot, &offerings, &Budget::new(snapshot))?;
+    let mut claim = mv.start(&node.offering.node_pool)?;
+    let mut labels = node.offering.labels.clone();
+    labels.insert(keys::HOSTNAME.to_string(), node.name.clone());
+    let mut total = Resources::default();
+    for &p in &node.pods {
+        let demand = &snapshot.pods[p].demand;
+        total.add(&demand.requests);
+        claim.options = mv.narrowed(&claim, demand, &labels, &total);
+    }
+    let pool = &mv.pools[claim.pool].offerings;
+    let mut types: Vec<(i64, &String)> = claim
+        .options
+        .iter()
+        .map(|&o| (pool[o].flavor.price.0, &pool[o].flavor.instance_type))
+        .collect();
+    if !types
+        .iter()
+        .any(|(_, t)| **t == node.offering.flavor.instance_type)
+    {
+        types.push((
+            node.offering.flavor.price.0,
+            &node.offering.flavor.instance_type,
+        ));
+    }
+    types.sort();
+    let mut out: Vec<String> = Vec::new();
+    for (_, t) in types {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    out.truncate(MAX_INSTANCE_TYPES);
+    Some(out)
+}
