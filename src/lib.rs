@@ -8,6 +8,6 @@ pub mod complete;
 pub mod render;
 
 pub use karpenter_capi_core::{
-    Error, Result, bundle, controller, diagnose, error, model, parallel, sched, sim, vocab,
+    Error, Result, bundle, controller, diagnose, error, model, parallel, sched, sim, status, vocab,
 };
 pub use karpenter_capi_shell::{files, input, kube};

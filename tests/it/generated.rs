@@ -51,7 +51,7 @@ fn check_dir(dir: &str, expected: BTreeMap<String, Vec<u8>>) {
     }
     assert!(
         problems.is_empty(),
-        "{}\nThe files are generated from src/cli.rs; regenerate them with\n  \
+        "{}\nThe files are generated from src/cli/; regenerate them with\n  \
          {REGENERATE}=1 cargo test --test generated\nand commit the result.",
         problems.join("\n")
     );

@@ -18,6 +18,7 @@ pub mod model;
 pub mod parallel;
 pub mod sched;
 pub mod sim;
+pub mod status;
 pub mod vocab;
 
 pub use error::{Error, Result};
