@@ -4,7 +4,6 @@
 
 pub mod prompt;
 
-use std::io::Write as _;
 use std::path::Path;
 
 use crate::bundle::topology::{self, Topology, TopologyFlags};
