@@ -199,3 +199,27 @@ fn requirement_changes_drift_only_claims_they_exclude() {
         assert_eq!(&tier_node_under(&requirement), want, "{what}");
     }
 }
+
+/// Core `drift.go` areStaticFieldsDrifted: without a hash on the claim, or without its hash
+/// version, there is no static drift; a claim without our version is stamped instead
+/// (N-DRIFT-030, N-DRIFT-032).
+#[test]
+fn a_claim_without_our_hash_is_never_drifted_by_it() {
+    let empty = vec![("node-1", "Empty")];
+    let versioned = node(1, 600, "", "").replace(
+        "annotations: {cluster.x-k8s.io/machine",
+        "annotations: {karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
+    );
+    let p = run(&format!("{}{versioned}", base(1, "")));
+    assert_eq!(crate::controller_disruption::tainted_nodes(&p), empty);
+    let bare = node(1, 600, "", "");
+    let p = run(&format!("{}{bare}", base(1, "")));
+    assert_eq!(crate::controller_disruption::tainted_nodes(&p), empty);
+    assert!(
+        p.status.iter().any(|a| matches!(a,
+            Action::StampNodeClaimHash { node_claim, hash_version, previous_version, .. }
+                if node_claim == "default-1" && hash_version == "karpenter-capi-v1" && previous_version.is_none())),
+        "{:?}",
+        p.status
+    );
+}
