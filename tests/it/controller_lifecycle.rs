@@ -142,3 +142,84 @@ fn initialization_waits_for_registration_startup_taints_and_resources() {
     let p = run(&format!("{}{}", base(1, ""), gpu(", nvidia.com/gpu: '1'")));
     assert_eq!(names(&p), vec!["initializeNodeClaim"]);
 }
+
+/// node-1 (empty) whose claim is labelled `example.com/tier: '5'` under a pool that adds
+/// `requirement` (YAML list item lines) to its requirements: how the pass disrupts it.
+fn tier_node_under(requirement: &str) -> Vec<(String, String)> {
+    let pool = crate::controller_disruption::base(1, "").replacen(
+        "      requirements:\n",
+        &format!("      requirements:\n{requirement}"),
+        1,
+    );
+    let claim = node(1, 600, "", "").replacen(
+        "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}",
+        "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4, example.com/tier: '5'}",
+        1,
+    );
+    crate::controller_disruption::tainted_nodes(&run(&format!("{pool}{claim}")))
+        .into_iter()
+        .map(|(n, r)| (n.to_string(), r.to_string()))
+        .collect()
+}
+
+/// Core `nodeclaim/disruption/drift.go` areRequirementsDrifted: a claim is drifted when a pool
+/// requirement no longer admits its label value (values reduced, `DoesNotExist`, a bound it
+/// misses), not when the pool widens (values added, `Exists`, a bound it meets). The empty node
+/// is taken as Drifted when drifted and as Empty otherwise (N-DRIFT-015..020).
+#[test]
+fn requirement_changes_drift_only_claims_they_exclude() {
+    let req = |op: &str, values: &str| {
+        format!("      - key: example.com/tier\n        operator: {op}\n{values}")
+    };
+    let vals = |v: &[&str]| {
+        format!(
+            "        values:\n{}",
+            v.iter()
+                .map(|x| format!("        - '{x}'\n"))
+                .collect::<String>()
+        )
+    };
+    let drifted = vec![("node-1".to_string(), "Drifted".to_string())];
+    let empty = vec![("node-1".to_string(), "Empty".to_string())];
+    let cases = [
+        (
+            "In [5, 6] (expanded)",
+            req("In", &vals(&["5", "6"])),
+            &empty,
+        ),
+        ("In [6] (reduced)", req("In", &vals(&["6"])), &drifted),
+        ("Exists", req("Exists", ""), &empty),
+        ("DoesNotExist", req("DoesNotExist", ""), &drifted),
+        ("Gt 3", req("Gt", &vals(&["3"])), &empty),
+        ("Lt 9", req("Lt", &vals(&["9"])), &empty),
+        ("Gt 7", req("Gt", &vals(&["7"])), &drifted),
+        ("Lt 2", req("Lt", &vals(&["2"])), &drifted),
+    ];
+    for (what, requirement, want) in cases {
+        assert_eq!(&tier_node_under(&requirement), want, "{what}");
+    }
+}
+
+/// Core `drift.go` areStaticFieldsDrifted: without a hash on the claim, or without its hash
+/// version, there is no static drift; a claim without our version is stamped instead
+/// (N-DRIFT-030, N-DRIFT-032).
+#[test]
+fn a_claim_without_our_hash_is_never_drifted_by_it() {
+    let empty = vec![("node-1", "Empty")];
+    let versioned = node(1, 600, "", "").replace(
+        "annotations: {cluster.x-k8s.io/machine",
+        "annotations: {karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
+    );
+    let p = run(&format!("{}{versioned}", base(1, "")));
+    assert_eq!(crate::controller_disruption::tainted_nodes(&p), empty);
+    let bare = node(1, 600, "", "");
+    let p = run(&format!("{}{bare}", base(1, "")));
+    assert_eq!(crate::controller_disruption::tainted_nodes(&p), empty);
+    assert!(
+        p.status.iter().any(|a| matches!(a,
+            Action::StampNodeClaimHash { node_claim, hash_version, previous_version, .. }
+                if node_claim == "default-1" && hash_version == "karpenter-capi-v1" && previous_version.is_none())),
+        "{:?}",
+        p.status
+    );
+}

@@ -641,8 +641,7 @@ async fn eviction_goes_through_the_eviction_api() {
     let last = fake
         .requests()
         .into_iter()
-        .filter(|r| !r.line().ends_with("/events"))
-        .last()
+        .rfind(|r| !r.line().ends_with("/events"))
         .unwrap();
     assert_eq!(
         last.line(),

@@ -14,11 +14,11 @@ use super::budget::allowed_disruptions;
 use super::consolidation::Home;
 use super::disruption::{
     DO_NOT_DISRUPT, Disruption, blocked_by, claim_price, defer_rest, drains_keep_home,
-    home_for_movable, node_do_not_disrupt, replacement_claim, skip_pool,
+    node_do_not_disrupt, replacement_claim, skip_pool,
 };
 use super::drain::{drained, never_evicted, reschedulable};
 use super::lifecycle::{bound_machine, mark};
-use super::pdb::Pdbs;
+use super::pdb::{Pdbs, home_for_movable};
 use crate::model::duration::GoDuration;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;

@@ -563,35 +563,6 @@ pub(super) fn drains_keep_home(snapshot: &Snapshot, draining: &[String], taken: 
     home(&view, draining) == Home::Fits
 }
 
-/// Whether the leaving of `nodes` gives their pods a home, as core's `disruption/helpers.go`
-/// SimulateScheduling sees it: pods no eviction can move now (an active `do-not-disrupt`, a
-/// budget that blocks whatever it allows, two budgets; `utils/pdb/pdb.go`
-/// IsCurrentlyReschedulable) stay out of the simulation, so no room is made or required for
-/// them. They stay until the claim's deadline deletes them (only a drift whose claim has a
-/// terminationGracePeriod takes such a node at all).
-pub(super) fn home_for_movable(
-    snapshot: &Snapshot,
-    nodes: &[String],
-    pdbs: &Pdbs,
-    now: Timestamp,
-) -> Home {
-    let held = |p: &PodRecord| {
-        p.node_name.as_ref().is_some_and(|n| nodes.contains(n))
-            && reschedulable(p)
-            && (do_not_disrupt_active(p, now) || pdbs.fully_blocked(p, now))
-    };
-    if !snapshot.pods.iter().any(|p| held(p)) {
-        return home(snapshot, nodes);
-    }
-    let mut view = snapshot.clone();
-    for p in view.pods.iter_mut() {
-        if held(p) {
-            std::sync::Arc::make_mut(p).terminal = true;
-        }
-    }
-    home(&view, nodes)
-}
-
 pub(super) fn skip_pool(out: &mut Disruption, pool: &NodePool, problem: String) {
     let message = format!("{problem}; disruption skipped");
     out.notes.push(format!("NodePool {}: {message}", pool.name));

@@ -2,12 +2,14 @@
 //! Limits): which budget holds a pod, a pod under two or more budgets can never be evicted, a
 //! budget with `unhealthyPodEvictionPolicy: AlwaysAllow` lets not-ready pods go, and which
 //! budgets block a pod whatever the disruptions allowed (`maxUnavailable: 0` or `0%`,
-//! `minAvailable: 100%`).
+//! `minAvailable: 100%`); and the home a leaving node's pods need, without the pods no eviction
+//! moves now (`IsCurrentlyReschedulable`).
 
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::drain::evictable;
+use super::consolidation::{Home, home};
+use super::drain::{do_not_disrupt_active, evictable, reschedulable};
 use crate::model::labels::LabelSelector;
 use crate::model::snapshot::{PodRecord, Snapshot};
 
@@ -147,4 +149,33 @@ impl Pdbs {
     pub fn fully_blocked(&self, p: &PodRecord, now: Timestamp) -> bool {
         self.hold(p, now, true).is_some()
     }
+}
+
+/// Whether the leaving of `nodes` gives their pods a home, as core's `disruption/helpers.go`
+/// SimulateScheduling sees it: pods no eviction can move now (an active `do-not-disrupt`, a
+/// budget that blocks whatever it allows, two budgets; `utils/pdb/pdb.go`
+/// IsCurrentlyReschedulable) stay out of the simulation, so no room is made or required for
+/// them. They stay until the claim's deadline deletes them (only a drift whose claim has a
+/// terminationGracePeriod takes such a node at all).
+pub(super) fn home_for_movable(
+    snapshot: &Snapshot,
+    nodes: &[String],
+    pdbs: &Pdbs,
+    now: Timestamp,
+) -> Home {
+    let held = |p: &PodRecord| {
+        p.node_name.as_ref().is_some_and(|n| nodes.contains(n))
+            && reschedulable(p)
+            && (do_not_disrupt_active(p, now) || pdbs.fully_blocked(p, now))
+    };
+    if !snapshot.pods.iter().any(|p| held(p)) {
+        return home(snapshot, nodes);
+    }
+    let mut view = snapshot.clone();
+    for p in view.pods.iter_mut() {
+        if held(p) {
+            std::sync::Arc::make_mut(p).terminal = true;
+        }
+    }
+    home(&view, nodes)
 }

@@ -24,12 +24,10 @@ use jiff::Timestamp;
 use super::action::Action;
 use super::command::drained_long_enough;
 use super::consolidation::Home;
-use super::disruption::{
-    Disruption, MIN_DRAIN_SECS, defer_rest, home_for_movable, is_voluntary, node_of, pods_on,
-};
+use super::disruption::{Disruption, MIN_DRAIN_SECS, defer_rest, is_voluntary, node_of, pods_on};
 use super::drain::{drain_step, drained, termination_deadline};
 use super::lifecycle::{bound_machine, mark};
-use super::pdb::Pdbs;
+use super::pdb::{Pdbs, home_for_movable};
 use super::rollout::scale_down_hold;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
