@@ -450,6 +450,28 @@ fn main() {
                 _ => controller_plan("no disruption", 100, 1000, 10_000, 10_000, false),
             },
             ["timeline"] => timeline_day(),
+            // The cluster dump alone, on stdout (to profile `run --once --dry-run -f` on it).
+            ["dump", m, n, b, p] => print!(
+                "{}",
+                cluster(
+                    m.parse().expect("a count"),
+                    n.parse().expect("a count"),
+                    b.parse().expect("a count"),
+                    p.parse().expect("a count"),
+                    true,
+                )
+            ),
+            ["e2e", "run", m, n, b, p] => end_to_end(
+                &format!("run --once --dry-run, {p} pending / {n} nodes / {m} MDs"),
+                &cluster(
+                    m.parse().expect("a count"),
+                    n.parse().expect("a count"),
+                    b.parse().expect("a count"),
+                    p.parse().expect("a count"),
+                    true,
+                ),
+                &["run", "--once", "--dry-run", "--now", NOW, "-o", "json"],
+            ),
             ["e2e", "run"] => end_to_end_run(),
             ["e2e", "simulate"] => end_to_end_simulate(),
             _ => println!("unknown case {rest:?}"),

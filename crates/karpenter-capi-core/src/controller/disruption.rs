@@ -31,7 +31,7 @@ use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::labels::Labels;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
-use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
+use crate::model::snapshot::{NodeIndex, NodeRecord, PodRecord, Snapshot};
 use crate::vocab::keys::DISRUPTED_TAINT_KEY;
 use crate::vocab::keys::REPLACES_ANNOTATION;
 use crate::vocab::reasons::DisruptionReason;
@@ -133,12 +133,13 @@ pub fn disrupt_with(
     let pods_of = |node: &str| -> Vec<&PodRecord> {
         indices(node).iter().map(|&i| &*snapshot.pods[i]).collect()
     };
+    let nodes = NodeIndex::new(snapshot);
     let is_tainted = |n: &NodeRecord| n.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
     // Commands under way, for their timeout (core scales it with the queue's length).
     let queued = snapshot
         .nodeclaims
         .iter()
-        .filter(|c| !c.deleting && node_of(snapshot, c).is_some_and(is_tainted))
+        .filter(|c| !c.deleting && nodes.of_claim(c).is_some_and(is_tainted))
         .count();
     let draining_now: Vec<String> = super::termination::draining_nodes(snapshot, now)
         .into_iter()
@@ -152,7 +153,7 @@ pub fn disrupt_with(
             .iter()
             .filter(|c| c.node_pool.as_deref() == Some(pool.name.as_str()))
             .collect();
-        let (total, mut in_progress) = budget_counts(snapshot, &claims);
+        let (total, mut in_progress) = budget_counts_indexed(snapshot, &nodes, &claims);
         let consolidate_after = match pool
             .consolidate_after
             .as_deref()
@@ -181,7 +182,7 @@ pub fn disrupt_with(
         // drains the nodes of deleting claims: their pods need room too.
         let mut draining: Vec<String> = draining_now.clone();
         for claim in candidates {
-            let Some(node) = node_of(snapshot, claim) else {
+            let Some(node) = nodes.of_claim(claim) else {
                 continue;
             };
             // Cluster API (or a user) is already removing this node (its Machine or its Node is
@@ -395,7 +396,7 @@ pub fn disrupt_with(
             draining.extend(removed.iter().cloned());
             for c in &decision.remove {
                 let claim = snapshot.nodeclaims.iter().find(|k| k.name == c.claim);
-                let node = snapshot.nodes.iter().find(|n| n.name == c.node);
+                let node = nodes.named(&c.node);
                 if let (Some(claim), Some(node)) = (claim, node) {
                     out.actions.push(start_command(
                         claim,
@@ -476,11 +477,20 @@ pub(super) fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) ->
 /// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
 /// disrupting.
 pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize, usize) {
+    budget_counts_indexed(snapshot, &NodeIndex::new(snapshot), claims)
+}
+
+/// [`budget_counts`] with the pass's Node index.
+fn budget_counts_indexed(
+    snapshot: &Snapshot,
+    nodes: &NodeIndex<'_>,
+    claims: &[&NodeClaimRecord],
+) -> (usize, usize) {
     let deleting = deleting_machines(snapshot);
     let mut total = 0;
     let mut disrupting = 0;
     for c in claims {
-        let Some(node) = node_of(snapshot, c) else {
+        let Some(node) = nodes.of_claim(c) else {
             continue;
         };
         if !c.condition_true("Initialized") {

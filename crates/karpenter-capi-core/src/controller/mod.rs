@@ -103,11 +103,12 @@ fn provisioning_view(
     tainted: &std::collections::BTreeSet<&str>,
     now: Timestamp,
 ) -> Option<Snapshot> {
+    let nodes = crate::model::snapshot::NodeIndex::new(snapshot);
     let leaving: std::collections::BTreeSet<String> = snapshot
         .nodeclaims
         .iter()
         .filter(|c| c.deleting || deleted.contains(&c.name))
-        .filter_map(|c| disruption::node_of(snapshot, c))
+        .filter_map(|c| nodes.of_claim(c))
         .map(|n| n.name.clone())
         .chain(tainted.iter().map(|n| n.to_string()))
         .collect();
@@ -136,7 +137,7 @@ fn provisioning_view(
         .nodeclaims
         .iter()
         .filter(|c| c.deleting || deleted.contains(&c.name))
-        .filter_map(|c| disruption::node_of(snapshot, c))
+        .filter_map(|c| nodes.of_claim(c))
         .map(|n| n.name.as_str())
         .collect();
     for p in v.pods.iter_mut() {
