@@ -10,6 +10,10 @@
 #   scripts/first-hour.sh [REPO]             # REPO: what to clone (default: this checkout's repository)
 #   scripts/first-hour.sh --day-only [REPO]  # only build the binary and run the first day
 #
+# With --day-only, FIRST_DAY_TARGET_DIR=DIR builds the fresh clone into DIR (an existing build
+# cache: dependencies are reused, the clone's own crates compile again); the timed first hour
+# always builds cold.
+#
 # The clone gets its own target directory, so the build is cold; crates already in ~/.cargo are
 # not downloaded again (a first-ever build also downloads them, which this does not count).
 # ../shared is linked beside the clone, as CI lays it out, for the tests that read it.
@@ -78,6 +82,9 @@ first hour on a fresh clone of $commit ($(nproc) cores, $(uname -m), $(rustc --v
 REPORT
 else
     log="$work/build.log"
+    if [ -n "${FIRST_DAY_TARGET_DIR:-}" ]; then
+        export CARGO_TARGET_DIR="$FIRST_DAY_TARGET_DIR"
+    fi
     build_s=$(timed cargo build --bin kubectl-karpenter_capi)
     echo "first day on a fresh clone of $commit: cargo build ${build_s} s"
 fi
@@ -85,7 +92,7 @@ fi
 # The first day: the seed's two-cluster topology, offline. A failing step is reported with its
 # output and the script goes on to the next.
 day="$work/day"
-bin="$PWD/target/debug/kubectl-karpenter_capi"
+bin="${CARGO_TARGET_DIR:-$PWD/target}/debug/kubectl-karpenter_capi"
 fixtures="$work/shared/fixtures/crds"
 mkdir -p "$day"
 step() {
