@@ -129,7 +129,7 @@ if [ -d "$fixtures" ] && [ -f "$day/setup/crds/kustomization.yaml" ]; then
     mkdir -p "$day/crds-offline"
     sed -E 's#https://[^"]*/([^/"]+\.yaml)#\1#' "$day/setup/crds/kustomization.yaml" \
         >"$day/crds-offline/kustomization.yaml"
-    for f in $(grep -Eo '[a-z.-]+_[a-z]+\.yaml' "$day/crds-offline/kustomization.yaml"); do
+    for f in $(grep -Eo '[a-z0-9.-]+_[a-z0-9]+\.yaml' "$day/crds-offline/kustomization.yaml"); do
         cp "$fixtures/$f" "$day/crds-offline/"
     done
     if step kustomize-crds kubectl kustomize "$day/crds-offline" &&
