@@ -88,6 +88,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('--from-cluster', '--from-cluster', [CompletionResultType]::ParameterName, 'Read the Cluster, its version, API version and an existing machine template from the management cluster as defaults')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Never prompt; a missing required input is an error')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Never prompt; a missing required input is an error')
+            [CompletionResult]::new('--self-hosted', '--self-hosted', [CompletionResultType]::ParameterName, 'Cluster API runs in the workload cluster itself (no separate management cluster) [asked on a terminal unless --management-kubeconfig says otherwise]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -526,7 +526,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__init)
-            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --force --prune --image --controller-kubeconfig --expected-pods --expected-nodes --token-duration --apply --dry-run --from-cluster --yes --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version kubeconfig help"
+            opts="-y -n -o -v -h -V --cluster-name --kubernetes-version --capi-version --infrastructure-kind --infrastructure-template --machine-image --flavor --flavors --node-taint --controller-namespace --consolidation-policy --consolidate-after --expire-after --templates --output-dir --force --prune --image --controller-kubeconfig --expected-pods --expected-nodes --token-duration --apply --dry-run --from-cluster --yes --self-hosted --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version kubeconfig help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -84,6 +84,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --from-cluster 'Read the Cluster, its version, API version and an existing machine template from the management cluster as defaults'
             cand -y 'Never prompt; a missing required input is an error'
             cand --yes 'Never prompt; a missing required input is an error'
+            cand --self-hosted 'Cluster API runs in the workload cluster itself (no separate management cluster) [asked on a terminal unless --management-kubeconfig says otherwise]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

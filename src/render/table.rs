@@ -106,4 +106,14 @@ mod tests {
         ]);
         assert_eq!(t.render(), "A   NODES    Z\nx   3x a +   9\n    1x bb\n");
     }
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(visible_width("ノード"), 6);
+        assert_eq!(visible_width("e\u{301}"), 1);
+        let mut t = Table::new(&["NAME", "CPU"]);
+        t.row(vec!["ノード".to_string(), "4".to_string()]);
+        t.row(vec!["c3-8".to_string(), "8".to_string()]);
+        assert_eq!(t.render(), "NAME     CPU\nノード   4\nc3-8     8\n");
+    }
 }
