@@ -8,20 +8,17 @@
 //! resource; a `--once` pass whose actions failed is [`Error::Apply`] (exit 2) after the plan is
 //! printed.
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
-use tokio::sync::watch;
-use tracing::{info, warn};
+use tracing::warn;
 
 use crate::cli::{DryRun, GlobalArgs, OutputFormat, RunArgs};
 use crate::controller::{self, Config};
 use crate::error::{Error, Outcome, Result};
-use crate::kube::client::{ClusterTarget, connect};
-use crate::kube::leader::{Gate, LeaseLock};
+use crate::kube::client::ClusterTarget;
+use crate::kube::daemon::{self, DaemonSettings, connect_both};
+use crate::kube::leader::LeaseLock;
 use crate::kube::list::{Clients, live_snapshot_in};
-use crate::kube::metrics;
-use crate::kube::reconciler::{Context, LeaseTiming, Window, lead, pass, run_continuous};
+use crate::kube::reconciler::{Context, pass};
 use crate::render::Printer;
 use crate::render::plan::print_plan;
 
@@ -77,7 +74,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
     let namespace = global.namespace.clone();
     if args.once {
         return crate::kube::list::block_on(async {
-            let clients = clients(&workload, &management).await?;
+            let clients = connect_both(&workload, &management).await?;
             once(
                 &clients,
                 namespace.as_deref(),
@@ -95,23 +92,19 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
         .enable_all()
         .build()
         .map_err(Error::Io)?;
-    rt.block_on(async {
-        let clients = clients(&workload, &management).await?;
-        continuous(clients, namespace, &args).await
-    })
-}
-
-async fn clients(workload: &ClusterTarget, management: &ClusterTarget) -> Result<Clients> {
-    let w = connect(workload).await?;
-    // A self-hosted cluster: one client, one connection pool.
-    let m = if management.same_as(workload) {
-        w.clone()
-    } else {
-        connect(management).await?
+    let settings = DaemonSettings {
+        namespace,
+        cluster_name: args.cluster_name.clone(),
+        config: config(&args),
+        dry_run: args.dry_run.is_dry(),
+        leader_elect: args.leader_elect,
+        leader_election_namespace: args.leader_election_namespace.clone(),
+        metrics_bind_address: args.metrics_bind_address.clone(),
     };
-    Ok(Clients {
-        workload: w,
-        management: m,
+    rt.block_on(async {
+        let clients = connect_both(&workload, &management).await?;
+        daemon::run(clients, settings).await?;
+        Ok(Outcome::Success)
     })
 }
 
@@ -189,86 +182,4 @@ pub fn lease_lock(client: kube::Client, args: &RunArgs, identity: String) -> Lea
         identity,
         args.dry_run.is_dry(),
     )
-}
-
-/// The continuous controller until SIGTERM/SIGINT.
-async fn continuous(
-    clients: Clients,
-    namespace: Option<String>,
-    args: &RunArgs,
-) -> Result<Outcome> {
-    let listener = metrics::bind(&args.metrics_bind_address).await?;
-    let mut ctx = Context::new(
-        clients.clone(),
-        config(args),
-        namespace,
-        args.dry_run.is_dry(),
-    );
-    ctx.cluster_name = args.cluster_name.clone();
-    // With leader election every write checks that this replica's Lease is still valid.
-    let gate = if args.leader_elect {
-        Gate::elected()
-    } else {
-        Gate::open()
-    };
-    ctx.executor = ctx.executor.clone().with_gate(gate.clone());
-    let ctx = Arc::new(ctx);
-    let (stop_tx, stop_rx) = watch::channel(false);
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        info!("shutting down");
-        stop_tx.send_replace(true);
-    });
-    let server = tokio::spawn(metrics::serve(listener, ctx.metrics.clone(), {
-        let mut rx = stop_rx.clone();
-        async move { crate::kube::reconciler::stopped(&mut rx).await }
-    }));
-    let (leading_tx, leading_rx) = watch::channel(!args.leader_elect);
-    let leader = if args.leader_elect {
-        let lock = lease_lock(
-            clients.workload.clone(),
-            args,
-            LeaseLock::default_identity(),
-        );
-        info!(identity = %lock.identity, namespace = %args.leader_election_namespace, lease = %lock.name, "leader election");
-        Some(tokio::spawn(lead(
-            lock,
-            ctx.metrics.clone(),
-            leading_tx,
-            gate,
-            LeaseTiming::default(),
-            stop_rx.clone(),
-        )))
-    } else {
-        ctx.metrics.leader.set(1);
-        drop(leading_tx);
-        None
-    };
-    info!(dry_run = args.dry_run.is_dry(), "controller started");
-    let result = run_continuous(ctx, Window::from_config(&config(args)), leading_rx, stop_rx).await;
-    if let Some(l) = leader {
-        // The leader task releases the Lease when it sees the shutdown.
-        let _ = l.await;
-    }
-    let _ = server.await;
-    result.map(|()| Outcome::Success)
-}
-
-/// Resolves on SIGINT, or SIGTERM on Unix.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    // Without a signal handler, only Ctrl-C; if even that fails, run until killed.
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }

@@ -2,6 +2,7 @@
 //! PodDisruptionBudgets, drift, and that the Machine marked is always the claim's own.
 
 use crate::shared;
+use karpenter_capi_testkit::Edit;
 
 use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, Plan, plan};
@@ -20,14 +21,14 @@ pub(crate) fn ago(secs: i64) -> String {
 pub(crate) fn base(replicas: usize, pool_patch: &str) -> String {
     let text = shared::read("scenarios/inflate-antiaffinity.yaml");
     let text = text
-        .replace("  replicas: 2\n  selector:\n    matchLabels:\n      app: inflate", "  replicas: 0\n  selector:\n    matchLabels:\n      app: inflate")
-        .replacen("  name: default\nspec: {}\n", "  name: default\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n", 1)
-        .replacen(
+        .edit("  replicas: 2\n  selector:\n    matchLabels:\n      app: inflate", "  replicas: 0\n  selector:\n    matchLabels:\n      app: inflate")
+        .edit_n("  name: default\nspec: {}\n", "  name: default\nspec: {}\nstatus: {conditions: [{type: Ready, status: 'True'}]}\n", 1)
+        .edit_n(
             "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4",
             &format!("  replicas: {replicas}\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4"),
             1,
         );
-    text.replace(
+    text.edit(
         "    consolidateAfter: 30s\n",
         &format!("    consolidateAfter: 30s\n{pool_patch}"),
     )
@@ -89,7 +90,7 @@ pub(crate) fn sized_pod(name: &str, node: usize, annotations: &str, cpu: &str) -
 
 /// A c3-8 node instead of a c3-4 one.
 fn c3_8_node(i: usize, pods: &str) -> String {
-    node(i, 600, pods, "").replace("c3-4", "c3-8").replace(
+    node(i, 600, pods, "").edit("c3-4", "c3-8").edit(
         "capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}",
         "capacity: {cpu: '4', memory: 8G, pods: '110'}, allocatable: {cpu: '4', memory: 8G, pods: '110'}",
     )
@@ -98,7 +99,7 @@ fn c3_8_node(i: usize, pods: &str) -> String {
 /// Two c3-8 nodes with one pod of `cpu` each, consolidation of underutilized nodes on.
 pub(crate) fn two_c3_8(cpu: &str) -> String {
     let pool = "    budgets: [{nodes: '100%'}]\n";
-    let base = base(0, pool).replace("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").replacen(
+    let base = base(0, pool).edit("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").edit_n(
         "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
         "  replicas: 2\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
         1,
@@ -114,11 +115,11 @@ pub(crate) fn two_c3_8(cpu: &str) -> String {
 /// controller records: its reason and when it started, `started_ago` seconds before NOW.
 pub(crate) fn under_way(node_text: &str, i: usize, reason: &str, started_ago: i64) -> String {
     node_text
-        .replace(
+        .edit(
             &format!("spec: {{providerID: 'openstack:///n{i}'}}"),
             &format!("spec: {{providerID: 'openstack:///n{i}', taints: [{{key: karpenter.sh/disrupted, effect: NoSchedule}}]}}"),
         )
-        .replace(
+        .edit(
             "annotations: {cluster.x-k8s.io/machine",
             &format!(
                 "annotations: {{karpenter-capi/drain-started: '{}', karpenter-capi/disruption-reason: {reason}, cluster.x-k8s.io/machine",
@@ -320,7 +321,7 @@ fn a_zero_budget_blocks_and_an_invalid_one_is_reported() {
 #[test]
 fn drift_is_blocked_by_do_not_disrupt_and_pdbs() {
     let drifted = |pods: &str, node_ann: &str| {
-        node(1, 600, pods, node_ann).replace(
+        node(1, 600, pods, node_ann).edit(
             "annotations: {cluster.x-k8s.io/machine",
             "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
         )
@@ -383,7 +384,7 @@ fn a_drained_disrupted_node_finishes_its_sequence() {
 /// controller removes the taints of nodes it has no command for after a restart.
 #[test]
 fn a_disrupted_taint_without_a_command_of_ours_is_removed() {
-    let tainted = node(1, 600, "", "").replace(
+    let tainted = node(1, 600, "", "").edit(
         "spec: {providerID: 'openstack:///n1'}",
         "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
     );
@@ -522,13 +523,13 @@ fn a_two_month_freeze_holds_and_a_bad_budget_stops_every_reason() {
 #[test]
 fn nodepool_requirement_change_drifts_nodes_one_at_a_time() {
     // The pool now requires zone `gra`; both nodes are labelled `nova` on their claims.
-    let pool = base(2, "").replace(
+    let pool = base(2, "").edit(
         "      - key: kubernetes.io/arch\n",
         "      - key: topology.kubernetes.io/zone\n        operator: In\n        values: [gra]\n      - key: kubernetes.io/arch\n",
     );
     let zoned = |i: usize| {
         node(i, 600, &app_pod(&format!("web-{i}"), i, ""), "")
-            .replace("labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}", "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4, topology.kubernetes.io/zone: nova}")
+            .edit("labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}", "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4, topology.kubernetes.io/zone: nova}")
     };
     let p = run(&format!("{pool}{}{}", zoned(1), zoned(2)));
     let tainted: Vec<&str> = p
@@ -570,7 +571,7 @@ fn draining(replacement_status: &str) -> String {
         "Drifted",
         60,
     )
-    .replace(
+    .edit(
         "karpenter-capi/disruption-reason: Drifted,",
         "karpenter-capi/disruption-reason: Drifted, karpenter-capi/replacements: '1',",
     );
@@ -607,7 +608,7 @@ fn the_drain_waits_for_the_replacement_then_evicts() {
         matches!(&p.actions[0], Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "Drifted")
     );
     // Deleted: termination evicts, non-DaemonSet pods first.
-    let deleted = initialized.replacen(
+    let deleted = initialized.edit_n(
         "  name: default-1\n",
         &format!(
             "  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
@@ -645,8 +646,8 @@ pub(crate) fn deleting_with_grace(deleted_ago: i64, pods: &str) -> Plan {
     let pdb = "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: default}\nspec: {selector: {matchLabels: {app: web}}, maxUnavailable: 0}\nstatus: {disruptionsAllowed: 0}\n";
     // Tainted by termination right after the deletion, as the drain-started record says.
     let claim = under_way(&node(1, 600, pods, ""), 1, "Expired", deleted_ago)
-        .replace("karpenter-capi/disruption-reason: Expired, ", "")
-        .replacen(
+        .edit("karpenter-capi/disruption-reason: Expired, ", "")
+        .edit_n(
             "  name: default-1\n",
             &format!(
                 "  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
@@ -654,7 +655,7 @@ pub(crate) fn deleting_with_grace(deleted_ago: i64, pods: &str) -> Plan {
             ),
             1,
         )
-        .replace(
+        .edit(
             "requirements: []}",
             "requirements: [], terminationGracePeriod: 1h}",
         );
@@ -786,7 +787,7 @@ fn do_not_disrupt_pods_wait_for_the_deadline_in_every_drain() {
     // Expiry honours it too: an expired claim is deleted, then drained the same way.
     let p = run(&format!(
         "{}{}",
-        base(1, "").replace("      expireAfter: Never\n", "      expireAfter: 30m\n"),
+        base(1, "").edit("      expireAfter: Never\n", "      expireAfter: 30m\n"),
         node(1, 600, &guarded, "")
     ));
     assert_eq!(names(&p), vec!["deleteNodeClaim"]);
@@ -859,7 +860,7 @@ fn tainting_records_when_the_drain_started() {
 
 #[test]
 fn a_decision_under_way_reads_complete_with_its_pending_steps() {
-    let drifted = node(1, 600, &app_pod("web-1", 1, ""), "").replace(
+    let drifted = node(1, 600, &app_pod("web-1", 1, ""), "").edit(
         "annotations: {cluster.x-k8s.io/machine",
         "annotations: {karpenter-capi/machine-template-hash: 'stale', cluster.x-k8s.io/machine",
     );
@@ -921,7 +922,7 @@ pub(crate) fn tainted_nodes(p: &Plan) -> Vec<(&str, &str)> {
 
 /// Node `i` whose claim carries these extra annotations.
 fn annotated_node(i: usize, pods: &str, claim_annotations: &str) -> String {
-    node(i, 600, pods, "").replace(
+    node(i, 600, pods, "").edit(
         "annotations: {cluster.x-k8s.io/machine",
         &format!("annotations: {{{claim_annotations}, cluster.x-k8s.io/machine"),
     )
@@ -987,7 +988,7 @@ fn drift_compares_only_our_own_hash_version_and_restamps_others() {
         Action::SetNodeClaimConditions { node_claim, set, .. }
             if node_claim == "default-1" && set.iter().any(|c| c.type_ == "Drifted" && c.reason == "NodePoolDrifted"))));
     // A NodePool hash annotation written by another controller is never read.
-    let annotated_pool = pool.replacen(
+    let annotated_pool = pool.edit_n(
         "  name: default\nspec:\n  template:",
         "  name: default\n  annotations: {karpenter.sh/nodepool-hash: '12345', karpenter.sh/nodepool-hash-version: karpenter-capi-v1}\nspec:\n  template:",
         1,
@@ -1008,7 +1009,7 @@ fn widening_a_requirement_is_no_drift() {
             "karpenter.sh/nodepool-hash: '{current}', karpenter.sh/nodepool-hash-version: karpenter-capi-v1"
         ),
     );
-    let widened = pool.replace(
+    let widened = pool.edit(
         "      - key: kubernetes.io/arch\n",
         "      - key: topology.kubernetes.io/region\n        operator: In\n        values: [eu, us]\n      - key: kubernetes.io/arch\n",
     );
@@ -1017,7 +1018,7 @@ fn widening_a_requirement_is_no_drift() {
     let p = run(&format!("{widened}{stamped}"));
     assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
     // A template label is hashed: drift.
-    let labelled = pool.replacen(
+    let labelled = pool.edit_n(
         "  template:\n    spec:",
         "  template:\n    metadata:\n      labels: {team: a}\n    spec:",
         1,
@@ -1031,7 +1032,7 @@ fn widening_a_requirement_is_no_drift() {
 fn budgets_count_initialized_nodes_and_not_ready_ones_as_disrupting() {
     // Two empty initialized nodes, a budget of one: the NotReady one already uses it.
     let budget = "    budgets: [{nodes: '1'}]\n";
-    let not_ready = node(2, 600, "", "").replace(
+    let not_ready = node(2, 600, "", "").edit(
         "conditions: [{type: Ready, status: 'True'}]",
         "conditions: [{type: Ready, status: 'False'}]",
     );
@@ -1076,7 +1077,7 @@ fn do_not_disrupt_on_the_claim_and_with_a_duration_on_pods() {
     assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
     // A pod protected for 5 minutes, started 1 minute ago: blocked; 10 minutes ago: not.
     let pod = |started: i64| {
-        app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 5m").replace(
+        app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 5m").edit(
             "status: {phase: Running}",
             &format!("status: {{phase: Running, startTime: '{}'}}", ago(started)),
         )
@@ -1113,7 +1114,7 @@ fn consolidate_after_counts_from_the_last_pod_event() {
         .collect();
     assert_eq!(recorded, vec![("default-1", ago(10))]);
     // Written on the claim, the same event is not written again; 40 s later it is Empty.
-    let written = text.replace(
+    let written = text.edit(
         "  nodeName: node-1\n",
         &format!("  nodeName: node-1\n  lastPodEventTime: '{}'\n", ago(40)),
     );
@@ -1121,7 +1122,7 @@ fn consolidate_after_counts_from_the_last_pod_event() {
     assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
     // Within core's 10 s de-duplication window, a newer event is not written.
-    let p = run_with_events(&written.replace(&ago(40), &ago(5)), &[("node-1", 1)]);
+    let p = run_with_events(&written.edit(&ago(40), &ago(5)), &[("node-1", 1)]);
     assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
 }
 
@@ -1192,16 +1193,16 @@ fn karpenter_counters_follow_cores_commands() {
     // A deleted claim whose Machine is being deleted loses our finalizer: one claim terminated.
     // Its drain (a user's deletion) was no disruption, so nothing else counts.
     let deleted = node(1, 600, "", "")
-        .replacen(
+        .edit_n(
             "  name: default-1\n",
             &format!("  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n", ago(60)),
             1,
         )
-        .replace(
+        .edit(
             "node.kubernetes.io/instance-type: c3-4}",
             "node.kubernetes.io/instance-type: c3-4, karpenter.sh/capacity-type: on-demand, topology.kubernetes.io/zone: gra1}",
         )
-        .replace(
+        .edit(
             "metadata: {name: m-1, namespace: capi-ovh, ",
             &format!("metadata: {{name: m-1, namespace: capi-ovh, deletionTimestamp: '{}', ", ago(5)),
         );
@@ -1209,7 +1210,7 @@ fn karpenter_counters_follow_cores_commands() {
         counted(&format!("{}{deleted}", base(1, ""))),
         vec!["nodeclaims_terminated{nodepool=default,capacity_type=on-demand,zone=gra1} 1"]
     );
-    let with_pod = node(1, 600, &app_pod("web-1", 1, ""), "").replacen(
+    let with_pod = node(1, 600, &app_pod("web-1", 1, ""), "").edit_n(
         "  name: default-1\n",
         &format!("  name: default-1\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n", ago(60)),
         1,
@@ -1317,7 +1318,7 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
     let edits: Vec<(&str, String, bool)> = vec![
         (
             "template annotation",
-            pool.replacen(
+            pool.edit_n(
                 template,
                 "  template:\n    metadata:\n      annotations: {example.com/owner: team-a}\n    spec:\n",
                 1,
@@ -1326,7 +1327,7 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "template label",
-            pool.replacen(
+            pool.edit_n(
                 template,
                 "  template:\n    metadata:\n      labels: {team: a}\n    spec:\n",
                 1,
@@ -1335,7 +1336,7 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "taint",
-            pool.replacen(
+            pool.edit_n(
                 template,
                 // PreferNoSchedule: web-1 still has a home on the replacement.
                 "  template:\n    spec:\n      taints: [{key: dedicated, value: web, effect: PreferNoSchedule}]\n",
@@ -1345,7 +1346,7 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "startupTaint",
-            pool.replacen(
+            pool.edit_n(
                 template,
                 "  template:\n    spec:\n      startupTaints: [{key: example.com/not-ready, effect: NoSchedule}]\n",
                 1,
@@ -1354,7 +1355,7 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "nodeClassRef",
-            pool.replacen(
+            pool.edit_n(
                 "        kind: ClusterAPINodeClass\n        name: default\n",
                 "        kind: ClusterAPINodeClass\n        name: other\n",
                 1,
@@ -1363,7 +1364,7 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "terminationGracePeriod",
-            pool.replacen(
+            pool.edit_n(
                 "      expireAfter: Never\n",
                 "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
                 1,
@@ -1372,12 +1373,12 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "expireAfter",
-            pool.replacen("      expireAfter: Never\n", "      expireAfter: 2160h\n", 1),
+            pool.edit_n("      expireAfter: Never\n", "      expireAfter: 2160h\n", 1),
             true,
         ),
         (
             "a widened requirement",
-            pool.replacen(
+            pool.edit_n(
                 "      - key: kubernetes.io/arch\n",
                 "      - key: topology.kubernetes.io/region\n        operator: In\n        values: [eu, us]\n      - key: kubernetes.io/arch\n",
                 1,
@@ -1386,17 +1387,17 @@ fn every_hashed_template_field_drifts_and_no_other_field_does() {
         ),
         (
             "limits",
-            pool.replacen("  limits:\n    cpu: '20'\n", "  limits:\n    cpu: '40'\n", 1),
+            pool.edit_n("  limits:\n    cpu: '20'\n", "  limits:\n    cpu: '40'\n", 1),
             false,
         ),
         (
             "weight",
-            pool.replacen("  limits:\n", "  weight: 50\n  limits:\n", 1),
+            pool.edit_n("  limits:\n", "  weight: 50\n  limits:\n", 1),
             false,
         ),
         (
             "consolidateAfter",
-            pool.replacen("    consolidateAfter: 30s\n", "    consolidateAfter: 1h\n", 1),
+            pool.edit_n("    consolidateAfter: 30s\n", "    consolidateAfter: 1h\n", 1),
             false,
         ),
     ];
@@ -1440,7 +1441,7 @@ pub(crate) fn pdb(name: &str, selector: &str, allowed: i64, extra: &str) -> Stri
 
 /// node-1 drifted (a stale NodePool hash), holding `pods`.
 pub(crate) fn drifted_node(pods: &str) -> String {
-    node(1, 600, pods, "").replace(
+    node(1, 600, pods, "").edit(
         "annotations: {cluster.x-k8s.io/machine",
         "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
     )
@@ -1488,7 +1489,7 @@ fn pdbs_as_the_eviction_api_sees_them() {
         vec!["pdb prevents pod evictions (PodDisruptionBudget=[default/exporter])"]
     );
     // A not-ready pod under a budget that always lets unhealthy pods go does not hold it.
-    let unready = web.replace(
+    let unready = web.edit(
         "status: {phase: Running}",
         "status: {phase: Running, conditions: [{type: Ready, status: 'False'}]}",
     );
@@ -1515,7 +1516,7 @@ fn pdbs_as_the_eviction_api_sees_them() {
 #[test]
 fn paused_cluster_api_plans_nothing_on_its_machines() {
     let paused = |text: String| {
-        text.replacen(
+        text.edit_n(
             "    capacity.cluster-autoscaler.kubernetes.io/cpu: '2'\n",
             "    capacity.cluster-autoscaler.kubernetes.io/cpu: '2'\n    cluster.x-k8s.io/paused: ''\n",
             1,
@@ -1530,7 +1531,7 @@ fn paused_cluster_api_plans_nothing_on_its_machines() {
     let p = run(&format!("{}{}", paused(base(1, "")), node(1, 600, "", "")));
     assert_eq!(names(&p), Vec::<&str>::new(), "{:?}", p.notes);
     // Expired: not deleted.
-    let expiring = base(1, "").replace("      expireAfter: Never\n", "      expireAfter: 30m\n");
+    let expiring = base(1, "").edit("      expireAfter: Never\n", "      expireAfter: 30m\n");
     let p = run(&format!(
         "{}{}",
         paused(expiring.clone()),
@@ -1555,7 +1556,7 @@ fn paused_cluster_api_plans_nothing_on_its_machines() {
 #[test]
 fn a_command_that_times_out_is_called_off() {
     let waiting = |started_ago: i64| {
-        draining("{}").replace(
+        draining("{}").edit(
             &format!("karpenter-capi/drain-started: '{}'", ago(60)),
             &format!("karpenter-capi/drain-started: '{}'", ago(started_ago)),
         )
@@ -1597,7 +1598,7 @@ fn expiry_takes_every_claim() {
 fn drift_with_a_grace_period_takes_nodes_whose_pods_block() {
     let guarded = app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'true'");
     let with_grace = |text: String| {
-        text.replace(
+        text.edit(
             "requirements: []}",
             "requirements: [], terminationGracePeriod: 1h}",
         )
@@ -1612,7 +1613,7 @@ fn drift_with_a_grace_period_takes_nodes_whose_pods_block() {
     // No replacement for the pod no eviction moves (core `pdb.go` IsCurrentlyReschedulable):
     // it stays until the deadline deletes it.
     assert_eq!(names(&p), vec!["taintNode"]);
-    let node_guarded = with_grace(drifted_node(&app_pod("web-1", 1, ""))).replace(
+    let node_guarded = with_grace(drifted_node(&app_pod("web-1", 1, ""))).edit(
         "annotations: {}}",
         "annotations: {karpenter.sh/do-not-disrupt: 'true'}}",
     );
@@ -1624,7 +1625,7 @@ fn drift_with_a_grace_period_takes_nodes_whose_pods_block() {
 #[test]
 fn drift_takes_one_node_per_pass_empty_first() {
     let drifted = |i: usize, pods: &str| {
-        node(i, 600, pods, "").replace(
+        node(i, 600, pods, "").edit(
             "annotations: {cluster.x-k8s.io/machine",
             "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
         )
@@ -1644,12 +1645,12 @@ fn drift_takes_one_node_per_pass_empty_first() {
 fn consolidation_never_turns_one_node_into_several() {
     // One c3-8 (0.10/h) with two 1500m pods; c3-4 made very cheap (0.01/h): two c3-4 would
     // save 0.08/h, but that is two nodes for one.
-    let cheap = two_c3_8("1500m").replacen(
+    let cheap = two_c3_8("1500m").edit_n(
         "capacity.cluster-autoscaler.kubernetes.io/price: '0.05'",
         "capacity.cluster-autoscaler.kubernetes.io/price: '0.01'",
         1,
     );
-    let one_node = cheap.replace(&c3_8_node(2, &sized_pod("b", 2, "", "1500m")), "")
+    let one_node = cheap.edit(&c3_8_node(2, &sized_pod("b", 2, "", "1500m")), "")
         + &sized_pod("c", 1, "", "1500m");
     let p = run(&one_node);
     assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
@@ -1662,7 +1663,7 @@ fn consolidation_never_turns_one_node_into_several() {
 #[test]
 fn terminating_and_mirror_pods_do_not_hold_a_node_back() {
     let terminating = |ann: &str| {
-        app_pod("web-1", 1, ann).replace(
+        app_pod("web-1", 1, ann).edit(
             "labels: {app: web}",
             &format!("labels: {{app: web}}, deletionTimestamp: '{}'", ago(10)),
         )

@@ -2,6 +2,7 @@
 //! initialization, timeouts and limits.
 
 use crate::shared;
+use karpenter_capi_testkit::Edit;
 
 use jiff::Timestamp;
 use karpenter_capi::controller::{Action, Config, plan};
@@ -44,12 +45,12 @@ fn machine(name: &str, labels: &str, spec: &str) -> String {
 
 /// The seed scenario with the node class already Ready and c3-8 at `replicas`, plus objects.
 fn with_c3_8_replicas(extra: &str, replicas: i64) -> Snapshot {
-    let base = seed_3cpu().replacen(
+    let base = seed_3cpu().edit_n(
         "  name: default\nspec: {}\n",
         &format!("  name: default\nspec: {{}}\n{CLASS_READY}\n"),
         1,
     );
-    let text = base.replacen("  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8", &format!("  replicas: {replicas}\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8"), 1);
+    let text = base.edit_n("  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8", &format!("  replicas: {replicas}\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8"), 1);
     snapshot_from_sources(&[Source {
         name: "t.yaml".into(),
         text: format!("{text}\n---\n{extra}"),
@@ -413,7 +414,7 @@ fn launch_timeout_without_machine_scales_down_by_marking_the_unclaimed_one() {
 
 #[test]
 fn nodepool_limit_stops_provisioning() {
-    let text = seed_3cpu().replace("    cpu: '20'", "    cpu: '3'");
+    let text = seed_3cpu().edit("    cpu: '20'", "    cpu: '3'");
     let s = snapshot_from_sources(&[Source {
         name: "t.yaml".into(),
         text,
@@ -437,8 +438,8 @@ fn nodepool_limit_stops_provisioning() {
 fn batch_window_waits_for_idle_pods() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: fresh, namespace: default, creationTimestamp: '2026-11-30T09:59:59.500Z'}\nspec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\nstatus: {phase: Pending, conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}\n";
     let text = seed_3cpu()
-        .replace("  replicas: 1\n", "  replicas: 0\n")
-        .replacen(
+        .edit("  replicas: 1\n", "  replicas: 0\n")
+        .edit_n(
             "  name: default\nspec: {}\n",
             &format!("  name: default\nspec: {{}}\n{CLASS_READY}\n"),
             1,
@@ -461,11 +462,11 @@ fn batch_window_waits_for_idle_pods() {
 /// The seed with extra labels on the c3-8 flavor and the NodePool's template.
 fn labelled_seed() -> Snapshot {
     let text = seed_3cpu()
-        .replace(
+        .edit(
             "node.kubernetes.io/instance-type=c3-8,karpenter.sh/capacity-type=on-demand",
             "node.kubernetes.io/instance-type=c3-8,example.com/disk=ssd,karpenter.sh/secret=x",
         )
-        .replacen(
+        .edit_n(
             "spec:\n  template:\n    spec:\n      requirements:",
             "spec:\n  template:\n    metadata:\n      labels: {team: web}\n      annotations: {karpenter.sh/do-not-disrupt: 'true'}\n    spec:\n      requirements:\n      - key: example.com/tier\n        operator: In\n        values: [gold]",
             1,
@@ -555,7 +556,7 @@ fn a_pod_needing_a_flavor_label_gets_a_claim_with_it_and_registration_copies_it(
         ", cluster.x-k8s.io/machine: capi-ovh/c3-8-x1, karpenter.sh/do-not-disrupt: 'true'",
         LAUNCHED,
     )
-    .replace(
+    .edit(
         "topology.kubernetes.io/zone: nova}",
         "topology.kubernetes.io/zone: nova, example.com/disk: ssd}",
     );

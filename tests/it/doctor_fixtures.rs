@@ -2,6 +2,7 @@
 //! `# expect: Cause severity Subject` line is one non-ok finding, in order, and nothing else is
 //! a warning or an error. `# now:` sets the time the dump is judged at.
 
+use karpenter_capi_testkit::Edit;
 use std::path::{Path, PathBuf};
 
 use karpenter_capi::controller::Config;
@@ -253,21 +254,21 @@ fn unscoped_setup_is_judged_by_the_controller_flags_and_the_node_class() {
 
     // The controller scoped with --cluster-name (either form): nothing to report.
     for flag in ["--cluster-name=capi-ovh", "--cluster-name, capi-ovh"] {
-        let scoped = text.replace(
+        let scoped = text.edit(
             "--namespace=capi-ovh,",
             &format!("--namespace=capi-ovh, {flag},"),
         );
         assert!(run(&scoped).is_empty(), "{flag}");
     }
     // Watching another namespace: only the NodePool spans Clusters.
-    let elsewhere = text.replace("--namespace=capi-ovh,", "--namespace=other,");
+    let elsewhere = text.edit("--namespace=capi-ovh,", "--namespace=other,");
     let found = run(&elsewhere);
     assert_eq!(
         found.iter().map(|f| f.subject.as_str()).collect::<Vec<_>>(),
         ["NodePool/default"]
     );
     // The node class selects one Cluster's members: only the controller is unscoped.
-    let selected = text.replacen(
+    let selected = text.edit_n(
         "kind: ClusterAPINodeClass\nmetadata:\n  name: default\nspec: {}\n",
         "kind: ClusterAPINodeClass\nmetadata:\n  name: default\nspec:\n  scalableResourceSelector: {matchLabels: {cluster.x-k8s.io/cluster-name: capi-ovh}}\n",
         1,
@@ -283,7 +284,7 @@ fn unscoped_setup_is_judged_by_the_controller_flags_and_the_node_class() {
         } else {
             "capi-ovh"
         };
-        *p = p.replace(
+        *p = p.edit(
             "    node.cluster.x-k8s.io/karpenter-member: \"\"\n",
             &format!(
                 "    node.cluster.x-k8s.io/karpenter-member: \"\"\n    cluster.x-k8s.io/cluster-name: {cluster}\n"
@@ -296,7 +297,7 @@ fn unscoped_setup_is_judged_by_the_controller_flags_and_the_node_class() {
         ["Deployment/karpenter/karpenter-capi"]
     );
     // One Cluster per namespace: nothing.
-    let apart = text.replacen(
+    let apart = text.edit_n(
         "  name: capi-ovh-b-karpenter-c3-8\n  namespace: capi-ovh\n",
         "  name: capi-ovh-b-karpenter-c3-8\n  namespace: capi-ovh-b\n",
         1,

@@ -41,7 +41,7 @@ fn holder(fake: &FakeApi, lease: &str) -> Option<String> {
 /// Rule 6: `run --dry-run --leader-elect` competes for its own Lease. A dry-run replica started
 /// first, and a live one beside it: both lead (each its own Lease), the live controller is never
 /// left idle, and the live Lease names only the live replica throughout.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_dry_run_replica_never_takes_the_live_controllers_lease() {
     let fake = FakeApi::new();
     let dry = run_args(&[
@@ -588,7 +588,7 @@ async fn a_hung_renewal_bounds_a_hung_write_by_the_lease_time_left() {
 /// created a NodeClaim for the pending pod and scaled its MachineDeployment just before it lost
 /// the Lease, and this replica's watches have not shown either yet: its first pass as leader
 /// plans from a fresh listing and creates no second claim.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_new_leader_re_reads_the_clusters_before_acting() {
     let seed = |fake: &FakeApi| {
         fake.seed_yaml(WORLD);
@@ -969,7 +969,7 @@ async fn a_409_on_a_re_issued_scale_keeps_the_mark_a_successful_scale_relies_on(
 /// Rule 7: a watch that keeps failing (here the pod list answers 500 after its watch expired)
 /// makes `/readyz` fail once it has failed for longer than the bound, naming the resource and
 /// the error; it recovers with the watch. A failure shorter than the bound does not.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_watch_failing_longer_than_the_bound_fails_readyz_naming_it() {
     use karpenter_capi::kube::metrics::respond;
     let fake = FakeApi::new();

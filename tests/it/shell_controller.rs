@@ -104,7 +104,7 @@ fn replicas(fake: &FakeApi) -> Value {
         .clone()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn continuous_mode_reconciles_on_watch_events_and_stops_cleanly() {
     let fake = FakeApi::new();
     fake.seed_yaml(WORLD);
@@ -155,7 +155,7 @@ async fn continuous_mode_reconciles_on_watch_events_and_stops_cleanly() {
     assert!(!ctx.metrics.is_ready());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_follower_observes_but_never_writes() {
     let fake = FakeApi::new();
     fake.seed_yaml(WORLD);
@@ -174,7 +174,7 @@ async fn a_follower_observes_but_never_writes() {
     task.await.unwrap().unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn continuous_mode_retries_when_a_crd_is_missing_and_stops_on_signal() {
     let fake = FakeApi::new().without("nodepools");
     let (ctx, _lead, stop, task) = start(&fake, true);
@@ -377,7 +377,7 @@ async fn continuous_mode_watches_two_clusters() {
 /// expire for the others; each hung attempt is abandoned at the deadline and retried; a write
 /// attempted then is refused unsent. (Shortened timings with the production ratios: 2 s Lease,
 /// renewal every 0.5 s, each bounded by 1 s.)
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
     use karpenter_capi::controller::write::Write;
     use karpenter_capi::kube::apply::Executor;
@@ -468,7 +468,7 @@ async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
 
 /// `/healthz` on the acting replica fails once no reconcile pass has completed within the
 /// bound (here a pass hangs on a write that never returns); on a follower it stays healthy.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn healthz_fails_when_the_reconcile_loop_is_wedged() {
     let fake = FakeApi::new();
     fake.seed_yaml(WORLD);
@@ -517,7 +517,7 @@ async fn healthz_fails_when_the_reconcile_loop_is_wedged() {
 /// A follower is healthy while its lease loop runs, and `/healthz` fails once that loop is stale
 /// (here wedged on a Lease read that never returns, with a per-attempt deadline longer than the
 /// bound), so the kubelet restarts a replica that could never take over.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn healthz_fails_on_a_follower_whose_lease_loop_is_stale() {
     use karpenter_capi::kube::leader::Gate;
     use karpenter_capi::kube::reconciler::{LeaseTiming, lead};

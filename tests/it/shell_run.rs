@@ -3,6 +3,7 @@
 //! provisioning, binding, launch, registration and initialization, with faults on the way.
 
 use crate::common;
+use karpenter_capi_testkit::Edit;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -1049,7 +1050,7 @@ async fn spread_blocked_pod_gets_a_node_in_the_emptier_zone() {
     let labels = md["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"]
         .as_str()
         .unwrap()
-        .replace("zone=nova", "zone=nova-b");
+        .edit("zone=nova", "zone=nova-b");
     md["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"] =
         json!(labels);
     fake.seed(md);

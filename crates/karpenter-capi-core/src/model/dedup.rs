@@ -209,6 +209,7 @@ fn version_rank(version: &str) -> (u8, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use karpenter_capi_testkit::Edit;
 
     fn obj(text: &str, origin: &str) -> RawObject {
         let value: Value = serde_saphyr::from_str(text).unwrap();
@@ -246,7 +247,7 @@ mod tests {
 
     #[test]
     fn different_objects_with_one_key_name_both_places() {
-        let other = MD2.replace("replicas: 1", "replicas: 3");
+        let other = MD2.edit("replicas: 1", "replicas: 3");
         let err = unique(vec![obj(MD2, "a.yaml#1"), obj(&other, "b.yaml#2")])
             .unwrap_err()
             .to_string();
@@ -254,7 +255,7 @@ mod tests {
             err,
             "b.yaml#2: MachineDeployment capi/md: metadata.name: a.yaml#1 has the same API group, kind, namespace and name but different contents (spec.replicas); give each object once (remove one of the two)"
         );
-        let other_uid = MD1.replace("u1", "u2");
+        let other_uid = MD1.edit("u1", "u2");
         let err = unique(vec![obj(MD2, "a.yaml#1"), obj(&other_uid, "b.yaml#2")])
             .unwrap_err()
             .to_string();
@@ -264,7 +265,7 @@ mod tests {
     #[test]
     fn other_kinds_groups_and_namespaces_are_other_objects() {
         let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: md, namespace: capi}\n";
-        let elsewhere = MD2.replace("namespace: capi", "namespace: other");
+        let elsewhere = MD2.edit("namespace: capi", "namespace: other");
         let u = unique(vec![
             obj(MD2, "a#1"),
             obj(cm, "a#2"),

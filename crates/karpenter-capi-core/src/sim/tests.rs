@@ -6,6 +6,7 @@ use super::trace::{self, Trace};
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
 use crate::sched::strategy::StrategyName;
+use karpenter_capi_testkit::Edit;
 
 fn built_in(name: &str) -> (Trace, Snapshot) {
     let trace = trace::built_in(name).unwrap();
@@ -112,12 +113,12 @@ fn idle_time_costs_no_events() {
 /// its CPU limit, with this consolidation policy and `expireAfter`.
 fn catalog(policy: &str, expire_after: &str) -> Snapshot {
     let text = include_str!("../../scenarios/default.yaml")
-        .replace("  limits:\n    cpu: '20'\n", "")
-        .replace(
+        .edit("  limits:\n    cpu: '20'\n", "")
+        .edit(
             "consolidationPolicy: WhenEmptyOrUnderutilized\n",
             &format!("consolidationPolicy: {policy}\n"),
         )
-        .replace(
+        .edit(
             "expireAfter: Never",
             &format!("expireAfter: {expire_after}"),
         );
@@ -310,8 +311,8 @@ fn upstream(snap: &Snapshot, trace: &Trace, scheduling_cost: i64) -> (StrategyTi
 /// edited by `labels`.
 fn pool(policy: &str, budget: &str, labels: impl Fn(&str) -> String) -> Snapshot {
     let text = include_str!("../../scenarios/default.yaml")
-        .replace("  limits:\n    cpu: '20'\n", "")
-        .replace(
+        .edit("  limits:\n    cpu: '20'\n", "")
+        .edit(
             "consolidationPolicy: WhenEmptyOrUnderutilized\n",
             &format!("consolidationPolicy: {policy}\n{budget}"),
         );
@@ -361,7 +362,7 @@ fn upstream_consolidates_underutilized_nodes_by_deleting_them_as_karpenter_v1_5(
     assert_eq!(log, vec![]);
     assert_eq!((t.max_nodes, t.nodes_at_end), (2, 2));
     // Without a zone label Karpenter cannot price the node, so it never consolidates it.
-    let no_zone = |s: &str| s.replace(",topology.kubernetes.io/zone=nova", "");
+    let no_zone = |s: &str| s.edit(",topology.kubernetes.io/zone=nova", "");
     let (t, log) = upstream(
         &pool("WhenEmptyOrUnderutilized", "", no_zone),
         &scaled_down(8, 3),
@@ -445,8 +446,7 @@ fn the_lower_bound_covers_alive_pods_by_the_cheapest_flavor_per_hour() {
     // cores for the 90 minutes.
     let with_inflate = snapshot_from_sources(&[Source {
         name: "seed".into(),
-        text: include_str!("../../scenarios/default.yaml")
-            .replace("  limits:\n    cpu: '20'\n", ""),
+        text: include_str!("../../scenarios/default.yaml").edit("  limits:\n    cpu: '20'\n", ""),
     }])
     .unwrap();
     let got = super::bound::lower_bound(&with_inflate, &trace, horizon)

@@ -21,7 +21,10 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock (the wall clock in production): the health bounds follow paused time in tests.
+use tokio::time::Instant;
 
 use http_body_util::Full;
 use hyper::body::Bytes;

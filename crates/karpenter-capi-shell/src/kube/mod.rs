@@ -8,6 +8,7 @@
 //!   Event de-duplication as Karpenter's recorder does it.
 //! - [`reconciler`]: the observe -> plan -> act loop, batch window, backoff; [`backoff`]: the
 //!   per-object retry delays of failed actions.
+//! - [`daemon`]: the continuous controller as a process (metrics endpoint, Lease, loop, signals).
 //! - [`leader`]: leader election on a Lease; [`metrics`]: Prometheus, `/healthz`, `/readyz`.
 //! - [`errors`]: API errors as messages naming cluster, verb, resource and the fix.
 //! - [`permissions`]: the only API calls the shell makes, per cluster; [`access`]: checking them.
@@ -17,6 +18,7 @@ pub mod api;
 pub mod apply;
 pub mod backoff;
 pub mod client;
+pub mod daemon;
 pub mod edit;
 pub mod errors;
 pub mod init;

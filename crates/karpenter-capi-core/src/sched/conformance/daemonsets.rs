@@ -7,6 +7,7 @@
 use super::{daemonset, flavor, nodes, plan, pod, port, single, snap, unschedulable};
 use crate::sched::Unfit;
 use crate::sched::strategy::StrategyName::{Cost, KarpenterCapi};
+use karpenter_capi_testkit::Edit;
 
 fn one(instance: &str, pod: &str) -> (String, Vec<String>) {
     (instance.to_string(), vec![pod.to_string()])
@@ -80,7 +81,7 @@ fn cost_counts_a_daemonset_where_its_selector_affinity_and_tolerations_admit_it(
         (
             "tolerated NoSchedule taint",
             "\n      tolerations: [{key: dedicated, operator: Exists}]",
-            flavor("c2-infra", 2, "0.04", "").replace(
+            flavor("c2-infra", 2, "0.04", "").edit(
                 "  annotations:\n",
                 "  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/taints: dedicated=infra:NoSchedule\n",
             ),
@@ -88,7 +89,7 @@ fn cost_counts_a_daemonset_where_its_selector_affinity_and_tolerations_admit_it(
         (
             "PreferNoSchedule taint, not tolerated",
             "",
-            flavor("c2-soft", 2, "0.04", "").replace(
+            flavor("c2-soft", 2, "0.04", "").edit(
                 "  annotations:\n",
                 "  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/taints: spot=true:PreferNoSchedule\n",
             ),
@@ -101,7 +102,7 @@ fn cost_counts_a_daemonset_where_its_selector_affinity_and_tolerations_admit_it(
         let plain = if what.starts_with("PreferNoSchedule") {
             flavor("c4", 4, "0.08", "")
         } else {
-            flavor("c2", 2, "0.05", "").replace(
+            flavor("c2", 2, "0.05", "").edit(
                 "  annotations:\n",
                 "  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/taints: other=x:NoExecute\n",
             )

@@ -5,6 +5,7 @@ use super::MAX_INSTANCE_TYPES;
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
 use crate::sched::strategy::{Placement, StrategyName, by_name, queue_order};
+use karpenter_capi_testkit::Edit;
 
 /// A member MachineDeployment of `cpu` cores and 64Gi, named after its instance type.
 fn flavor(name: &str, cpu: u32) -> String {
@@ -227,7 +228,7 @@ fn limits_are_charged_with_the_largest_initial_option() {
     assert_eq!(unschedulable(&snap, &p), ["p2"]);
 
     // With room for the largest option twice, both are placed, each on `a-4cpu`.
-    let yaml = yaml.replace("cpu: '10'", "cpu: '16'");
+    let yaml = yaml.edit("cpu: '10'", "cpu: '16'");
     let p = plan(&snapshot(&yaml));
     assert_eq!(counts(&p), vec![("a-4cpu".to_string(), 2)]);
     assert!(p.unschedulable.is_empty());

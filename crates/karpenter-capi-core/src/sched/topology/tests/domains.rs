@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use karpenter_capi_testkit::Edit;
 
 /// An existing Node in `zone` carrying a `NoSchedule` taint the test pods do not tolerate.
 fn tainted_node(name: &str, zone: &str) -> String {
@@ -144,7 +145,7 @@ fn node_affinity_policy_decides_whether_an_excluded_zone_counts() {
 fn a_custom_topology_key_spreads_over_its_label_values() {
     // Spread over a rack label carried by the flavors: any key works, not only zone/hostname.
     let rack_flavor = |name: &str, rack: &str| {
-        flavor(name, 4, "a", "0.10").replace(
+        flavor(name, 4, "a", "0.10").edit(
             &format!("{ZONE}=a"),
             &format!("{ZONE}=a,example.com/rack={rack}"),
         )
