@@ -11,6 +11,7 @@ mod multi_valued;
 mod pod_resources;
 mod prefer_no_schedule;
 mod requirements;
+mod scheduling_logic;
 mod template_labels;
 
 use crate::model::load::{Source, snapshot_from_sources};
