@@ -313,3 +313,23 @@ fn constraints_no_domain_can_meet_leave_only_their_pods_pending() {
         );
     }
 }
+
+/// A Node being deleted (its Machine going, say) takes no pods: they get a new node.
+#[test]
+fn a_deleting_node_takes_no_pods() {
+    let deleting = node("n1", &format!(", {ZONE}: z1"), 4, "").replace(
+        "metadata: {name: n1,",
+        "metadata: {deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [example.com/hold], name: n1,",
+    );
+    let s = snap(&(zonal() + &deleting + &pod("p", "app: p", "1", "", "")));
+    assert!(s.nodes[0].deleting);
+    for strategy in [Cost, KarpenterCapi, LeastWaste] {
+        let p = plan(&s, strategy);
+        assert!(p.on_existing.is_empty(), "{strategy:?}");
+        assert_eq!(
+            nodes(&s, &p),
+            [("c2-z1".to_string(), vec!["p".to_string()])],
+            "{strategy:?}"
+        );
+    }
+}
