@@ -432,3 +432,30 @@ fn a_pool_requiring_spot_offers_no_on_demand_flavor() {
     );
     assert_eq!(bought(&s), ["s2"]);
 }
+
+/// Pods go to the heaviest NodePool that can hold them, unless they select another by name or
+/// by its template label.
+#[test]
+fn pods_go_to_the_heaviest_pool_unless_they_select_one() {
+    let weighted = |name: &str, weight: u32, label: &str| {
+        format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  weight: {weight}\n  template:\n    metadata: {{labels: {{team: {label}}}}}\n    spec:\n      requirements: []\n"
+        )
+    };
+    let pools =
+        weighted("light", 1, "a") + &weighted("heavy", 50, "b") + &weighted("middle", 10, "c");
+    let pool_of = |p: &str| {
+        let s = snap(&(pools.clone() + &flavor("c2", 2, "0.04", "") + p));
+        let mut out = Vec::new();
+        for strategy in [Cost, KarpenterCapi] {
+            let placed = plan(&s, strategy);
+            assert_eq!(placed.new_nodes.len(), 1, "{strategy:?}");
+            out.push(placed.new_nodes[0].offering.node_pool.clone());
+        }
+        assert_eq!(out[0], out[1], "cost and karpenter-capi disagree");
+        out.remove(0)
+    };
+    assert_eq!(pool_of(&pod("p", "app: p", "1", "", "")), "heavy");
+    assert_eq!(pool_of(&selecting("karpenter.sh/nodepool: light")), "light");
+    assert_eq!(pool_of(&selecting("team: c")), "middle");
+}
