@@ -459,3 +459,131 @@ fn pods_go_to_the_heaviest_pool_unless_they_select_one() {
     assert_eq!(pool_of(&selecting("karpenter.sh/nodepool: light")), "light");
     assert_eq!(pool_of(&selecting("team: c")), "middle");
 }
+
+/// `cost` buys the cheapest flavor meeting the pool's and the pod's arch, OS and zone
+/// requirements (core's instance selection picks the cheapest compatible offering); with none,
+/// the pod stays pending.
+#[test]
+fn cost_buys_the_cheapest_flavor_meeting_arch_os_and_zone() {
+    let l = |arch: &str, os: &str, zone: &str| {
+        format!("kubernetes.io/arch={arch},kubernetes.io/os={os},{ZONE}={zone}")
+    };
+    let catalog = flavor("amd-lin-z1", 2, "0.05", &l("amd64", "linux", "z1"))
+        + &flavor("amd-lin-z2", 2, "0.04", &l("amd64", "linux", "z2"))
+        + &flavor("arm-lin-z1", 2, "0.03", &l("arm64", "linux", "z1"))
+        + &flavor("amd-win-z1", 2, "0.07", &l("amd64", "windows", "z1"))
+        + &flavor("arm-win-z2", 2, "0.06", &l("arm64", "windows", "z2"))
+        + &flavor("amd-win-z2", 2, "0.08", &l("amd64", "windows", "z2"));
+    let req = |k: &str, v: &str| format!("{{key: {k}, operator: In, values: [{v}]}}");
+    // (what, pool requirements, pod selector, the flavor bought or none)
+    let cases: Vec<(&str, Vec<String>, &str, Option<&str>)> = vec![
+        ("cheapest of all", vec![], "", Some("arm-lin-z1")),
+        (
+            "pod amd64",
+            vec![],
+            "kubernetes.io/arch: amd64",
+            Some("amd-lin-z2"),
+        ),
+        (
+            "pod arm64",
+            vec![],
+            "kubernetes.io/arch: arm64",
+            Some("arm-lin-z1"),
+        ),
+        (
+            "pool amd64",
+            vec![req("kubernetes.io/arch", "amd64")],
+            "",
+            Some("amd-lin-z2"),
+        ),
+        (
+            "pool arm64",
+            vec![req("kubernetes.io/arch", "arm64")],
+            "",
+            Some("arm-lin-z1"),
+        ),
+        (
+            "pool windows",
+            vec![req("kubernetes.io/os", "windows")],
+            "",
+            Some("arm-win-z2"),
+        ),
+        (
+            "pod windows",
+            vec![],
+            "kubernetes.io/os: windows",
+            Some("arm-win-z2"),
+        ),
+        (
+            "pod linux",
+            vec![],
+            "kubernetes.io/os: linux",
+            Some("arm-lin-z1"),
+        ),
+        (
+            "pool zone z2",
+            vec![req(ZONE, "z2")],
+            "",
+            Some("amd-lin-z2"),
+        ),
+        (
+            "pod zone z2",
+            vec![],
+            "topology.kubernetes.io/zone: z2",
+            Some("amd-lin-z2"),
+        ),
+        (
+            "pool on-demand in z1",
+            vec![
+                req("karpenter.sh/capacity-type", "on-demand"),
+                req(ZONE, "z1"),
+            ],
+            "",
+            Some("arm-lin-z1"),
+        ),
+        (
+            "pool z1, amd64, windows",
+            vec![
+                req(ZONE, "z1"),
+                req("kubernetes.io/arch", "amd64"),
+                req("kubernetes.io/os", "windows"),
+            ],
+            "",
+            Some("amd-win-z1"),
+        ),
+        (
+            "pod arm64 in a zone with none",
+            vec![],
+            "kubernetes.io/arch: arm64, kubernetes.io/os: linux, topology.kubernetes.io/zone: z2",
+            None,
+        ),
+        (
+            "pool arm64, pod zone z2 linux",
+            vec![req("kubernetes.io/arch", "arm64")],
+            "topology.kubernetes.io/zone: z2, kubernetes.io/os: linux",
+            None,
+        ),
+        (
+            "pod arch no flavor has",
+            vec![],
+            "kubernetes.io/arch: s390x",
+            None,
+        ),
+    ];
+    for (what, reqs, selector, want) in cases {
+        let reqs: Vec<&str> = reqs.iter().map(String::as_str).collect();
+        let p = if selector.is_empty() {
+            pod("p", "app: p", "1", "", "")
+        } else {
+            selecting(selector)
+        };
+        let s = snap(&(pool(&reqs, "") + &catalog + &p));
+        let placed = plan(&s, Cost);
+        let got = placed
+            .new_nodes
+            .first()
+            .map(|n| n.offering.flavor.instance_type.as_str());
+        assert_eq!(got, want, "{what}");
+        assert_eq!(placed.unschedulable.is_empty(), want.is_some(), "{what}");
+    }
+}
