@@ -147,7 +147,9 @@ fn check_pools(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             .collect();
         let valid_members = members.iter().filter(|md| md.flavor.is_ok()).count();
         if pool_offerings.is_empty() {
-            if valid_members > 0 {
+            // A pool reported not Ready offers nothing (`sched::catalog`); NodePoolNotReady
+            // says why.
+            if valid_members > 0 && pool.ready != Some(false) {
                 let reasons: Vec<String> = excluded
                     .iter()
                     .filter(|e| e.node_pool == pool.name)

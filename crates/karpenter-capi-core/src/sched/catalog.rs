@@ -86,6 +86,12 @@ pub fn offerings_with(
     let mut out = Vec::new();
     let mut excluded = Vec::new();
     for (pool_index, pool) in snapshot.nodepools.iter().enumerate() {
+        // A NodePool reported not Ready (its node class missing) provisions nothing, as core
+        // v1.14 `provisioner.go` skips NodePools that are not Ready; one with no status yet (a
+        // file) is offered.
+        if pool.ready == Some(false) {
+            continue;
+        }
         for md in snapshot.members_of(pool) {
             let Ok(flavor) = &md.flavor else { continue };
             match offering(snapshot, pool_index, pool, flavor, flavor_taints, scope) {
@@ -142,8 +148,15 @@ fn offering(
 ) -> Result<Vec<Offering>, Unfit> {
     // A pool requirement on a key the flavor does not define is compatible: the node takes the
     // pool's value. On a key it defines, the flavor's value must satisfy it.
+    // The capacity type a flavor does not state is on-demand, the provider's single offering
+    // (provider `cloudprovider.go`): a pool requiring spot offers it nothing.
+    let on_demand = "on-demand".to_string();
     for r in &pool.requirements {
-        if let Some(v) = flavor.labels.get(&r.key)
+        let have = match flavor.labels.get(&r.key) {
+            None if r.key == keys::CAPACITY_TYPE => Some(&on_demand),
+            have => have,
+        };
+        if let Some(v) = have
             && !r.matches_value(Some(v))
         {
             return Err(Unfit::NodePoolRequirement {
@@ -153,13 +166,34 @@ fn offering(
             });
         }
     }
+    // On a key the flavor does not define, the pool's requirements must admit some value
+    // together (core: contradictory requirements leave no instance type).
+    for r in &pool.requirements {
+        if flavor.labels.contains_key(&r.key) || r.key == keys::INSTANCE_TYPE {
+            continue;
+        }
+        let on_key: Vec<&Requirement> = pool
+            .requirements
+            .iter()
+            .filter(|q| q.key == r.key)
+            .collect();
+        if !satisfiable(&on_key) {
+            return Err(Unfit::NodePoolRequirement {
+                node_pool: pool.name.clone(),
+                requirement: on_key
+                    .iter()
+                    .map(|q| q.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                value: None,
+            });
+        }
+    }
     // Template labels are requirements too (core `nodeclaimtemplate.go` adds them as `In`):
     // a flavor with another value is out, and so is one lacking a well-known key (its nodes
     // would not carry the zone or architecture the pool promises). A custom key the flavor
     // lacks is the NodeClaim's to give: the claim's label goes onto the Node.
     for (k, v) in &pool.labels {
-        // The provider's single offering is on-demand (provider `cloudprovider.go`).
-        let on_demand = "on-demand".to_string();
         let have = if k == keys::INSTANCE_TYPE {
             Some(&flavor.instance_type)
         } else if k == keys::CAPACITY_TYPE {
@@ -183,6 +217,15 @@ fn offering(
     for (k, v) in pool.node_labels() {
         labels.entry(k).or_insert(v);
     }
+    // Its NodeClaim says on-demand when nothing set the capacity type
+    // (`provision::claim_labels`), so a pod may select it.
+    labels
+        .entry(keys::CAPACITY_TYPE.to_string())
+        .or_insert_with(|| on_demand.clone());
+    // Karpenter's restricted labels never reach a NodeClaim (`provision::claim_labels` drops
+    // them), so no Node of the offering carries them: a pod requiring one must not be planned
+    // onto it (core `IsRestrictedLabel`).
+    labels.retain(|k, _| !crate::model::labels::is_restricted_label(k));
     labels.insert(keys::NODEPOOL.to_string(), pool.name.clone());
     let mut taints = pool.taints.clone();
     if flavor_taints {
@@ -360,6 +403,26 @@ fn daemon_runs_in_pool(pod: &PodDemand, pool: &NodePool, template: &[Requirement
                 .node_affinity
                 .iter()
                 .any(|term| term.iter().all(compatible)))
+}
+
+/// Whether requirements on one key admit a common value, or all hold for an absent label.
+fn satisfiable(on_key: &[&Requirement]) -> bool {
+    if on_key.iter().all(|r| r.matches_value(None)) {
+        return true;
+    }
+    let mut candidates: Vec<String> = on_key.iter().flat_map(|r| r.values.clone()).collect();
+    for r in on_key {
+        for v in &r.values {
+            if let Ok(n) = v.parse::<i64>() {
+                candidates.push(n.saturating_add(1).to_string());
+                candidates.push(n.saturating_sub(1).to_string());
+            }
+        }
+    }
+    candidates.push("\u{0}other".to_string());
+    candidates
+        .iter()
+        .any(|v| on_key.iter().all(|r| r.matches_value(Some(v))))
 }
 
 /// Whether two requirements on one key admit a common value, or are both negative (core

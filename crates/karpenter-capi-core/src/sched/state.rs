@@ -163,7 +163,9 @@ impl<'a> ClusterState<'a> {
                 name: n.name.clone(),
                 labels,
                 taints,
-                cordoned: n.unschedulable,
+                // A Node being deleted takes no pods (core's scheduler skips nodes marked for
+                // deletion): planned onto it they would be pending again when it goes.
+                cordoned: n.unschedulable || n.deleting,
                 free: n.allocatable.clone(),
                 requested: Resources::default(),
                 pods: Vec::new(),

@@ -399,3 +399,37 @@ fn min_values_on_lt_and_the_larger_of_gt_and_lt() {
         [("default".to_string(), GEN.to_string(), 2, 1)]
     );
 }
+
+/// `minValues` on the zone: a pool needing two zones per claim cannot hold a pod that selects
+/// one; an unconstrained pod's claim keeps both zones and is bought in the cheaper.
+#[test]
+fn zone_min_values_blocks_a_pod_pinned_to_one_zone() {
+    let zone = crate::vocab::keys::ZONE;
+    let text = pool(
+        "default",
+        1,
+        &[&format!(
+            "{{key: {zone}, operator: In, values: [z1, z2], minValues: 2}}"
+        )],
+    ) + &flavor("c2-z1", 2, "0.04", &format!("{zone}=z1"))
+        + &flavor("c2-z2", 2, "0.05", &format!("{zone}=z2"))
+        + &pod(
+            "pinned",
+            "app: a",
+            "1",
+            "",
+            &format!("\n  nodeSelector: {{{zone}: z2}}"),
+        )
+        + &pod("free", "app: b", "1", "", "");
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert_eq!(unschedulable(&s, &p), ["pinned"]);
+    assert_eq!(
+        min_values_reasons(&s, &p, "pinned"),
+        [("default".to_string(), zone.to_string(), 2, 1)]
+    );
+    assert_eq!(
+        nodes(&s, &p),
+        [("c2-z1".to_string(), vec!["free".to_string()])]
+    );
+}

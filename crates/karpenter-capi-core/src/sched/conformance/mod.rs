@@ -10,6 +10,8 @@ mod min_values;
 mod multi_valued;
 mod pod_resources;
 mod prefer_no_schedule;
+mod requirements;
+mod scheduling_logic;
 mod template_labels;
 
 use crate::model::load::{Source, snapshot_from_sources};

@@ -89,7 +89,13 @@ fn a_pod_gets_the_value_it_asks_for_or_the_smallest() {
             assert_eq!(claims(&s, &p), vec![claim(value)], "{what}, {strategy:?}");
             // The capacity type stays the provider's single offering, not a choice.
             let o = &p.new_nodes[0].offering;
-            assert_eq!(o.labels.get("karpenter.sh/capacity-type"), None, "{what}");
+            assert_eq!(
+                o.labels
+                    .get("karpenter.sh/capacity-type")
+                    .map(String::as_str),
+                Some("on-demand"),
+                "{what}"
+            );
         }
     }
     // A value the pool does not allow: pending.
