@@ -12,9 +12,15 @@ use crate::kube::client::{ClusterTarget, connect};
 use crate::render::Printer;
 use crate::render::doctor::render_report;
 
-/// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters.
-/// Offline, ages are judged at `--now`, else the wall clock.
-pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Result<Loaded> {
+/// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters,
+/// their Cluster API objects in `namespace` (every namespace when none). Offline, ages are
+/// judged at `--now`, else the wall clock.
+pub fn load(
+    global: &GlobalArgs,
+    source: &SourceArgs,
+    namespace: Option<&str>,
+    review_access: bool,
+) -> Result<Loaded> {
     if !source.files.is_empty() {
         let snapshot = super::source::snapshot(source)?;
         let now = match source.now.or(snapshot.now) {
@@ -37,7 +43,7 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
     }
     let workload = ClusterTarget::workload(&global.connection());
     let management = ClusterTarget::management(&global.connection());
-    let namespace = global.namespace.clone();
+    let namespace = namespace.map(str::to_string);
     let now = source.now.unwrap_or_else(Timestamp::now);
     crate::kube::list::block_on(async move {
         let w = connect(&workload).await?;
@@ -56,7 +62,7 @@ pub fn load(global: &GlobalArgs, source: &SourceArgs, review_access: bool) -> Re
 
 /// Runs `doctor`.
 pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = load(global, &args.source, true)?;
+    let loaded = load(global, &args.source, global.namespace.as_deref(), true)?;
     let config = Config {
         launch_timeout: args.launch_timeout,
         registration_timeout: args.registration_timeout,

@@ -13,7 +13,13 @@ use crate::render::tree::render;
 
 /// Runs `explain`.
 pub fn run(global: &GlobalArgs, args: ExplainArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = super::doctor::load(global, &args.source, false)?;
+    // -n names the pod's namespace; the management listing has its own flag.
+    let loaded = super::doctor::load(
+        global,
+        &args.source,
+        args.management_namespace.as_deref(),
+        false,
+    )?;
     let origin = if args.source.files.is_empty() {
         "the workload cluster".to_string()
     } else {

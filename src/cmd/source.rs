@@ -17,7 +17,7 @@ pub fn snapshot(source: &SourceArgs) -> Result<Snapshot> {
             .then(|| crate::render::progress::spinner(loading_message(&source.files)));
         load_sources(&read_sources(&source.files, source.recursive)?)?
     };
-    for note in notes {
+    for note in crate::model::dedup::counted(notes) {
         eprintln!("note: {note}");
     }
     Ok(snapshot)

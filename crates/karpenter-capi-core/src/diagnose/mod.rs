@@ -12,6 +12,7 @@
 //! for cluster-scoped objects), a one-line message with the evidence and a remedy. Findings come
 //! out grouped by area, in a stable order (input order within an area).
 
+mod absent;
 pub mod access;
 pub mod controller;
 pub mod crds;
@@ -116,8 +117,10 @@ pub enum Cause {
     NodeClassNotReady,
     /// The NodePool is not Ready.
     NodePoolNotReady,
-    /// The NodePool selects no MachineDeployment.
+    /// The NodePool selects no MachineDeployment (or, on an empty cluster, there is none).
     NoMemberMachineDeployments,
+    /// There is no NodePool: nothing tells the controller what it may provision.
+    NodePoolMissing,
     /// No member flavor satisfies the NodePool's requirements.
     RequirementsUnsatisfiable,
     /// The NodePool's limits leave room for no flavor.
@@ -198,6 +201,8 @@ pub enum Cause {
     ControllerNotRunning,
     /// The controller's pod runs and is ready.
     ControllerRunning,
+    /// No controller pod or Deployment at all.
+    ControllerMissing,
 }
 
 impl Cause {
@@ -289,6 +294,7 @@ pub fn run(
     access_source: AccessSource<'_>,
 ) -> Report {
     let mut findings = Vec::new();
+    let live = matches!(access_source, AccessSource::Reviewed(_));
     setup::check(snapshot, &mut findings);
     shapes::check(snapshot, &mut findings);
     scope::check(snapshot, &mut findings);
@@ -298,6 +304,7 @@ pub fn run(
     access::check(snapshot, access_source, &mut findings);
     credentials::check(snapshot, now, &mut findings);
     controller::check(snapshot, &mut findings);
+    absent::check(snapshot, live, &mut findings);
     // Stable: areas in display order, input order within each.
     findings.sort_by_key(|f| f.area);
     Report { findings }
