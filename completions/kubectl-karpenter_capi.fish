@@ -26,13 +26,16 @@ end
 
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -44,6 +47,7 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_comma
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "status" -d 'Show the nodes per NodePool, the claims in flight, why pods are pending and the cost'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "uninstall" -d 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_needs_command" -f -a "completion" -d 'Print a shell completion script'
@@ -75,13 +79,16 @@ client\t'Only print what would be written; nothing is sent'
 server\t'Ask the API server to validate without persisting'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and not __fish_seen_subcommand_from kubeconfig help" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -104,13 +111,16 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l controller-namespace -d 'Namespace of that Secret (the controller\'s namespace)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from kubeconfig" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -127,13 +137,16 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l registration-timeout -d 'Judge NodeClaims not registered as stuck after this long (as `run` does)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -144,15 +157,19 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l management-namespace -d 'Namespace of the Cluster API objects on the management cluster (default: every namespace). Here -n is the pod\'s namespace, and never scopes this listing' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -170,13 +187,16 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l chart -d 'Also draw the replay as an SVG: nodes and cost per hour over time, one line per strategy' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -188,6 +208,34 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l timeline -d 'Replay the strategies over time against simulated Cluster API and kubelets: milestones, time to Running, nodes and cost per strategy (default trace: the seed report\'s first run)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s V -l version -d 'Print version'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l interval -d 'How often -w re-reads' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s l -l selector -d 'Only the nodes whose labels match this selector (kubectl\'s syntax: k=v, k!=v, k, !k, k in (a,b), k notin (a,b)); NodePool totals count only them, the cost comparison counts every node' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l currency -d 'The currency of the flavors\' prices, shown with them (e.g. EUR for OVHcloud); prices carry no unit otherwise' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l context -d 'The kubeconfig context of the workload cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l management-context -d 'The kubeconfig context of the management cluster' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
+wide\t'The table with more columns'
+json\t'JSON for scripts'
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
+always\t'Always'
+never\t'Never'"
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s w -l watch -d 'After the first view, keep re-reading (the live clusters or the -f files) every --interval and print the view again whenever it changed, until Ctrl-C'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l no-headers -d 'Print tables (and custom columns) without their header lines'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l no-compare -d 'Skip what each strategy would pay for the current pods (it plans every pod again, which takes a while on large clusters)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l dry-run -d '`client` (or `--dry-run` alone) prints the plan without writing anything; `server` is refused: a pass\'s writes depend on each other, so the server could not judge them one by one' -r -f -a "none\t'Write for real'
@@ -204,13 +252,16 @@ json\t'One JSON object per line'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l cluster-name -d 'Only the MachineDeployments and Machines of this Cluster (label cluster.x-k8s.io/cluster-name): two clusters in one namespace never touch each other\'s' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -225,13 +276,16 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l controller-namespace -d 'Namespace of the controller on the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -242,13 +296,16 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand uninstall" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -258,13 +315,16 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand completion" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l context -d 'The kubeconfig context of the workload cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster)' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l management-kubeconfig -d 'Path to the management cluster\'s kubeconfig (default: the workload cluster\'s, i.e. a self-hosted cluster)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l management-context -d 'The kubeconfig context of the management cluster' -r
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s o -l output -d 'Output format' -r -f -a "table\t'A human-readable table or tree'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s o -l output -d 'Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only)' -r -f -a "table\t'A human-readable table or tree'
 wide\t'The table with more columns'
 json\t'JSON for scripts'
-yaml\t'YAML for scripts'"
+yaml\t'YAML for scripts'
+name\t'kind/name lines (status)'
+jsonpath=\t'A JSONPath template over the JSON (status)'
+custom-columns=\t'HEADER:PATH,... columns over the nodes (status)'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l color -d 'When to use colors; NO_COLOR in the environment turns them off for `auto`' -r -f -a "auto\t'Colors when writing to a terminal and NO_COLOR is unset'
 always\t'Always'
 never\t'Never'"
@@ -272,13 +332,14 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "uninstall" -d 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "version" -d 'Print the version and the git commit it was built from'
-complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate run uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "init" -d 'Generate the manifests a Cluster API cluster needs for Karpenter-style autoscaling'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "doctor" -d 'Check a setup and every stuck NodeClaim; name the cause and the fix'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "explain" -d 'Explain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "simulate" -d 'Show which flavors each strategy would provision for the pending pods, and the cost'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "status" -d 'Show the nodes per NodePool, the claims in flight, why pods are pending and the cost'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "run" -d 'Run the controller loop in the foreground (one-shot with --once)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "uninstall" -d 'Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "version" -d 'Print the version and the git commit it was built from'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and not __fish_seen_subcommand_from init doctor explain simulate status run uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand help; and __fish_seen_subcommand_from init" -f -a "kubeconfig" -d 'Print a kubeconfig for the controller\'s management ServiceAccount, with a token the live management cluster issues for --duration (apply the management bundle first)'

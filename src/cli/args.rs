@@ -86,6 +86,10 @@ pub struct ExplainArgs {
     /// Objects to read instead of the live clusters.
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Namespace of the Cluster API objects on the management cluster (default: every
+    /// namespace). Here -n is the pod's namespace, and never scopes this listing.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub management_namespace: Option<String>,
 }
 
 /// What `explain` can explain.

@@ -9,6 +9,8 @@ use crate::model::duration::GoDuration;
 
 mod args;
 mod init;
+mod output;
+mod status;
 mod values;
 
 pub use crate::sched::strategy::StrategyName;
@@ -17,6 +19,8 @@ pub use args::{
     SourceArgs, UninstallArgs,
 };
 pub use init::{InitArgs, InitCommand, InitKubeconfigArgs};
+pub use output::{OutputMode, parse as parse_output};
+pub use status::StatusArgs;
 
 /// `--version`: the crate version and the git commit build.rs recorded, as `version` prints them.
 const VERSION: &str = concat!(
@@ -58,7 +62,8 @@ pub struct GlobalArgs {
     /// The kubeconfig context of the workload cluster.
     #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_name = "NAME")]
     pub context: Option<String>,
-    /// Namespace of the Cluster API objects (the cluster's namespace on the management cluster).
+    /// Namespace of the Cluster API objects (the cluster's namespace on the management cluster);
+    /// for `explain pod`, the pod's namespace (there --management-namespace scopes Cluster API).
     #[arg(short = 'n', long, global = true, help_heading = GLOBAL_HEADING, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     /// Path to the management cluster's kubeconfig (default: the workload cluster's, i.e. a
@@ -68,9 +73,12 @@ pub struct GlobalArgs {
     /// The kubeconfig context of the management cluster.
     #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_name = "NAME")]
     pub management_context: Option<String>,
-    /// Output format.
-    #[arg(short = 'o', long, global = true, help_heading = GLOBAL_HEADING, value_enum, default_value_t = OutputFormat::Table)]
+    /// Output format (`name`, `jsonpath=` and `custom-columns=` for `status` only).
+    #[arg(short = 'o', long, global = true, help_heading = GLOBAL_HEADING, value_parser = output::OutputParser, default_value = "table")]
     pub output: OutputFormat,
+    /// The whole `-o` choice (its templates included), set by [`try_parse_from`].
+    #[arg(skip)]
+    pub output_mode: OutputMode,
     /// When to use colors; NO_COLOR in the environment turns them off for `auto`.
     #[arg(long, global = true, help_heading = GLOBAL_HEADING, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
@@ -150,6 +158,8 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Show which flavors each strategy would provision for the pending pods, and the cost.
     Simulate(SimulateArgs),
+    /// Show the nodes per NodePool, the claims in flight, why pods are pending and the cost.
+    Status(StatusArgs),
     /// Run the controller loop in the foreground (one-shot with --once).
     Run(RunArgs),
     /// Remove the controller, its NodePools, NodeClaims and CRDs from the workload cluster.
@@ -184,7 +194,7 @@ installs both.")]
 pub const COMMAND_GROUPS: &[(&str, &[&str])] = &[
     ("Setup", &["init", "uninstall"]),
     ("Troubleshooting", &["doctor", "explain", "simulate"]),
-    ("Operate", &["run"]),
+    ("Operate", &["status", "run"]),
     ("Other", &["completion", "version", "help"]),
 ];
 
@@ -243,7 +253,30 @@ where
                 .unwrap_or_else(|| cmd.error(clap::error::ErrorKind::ArgumentConflict, &message)));
         }
     }
-    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+    let raw_output = matches
+        .subcommand()
+        .and_then(|(_, sub)| sub.get_raw("output"))
+        .or_else(|| matches.get_raw("output"))
+        .and_then(|mut v| v.next_back())
+        .and_then(|v| v.to_str())
+        .unwrap_or("table")
+        .to_string();
+    let output_mode = output::parse(&raw_output)
+        .map_err(|e| cmd.error(clap::error::ErrorKind::InvalidValue, e))?;
+    if output_mode.status_only()
+        && let Some((name, _)) = matches.subcommand()
+        && name != "status"
+    {
+        let message =
+            format!("`{name}` takes -o table, wide, json or yaml; `{raw_output}` is for `status`");
+        return Err(cmd
+            .find_subcommand_mut(name)
+            .map(|c| c.error(clap::error::ErrorKind::ArgumentConflict, &message))
+            .unwrap_or_else(|| cmd.error(clap::error::ErrorKind::ArgumentConflict, &message)));
+    }
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    cli.global.output_mode = output_mode;
+    Ok(cli)
 }
 
 /// Whether the user gave `id` (on the command line or from the environment), not its default.

@@ -12,11 +12,13 @@ use crate::kube::client::{ClusterTarget, connect};
 use crate::render::Printer;
 use crate::render::doctor::render_report;
 
-/// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters.
-/// Offline, ages are judged at `--now`, else the wall clock.
+/// Loads the snapshot `doctor` and `explain` work on: the `-f` files, else both live clusters,
+/// their Cluster API objects in `namespace` (every namespace when none). Offline, ages are
+/// judged at `--now`, else the wall clock.
 pub fn load(
     global: &GlobalArgs,
     source: &SourceArgs,
+    namespace: Option<&str>,
     review_access: bool,
     printer: &Printer,
 ) -> Result<Loaded> {
@@ -42,7 +44,7 @@ pub fn load(
     }
     let workload = ClusterTarget::workload(&global.connection());
     let management = ClusterTarget::management(&global.connection());
-    let namespace = global.namespace.clone();
+    let namespace = namespace.map(str::to_string);
     let now = source.now.unwrap_or_else(Timestamp::now);
     crate::kube::list::block_on(async move {
         let w = connect(&workload).await?;
@@ -60,7 +62,7 @@ pub fn load(
 
 /// Runs `doctor`.
 pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = load(global, &args.source, true, printer)?;
+    let loaded = load(global, &args.source, global.namespace.as_deref(), true, printer)?;
     let config = Config {
         launch_timeout: args.launch_timeout,
         registration_timeout: args.registration_timeout,

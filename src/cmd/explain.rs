@@ -13,7 +13,14 @@ use crate::render::tree::render;
 
 /// Runs `explain`.
 pub fn run(global: &GlobalArgs, args: ExplainArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = super::doctor::load(global, &args.source, false, printer)?;
+    // -n names the pod's namespace; the management listing has its own flag.
+    let loaded = super::doctor::load(
+        global,
+        &args.source,
+        args.management_namespace.as_deref(),
+        false,
+        printer,
+    )?;
     let origin = if args.source.files.is_empty() {
         "the workload cluster".to_string()
     } else {

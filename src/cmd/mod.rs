@@ -7,6 +7,7 @@ pub mod init;
 pub mod run;
 pub mod simulate;
 pub mod source;
+pub mod status;
 pub mod uninstall;
 pub mod version;
 
@@ -23,6 +24,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome> {
         Command::Doctor(args) => doctor::run(&cli.global, args, &printer),
         Command::Explain(args) => explain::run(&cli.global, args, &printer),
         Command::Simulate(args) => simulate::run(&cli.global, args, &printer),
+        Command::Status(args) => status::run(&cli.global, args, &printer),
         Command::Run(args) => run::run(&cli.global, args, &printer),
         Command::Uninstall(args) => uninstall::run(&cli.global, args, &printer),
         Command::Completion(args) => completion::run(args, &printer),

@@ -3,6 +3,7 @@
 
 use crate::cli::{GlobalArgs, SimulateArgs, StrategyName};
 use crate::error::{Error, Outcome, Result};
+use crate::model::dedup::counted;
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
 use crate::render::Printer;
@@ -19,8 +20,14 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
         return timeline(&args, printer);
     }
     let snapshot = if args.live {
-        super::doctor::load(global, &args.source, false, printer)?.snapshot
+        super::doctor::load(global, &args.source, global.namespace.as_deref(), false, printer)?.snapshot
     } else if args.source.files.is_empty() {
+        if let Some(config) = kubeconfig_set(global) {
+            printer.note(&format!(
+                "simulating the built-in scenario (seed-8x1cpu), not the cluster of {config}: \
+                 pass --live to read it, or -f for a file"
+            ))?;
+        }
         snapshot_from_sources(&[Source {
             name: "built-in scenario (seed-8x1cpu)".to_string(),
             text: DEFAULT_SCENARIO.to_string(),
@@ -30,18 +37,33 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
     };
     if args.consolidate {
         let report = consolidate(&snapshot, args.strategy)?;
-        for w in notes(&snapshot) {
+        for w in counted(notes(&snapshot)) {
             printer.note(&w)?;
         }
         print_consolidation(printer, &report)?;
         return Ok(Outcome::Success);
     }
     let report = simulate(&snapshot, args.strategy)?;
-    for w in notes(&snapshot) {
+    for w in counted(notes(&snapshot)) {
         printer.note(&w)?;
     }
     print_report(printer, &report)?;
     Ok(Outcome::Success)
+}
+
+/// The kubeconfig the user has set (`--kubeconfig`, else `$KUBECONFIG`), which `simulate` without
+/// `--live` or `-f` does not read: named so the fallback to the built-in scenario is not a surprise.
+fn kubeconfig_set(global: &GlobalArgs) -> Option<String> {
+    global
+        .kubeconfig
+        .as_ref()
+        .map(|p| format!("--kubeconfig {}", p.display()))
+        .or_else(|| {
+            std::env::var("KUBECONFIG")
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|v| format!("KUBECONFIG={v}"))
+        })
 }
 
 /// The trace and scenario `--timeline` replays: `--trace` names a built-in trace (which brings
@@ -101,7 +123,7 @@ pub fn timeline_inputs(args: &SimulateArgs, printer: &Printer) -> Result<(Trace,
 fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
     let (trace, snapshot) = timeline_inputs(args, printer)?;
     catalog::validate(&snapshot)?;
-    for w in notes(&snapshot) {
+    for w in counted(notes(&snapshot)) {
         printer.note(&w)?;
     }
     let names: Vec<StrategyName> = match args.strategy {

@@ -18,7 +18,7 @@ pub fn snapshot(source: &SourceArgs, printer: &Printer) -> Result<Snapshot> {
             .then(|| printer.spinner(loading_message(&source.files)));
         load_sources(&read_sources(&source.files, source.recursive)?)?
     };
-    for note in notes {
+    for note in crate::model::dedup::counted(notes) {
         printer.err(&format!("note: {note}"))?;
     }
     Ok(snapshot)

@@ -578,7 +578,19 @@ mod tests {
             ["cost", "karpenter-capi", "least-waste"]
         );
         assert_eq!(values("simulate --strategy=le").0, ["least-waste"]);
-        assert_eq!(values("-o ").0, ["table", "wide", "json", "yaml"]);
+        assert_eq!(
+            values("-o ").0,
+            [
+                "table",
+                "wide",
+                "json",
+                "yaml",
+                "name",
+                "jsonpath=",
+                "custom-columns="
+            ]
+        );
+        assert_eq!(values("status --no-h").0, ["--no-headers"]);
         assert_eq!(values("doctor -o j").0, ["json"]);
         assert_eq!(values("run --log-format ").0, ["text", "json"]);
         assert_eq!(values("init --capi-version ").0, ["v1beta2", "v1beta1"]);

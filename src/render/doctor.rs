@@ -1,6 +1,6 @@
 //! `doctor`'s report as text: one tree per area, problems first, then a summary line.
 
-use crate::diagnose::{Area, Report, Severity};
+use crate::diagnose::{Area, Finding, Report, Severity};
 use crate::render::tree::{self, Tree};
 use crate::render::{Style, paint};
 
@@ -35,16 +35,31 @@ pub fn render_report(report: &Report, color: bool, wide: bool) -> String {
             continue;
         }
         let mut t = Tree::styled(area.title(), Style::Bold);
-        for f in findings {
+        // Folded without `wide` only: `-o wide` lists each check.
+        let groups = if wide {
+            findings
+                .iter()
+                .map(|f| (*f, vec![f.subject.as_str()]))
+                .collect()
+        } else {
+            grouped(&findings)
+        };
+        for (f, subjects) in groups {
             if !wide && f.severity == Severity::Ok {
                 continue;
             }
+            let subject = match subjects.as_slice() {
+                [one] => one.to_string(),
+                [first, second] if first == second => format!("{first} (2 times)"),
+                [first, rest @ ..] => format!("{first} and {} more", rest.len()),
+                [] => String::new(),
+            };
             let mut node = Tree::new("")
                 .span(
                     format!("{:<7}", f.severity.as_str()),
                     Some(severity_style(f.severity)),
                 )
-                .span(format!(" {}  ", f.subject), None)
+                .span(format!(" {subject}  "), None)
                 .span(f.cause.to_string(), Some(Style::Dim));
             if !f.message.is_empty() {
                 node.push(Tree::new(f.message.clone()));
@@ -82,6 +97,25 @@ pub fn render_report(report: &Report, color: bool, wide: bool) -> String {
         ),
         paint(color, &format!("{ok} ok"), Style::Good)
     ));
+    out
+}
+
+/// Findings that say the same thing (severity, cause, message and fix) once, with every subject
+/// they were found on, in first-seen order: repeated inputs or many objects stuck alike read as
+/// one finding with a count.
+fn grouped<'a>(findings: &[&'a Finding]) -> Vec<(&'a Finding, Vec<&'a str>)> {
+    let mut out: Vec<(&Finding, Vec<&str>)> = Vec::new();
+    for f in findings {
+        match out.iter_mut().find(|(g, _)| {
+            g.severity == f.severity
+                && g.cause == f.cause
+                && g.message == f.message
+                && g.remedy == f.remedy
+        }) {
+            Some((_, subjects)) => subjects.push(&f.subject),
+            None => out.push((f, vec![&f.subject])),
+        }
+    }
     out
 }
 

@@ -9,6 +9,7 @@ pub mod man;
 pub mod plan;
 pub mod progress;
 pub mod simulate;
+pub mod status;
 pub mod table;
 pub mod timeline;
 pub mod tree;

@@ -101,6 +101,7 @@ fn a_man_page_per_visible_subcommand() {
             "kubectl-karpenter_capi-doctor.1",
             "kubectl-karpenter_capi-explain.1",
             "kubectl-karpenter_capi-simulate.1",
+            "kubectl-karpenter_capi-status.1",
             "kubectl-karpenter_capi-run.1",
             "kubectl-karpenter_capi-uninstall.1",
             "kubectl-karpenter_capi-completion.1",

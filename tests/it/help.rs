@@ -33,7 +33,8 @@ Troubleshooting Commands:
   simulate  Show which flavors each strategy would provision for the pending pods, and the cost
 
 Operate Commands:
-  run  Run the controller loop in the foreground (one-shot with --once)
+  status  Show the nodes per NodePool, the claims in flight, why pods are pending and the cost
+  run     Run the controller loop in the foreground (one-shot with --once)
 
 Other Commands:
   completion  Print a shell completion script

@@ -158,6 +158,7 @@ fn kubectl_completes_subcommands_with_descriptions() {
          doctor\tCheck a setup and every stuck NodeClaim; name the cause and the fix\n\
          explain\tExplain why a pod was (or would be) placed where it is, or why a NodeClaim is stuck\n\
          simulate\tShow which flavors each strategy would provision for the pending pods, and the cost\n\
+         status\tShow the nodes per NodePool, the claims in flight, why pods are pending and the cost\n\
          run\tRun the controller loop in the foreground (one-shot with --once)\n\
          uninstall\tRemove the controller, its NodePools, NodeClaims and CRDs from the workload cluster\n\
          completion\tPrint a shell completion script\n\
@@ -193,7 +194,7 @@ fn kubectl_completes_flags_and_their_values() {
     );
     assert_eq!(
         path.complete(&none, &["--output=j"]),
-        "json\tJSON for scripts\n:4\n"
+        "json\tJSON for scripts\njsonpath=\tA JSONPath template over the JSON (status)\n:4\n"
     );
     assert_eq!(path.complete(&none, &["completion", "z"]), "zsh\n:4\n");
     // -f: manifests by extension, as kubectl's own -f.

@@ -69,8 +69,16 @@ fn bash_completes_after_a_subcommand() {
         ["--consolidate"]
     );
     assert_eq!(
-        bash_complete("kubectl-karpenter_capi doctor -o "),
-        ["table", "wide", "json", "yaml"]
+        bash_complete("kubectl-karpenter_capi status -o "),
+        [
+            "table",
+            "wide",
+            "json",
+            "yaml",
+            "name",
+            "jsonpath=",
+            "custom-columns="
+        ]
     );
     assert_eq!(
         bash_complete("kubectl-karpenter_capi completion z"),
@@ -192,6 +200,17 @@ fn zsh_completes_subcommands_and_values() {
     assert_eq!(hits, ["simulate"]);
     let hits = zsh_complete("kubectl-karpenter_capi simulate --strategy ").unwrap();
     assert_eq!(hits, ["cost", "karpenter-capi", "least-waste"]);
-    let hits = zsh_complete("kubectl-karpenter_capi doctor --output ").unwrap();
-    assert_eq!(hits, ["table", "wide", "json", "yaml"]);
+    let hits = zsh_complete("kubectl-karpenter_capi status --output ").unwrap();
+    assert_eq!(
+        hits,
+        [
+            "table",
+            "wide",
+            "json",
+            "yaml",
+            "name",
+            "jsonpath=",
+            "custom-columns="
+        ]
+    );
 }

@@ -13,6 +13,7 @@
 //! for cluster-scoped objects), a one-line message with the evidence and a remedy. Findings come
 //! out grouped by area, in a stable order (input order within an area).
 
+mod absent;
 pub mod access;
 pub mod controller;
 pub mod crds;
@@ -118,8 +119,10 @@ pub enum Cause {
     NodeClassNotReady,
     /// The NodePool is not Ready.
     NodePoolNotReady,
-    /// The NodePool selects no MachineDeployment.
+    /// The NodePool selects no MachineDeployment (or, on an empty cluster, there is none).
     NoMemberMachineDeployments,
+    /// There is no NodePool: nothing tells the controller what it may provision.
+    NodePoolMissing,
     /// No member flavor satisfies the NodePool's requirements.
     RequirementsUnsatisfiable,
     /// The NodePool's limits leave room for no flavor.
@@ -203,6 +206,8 @@ pub enum Cause {
     /// A watch of the running controller has been failing for longer than its bound (published
     /// on its leader-election Lease): its view of that resource goes stale.
     WatchFailing,
+    /// No controller pod or Deployment at all.
+    ControllerMissing,
 }
 
 impl Cause {
@@ -294,6 +299,7 @@ pub fn run(
     access_source: AccessSource<'_>,
 ) -> Report {
     let mut findings = Vec::new();
+    let live = matches!(access_source, AccessSource::Reviewed(_));
     setup::check(snapshot, &mut findings);
     shapes::check(snapshot, &mut findings);
     scope::check(snapshot, &mut findings);
@@ -304,6 +310,7 @@ pub fn run(
     credentials::check(snapshot, now, &mut findings);
     controller::check(snapshot, &mut findings);
     watches::check(snapshot, now, &mut findings);
+    absent::check(snapshot, live, &mut findings);
     // Stable: areas in display order, input order within each.
     findings.sort_by_key(|f| f.area);
     Report { findings }

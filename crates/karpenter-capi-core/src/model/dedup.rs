@@ -33,6 +33,9 @@ pub fn unique(objects: Vec<RawObject>) -> Result<Unique, Error> {
     let mut out = Unique::default();
     // Key -> index in `out.objects`.
     let mut seen: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
+    // Identical repeats per pair of inputs: a whole dump given twice is one note, not one per
+    // object.
+    let mut repeats: BTreeMap<(String, String), Vec<(String, String, String)>> = BTreeMap::new();
     for obj in objects {
         let Some(name) = obj.meta.name.clone().filter(|n| !n.is_empty()) else {
             out.objects.push(obj);
@@ -52,12 +55,10 @@ pub fn unique(objects: Vec<RawObject>) -> Result<Unique, Error> {
             Entry::Occupied(o) => {
                 let kept = &mut out.objects[*o.get()];
                 match compare(kept, &obj) {
-                    Same::Identical => out.notes.push(format!(
-                        "{} is given twice ({}, {}); used once",
-                        kept.display(),
-                        kept.origin,
-                        obj.origin
-                    )),
+                    Same::Identical => repeats
+                        .entry((file_of(&kept.origin), file_of(&obj.origin)))
+                        .or_default()
+                        .push((kept.display(), kept.origin.clone(), obj.origin.clone())),
                     Same::OtherVersion => {
                         let (first, second) = (kept.api_version.clone(), obj.api_version.clone());
                         let (first_origin, second_origin) =
@@ -86,7 +87,59 @@ pub fn unique(objects: Vec<RawObject>) -> Result<Unique, Error> {
             }
         }
     }
+    for ((first, second), objects) in repeats {
+        out.notes.push(match objects.as_slice() {
+            [(object, a, b)] => format!("{object} is given twice ({a}, {b}); used once"),
+            many => {
+                let names: Vec<&str> = many.iter().take(3).map(|o| o.0.as_str()).collect();
+                let more = if many.len() > 3 {
+                    format!(" and {} more", many.len() - 3)
+                } else {
+                    String::new()
+                };
+                let inputs = if first == second {
+                    format!("twice in {first}")
+                } else {
+                    format!("in both {first} and {second}")
+                };
+                format!(
+                    "{} objects are given {inputs}; each used once: {}{more}",
+                    many.len(),
+                    names.join(", ")
+                )
+            }
+        });
+    }
     Ok(out)
+}
+
+/// Lines (notes, warnings) each once, in first-seen order, a repeated one with its count
+/// (`... (3 times)`): the same note about every copy of a repeated input reads once.
+pub fn counted(lines: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for line in lines {
+        let n = counts.entry(line.clone()).or_insert(0);
+        if *n == 0 {
+            order.push(line);
+        }
+        *n += 1;
+    }
+    order
+        .into_iter()
+        .map(|line| match counts.get(&line) {
+            Some(&n) if n > 1 => format!("{line} ({n} times)"),
+            _ => line,
+        })
+        .collect()
+}
+
+/// The input an object came from, without its document number (`a.yaml#3` -> `a.yaml`).
+fn file_of(origin: &str) -> String {
+    origin
+        .rsplit_once('#')
+        .map_or(origin, |(file, _)| file)
+        .to_string()
 }
 
 enum Same {
@@ -226,6 +279,35 @@ mod tests {
         assert_eq!(
             u.notes,
             vec!["MachineDeployment capi/md is given twice (a.yaml#1, b.yaml#4); used once"]
+        );
+    }
+
+    #[test]
+    fn repeated_lines_read_once_with_their_count() {
+        let lines = ["b", "a", "b", "c", "b"].map(String::from);
+        assert_eq!(counted(lines), ["b (3 times)", "a", "c"]);
+    }
+
+    #[test]
+    fn a_dump_given_twice_is_one_note_with_a_count() {
+        let objects: Vec<RawObject> = ["a.yaml", "b.yaml"]
+            .iter()
+            .flat_map(|file| {
+                (0..5).map(move |i| {
+                    obj(
+                        &format!("apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"),
+                        &format!("{file}#{}", i + 1),
+                    )
+                })
+            })
+            .collect();
+        let u = unique(objects).unwrap();
+        assert_eq!(u.objects.len(), 5);
+        assert_eq!(
+            u.notes,
+            vec![
+                "5 objects are given in both a.yaml and b.yaml; each used once: Node n0, Node n1, Node n2 and 2 more"
+            ]
         );
     }
 

@@ -80,7 +80,7 @@ pub(super) fn summary(snapshot: &Snapshot, nodes: &[NodeStatus], skip: bool) -> 
         comparison_problem: None,
     };
     if skip {
-        out.comparison_problem = Some("skipped (--compare=false)".to_string());
+        out.comparison_problem = Some("skipped (--no-compare)".to_string());
         return out;
     }
     match crate::sim::compare::simulate(&scratch, None) {
@@ -115,6 +115,11 @@ fn from_scratch(snapshot: &Snapshot, managed: &HashSet<&str>) -> Snapshot {
     scratch
         .pods
         .retain(|p| !p.terminal && !p.terminating && ((!p.daemon && !p.mirror) || !on_managed(p)));
+    // In name order: a live listing and a dump of one cluster order objects differently, and
+    // least-waste's choice depends on the order it meets pods.
+    scratch.pods.sort_by_key(|p| p.demand.key());
+    // Likewise the flavors: between equally good flavors least-waste takes the first it meets.
+    scratch.machine_deployments.sort_by_key(|md| md.key());
     for p in &mut scratch.pods {
         if on_managed(p) || (p.node_name.is_none() && !p.daemon) {
             let p = Arc::make_mut(p);

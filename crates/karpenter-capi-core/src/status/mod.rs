@@ -47,6 +47,23 @@ pub struct ClusterStatus {
     pub cost: CostSummary,
 }
 
+impl ClusterStatus {
+    /// Whether two views show the same cluster, ages and the evaluation time aside: `status -w`
+    /// prints a new view only when this changes, not every time a clock ticks.
+    pub fn same_state(&self, other: &ClusterStatus) -> bool {
+        self.without_clock() == other.without_clock()
+    }
+
+    fn without_clock(&self) -> ClusterStatus {
+        let mut s = self.clone();
+        s.now = Timestamp::UNIX_EPOCH;
+        s.nodes.iter_mut().for_each(|n| n.age_seconds = None);
+        s.in_flight.iter_mut().for_each(|c| c.age_seconds = None);
+        s.pending.iter_mut().for_each(|p| p.age_seconds = None);
+        s
+    }
+}
+
 /// One NodePool's totals.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -72,7 +72,7 @@ impl PendingReason {
     }
 }
 
-/// The pending pods (not bound, not finished, not DaemonSet pods), in input order, each with
+/// The pending pods (not bound, not finished, not DaemonSet pods), by `namespace/name`, each with
 /// why; the pods that can be planned get `cost`'s plan, as the controller would make it.
 pub fn pending(snapshot: &Snapshot, now: Timestamp) -> Vec<PendingPod> {
     let waiting: Vec<usize> = (0..snapshot.pods.len())
@@ -88,7 +88,7 @@ pub fn pending(snapshot: &Snapshot, now: Timestamp) -> Vec<PendingPod> {
         .collect();
     let placement = (!plannable.is_empty() && crate::sched::catalog::validate(snapshot).is_ok())
         .then(|| by_name(StrategyName::Cost).plan(snapshot, &plannable));
-    waiting
+    let mut out: Vec<PendingPod> = waiting
         .into_iter()
         .map(|i| {
             let p = &snapshot.pods[i];
@@ -132,5 +132,8 @@ pub fn pending(snapshot: &Snapshot, now: Timestamp) -> Vec<PendingPod> {
                 reason,
             }
         })
-        .collect()
+        .collect();
+    // By key: a live listing and a dump order pods differently.
+    out.sort_by(|a, b| a.pod.cmp(&b.pod));
+    out
 }

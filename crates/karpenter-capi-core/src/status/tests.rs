@@ -145,19 +145,19 @@ fn claims_in_flight_and_pending_reasons() {
     assert_eq!(
         pending,
         [
-            ("shop/web-6b8f9c7d4-uvwxy", "WaitingForNodeClaim"),
             ("batch/train-0", "Unschedulable"),
             ("shop/canary-0", "SchedulingGated"),
+            ("shop/web-6b8f9c7d4-uvwxy", "WaitingForNodeClaim"),
         ]
     );
     assert_eq!(
-        st.pending[0].reason,
+        st.pending[2].reason,
         PendingReason::WaitingForNodeClaim {
             node_claim: "general-b5r7w".to_string()
         }
     );
-    let PendingReason::Unschedulable { rejections } = &st.pending[1].reason else {
-        panic!("{:?}", st.pending[1].reason);
+    let PendingReason::Unschedulable { rejections } = &st.pending[0].reason else {
+        panic!("{:?}", st.pending[0].reason);
     };
     let subjects: Vec<String> = rejections.iter().map(ToString::to_string).collect();
     assert_eq!(subjects.len(), 3, "{subjects:?}");
@@ -198,7 +198,7 @@ fn the_cost_now_is_compared_with_each_strategy_from_scratch() {
         [
             ("cost", 2, price("0.34"), Price(-50_000_000), 1),
             ("karpenter-capi", 4, price("0.35"), Price(-40_000_000), 1),
-            ("least-waste", 4, price("0.4"), price("0.01"), 1),
+            ("least-waste", 2, price("0.48"), price("0.09"), 1),
         ]
     );
     let skipped = build(
@@ -226,4 +226,20 @@ fn a_selector_narrows_the_nodes_and_pool_totals_but_not_the_comparison() {
     assert_eq!(st.node_pools[0].nodes, 1);
     assert_eq!(st.node_pools[0].price_per_hour, price("0.1"));
     assert_eq!(st.cost.current_per_hour, price("0.39"));
+}
+
+#[test]
+fn the_same_cluster_later_is_the_same_state_and_a_new_pod_is_not() {
+    let (s, now) = cluster();
+    let first = build(&s, now, &Options::default());
+    let later = build(
+        &s,
+        now + jiff::SignedDuration::from_secs(90),
+        &Options::default(),
+    );
+    assert_ne!(first, later);
+    assert!(first.same_state(&later));
+    let mut more = s.clone();
+    more.pods.truncate(more.pods.len() - 1);
+    assert!(!first.same_state(&build(&more, now, &Options::default())));
 }
