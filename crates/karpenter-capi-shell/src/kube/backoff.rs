@@ -7,6 +7,8 @@
 //! `ItemExponentialFailureRateLimiter` with `evictionQueueBaseDelay` 100 ms and
 //! `evictionQueueMaxDelay` 10 s; `Forget` on success), applied to every action, keyed by the
 //! action's target (`Pod/ns/name`, `Machine/ns/name`, ...).
+//! Kept hand-written rather than backon: client-go's limiter has no jitter and its delays are
+//! part of the behaviour we mirror (and test) exactly; backon serves the jittered retries.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
