@@ -110,14 +110,14 @@ fn a_claim_that_never_registered_drains_no_node() {
 }
 
 /// A claim with no Node yet, on the c3-4 MachineDeployment; `status` is its YAML status.
-fn young_claim(name: &str, created_ago: i64, status: &str) -> String {
+pub(crate) fn young_claim(name: &str, created_ago: i64, status: &str) -> String {
     format!(
         "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: {name}\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {status}\n",
         ago(created_ago)
     )
 }
 
-fn timed_out(p: &karpenter_capi::controller::Plan) -> Vec<(&str, &str, &str)> {
+pub(crate) fn timed_out(p: &karpenter_capi::controller::Plan) -> Vec<(&str, &str, &str)> {
     p.actions
         .iter()
         .filter_map(|a| match a {

@@ -158,8 +158,9 @@ fn healthy_dump_is_all_ok() {
 
 #[test]
 fn ages_decide_between_in_progress_and_stuck() {
-    // The same stuck Machine: a warning inside the launch window, an error past it, and
-    // RegistrationTimeout past the registration window.
+    // The same stuck Machine: a warning inside the launch window, an error past it; never
+    // launched, it stays judged by the launch clock alone (as the controller judges it), even
+    // past the registration window.
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/doctor/machine-without-provider-id.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -189,7 +190,7 @@ fn ages_decide_between_in_progress_and_stuck() {
     );
     assert_eq!(
         message,
-        "Machine capi-ovh/capi-ovh-karpenter-c3-8-7b9c4-x2k8p has no spec.providerID after 4m54s (InfrastructureReady False (InstanceNotReady: server is BUILD)); in progress: 4m59s old, within the 5m window"
+        "Machine capi-ovh/capi-ovh-karpenter-c3-8-7b9c4-x2k8p has no spec.providerID after 4m54s (InfrastructureReady False (InstanceNotReady: server is BUILD)); launch in progress: timed 4m59s since the Launched condition's last transition (2026-11-30T10:00:00Z), 1s left of the 5m launch timeout"
     );
     let (cause, severity, _) = at("2026-11-30T10:05:01Z");
     assert_eq!(
@@ -199,11 +200,10 @@ fn ages_decide_between_in_progress_and_stuck() {
     let (cause, severity, message) = at("2026-11-30T10:15:01Z");
     assert_eq!(
         (cause.as_str(), severity),
-        ("RegistrationTimeout", Severity::Error)
+        ("MachineWithoutProviderID", Severity::Error)
     );
     assert!(
-        message
-            .starts_with("not registered 15m1s after creation, past the 15m registration timeout"),
+        message.ends_with("; launch timed out: timed 15m1s since the Launched condition's last transition (2026-11-30T10:00:00Z), 10m1s past the 5m launch timeout: deleted or about to be"),
         "{message}"
     );
 }

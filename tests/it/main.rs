@@ -23,6 +23,7 @@ mod doctor_fixtures;
 mod doctor_init_bundle;
 mod doctor_live;
 mod doctor_live_access;
+mod doctor_liveness;
 mod explain_cli;
 mod generated;
 mod help;

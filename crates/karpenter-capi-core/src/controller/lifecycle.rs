@@ -47,38 +47,119 @@ pub fn liveness_start(claim: &NodeClaimRecord, type_: &str) -> Option<Timestamp>
         .or(claim.created)
 }
 
+/// The liveness stage a claim is in: waiting to launch, or launched and waiting to register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LivenessStage {
+    /// No providerID and Launched not True: the launch timeout runs.
+    Launch,
+    /// Launched but Registered not True: the registration timeout runs.
+    Registration,
+}
+
+impl LivenessStage {
+    /// The condition whose last transition starts this stage's clock.
+    pub fn condition(self) -> &'static str {
+        match self {
+            Self::Launch => "Launched",
+            Self::Registration => "Registered",
+        }
+    }
+
+    /// The reason a claim deleted at this stage's deadline carries.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Launch => "LaunchTimeout",
+            Self::Registration => "RegistrationTimeout",
+        }
+    }
+
+    /// `launch` or `registration`, for messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Launch => "launch",
+            Self::Registration => "registration",
+        }
+    }
+}
+
+/// The liveness clock running for one claim: which stage, since when, against which limit.
+/// The controller ([`liveness`]) and `doctor`/`explain` both read it, so they cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LivenessClock {
+    /// The stage being timed.
+    pub stage: LivenessStage,
+    /// The start: the stage condition's lastTransitionTime, else the claim's creation.
+    pub since: Option<Timestamp>,
+    /// Whether `since` came from the condition (false: from creation, or unknown).
+    pub from_condition: bool,
+    /// The timeout for this stage.
+    pub limit: crate::model::duration::GoDuration,
+    /// Seconds the clock has run at `now` (0 when the start is unknown).
+    pub waited: i64,
+}
+
+impl LivenessClock {
+    /// Past the deadline: the controller deletes the claim (unless it is already deleting or
+    /// Cluster API is paused for its Machine).
+    pub fn timed_out(&self) -> bool {
+        self.waited > self.limit.as_secs_i64()
+    }
+
+    /// Seconds left before the deadline (negative: the overrun).
+    pub fn left(&self) -> i64 {
+        self.limit.as_secs_i64() - self.waited
+    }
+}
+
+/// The liveness clock that applies to `claim` at `now`, or `None` once it has registered (core
+/// `nodeclaim/lifecycle/liveness.go` Reconcile: a claim not launched yet is judged by the launch
+/// clock alone, a launched one by the registration clock, each from its condition's last
+/// transition).
+pub fn liveness_clock(
+    claim: &NodeClaimRecord,
+    now: Timestamp,
+    config: &Config,
+) -> Option<LivenessClock> {
+    let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
+    let (stage, limit) = if !launched {
+        (LivenessStage::Launch, config.launch_timeout)
+    } else if !claim.condition_true("Registered") {
+        (LivenessStage::Registration, config.registration_timeout)
+    } else {
+        return None;
+    };
+    let from_condition = crate::model::condition::find(&claim.conditions, stage.condition())
+        .and_then(|c| c.last_transition_time)
+        .is_some();
+    let since = liveness_start(claim, stage.condition());
+    Some(LivenessClock {
+        stage,
+        since,
+        from_condition,
+        limit,
+        waited: age(since, now),
+    })
+}
+
 /// Claims not launched within the launch timeout of their Launched condition's last transition,
 /// or launched but not registered within the registration timeout of their Registered
-/// condition's, are deleted and their exact Machine marked for deletion (core `liveness.go`
-/// Reconcile: a claim not launched yet is judged by the launch clock alone).
+/// condition's, are deleted and their exact Machine marked for deletion (see
+/// [`liveness_clock`]).
 pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Liveness {
     let mut out = Liveness::default();
     for claim in snapshot.nodeclaims.iter().filter(|c| !c.deleting) {
-        let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
-        let registered = claim.condition_true("Registered");
-        let (reason, limit, waited) = if !launched {
-            let waited = since_transition(claim, "Launched", now);
-            if waited <= config.launch_timeout.as_secs_i64() {
-                continue;
-            }
-            ("LaunchTimeout", config.launch_timeout, waited)
-        } else if !registered {
-            let waited = since_transition(claim, "Registered", now);
-            if waited <= config.registration_timeout.as_secs_i64() {
-                continue;
-            }
-            ("RegistrationTimeout", config.registration_timeout, waited)
-        } else {
+        let Some(clock) = liveness_clock(claim, now, config).filter(LivenessClock::timed_out)
+        else {
             continue;
         };
+        let (reason, limit, waited) = (clock.stage.reason(), clock.limit, clock.waited);
         // Cluster API is paused for its Machine: no claim deletion, no mark.
         if super::rollout::claim_paused(snapshot, claim).is_some() {
             continue;
         }
-        let what = if reason == "LaunchTimeout" {
-            "launched"
-        } else {
-            "registered"
+        let what = match clock.stage {
+            LivenessStage::Launch => "launched",
+            LivenessStage::Registration => "registered",
         };
         // Durations as everywhere else (`doctor`, `explain`): Go durations, `16m`, `7m30s`.
         let message = format!(

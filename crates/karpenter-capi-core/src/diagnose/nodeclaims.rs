@@ -1,12 +1,13 @@
 //! The chain every NodeClaim walks: claim -> Machine -> providerID -> Node -> unregistered taint
 //! -> Ready -> startup taints. The first broken link is the claim's [`Blocker`]; its age against
-//! the launch and registration timeouts decides whether it is still in progress (warning) or
-//! stuck (error).
+//! the launch and registration timeouts (the controller's own liveness clock) decides whether it
+//! is still in progress (warning) or stuck (error).
 
 use serde::Serialize;
 
 use super::{Area, Cause, Finding, Severity, age_secs, format_secs};
 use crate::controller::Config;
+use crate::controller::lifecycle::{LivenessClock, LivenessStage};
 use crate::model::condition;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
@@ -436,11 +437,9 @@ pub fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> F
     };
     let remedy = blocker.remedy(&claim.name, chain);
     let registered = claim.condition_true("Registered");
-    let launched = chain.provider_id.is_some() || claim.condition_true("Launched");
-    let (launch, registration) = (
-        config.launch_timeout.as_secs_i64(),
-        config.registration_timeout.as_secs_i64(),
-    );
+    // The very clock the controller's liveness pass reads: a claim reported past its deadline
+    // here is one that pass deletes at the same `now`.
+    let clock = crate::controller::lifecycle::liveness_clock(claim, now, config);
     let evidence = blocker.describe();
     let (cause, severity, message) = if blocker.is_failure() {
         (
@@ -448,28 +447,24 @@ pub fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> F
             Severity::Error,
             format!("{evidence} ({} after creation)", format_secs(age)),
         )
-    } else if !registered && age > registration {
+    } else if let Some(clock) = clock.filter(|c| c.timed_out()) {
+        let cause = match clock.stage {
+            LivenessStage::Launch => blocker.cause(),
+            LivenessStage::Registration => Cause::RegistrationTimeout,
+        };
         (
-            Cause::RegistrationTimeout,
+            cause,
             Severity::Error,
             format!(
-                "not registered {} after creation, past the {} registration timeout: deleted or about to be; stuck at {}: {evidence}",
-                format_secs(age),
-                config.registration_timeout,
-                blocker.cause()
+                "{evidence}; {} timed out: {}, {} past the {} {} timeout: deleted or about to be",
+                clock.stage.noun(),
+                clock_since(&clock),
+                format_secs(-clock.left()),
+                clock.limit,
+                clock.stage.noun(),
             ),
         )
-    } else if !launched && age > launch {
-        (
-            blocker.cause(),
-            Severity::Error,
-            format!(
-                "{evidence}; not launched {} after creation, past the {} launch timeout: deleted or about to be",
-                format_secs(age),
-                config.launch_timeout
-            ),
-        )
-    } else if registered && age > registration {
+    } else if registered && age > config.registration_timeout.as_secs_i64() {
         (
             blocker.cause(),
             Severity::Error,
@@ -479,18 +474,21 @@ pub fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> F
             ),
         )
     } else {
-        let window = if launched {
-            config.registration_timeout
-        } else {
-            config.launch_timeout
+        let progress = match clock {
+            Some(clock) => format!(
+                "{} in progress: {}, {} left of the {} {} timeout",
+                clock.stage.noun(),
+                clock_since(&clock),
+                format_secs(clock.left()),
+                clock.limit,
+                clock.stage.noun(),
+            ),
+            None => format!("in progress: {} old", format_secs(age)),
         };
         (
             blocker.cause(),
             Severity::Warning,
-            format!(
-                "{evidence}; in progress: {} old, within the {window} window",
-                format_secs(age)
-            ),
+            format!("{evidence}; {progress}"),
         )
     };
     // A claim already being deleted explains why its Machine or Node may vanish next.
@@ -500,6 +498,23 @@ pub fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> F
         message
     };
     Finding::new(AREA, cause, severity, subject, message, remedy)
+}
+
+/// Where a liveness clock started, for messages: `timed 4m59s since the Launched condition's
+/// last transition (2026-12-01T10:00:00Z)` or `... since creation (...)`.
+fn clock_since(clock: &LivenessClock) -> String {
+    let from = if clock.from_condition {
+        format!(
+            "the {} condition's last transition",
+            clock.stage.condition()
+        )
+    } else {
+        "creation".to_string()
+    };
+    match clock.since {
+        Some(t) => format!("timed {} since {from} ({t})", format_secs(clock.waited)),
+        None => format!("timed since {from} (unknown)"),
+    }
 }
 
 /// Runs the NodeClaim checks.

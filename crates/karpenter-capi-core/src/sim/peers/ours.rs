@@ -118,16 +118,12 @@ impl Ours {
         ));
         for claim in c.snap.nodeclaims.iter().filter(|x| !x.deleting) {
             let created = claim.created.map_or(0, |t| at(c, t));
-            // The liveness clocks run from the conditions' transitions, as the controller reads
-            // them (`lifecycle::liveness`).
-            let start = |type_: &str| {
-                crate::controller::lifecycle::liveness_start(claim, type_).map_or(0, |t| at(c, t))
-            };
-            let launched = claim.condition_true("Launched") || claim.provider_id.is_some();
-            if !launched {
-                times.push(start("Launched") + Self::ms(self.config.launch_timeout));
-            } else if !claim.condition_true("Registered") {
-                times.push(start("Registered") + Self::ms(self.config.registration_timeout));
+            // The deadline of the liveness clock the controller reads (`lifecycle::liveness_clock`);
+            // its start does not depend on the `now` passed.
+            if let Some(clock) =
+                crate::controller::lifecycle::liveness_clock(claim, c.base, &self.config)
+            {
+                times.push(clock.since.map_or(0, |t| at(c, t)) + Self::ms(clock.limit));
             }
             let pool = claim
                 .node_pool
