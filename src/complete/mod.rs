@@ -524,6 +524,7 @@ mod tests {
                 "doctor",
                 "explain",
                 "simulate",
+                "status",
                 "run",
                 "uninstall",
                 "completion",
@@ -532,7 +533,7 @@ mod tests {
             ]
         );
         assert_eq!(directive, directive::NO_FILE_COMP);
-        assert_eq!(values("s").0, ["simulate"]);
+        assert_eq!(values("s").0, ["simulate", "status"]);
     }
 
     #[test]
@@ -591,7 +592,7 @@ mod tests {
             ]
         );
         assert_eq!(values("status --no-h").0, ["--no-headers"]);
-        assert_eq!(values("doctor -o j").0, ["json"]);
+        assert_eq!(values("doctor -o j").0, ["json", "jsonpath="]);
         assert_eq!(values("run --log-format ").0, ["text", "json"]);
         assert_eq!(values("init --capi-version ").0, ["v1beta2", "v1beta1"]);
         assert_eq!(

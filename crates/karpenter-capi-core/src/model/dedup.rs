@@ -23,6 +23,9 @@ pub struct Unique {
     pub notes: Vec<String>,
 }
 
+/// An object given again unchanged: its display name and the origins of both copies.
+type Repeat = (String, String, String);
+
 /// Drops repeated objects. Objects without a name (e.g. only `generateName`) are never merged:
 /// the API server would give each its own name.
 ///
@@ -35,7 +38,7 @@ pub fn unique(objects: Vec<RawObject>) -> Result<Unique, Error> {
     let mut seen: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
     // Identical repeats per pair of inputs: a whole dump given twice is one note, not one per
     // object.
-    let mut repeats: BTreeMap<(String, String), Vec<(String, String, String)>> = BTreeMap::new();
+    let mut repeats: BTreeMap<(String, String), Vec<Repeat>> = BTreeMap::new();
     for obj in objects {
         let Some(name) = obj.meta.name.clone().filter(|n| !n.is_empty()) else {
             out.objects.push(obj);

@@ -25,16 +25,7 @@ fn price(text: &str) -> Price {
 fn nodes_are_grouped_by_pool_with_flavor_zone_age_pods_and_price() {
     let (s, now) = cluster();
     let st = build(&s, now, &Options::default());
-    let rows: Vec<(
-        &str,
-        &str,
-        Option<&str>,
-        Option<i64>,
-        usize,
-        i64,
-        i64,
-        Option<Price>,
-    )> = st
+    let rows: Vec<_> = st
         .nodes
         .iter()
         .map(|n| {
