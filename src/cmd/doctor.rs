@@ -62,7 +62,13 @@ pub fn load(
 
 /// Runs `doctor`.
 pub fn run(global: &GlobalArgs, args: DoctorArgs, printer: &Printer) -> Result<Outcome> {
-    let loaded = load(global, &args.source, global.namespace.as_deref(), true, printer)?;
+    let loaded = load(
+        global,
+        &args.source,
+        global.namespace.as_deref(),
+        true,
+        printer,
+    )?;
     let config = Config {
         launch_timeout: args.launch_timeout,
         registration_timeout: args.registration_timeout,

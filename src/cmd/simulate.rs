@@ -20,7 +20,14 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
         return timeline(&args, printer);
     }
     let snapshot = if args.live {
-        super::doctor::load(global, &args.source, global.namespace.as_deref(), false, printer)?.snapshot
+        super::doctor::load(
+            global,
+            &args.source,
+            global.namespace.as_deref(),
+            false,
+            printer,
+        )?
+        .snapshot
     } else if args.source.files.is_empty() {
         if let Some(config) = kubeconfig_set(global) {
             printer.note(&format!(

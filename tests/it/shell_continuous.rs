@@ -107,7 +107,8 @@ async fn a_dry_run_replica_never_takes_the_live_controllers_lease() {
     assert_eq!(holder(&fake, DRY_RUN_LEASE_NAME), None);
 }
 
-const WORLD: &str = r#"
+/// A ready node class, a NodePool and one empty member MachineDeployment.
+pub(crate) const WORLD: &str = r#"
 apiVersion: karpenter.cluster.x-k8s.io/v1alpha1
 kind: ClusterAPINodeClass
 metadata: {name: default}

@@ -19,36 +19,7 @@ use karpenter_capi::vocab::keys::WATCH_HEALTH_ANNOTATION;
 use karpenter_capi::vocab::names::{LEASE_NAME, WORKLOAD_IDENTITY};
 use tokio::sync::watch;
 
-const WORLD: &str = r#"
-apiVersion: karpenter.cluster.x-k8s.io/v1alpha1
-kind: ClusterAPINodeClass
-metadata: {name: default}
-spec: {}
-status:
-  conditions: [{type: Ready, status: "True", reason: Ready, message: "", lastTransitionTime: "2026-11-30T10:00:00Z"}]
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
-      requirements: []
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata:
-  name: c3-8
-  namespace: capi
-  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
-  annotations:
-    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"
-    capacity.cluster-autoscaler.kubernetes.io/memory: 8G
-    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=c3-8
-    capacity.cluster-autoscaler.kubernetes.io/price: "0.1"
-spec: {clusterName: capi, replicas: 0}
-"#;
+use crate::shell_continuous::WORLD;
 
 /// The controller's failing watches as its Lease says, if it says.
 fn published(fake: &FakeApi) -> Option<Vec<FailingWatch>> {
