@@ -2,7 +2,8 @@
 //! work, not time, so a large generated cluster (240 nodes of 15 flavors, 3,000 pending pods,
 //! consolidation on) gets the same controller plan and the same `cost` plan every time, on an
 //! idle machine and while other threads keep every core busy, and in debug and release builds
-//! (the digests below are the same for both: `cargo test --release --test it same_plan`).
+//! (the digests below are the same for both: `.ci/run` also runs
+//! `cargo test --profile release-test --test it same_plan`, release semantics without LTO).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
