@@ -1,8 +1,6 @@
 //! `doctor` as a user runs it: the JSON shape, exit codes (0 ok or warnings, 1 errors, 2 bad
 //! input or no cluster), and errors that name what was tried.
 
-use assert_cmd::Command;
-
 fn fixture(name: &str) -> String {
     format!(
         "{}/tests/fixtures/doctor/{name}",
@@ -11,19 +9,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn doctor(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("kubectl-karpenter_capi")
-        .unwrap()
-        .arg("doctor")
-        .args(args)
-        .args(["--color", "never"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    crate::common::cli::run("doctor", args)
 }
 
 #[test]

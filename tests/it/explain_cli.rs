@@ -4,8 +4,6 @@
 
 use crate::shared;
 
-use assert_cmd::Command;
-
 fn seed(name: &str) -> String {
     shared::fixture(&format!("scenarios/{name}"))
         .display()
@@ -20,19 +18,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn explain(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("kubectl-karpenter_capi")
-        .unwrap()
-        .arg("explain")
-        .args(args)
-        .args(["--color", "never"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    crate::common::cli::run("explain", args)
 }
 
 #[test]

@@ -20,19 +20,7 @@ fn fixture() -> String {
 }
 
 fn status(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("kubectl-karpenter_capi")
-        .unwrap()
-        .arg("status")
-        .args(args)
-        .args(["--color", "never"])
-        .env_remove("KUBECONFIG")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    crate::common::cli::run("status", args)
 }
 
 fn dump(extra: &[&str]) -> String {

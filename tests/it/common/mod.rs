@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod authz;
+pub mod cli;
 pub mod serve;
 
 use std::collections::BTreeMap;
