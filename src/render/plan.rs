@@ -113,6 +113,12 @@ fn details(a: &Action) -> String {
             ..
         } => format!("{taint} ({reason}, saves ${saving_per_hour}/h)"),
         Action::EvictPod { node, reason, .. } => format!("from {node} ({reason})"),
+        Action::ExcludeFromLoadBalancers { .. } => {
+            use crate::vocab::keys::{
+                EXCLUDE_FROM_LOAD_BALANCERS_LABEL, EXCLUDE_FROM_LOAD_BALANCERS_VALUE,
+            };
+            format!("{EXCLUDE_FROM_LOAD_BALANCERS_LABEL}={EXCLUDE_FROM_LOAD_BALANCERS_VALUE}")
+        }
         Action::DeletePod {
             node,
             reason,

@@ -570,3 +570,102 @@ fn which_pods_a_drain_evicts_and_waits_for() {
         (vec!["default/cordon-1".to_string()], 0)
     );
 }
+
+fn excluded(p: &karpenter_capi::controller::Plan) -> Vec<&str> {
+    p.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::ExcludeFromLoadBalancers { node, .. } => Some(node.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// T-TERM-007. Core's terminator (`terminator.go` Taint, on every pass of a terminating Node)
+/// labels the Node `node.kubernetes.io/exclude-from-external-load-balancers: karpenter` before
+/// it drains, so cloud load balancers stop sending it traffic while its pods go. Upstream's case
+/// holds the drain with a fully blocking PDB and finds the label after one pass.
+#[test]
+fn a_terminating_node_leaves_external_load_balancers_before_its_drain() {
+    use karpenter_capi::controller::write::Write;
+    let web = app_pod("web-1", 1, "");
+    let blocking = pdb("web", "{app: web}", 0, "");
+    let one = node(1, 600, &web, "");
+    // A user deleted the claim: labelled first, then tainted and drained (the Eviction API, not
+    // the plan, refuses web-1 while its PDB allows nothing, as upstream's eviction queue).
+    let p = run(&format!(
+        "{}{}{blocking}",
+        base(1, ""),
+        deleted(&one, 1, 30)
+    ));
+    let order: Vec<&str> = names(&p)
+        .into_iter()
+        .filter(|n| *n != "createNodeClaim")
+        .collect();
+    assert_eq!(
+        order,
+        vec!["excludeFromLoadBalancers", "taintNode", "evictPod"]
+    );
+    assert_eq!(excluded(&p), vec!["node-1"]);
+    let label = p
+        .actions
+        .iter()
+        .find(|a| a.name() == "excludeFromLoadBalancers")
+        .unwrap();
+    match &label.steps().writes[..] {
+        [
+            Write::EditNode {
+                name,
+                add_labels,
+                add_taints,
+                remove_taint_keys,
+                ..
+            },
+        ] => {
+            assert_eq!(name, "node-1");
+            assert_eq!(
+                add_labels.iter().collect::<Vec<_>>(),
+                vec![(
+                    &"node.kubernetes.io/exclude-from-external-load-balancers".to_string(),
+                    &"karpenter".to_string()
+                )]
+            );
+            assert!(add_taints.is_empty() && remove_taint_keys.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    // A voluntary command already tainted it (drift, its claim now deleted): labelled all the
+    // same, at the claim's deletion (its drain then waits for room for web-1).
+    let drifting = deleted(&under_way(&one, 1, "Drifted", 120), 1, 30);
+    let p = run(&format!("{}{drifting}", base(1, "")));
+    assert_eq!(excluded(&p), vec!["node-1"]);
+    assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new());
+    // The command's start (claim not deleted yet) does not label: upstream labels only in
+    // termination, and a command called off must leave the node as it was.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        under_way(&one, 1, "Drifted", 120)
+    ));
+    assert_eq!(excluded(&p), Vec::<&str>::new());
+    // Already carrying the key (whatever its value): nothing to write.
+    for value in ["karpenter", "'true'"] {
+        let labelled = deleted(&one, 1, 30).replacen(
+            "labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}",
+            &format!(
+                "labels: {{karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1, node.kubernetes.io/exclude-from-external-load-balancers: {value}}}"
+            ),
+            1,
+        );
+        let p = run(&format!("{}{labelled}{blocking}", base(1, "")));
+        assert_eq!(excluded(&p), Vec::<&str>::new(), "{value}");
+        assert_eq!(tainted_nodes(&p), vec![("node-1", "Deleted")], "{value}");
+    }
+    // A claim that never registered: its Node was never ours to drain, nor to relabel.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        deleted(&never_registered(&one), 1, 30)
+    ));
+    assert_eq!(excluded(&p), Vec::<&str>::new());
+}

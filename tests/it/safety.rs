@@ -796,6 +796,7 @@ fn a_marked_machine_still_alive_after_the_hold_is_marked_and_scaled_again() {
         .with("Machine", "m-1", |m| {
             m["metadata"]["annotations"] = json!({"cluster.x-k8s.io/delete-machine": "Empty"})
         });
+    let w = excluded(w, "node-1");
     let p = w.plan();
     assert_eq!(
         lines(&p),
@@ -1011,6 +1012,7 @@ fn a_deleting_claim_keeps_its_finalizer_until_its_machine_is_being_deleted() {
         lines(&p),
         vec![
             "createNodeClaim NodeClaim/default-",
+            "excludeFromLoadBalancers Node/node-1",
             "taintNode Node/node-1",
             "evictPod Pod/default/web"
         ]
@@ -1251,6 +1253,15 @@ fn tainted(w: World, node: &str, reason: &str) -> World {
 }
 
 /// The claim of `node` deleted a minute ago (our finalizer holds it): termination drains it.
+/// `w` after a first termination pass of `node`: labelled out of external load balancers (core
+/// `terminator.go` Taint), as every later pass finds it.
+fn excluded(w: World, node: &str) -> World {
+    w.with("Node", node, |n| {
+        n["metadata"]["labels"]["node.kubernetes.io/exclude-from-external-load-balancers"] =
+            json!("karpenter")
+    })
+}
+
 fn deleted(w: World, node: &str) -> World {
     let claim = node.replace("node-", "c-");
     w.with("NodeClaim", &claim, |c| {
@@ -1319,7 +1330,7 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
             matches!(&ev.steps().writes[0], Write::Evict { uid: Some(u), .. } if u == "uid-web")
         );
         // web terminating: nothing of the next tier goes yet, and the node is not finished.
-        let w = w.with("Pod", "web", |p| {
+        let w = excluded(w, "node-1").with("Pod", "web", |p| {
             p["metadata"]["deletionTimestamp"] = json!(ago(1))
         });
         let p = w.plan();
@@ -1390,7 +1401,14 @@ fn an_empty_node_drains_its_daemonset_pods_before_its_machine_goes() {
         vec!["deleteNodeClaim NodeClaim/c-1"]
     );
     let w = deleted(ds(one_empty(1)), "node-1");
-    assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/exporter"]);
+    assert_eq!(
+        lines(&w.plan()),
+        vec![
+            "excludeFromLoadBalancers Node/node-1",
+            "evictPod Pod/kube-system/exporter"
+        ]
+    );
+    let w = excluded(w, "node-1");
     let w = without(w, "exporter");
     assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/proxy"]);
     assert_eq!(
@@ -1422,12 +1440,22 @@ fn a_deleted_claim_drains_its_daemonset_pods_before_its_machine_is_marked() {
     let p = w.plan();
     assert_eq!(
         lines(&p),
-        vec!["taintNode Node/node-1", "evictPod Pod/kube-system/proxy"]
+        vec![
+            "excludeFromLoadBalancers Node/node-1",
+            "taintNode Node/node-1",
+            "evictPod Pod/kube-system/proxy"
+        ]
     );
     // Drained, but tainted only now: the Machine waits the minimum drain time (core
     // MinDrainTime), so a pod bound before the taint was seen is drained too.
     let p = without(w.clone(), "proxy").plan();
-    assert_eq!(lines(&p), vec!["taintNode Node/node-1"]);
+    assert_eq!(
+        lines(&p),
+        vec![
+            "excludeFromLoadBalancers Node/node-1",
+            "taintNode Node/node-1"
+        ]
+    );
     let p = tainted(without(w, "proxy"), "node-1", "").plan();
     assert!(
         lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()),
@@ -1482,6 +1510,7 @@ fn a_drift_whose_replacement_vanished_is_aborted_with_an_event() {
         lines(&p),
         vec![
             "createNodeClaim NodeClaim/default-",
+            "excludeFromLoadBalancers Node/node-1",
             "evictPod Pod/default/big"
         ]
     );

@@ -88,6 +88,7 @@ impl Action {
                 ..
             } => vec![node(n), claim(node_claim)],
             Action::EvictPod { node: n, .. }
+            | Action::ExcludeFromLoadBalancers { node: n, .. }
             | Action::DeletePod { node: n, .. }
             | Action::RemoveNodeFinalizer { node: n, .. } => {
                 vec![node(n)]

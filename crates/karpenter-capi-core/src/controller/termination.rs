@@ -3,7 +3,8 @@
 //! - Our NodeClaims carry the `karpenter.sh/termination` finalizer. A deleting claim first has
 //!   its node drained (a user's `kubectl delete nodeclaim` is a disruption request, drained at
 //!   once like Karpenter core's `node/termination`), then its exact Machine is marked and
-//!   removed (replicas by [`super::scale`]); the finalizer comes off only once the Machine is
+//!   removed (replicas by [`super::scale`]); its Node is first labelled out of external load
+//!   balancers, as core's terminator does; the finalizer comes off only once the Machine is
 //!   being deleted or gone, so a drained Machine never outlives its claim. A claim that never
 //!   registered drains no Node (core finalizes only a registered claim's Nodes): its Machine is
 //!   marked at once.
@@ -33,8 +34,8 @@ use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::snapshot::{NodeRecord, Snapshot};
 use crate::vocab::keys::{
-    DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, TERMINATION_FINALIZER,
-    TERMINATION_TIMESTAMP_ANNOTATION,
+    DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, EXCLUDE_FROM_LOAD_BALANCERS_LABEL,
+    TERMINATION_FINALIZER, TERMINATION_TIMESTAMP_ANNOTATION,
 };
 
 fn has_finalizer(f: &[String]) -> bool {
@@ -197,6 +198,16 @@ fn drain_then_remove(
     if let Some(node) = registered_node(snapshot, claim) {
         let pods = pods_on(snapshot, &node.name);
         let tainted = node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+        // Core's terminator (`terminator.go` Taint, run on every pass of a terminating Node)
+        // labels it out of external load balancers before draining it, whether or not a
+        // disruption command tainted it earlier. The key's presence is what excludes the node,
+        // so a value someone else set is left as it is.
+        if !node.labels.contains_key(EXCLUDE_FROM_LOAD_BALANCERS_LABEL) {
+            out.actions.push(Action::ExcludeFromLoadBalancers {
+                target: format!("Node/{}", node.name),
+                node: node.name.clone(),
+            });
+        }
         if !tainted {
             out.actions.push(Action::TaintNode {
                 target: format!("Node/{}", node.name),

@@ -39,6 +39,12 @@ pub const MEMBER_LABEL: &str = "node.cluster.x-k8s.io/karpenter-member";
 pub const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
 /// Karpenter's taint on a node being disrupted.
 pub const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
+/// The well-known Node label that takes a node out of cloud load balancers' targets (Kubernetes'
+/// service controller checks for the key); core's terminator sets it on a terminating Node.
+pub const EXCLUDE_FROM_LOAD_BALANCERS_LABEL: &str =
+    "node.kubernetes.io/exclude-from-external-load-balancers";
+/// The value core's terminator gives [`EXCLUDE_FROM_LOAD_BALANCERS_LABEL`].
+pub const EXCLUDE_FROM_LOAD_BALANCERS_VALUE: &str = "karpenter";
 /// Our NodeClaim annotation recording when the drain of its node started (RFC 3339).
 pub const DRAIN_STARTED_ANNOTATION: &str = "karpenter-capi/drain-started";
 /// Karpenter's NodeClaim annotation: when its node must be gone, the claim's deletion time plus

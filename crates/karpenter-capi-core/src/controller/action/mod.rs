@@ -198,6 +198,16 @@ pub enum Action {
         #[serde(skip_serializing_if = "is_zero")]
         replacements: usize,
     },
+    /// Take a terminating node out of cloud load balancers before it drains: the label
+    /// `node.kubernetes.io/exclude-from-external-load-balancers=karpenter`, as core's terminator
+    /// (`terminator.go` Taint) sets beside its taint, so traffic stops reaching the node before
+    /// its pods and connections go.
+    ExcludeFromLoadBalancers {
+        /// `Node/name`.
+        target: String,
+        /// The Node.
+        node: String,
+    },
     /// Evict a pod from a node being disrupted.
     EvictPod {
         /// `Pod/ns/name`.
@@ -420,6 +430,7 @@ impl Action {
             | Action::UnmarkMachine { target, .. }
             | Action::SetNodeClassReady { target, .. }
             | Action::TaintNode { target, .. }
+            | Action::ExcludeFromLoadBalancers { target, .. }
             | Action::EvictPod { target, .. }
             | Action::DeletePod { target, .. }
             | Action::SetTerminationTimestamp { target, .. }
@@ -451,6 +462,7 @@ impl Action {
             Action::UnmarkMachine { .. } => "unmarkMachine",
             Action::SetNodeClassReady { .. } => "setNodeClassReady",
             Action::TaintNode { .. } => "taintNode",
+            Action::ExcludeFromLoadBalancers { .. } => "excludeFromLoadBalancers",
             Action::EvictPod { .. } => "evictPod",
             Action::DeletePod { .. } => "deletePod",
             Action::SetTerminationTimestamp { .. } => "setTerminationTimestamp",

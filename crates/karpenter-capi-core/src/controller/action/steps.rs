@@ -12,6 +12,7 @@ use crate::model::taints::Taint;
 use crate::vocab::keys::MACHINE_ANNOTATION;
 use crate::vocab::keys::MEMBER_LABEL;
 use crate::vocab::keys::{DELETE_MACHINE_ANNOTATION, MARKED_FOR_ANNOTATION};
+use crate::vocab::keys::{EXCLUDE_FROM_LOAD_BALANCERS_LABEL, EXCLUDE_FROM_LOAD_BALANCERS_VALUE};
 use crate::vocab::kinds::ResourceType;
 
 use super::Action;
@@ -461,6 +462,18 @@ impl Action {
                     rollback: Vec::new(),
                 }
             }
+            Action::ExcludeFromLoadBalancers { node, .. } => one(Write::EditNode {
+                name: node.clone(),
+                add_labels: BTreeMap::from([(
+                    EXCLUDE_FROM_LOAD_BALANCERS_LABEL.to_string(),
+                    EXCLUDE_FROM_LOAD_BALANCERS_VALUE.to_string(),
+                )]),
+                add_taints: Vec::new(),
+                remove_taint_keys: Vec::new(),
+                add_finalizers: Vec::new(),
+                remove_finalizers: Vec::new(),
+                add_owner_references: Vec::new(),
+            }),
             Action::SetTerminationTimestamp { node_claim, time, .. } => one(Write::MergePatch {
                 cluster: ClusterRole::Workload,
                 resource: kinds::NODE_CLAIM,
