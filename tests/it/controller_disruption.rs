@@ -1000,6 +1000,9 @@ fn drift_compares_only_our_own_hash_version_and_restamps_others() {
 
 #[test]
 fn widening_a_requirement_is_no_drift() {
+    // The claim records no requirements (`requirements: []`), so a key the pool gains is not
+    // judged on it: controller_lifecycle.rs::a_requirement_the_pool_gained_drifts_claims_lacking_its_label
+    // has the claims that record theirs.
     let pool = base(1, "");
     let current = pool_hash(&pool);
     let stamped = annotated_node(

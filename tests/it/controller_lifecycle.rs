@@ -223,3 +223,117 @@ fn a_claim_without_our_hash_is_never_drifted_by_it() {
         p.status
     );
 }
+
+/// Empty nodes 1..=`n` whose claims record the seed pool's requirements in `spec.requirements`
+/// (as we, upstream and adoption write them; arch and capacity type have no label on the
+/// claim), under the seed pool plus `requirement` (YAML list item lines): the claims the pass
+/// marks Drifted, with the reason.
+fn recorded_claims_under(n: usize, requirement: &str, claim_labels: &str) -> Vec<(String, String)> {
+    let recorded = "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}, {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}, {key: node.kubernetes.io/instance-type, operator: In, values: [c3-4]}, {key: karpenter.sh/nodepool, operator: In, values: [default]}]";
+    let pool = base(n, "    budgets: [{nodes: '100%'}]\n").replacen(
+        "      requirements:\n",
+        &format!("      requirements:\n{requirement}"),
+        1,
+    );
+    let claims: String = (1..=n)
+        .map(|i| {
+            node(i, 600, "", "")
+                .replacen("requirements: []", recorded, 1)
+                .replacen(
+                    "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}",
+                    &format!("labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4{claim_labels}}}"),
+                    1,
+                )
+        })
+        .collect();
+    drift_conditions(&run(&format!("{pool}{claims}")))
+}
+
+/// The claims whose Drifted condition the pass sets, with its reason.
+fn drift_conditions(p: &karpenter_capi::controller::Plan) -> Vec<(String, String)> {
+    p.status
+        .iter()
+        .filter_map(|a| match a {
+            Action::SetNodeClaimConditions {
+                node_claim, set, ..
+            } => set
+                .iter()
+                .find(|c| c.type_ == "Drifted" && c.status == "True")
+                .map(|c| (node_claim.clone(), c.reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// N-DRIFT-014. Core `drift.go` areRequirementsDrifted (`Requirements.Compatible`): a
+/// requirement the pool gained on a key the claim has no label for drifts the claim when it
+/// needs the label (`In`, `Exists`, `Gt`, `Lt`), not when it excludes it (`NotIn`,
+/// `DoesNotExist`). We judge the missing key only for a requirement added since the claim was
+/// made (a key its `spec.requirements` does not list): claims made under the pool as it is are
+/// never drifted for a label they lack (here arch and capacity type), so no claim drifts for a
+/// label nobody gave it, and no pool's claims all drift at once.
+#[test]
+fn a_requirement_the_pool_gained_drifts_claims_lacking_its_label() {
+    let req = |key: &str, op: &str, values: &str| {
+        format!("      - key: {key}\n        operator: {op}\n{values}")
+    };
+    let region = |op: &str, values: &str| req("topology.kubernetes.io/region", op, values);
+    let drifted = |n: usize| -> Vec<(String, String)> {
+        (1..=n)
+            .map(|i| (format!("default-{i}"), "RequirementsDrifted".to_string()))
+            .collect()
+    };
+    let none = Vec::<(String, String)>::new();
+    // Unchanged pool: three claims lacking the arch and capacity-type labels their own
+    // requirements name are not drifted.
+    assert_eq!(recorded_claims_under(3, "", ""), none.clone());
+    let cases = [
+        (
+            "In [eu, us]",
+            region("In", "        values: [eu, us]\n"),
+            drifted(3),
+        ),
+        ("Exists", region("Exists", ""), drifted(3)),
+        (
+            "NotIn [eu]",
+            region("NotIn", "        values: [eu]\n"),
+            none.clone(),
+        ),
+        ("DoesNotExist", region("DoesNotExist", ""), none.clone()),
+        (
+            "Gt 2 on a custom key",
+            req("example.com/generation", "Gt", "        values: ['2']\n"),
+            drifted(3),
+        ),
+        (
+            "Lt 9 on a custom key",
+            req("example.com/generation", "Lt", "        values: ['9']\n"),
+            drifted(3),
+        ),
+    ];
+    for (what, requirement, want) in cases {
+        assert_eq!(recorded_claims_under(3, &requirement, ""), want, "{what}");
+    }
+    // A claim that has the label is judged by its value, as before.
+    let labelled = ", topology.kubernetes.io/region: us";
+    let wide = region("In", "        values: [eu, us]\n");
+    assert_eq!(recorded_claims_under(1, &wide, labelled), none.clone());
+    let narrow = region("In", "        values: [eu]\n");
+    assert_eq!(recorded_claims_under(1, &narrow, labelled), drifted(1));
+    // A claim recording no requirements (made by hand, or by something that writes none) is
+    // not judged on keys it lacks: the added requirement does not drift it.
+    let bare = run(&format!(
+        "{}{}",
+        base(1, "").replacen(
+            "      requirements:\n",
+            &format!("      requirements:\n{wide}"),
+            1
+        ),
+        node(1, 600, "", "")
+    ));
+    assert_eq!(drift_conditions(&bare), none.clone());
+    assert_eq!(
+        crate::controller_disruption::tainted_nodes(&bare),
+        vec![("node-1", "Empty")]
+    );
+}

@@ -135,12 +135,7 @@ pub fn drift_reason(
     {
         return Some(DriftReason::NodePoolDrifted);
     }
-    // Requirements: every pool requirement must admit the claim's labels on the keys it has.
-    if pool
-        .requirements
-        .iter()
-        .any(|r| claim.labels.contains_key(&r.key) && !r.matches(&claim.labels))
-    {
+    if requirements_drifted(pool, claim) {
         return Some(DriftReason::RequirementsDrifted);
     }
     if let Some(md) = snapshot.claim_machine_deployment(claim)
@@ -166,6 +161,26 @@ pub fn drift_reason(
         return Some(DriftReason::MachineTemplateDrifted);
     }
     None
+}
+
+/// Whether a requirement of the pool no longer admits the claim's labels, as core's
+/// `areRequirementsDrifted` (`drift.go`) judges with `Requirements.Compatible`: on a key the
+/// claim has, its value must satisfy the requirement; a key the claim lacks is drift when the
+/// requirement needs the label (`In`, `Exists`, `Gt`, `Lt`; never `NotIn` or `DoesNotExist`).
+///
+/// The missing key is judged only for a requirement the pool gained after the claim was made:
+/// one on a key the claim's own `spec.requirements` does not list, while that list is not empty.
+/// A claim made under a requirement whose label it never got (a multi-valued or `Exists`
+/// requirement no offering resolved) is not drifted by it, nor is a claim recording no
+/// requirements: upstream would drift both, but then a claim could drift for a label nobody ever
+/// gave it, and every adopted or older claim of a pool at once.
+fn requirements_drifted(pool: &NodePool, claim: &NodeClaimRecord) -> bool {
+    let added_since = |key: &str| {
+        !claim.requirement_keys.is_empty() && !claim.requirement_keys.iter().any(|k| k == key)
+    };
+    pool.requirements.iter().any(|r| {
+        (claim.labels.contains_key(&r.key) || added_since(&r.key)) && !r.matches(&claim.labels)
+    })
 }
 
 /// `stampNodeClaimHash` for every live claim of a pool whose hash version is not ours: the hash

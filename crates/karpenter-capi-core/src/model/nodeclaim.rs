@@ -58,6 +58,12 @@ pub struct NodeClaimRecord {
     pub termination_grace_period: Option<String>,
     /// `metadata.finalizers`.
     pub finalizers: Vec<String>,
+    /// The keys of `spec.requirements`: what the claim's NodePool required when the claim was
+    /// made (we, upstream Karpenter and adoption all copy the pool's requirements there). Empty
+    /// when the claim records none. Drift by a requirement key the claim's labels lack is judged
+    /// only against these ([`crate::controller::drift::drift_reason`]).
+    #[serde(skip)]
+    pub requirement_keys: Vec<String>,
 }
 
 impl NodeClaimRecord {
@@ -122,6 +128,17 @@ impl NodeClaimRecord {
             expire_after: s("/spec/expireAfter"),
             termination_grace_period: s("/spec/terminationGracePeriod"),
             finalizers: obj.meta.finalizers.clone().unwrap_or_default(),
+            requirement_keys: obj
+                .value
+                .pointer("/spec/requirements")
+                .and_then(|r| r.as_array())
+                .map(|rs| {
+                    rs.iter()
+                        .filter_map(|r| r.get("key").and_then(|k| k.as_str()))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 
