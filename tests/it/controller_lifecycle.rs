@@ -337,3 +337,139 @@ fn a_requirement_the_pool_gained_drifts_claims_lacking_its_label() {
         vec![("node-1", "Empty")]
     );
 }
+
+/// The Drifted and Consolidatable conditions the pass sets (type, reason) and clears on claim
+/// `name`, from its `setNodeClaimConditions`.
+fn condition_writes(
+    p: &karpenter_capi::controller::Plan,
+    name: &str,
+) -> (Vec<(String, String)>, Vec<String>) {
+    p.status
+        .iter()
+        .find_map(|a| match a {
+            Action::SetNodeClaimConditions {
+                node_claim,
+                set,
+                clear,
+                ..
+            } if node_claim == name => Some((
+                set.iter()
+                    .map(|c| (c.type_.clone(), c.reason.clone()))
+                    .collect(),
+                clear.clone(),
+            )),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// `node_text` (one `node(..)`) with `conditions` (YAML flow items) added to its claim's status.
+fn with_conditions(node_text: &str, conditions: &[&str]) -> String {
+    let extra: String = conditions.iter().map(|c| format!("  - {c}\n")).collect();
+    node_text.replacen(
+        "  - {type: Launched, status: 'True'}\n",
+        &format!("{extra}  - {{type: Launched, status: 'True'}}\n"),
+        1,
+    )
+}
+
+/// Core `nodeclaim/disruption/consolidation.go`: the quiet time counts from initialization when
+/// no pod event is known, and Consolidatable is removed when the pool's consolidateAfter is
+/// Never or the claim is not initialized (Unknown or False); `drift.go`: Drifted is removed when
+/// drift ends; both can go in one write (N-CONS-003, N-CONS-005..007, N-DRIFT-012, N-SUITE-003).
+#[test]
+fn consolidatable_and_drifted_are_cleared_when_they_stop_holding() {
+    let consolidatable = "{type: Consolidatable, status: 'True', reason: Consolidatable}";
+    let drifted = "{type: Drifted, status: 'True', reason: NodePoolDrifted}";
+    let set = |t: &str| vec![(t.to_string(), t.to_string())];
+    // Created an hour ago, initialized 10 s ago, consolidateAfter 30 s: not yet; at 60 s: yes.
+    let p = run(&format!("{}{}", base(1, ""), node(1, 10, "", "")));
+    assert_eq!(condition_writes(&p, "default-1"), Default::default());
+    let p = run(&format!("{}{}", base(1, ""), node(1, 60, "", "")));
+    assert_eq!(
+        condition_writes(&p, "default-1"),
+        (set("Consolidatable"), vec![])
+    );
+    // consolidateAfter: Never clears it.
+    let never = base(1, "").replacen("consolidateAfter: 30s", "consolidateAfter: Never", 1);
+    let stale = with_conditions(&node(1, 600, "", ""), &[consolidatable]);
+    let p = run(&format!("{never}{stale}"));
+    assert_eq!(
+        condition_writes(&p, "default-1"),
+        (vec![], vec!["Consolidatable".to_string()])
+    );
+    // Not initialized (Unknown, False) clears it.
+    for status in ["Unknown", "'False'"] {
+        let uninit = stale.replacen(
+            "{type: Initialized, status: 'True'",
+            &format!("{{type: Initialized, status: {status}"),
+            1,
+        );
+        let p = run(&format!("{}{uninit}", base(1, "")));
+        assert_eq!(
+            condition_writes(&p, "default-1"),
+            (vec![], vec!["Consolidatable".to_string()]),
+            "{status}"
+        );
+    }
+    // A Drifted condition on a claim that no longer drifts goes (the node stays Consolidatable).
+    let was_drifted = with_conditions(&node(1, 600, "", ""), &[drifted, consolidatable]);
+    let p = run(&format!("{}{was_drifted}", base(1, "")));
+    assert_eq!(
+        condition_writes(&p, "default-1"),
+        (vec![], vec!["Drifted".to_string()])
+    );
+    // Both in one write.
+    let p = run(&format!("{never}{was_drifted}"));
+    assert_eq!(
+        condition_writes(&p, "default-1"),
+        (
+            vec![],
+            vec!["Drifted".to_string(), "Consolidatable".to_string()]
+        )
+    );
+}
+
+/// Core `drift.go`: only a launched claim is judged; Drifted is removed from a claim whose
+/// Launched condition is Unknown or False, even when its labels no longer fit the pool
+/// (N-DRIFT-009, N-DRIFT-010). The launched control is RequirementsDrifted.
+#[test]
+fn an_unlaunched_claim_loses_its_drifted_condition() {
+    use crate::controller_termination::young_claim;
+    let pool = base(1, "").replacen(
+        "      requirements:\n",
+        "      requirements:\n      - key: example.com/tier\n        operator: DoesNotExist\n",
+        1,
+    );
+    let tier = |text: String| {
+        text.replacen(
+            "node.kubernetes.io/instance-type: c3-4}",
+            "node.kubernetes.io/instance-type: c3-4, example.com/tier: '5'}",
+            1,
+        )
+    };
+    for launched in ["Unknown", "'False'"] {
+        let claim = tier(young_claim(
+            "default-9",
+            30,
+            &format!(
+                "{{conditions: [{{type: Launched, status: {launched}}}, {{type: Drifted, status: 'True', reason: RequirementsDrifted}}]}}"
+            ),
+        ));
+        let p = run(&format!("{pool}{claim}"));
+        assert_eq!(
+            condition_writes(&p, "default-9"),
+            (vec![], vec!["Drifted".to_string()]),
+            "{launched}"
+        );
+    }
+    let launched = tier(node(1, 600, "", ""));
+    let p = run(&format!("{pool}{launched}"));
+    assert_eq!(
+        condition_writes(&p, "default-1").0,
+        vec![
+            ("Drifted".to_string(), "RequirementsDrifted".to_string()),
+            ("Consolidatable".to_string(), "Consolidatable".to_string())
+        ]
+    );
+}
