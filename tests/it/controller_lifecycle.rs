@@ -473,3 +473,91 @@ fn an_unlaunched_claim_loses_its_drifted_condition() {
         ]
     );
 }
+
+/// Core `drift.go` isDrifted: static drift is checked first, then requirements, then the
+/// instance type, then the provider's own drift (ours: the MachineDeployment template); a claim
+/// whose instance type the pool no longer offers (its MachineDeployment left the pool) is
+/// InstanceTypeNotFound; after a pool update only the claims that no longer fit are Drifted
+/// (N-DRIFT-004, N-DRIFT-007, N-DRIFT-008, N-DRIFT-021).
+#[test]
+fn drift_reasons_come_in_upstreams_order_and_only_for_claims_that_no_longer_fit() {
+    let tier_pool = base(2, "").replacen(
+        "      requirements:\n",
+        "      requirements:\n      - key: example.com/tier\n        operator: DoesNotExist\n",
+        1,
+    );
+    let annotate = |text: String, a: &str| {
+        text.replacen(
+            "annotations: {cluster.x-k8s.io/machine",
+            &format!("annotations: {{{a}, cluster.x-k8s.io/machine"),
+            1,
+        )
+    };
+    let tiered = |text: String| {
+        text.replacen(
+            "node.kubernetes.io/instance-type: c3-4}",
+            "node.kubernetes.io/instance-type: c3-4, example.com/tier: '5'}",
+            1,
+        )
+    };
+    let template = "karpenter-capi/machine-template-hash: stale";
+    let hash =
+        "karpenter.sh/nodepool-hash: stale, karpenter.sh/nodepool-hash-version: karpenter-capi-v1";
+    let reason = |text: &str| {
+        condition_writes(&run(text), "default-1")
+            .0
+            .into_iter()
+            .find(|(t, _)| t == "Drifted")
+            .map(|(_, r)| r)
+    };
+    let one = node(1, 600, "", "");
+    // The template alone (the control): MachineTemplateDrifted.
+    let t = annotate(one.clone(), template);
+    assert_eq!(
+        reason(&format!("{}{t}", base(1, ""))).as_deref(),
+        Some("MachineTemplateDrifted")
+    );
+    // A stale pool hash wins over it.
+    let t = annotate(one.clone(), &format!("{template}, {hash}"));
+    assert_eq!(
+        reason(&format!("{}{t}", base(1, ""))).as_deref(),
+        Some("NodePoolDrifted")
+    );
+    // So does a requirement the claim's label no longer meets.
+    let t = tiered(annotate(one.clone(), template));
+    assert_eq!(
+        reason(&format!("{tier_pool}{t}")).as_deref(),
+        Some("RequirementsDrifted")
+    );
+    // Its MachineDeployment left the pool: InstanceTypeNotFound.
+    let left = base(1, "").replacen(
+        "  name: capi-ovh-karpenter-c3-4\n  namespace: capi-ovh\n  labels:\n    node.cluster.x-k8s.io/karpenter-member: ''\n",
+        "  name: capi-ovh-karpenter-c3-4\n  namespace: capi-ovh\n",
+        1,
+    );
+    assert_ne!(left, base(1, ""));
+    assert_eq!(
+        reason(&format!("{left}{one}")).as_deref(),
+        Some("InstanceTypeNotFound")
+    );
+    // Two claims under the tier requirement, only one labelled: only that one drifts.
+    let p = run(&format!(
+        "{tier_pool}{}{}",
+        tiered(node(1, 600, "", "")),
+        node(2, 600, "", "")
+    ));
+    let drifted: Vec<(String, String)> = ["default-1", "default-2"]
+        .into_iter()
+        .filter_map(|c| {
+            condition_writes(&p, c)
+                .0
+                .into_iter()
+                .find(|(t, _)| t == "Drifted")
+                .map(|(_, r)| (c.to_string(), r))
+        })
+        .collect();
+    assert_eq!(
+        drifted,
+        vec![("default-1".to_string(), "RequirementsDrifted".to_string())]
+    );
+}
