@@ -293,3 +293,108 @@ fn what_keeps_an_empty_node_and_what_does_not() {
     ));
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
 }
+
+/// Core consolidation (`consolidation_test.go` Delete and Replace, `statenode.go`
+/// ValidatePodsDisruptable, `utils/pod/scheduling.go` IsDoNotDisruptActive): of two
+/// underutilized c3-8 nodes whose pods fit on either, the first is deleted; a PDB allowing
+/// nothing (in the pod's namespace), a do-not-disrupt node or an active do-not-disrupt pod keeps
+/// it, with or without a terminationGracePeriod, and the other goes instead; a PDB of another
+/// namespace, an elapsed do-not-disrupt duration or an unparsable value does not protect it; an
+/// ownerless pod is no obstacle (D-CONS-044, D-CONS-048, D-CONS-050, D-CONS-052,
+/// D-CONS-060..068).
+#[test]
+fn consolidation_skips_protected_nodes_and_takes_the_other() {
+    use crate::controller_disruption::{ago, evicts};
+    use karpenter_capi::controller::Action;
+    let only_a = |text: String| {
+        text.replacen(
+            "name: a, namespace: default, labels: {app: web}",
+            "name: a, namespace: default, labels: {app: web, only: a}",
+            1,
+        )
+    };
+    let with_a_annotated = |text: String, a: &str| {
+        text.replacen(
+            "name: a, namespace: default, labels: {app: web, only: a}, annotations: {}",
+            &format!(
+                "name: a, namespace: default, labels: {{app: web, only: a}}, annotations: {{{a}}}"
+            ),
+            1,
+        )
+    };
+    let graced = |text: String| {
+        text.replacen(
+            "      expireAfter: Never\n",
+            "      expireAfter: Never\n      terminationGracePeriod: 1h\n",
+            1,
+        )
+    };
+    let blocking = pdb("a", "{only: a}", 0, "");
+    let took = |text: &str| {
+        let p = run(text);
+        tainted_nodes(&p)
+            .into_iter()
+            .map(|(n, r)| format!("{n} {r}"))
+            .collect::<Vec<_>>()
+    };
+    let one = vec!["node-1 Underutilized".to_string()];
+    let two = vec!["node-2 Underutilized".to_string()];
+    // The control: node-1 goes (a delete: b's node holds a), its ownerless pod a drains later.
+    let control = only_a(two_c3_8("1500m"));
+    let p = run(&control);
+    assert_eq!(took(&control), one);
+    assert!(
+        p.pending
+            .iter()
+            .any(|a| matches!(a, Action::EvictPod { pod, .. } if pod == "default/a")),
+        "{:?}",
+        p.pending
+    );
+    assert_eq!(evicts(&p), Vec::<&str>::new());
+    // A PDB allowing nothing, in a's namespace: node-2 instead, with or without a grace period.
+    for text in [control.clone(), graced(control.clone())] {
+        assert_eq!(took(&format!("{text}{blocking}")), two);
+    }
+    // The same PDB in another namespace protects nothing.
+    let elsewhere = blocking.replacen("namespace: default}", "namespace: other}", 1);
+    assert_ne!(elsewhere, blocking);
+    assert_eq!(took(&format!("{control}{elsewhere}")), one);
+    // do-not-disrupt on the Node.
+    let guarded_node = control.replacen(
+        "metadata: {name: node-1, labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}, annotations: {}}",
+        "metadata: {name: node-1, labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}, annotations: {karpenter.sh/do-not-disrupt: 'true'}}",
+        1,
+    );
+    assert!(guarded_node != control);
+    assert_eq!(took(&guarded_node), two);
+    // do-not-disrupt on the pod: "true", with or without a grace period; a duration still
+    // running since the pod started; but not one that has elapsed, nor an unparsable value.
+    let guarded = with_a_annotated(control.clone(), "karpenter.sh/do-not-disrupt: 'true'");
+    assert!(guarded != control);
+    assert_eq!(took(&guarded), two);
+    assert_eq!(took(&graced(guarded)), two);
+    let started = |text: String, secs: i64| {
+        text.replacen(
+            "spec: {nodeName: node-1, containers: [{name: c, resources: {requests: {cpu: 1500m}}}]}\nstatus: {phase: Running}",
+            &format!(
+                "spec: {{nodeName: node-1, containers: [{{name: c, resources: {{requests: {{cpu: 1500m}}}}}}]}}\nstatus: {{phase: Running, startTime: '{}'}}",
+                ago(secs)
+            ),
+            1,
+        )
+    };
+    let ten_minutes = with_a_annotated(control.clone(), "karpenter.sh/do-not-disrupt: 10m");
+    assert!(started(ten_minutes.clone(), 60) != ten_minutes);
+    assert_eq!(took(&started(ten_minutes.clone(), 60)), two);
+    assert_eq!(took(&started(ten_minutes, 3600)), one);
+    let soon = with_a_annotated(control.clone(), "karpenter.sh/do-not-disrupt: soon");
+    assert_eq!(took(&soon), one);
+    // Replace (700m pods, both onto one cheaper c3-4): a's PDB keeps node-1 out of it.
+    let small = only_a(two_c3_8("700m"));
+    let p = run(&format!("{small}{blocking}"));
+    assert!(
+        !tainted_nodes(&p).iter().any(|(n, _)| *n == "node-1"),
+        "{:?}",
+        tainted_nodes(&p)
+    );
+}
