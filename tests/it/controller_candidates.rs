@@ -398,3 +398,71 @@ fn consolidation_skips_protected_nodes_and_takes_the_other() {
         tainted_nodes(&p)
     );
 }
+
+/// Core consolidation's destinations and candidates (`consolidation_test.go` Delete,
+/// `suite_test.go` Candidate Filtering, `emptiness_test.go`): pods may move onto a Ready Node
+/// Karpenter does not manage, so the candidate is deleted without a replacement; a node whose
+/// pods could only go to a node that has not initialized is kept; Nodes without the
+/// capacity-type, zone and instance-type labels are candidates (our price and flavor come from
+/// the claim's MachineDeployment); an empty node that is also drifted is removed, as drifted
+/// (D-CONS-059, D-CONS-069, D-SUITE-047..049, D-EMPTY-008, D-DRIFT-020).
+#[test]
+fn consolidation_moves_pods_only_onto_initialized_or_unmanaged_room() {
+    use crate::controller_disruption::sized_pod;
+    let underutilized = |replicas: usize| {
+        base(replicas, "    budgets: [{nodes: '100%'}]\n").replacen(
+            "    consolidationPolicy: WhenEmpty\n",
+            "    consolidationPolicy: WhenEmptyOrUnderutilized\n",
+            1,
+        )
+    };
+    // node-1 (c3-4) with a 1500m pod; the only other room is a 4-CPU Node with no claim and no
+    // Machine: node-1 is deleted onto it, no NodeClaim created.
+    let unmanaged = "---\napiVersion: v1\nkind: Node\nmetadata: {name: static-1, labels: {kubernetes.io/hostname: static-1}}\nspec: {providerID: 'openstack:///static-1'}\nstatus: {capacity: {cpu: '4', memory: 8G, pods: '110'}, allocatable: {cpu: '4', memory: 8G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+    let one = node(1, 600, &sized_pod("a", 1, "", "1500m"), "");
+    // Its Node has no capacity-type, zone or instance-type label.
+    assert!(
+        one.contains("metadata: {name: node-1, labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}")
+    );
+    let p = run(&format!("{}{one}{unmanaged}", underutilized(1)));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Underutilized")]);
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    // Without that room: no delete (a 1500m pod on a c3-4 has no cheaper home).
+    let p = run(&format!("{}{one}", underutilized(1)));
+    assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new());
+    // Two c3-8 nodes: a 3000m pod on node-1 (no cheaper flavor holds it), 500m on node-2. The
+    // control: one of them is deleted onto the other.
+    let pair = crate::controller_disruption::two_c3_8("500m").replacen(
+        "spec: {nodeName: node-1, containers: [{name: c, resources: {requests: {cpu: 500m}}}]}",
+        "spec: {nodeName: node-1, containers: [{name: c, resources: {requests: {cpu: 3000m}}}]}",
+        1,
+    );
+    let p = run(&pair);
+    assert_eq!(tainted_nodes(&p).len(), 1, "{:?}", tainted_nodes(&p));
+    // node-2 not initialized: node-1's pod has no initialized room, so node-1 is kept, and
+    // node-2 is no candidate either.
+    let (head, tail) = pair.split_at(pair.find("  name: default-2\n").unwrap());
+    let fresh = format!(
+        "{head}{}",
+        tail.replacen(
+            "{type: Initialized, status: 'True'",
+            "{type: Initialized, status: Unknown",
+            1
+        )
+    );
+    assert!(fresh != pair);
+    let p = run(&fresh);
+    assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new());
+    // An empty node that is drifted too: removed, with the reason drifted as upstream's case
+    // asserts, no replacement, its claim's deletion in the command's rest.
+    let p = run(&format!("{}{}", base(1, ""), drifted_node("")));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    assert!(
+        p.pending
+            .iter()
+            .any(|a| matches!(a, karpenter_capi::controller::Action::DeleteNodeClaim { node_claim, .. } if node_claim == "default-1")),
+        "{:?}",
+        p.pending
+    );
+}
