@@ -466,3 +466,123 @@ fn consolidation_moves_pods_only_onto_initialized_or_unmanaged_room() {
         p.pending
     );
 }
+
+/// Core drift (`drift_test.go`, `utils/pod/scheduling.go` IsDoNotDisruptActive per pod): with
+/// several pods whose do-not-disrupt durations run from their start (30 minutes ago here), the
+/// drifted node waits until the longest has elapsed (D-DRIFT-015).
+#[test]
+fn drift_waits_for_the_longest_do_not_disrupt_duration() {
+    use crate::controller_disruption::pod_with;
+    let guarded =
+        |name: &str, d: &str| pod_with(name, &format!("karpenter.sh/do-not-disrupt: {d}"), "", "");
+    let drift = |a: &str, b: &str| {
+        let pods = format!("{}{}", guarded("p", a), guarded("q", b));
+        run(&format!("{}{}", base(1, ""), drifted_node(&pods)))
+    };
+    // 40m and 2h: both still running.
+    let p = drift("40m", "2h");
+    assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new());
+    assert_eq!(
+        blocked_messages(&p),
+        vec!["pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/p)"]
+    );
+    // 20m has elapsed, 40m has not: still waiting, now on q.
+    let p = drift("20m", "40m");
+    assert_eq!(tainted_nodes(&p), Vec::<(&str, &str)>::new());
+    assert_eq!(
+        blocked_messages(&p),
+        vec!["pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/q)"]
+    );
+    // Both elapsed: drifted.
+    let p = drift("20m", "25m");
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+    assert_eq!(blocked_messages(&p), Vec::<&str>::new());
+}
+
+/// Core `queue.go` (two commands in the queue): each command waits only for its own
+/// replacements; the one whose replacement initialized deletes its claim, the other keeps
+/// waiting (D-QUEUE-008).
+#[test]
+fn two_commands_finish_each_on_its_own_replacement() {
+    use crate::controller_disruption::{ago, under_way};
+    use karpenter_capi::controller::Action;
+    let candidate = |i: usize| {
+        under_way(
+            &node(i, 600, &app_pod(&format!("web-{i}"), i, ""), ""),
+            i,
+            "Drifted",
+            60,
+        )
+        .replacen(
+            "karpenter-capi/disruption-reason: Drifted,",
+            "karpenter-capi/disruption-reason: Drifted, karpenter-capi/replacements: '1',",
+            1,
+        )
+    };
+    let replacement = |i: usize, status: &str| {
+        format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-r{i}\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{karpenter-capi/replaces: node-{i}, karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {status}\n",
+            ago(60)
+        )
+    };
+    let up = |i: usize| {
+        format!(
+            "{}---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-r{i}}}\nspec: {{providerID: 'openstack:///r{i}'}}\nstatus: {{capacity: {{cpu: '2', memory: 4G, pods: '110'}}, allocatable: {{cpu: '2', memory: 4G, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}\n",
+            replacement(
+                i,
+                &format!(
+                    "{{providerID: 'openstack:///r{i}', nodeName: node-r{i}, conditions: [{{type: Registered, status: 'True'}}, {{type: Initialized, status: 'True'}}]}}"
+                )
+            )
+        )
+    };
+    let deleted = |p: &karpenter_capi::controller::Plan| -> Vec<String> {
+        p.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::DeleteNodeClaim { node_claim, .. } => Some(node_claim.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let waiting = |p: &karpenter_capi::controller::Plan, i: usize| {
+        p.notes.iter().any(|n| {
+            n == &format!(
+                "node node-{i}: waiting for its replacement default-r{i} to initialize before draining"
+            )
+        })
+    };
+    // Neither replacement up: both wait.
+    let p = run(&format!(
+        "{}{}{}{}{}",
+        base(4, ""),
+        candidate(1),
+        candidate(2),
+        replacement(1, "{}"),
+        replacement(2, "{}")
+    ));
+    assert_eq!(deleted(&p), Vec::<String>::new());
+    assert!(waiting(&p, 1) && waiting(&p, 2), "{:?}", p.notes);
+    // node-2's replacement is up first: only node-2's claim goes; node-1 still waits.
+    let p = run(&format!(
+        "{}{}{}{}{}",
+        base(4, ""),
+        candidate(1),
+        candidate(2),
+        replacement(1, "{}"),
+        up(2)
+    ));
+    assert_eq!(deleted(&p), vec!["default-2".to_string()]);
+    assert!(waiting(&p, 1), "{:?}", p.notes);
+    // Then node-1's: only node-1's.
+    let p = run(&format!(
+        "{}{}{}{}{}",
+        base(4, ""),
+        candidate(1),
+        candidate(2),
+        up(1),
+        replacement(2, "{}")
+    ));
+    assert_eq!(deleted(&p), vec!["default-1".to_string()]);
+    assert!(waiting(&p, 2), "{:?}", p.notes);
+}
