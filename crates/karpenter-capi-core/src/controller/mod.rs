@@ -15,6 +15,7 @@
 pub mod action;
 pub mod adopt;
 pub mod budget;
+pub mod candidates;
 pub mod command;
 pub mod consolidated;
 pub mod consolidation;

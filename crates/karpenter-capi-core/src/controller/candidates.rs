@@ -1,0 +1,183 @@
+//! What makes a node a disruption candidate and how it is judged, as core's disruption
+//! controller reads it: `do-not-disrupt` and PodDisruptionBudget blockers (`statenode.go`
+//! ValidateNodeDisruptable, ValidatePodsDisruptable), the node counts budgets work with
+//! (`helpers.go` BuildDisruptionBudgetMapping), the quiet time consolidation waits for, the
+//! claim's price, and the reason a candidate is taken. [`super::disruption`] plans the commands
+//! from these.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+
+use super::disruption::DO_NOT_DISRUPT;
+use super::drain::do_not_disrupt_active;
+use super::pdb::Pdbs;
+use crate::model::duration::{GoDuration, NillableDuration};
+use crate::model::labels::Labels;
+use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::nodepool::NodePool;
+use crate::model::snapshot::{NodeIndex, NodeRecord, PodRecord, Snapshot};
+use crate::vocab::keys::DISRUPTED_TAINT_KEY;
+use crate::vocab::reasons::DisruptionReason;
+
+/// `karpenter.sh/do-not-disrupt: "true"` on the node or its claim (core
+/// ValidateNodeDisruptable): no voluntary disruption, eventual or not.
+pub(super) fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) -> bool {
+    let annotated = |a: &Labels| a.get(DO_NOT_DISRUPT).map(String::as_str) == Some("true");
+    annotated(&node.annotations) || annotated(&claim.annotations)
+}
+
+/// The node counts a pool's budgets work with, as core's `BuildDisruptionBudgetMapping`
+/// (`disruption/helpers.go`): only initialized nodes count toward the total (a replacement
+/// that is not up yet must not raise a percentage), and of those, nodes that are NotReady,
+/// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
+/// disrupting.
+pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize, usize) {
+    budget_counts_indexed(snapshot, &NodeIndex::new(snapshot), claims)
+}
+
+/// [`budget_counts`] with the pass's Node index.
+pub(super) fn budget_counts_indexed(
+    snapshot: &Snapshot,
+    nodes: &NodeIndex<'_>,
+    claims: &[&NodeClaimRecord],
+) -> (usize, usize) {
+    let deleting = deleting_machines(snapshot);
+    let mut total = 0;
+    let mut disrupting = 0;
+    for c in claims {
+        let Some(node) = nodes.of_claim(c) else {
+            continue;
+        };
+        if !c.condition_true("Initialized") {
+            continue;
+        }
+        total += 1;
+        if c.deleting
+            || being_removed(&deleting, c, node)
+            || node.ready != Some(true)
+            || node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
+        {
+            disrupting += 1;
+        }
+    }
+    (total, disrupting)
+}
+
+/// The Machines being deleted (`namespace/name`), collected once per pass.
+pub(super) fn deleting_machines(snapshot: &Snapshot) -> BTreeSet<String> {
+    snapshot
+        .machines
+        .iter()
+        .filter(|m| m.deleting)
+        .map(|m| m.key())
+        .collect()
+}
+
+/// Whether the Node, or the Machine bound to its claim, is being deleted (core's
+/// `StateNode.MarkedForDeletion` for a Node being deleted; a Machine Cluster API is deleting
+/// takes its Node with it).
+pub(super) fn being_removed(
+    deleting: &BTreeSet<String>,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+) -> bool {
+    node.deleting || claim.machine.as_ref().is_some_and(|k| deleting.contains(k))
+}
+
+/// How long a claim's node has been without pod changes, counted as core's consolidation
+/// (`nodeclaim/disruption/consolidation.go`) does: from `status.lastPodEventTime`, else from
+/// when it initialized. An event the watches saw that the claim's status does not show yet
+/// counts too (it is being written this pass).
+pub fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+    let initialized = claim
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Initialized")
+        .and_then(|c| c.last_transition_time);
+    let seen = claim
+        .node_name
+        .as_ref()
+        .and_then(|n| snapshot.pod_events.get(n))
+        .copied();
+    let last_event = [claim.last_pod_event, seen].into_iter().flatten().max();
+    let since = match last_event {
+        Some(t) => Some(t),
+        None => initialized.or(claim.created),
+    };
+    since
+        .map(|s| now.as_second() - s.as_second())
+        .unwrap_or(i64::MAX)
+}
+
+/// The price per hour of a claim's flavor.
+pub(super) fn claim_price(
+    snapshot: &Snapshot,
+    claim: &NodeClaimRecord,
+) -> crate::model::flavor::Price {
+    snapshot
+        .claim_machine_deployment(claim)
+        .and_then(|md| snapshot.machine_deployments.iter().find(|r| r.key() == md))
+        .and_then(|r| r.flavor.as_ref().ok())
+        .map(|f| f.price)
+        .unwrap_or_default()
+}
+
+/// Disruption blockers, as Karpenter reads them (core `state/statenode.go`
+/// ValidateNodeDisruptable and ValidatePodsDisruptable): `karpenter.sh/do-not-disrupt: "true"` on
+/// the node or its NodeClaim; a pod with an active `do-not-disrupt` (DaemonSet and mirror pods
+/// included); or a pod that PodDisruptionBudgets keep from being evicted (one allowing no
+/// disruption, or two covering it). The reason, for notes and Events.
+pub fn blocked_by(
+    node: &NodeRecord,
+    claim: &NodeClaimRecord,
+    pods: &[&PodRecord],
+    pdbs: &Pdbs,
+    now: Timestamp,
+) -> Option<String> {
+    if node_do_not_disrupt(node, claim) {
+        return Some(format!(
+            "disruption is blocked through the \"{DO_NOT_DISRUPT}\" annotation"
+        ));
+    }
+    if let Some(p) = pods
+        .iter()
+        .find(|p| !p.terminating && do_not_disrupt_active(p, now))
+    {
+        return Some(format!(
+            "pod has \"{DO_NOT_DISRUPT}\" annotation (Pod={})",
+            p.demand.key()
+        ));
+    }
+    pdbs.blocks(pods, now).map(|b| b.to_string())
+}
+
+/// Why a candidate is disrupted (drift before emptiness, as core orders its methods), if it is.
+/// Expiry is not decided here: every claim expires, see `expire`.
+pub(super) fn decide(
+    snapshot: &Snapshot,
+    pool: &NodePool,
+    claim: &NodeClaimRecord,
+    movable: usize,
+    now: Timestamp,
+    consolidate_after: Option<GoDuration>,
+) -> Result<Option<DisruptionReason>, String> {
+    if let Some(e) = claim
+        .expire_after
+        .as_deref()
+        .or(pool.expire_after.as_deref())
+        .and_then(|e| e.parse::<NillableDuration>().err())
+    {
+        return Err(format!("expireAfter: {e}"));
+    }
+    if super::drift::drift_reason(snapshot, pool, claim, now).is_some() {
+        return Ok(Some(DisruptionReason::Drifted));
+    }
+    if movable == 0
+        && let Some(after) = consolidate_after
+        && quiet_for(snapshot, claim, now) >= after.as_secs_i64()
+    {
+        return Ok(Some(DisruptionReason::Empty));
+    }
+    Ok(None)
+}
