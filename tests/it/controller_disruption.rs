@@ -1130,7 +1130,7 @@ fn consolidate_after_counts_from_the_last_pod_event() {
 }
 
 /// Karpenter's counters for every action of a plan as if all were applied, as `name{k=v,...} n`.
-fn counted(text: &str) -> Vec<String> {
+pub(crate) fn counted(text: &str) -> Vec<String> {
     use karpenter_capi::controller::karpenter_metrics::counts;
     let s = snapshot_from_sources(&[Source {
         name: "t.yaml".into(),

@@ -561,3 +561,40 @@ fn drift_reasons_come_in_upstreams_order_and_only_for_claims_that_no_longer_fit(
         vec![("default-1".to_string(), "RequirementsDrifted".to_string())]
     );
 }
+
+/// Core `nodeclaim/expiration` (controller.go): an expired claim counts once in
+/// `karpenter_nodeclaims_disrupted_total` with reason `expired`, its pool and capacity type
+/// (E-EXP-001, E-EXP-002: on-demand and spot).
+#[test]
+fn an_expiry_counts_as_a_disruption_with_reason_expired() {
+    use crate::controller_disruption::counted;
+    for capacity in ["on-demand", "spot"] {
+        let expired = node(1, 600, "", "")
+            .replacen("requirements: []}", "requirements: [], expireAfter: 30m}", 1)
+            .replacen(
+                "node.kubernetes.io/instance-type: c3-4}",
+                &format!("node.kubernetes.io/instance-type: c3-4, karpenter.sh/capacity-type: {capacity}}}"),
+                1,
+            );
+        let c = counted(&format!("{}{expired}", base(1, "")));
+        assert_eq!(
+            c.iter()
+                .filter(|l| l.starts_with("nodeclaims_disrupted"))
+                .collect::<Vec<_>>(),
+            vec![&format!(
+                "nodeclaims_disrupted{{reason=expired,nodepool=default,capacity_type={capacity},consolidation_policy=,termination_mode=graceful}} 1"
+            )],
+            "{c:?}"
+        );
+    }
+    // Not expired yet (expireAfter 2h): no expiry counted (the empty node goes as Empty).
+    let young =
+        node(1, 600, "", "").replacen("requirements: []}", "requirements: [], expireAfter: 2h}", 1);
+    let c = counted(&format!("{}{young}", base(1, "")));
+    assert!(!c.iter().any(|l| l.contains("reason=expired")), "{c:?}");
+    assert!(
+        c.iter()
+            .any(|l| l.starts_with("nodeclaims_disrupted{reason=empty,")),
+        "{c:?}"
+    );
+}

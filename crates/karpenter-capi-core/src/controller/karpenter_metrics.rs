@@ -302,10 +302,11 @@ pub fn counts<'a>(
             Action::DeleteNodeClaim {
                 node_claim, reason, ..
             } => {
-                // Liveness and garbage collection count as core's do; a disruption's final
-                // delete was counted when it started (TaintNode).
+                // Liveness, garbage collection and expiry (core `nodeclaim/expiration`
+                // controller.go: reason `expired`) count as core's do; a voluntary
+                // disruption's final delete was counted when it started (TaintNode).
                 let reason = match reason.as_str() {
-                    "LaunchTimeout" | "RegistrationTimeout" | "GarbageCollected" => {
+                    "LaunchTimeout" | "RegistrationTimeout" | "GarbageCollected" | "Expired" => {
                         snake_case(reason)
                     }
                     _ => continue,
