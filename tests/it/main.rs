@@ -16,6 +16,7 @@ mod controller_consolidated;
 mod controller_disruption;
 mod controller_lifecycle;
 mod controller_plan;
+mod controller_pools;
 mod controller_termination;
 mod conventions_cli;
 mod doctor_cli;
