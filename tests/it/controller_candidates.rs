@@ -586,3 +586,45 @@ fn two_commands_finish_each_on_its_own_replacement() {
     assert_eq!(deleted(&p), vec!["default-1".to_string()]);
     assert!(waiting(&p, 2), "{:?}", p.notes);
 }
+
+/// Core drift (`drift_test.go`: continue to the next drifted node if the first cannot
+/// reschedule all pods): node-1 is the drifted node taken first (the control); once its pod
+/// asks for a label no flavor offers, it fits nowhere, node-1 stays, and node-2 is replaced
+/// instead (D-DRIFT-005).
+#[test]
+fn drift_moves_on_when_the_first_drifted_nodes_pods_fit_nowhere() {
+    use crate::controller_disruption::pod_with;
+    let stale = |text: String| {
+        text.replacen(
+            "annotations: {cluster.x-k8s.io/machine",
+            "annotations: {karpenter.sh/nodepool-hash: 'stale', karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
+            1,
+        )
+    };
+    let second = stale(node(2, 600, &app_pod("web-2", 2, ""), ""));
+    let cluster = |pod1: &str| {
+        let first = drifted_node(pod1).replacen(
+            "labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}",
+            "labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1, example.com/disk: local}",
+            1,
+        );
+        run(&format!("{}{first}{second}", base(2, "")))
+    };
+    let p = cluster(&pod_with("plain", "", "", ""));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
+    let p = cluster(&pod_with(
+        "pinned",
+        "",
+        "nodeSelector: {example.com/disk: local}, ",
+        "",
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-2", "Drifted")]);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n
+                == "node node-1: Drifted, but pods default/pinned fit nowhere else; not drained"),
+        "{:?}",
+        p.notes
+    );
+}
