@@ -598,3 +598,65 @@ fn an_expiry_counts_as_a_disruption_with_reason_expired() {
         "{c:?}"
     );
 }
+
+/// Core `registration.go`: a Node that joins without the `karpenter.sh/unregistered:NoExecute`
+/// taint (and not registered before) is still registered, with an `UnregisteredTaintMissing`
+/// Warning on its claim; with the taint, no Event, and the taint comes off (L-REG-006).
+#[test]
+fn a_node_joining_without_the_unregistered_taint_is_registered_with_a_warning() {
+    let events = |p: &karpenter_capi::controller::Plan| -> Vec<(String, String, String)> {
+        p.actions
+            .iter()
+            .filter(|a| a.name() == "registerNode")
+            .flat_map(|a| a.steps().writes)
+            .filter_map(|w| match w {
+                Write::Event {
+                    name,
+                    event_type,
+                    reason,
+                    ..
+                } => Some((name, event_type, reason)),
+                _ => None,
+            })
+            .collect()
+    };
+    let warned = vec![(
+        "default-1".to_string(),
+        "Warning".to_string(),
+        "UnregisteredTaintMissing".to_string(),
+    )];
+    // Without the taint: registered, warned.
+    let p = run(&format!("{}{}", base(1, ""), joining(false, false, "", "")));
+    assert_eq!(names(&p), vec!["registerNode"]);
+    assert_eq!(events(&p), warned);
+    // With it: registered, no Event; the registration removes it.
+    let tainted = ", taints: [{key: karpenter.sh/unregistered, effect: NoExecute}]";
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        joining(false, false, "", tainted)
+    ));
+    assert_eq!(names(&p), vec!["registerNode"]);
+    assert_eq!(events(&p), Vec::<(String, String, String)>::new());
+    let removes = p.actions[0].steps().writes.iter().any(|w| {
+        matches!(w, Write::EditNode { remove_taint_keys, .. }
+            if remove_taint_keys == &vec!["karpenter.sh/unregistered".to_string()])
+    });
+    assert!(removes);
+    // The same key with another effect is not the taint core looks for: warned.
+    let other = ", taints: [{key: karpenter.sh/unregistered, effect: NoSchedule}]";
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        joining(false, false, "", other)
+    ));
+    assert_eq!(events(&p), warned);
+    // Already labelled registered (a claim re-created for a registered Node): no warning.
+    let p = run(&format!(
+        "{}{}",
+        base(1, ""),
+        joining(false, false, ", karpenter.sh/registered: 'true'", "")
+    ));
+    assert_eq!(names(&p), vec!["registerNode"]);
+    assert_eq!(events(&p), Vec::<(String, String, String)>::new());
+}

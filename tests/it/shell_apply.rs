@@ -143,6 +143,7 @@ fn register() -> Action {
             json!({"capacity": {"cpu": "4"}, "allocatable": {"cpu": "3800m"}}),
         )
         .unwrap(),
+        unregistered_taint_missing: false,
     }
 }
 

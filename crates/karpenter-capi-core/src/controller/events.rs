@@ -18,6 +18,9 @@ pub const NOMINATED: &str = "Nominated";
 pub const EVICTED: &str = "Evicted";
 /// Core's `FailedDraining`, a Warning on a Node whose drain a PodDisruptionBudget refused.
 pub const FAILED_DRAINING: &str = "FailedDraining";
+/// Core's `UnregisteredTaintMissing`, a Warning on a NodeClaim whose Node joined without the
+/// `karpenter.sh/unregistered` taint.
+pub const UNREGISTERED_TAINT_MISSING: &str = "UnregisteredTaintMissing";
 
 fn normal(
     resource: kinds::ResourceType,
@@ -125,6 +128,24 @@ pub fn failed_draining(node: &str, pod: &str, several: bool) -> Write {
         event_type: "Warning".to_string(),
         reason: FAILED_DRAINING.to_string(),
         message: format!("Failed to drain node, {why} (Pod={pod})"),
+    }
+}
+
+/// `UnregisteredTaintMissing`, a Warning on the claim registering `node` when that Node joined
+/// without the `karpenter.sh/unregistered:NoExecute` taint (core `nodeclaim/lifecycle`
+/// registration.go, UnregisteredTaintMissingEvent): registration goes on, but pods could land on
+/// the node before its labels and taints were synced.
+pub fn unregistered_taint_missing(claim: &str, node: &str) -> Write {
+    Write::Event {
+        resource: kinds::NODE_CLAIM,
+        namespace: String::new(),
+        name: claim.to_string(),
+        event_type: "Warning".to_string(),
+        reason: UNREGISTERED_TAINT_MISSING.to_string(),
+        message: format!(
+            "Node {node} joined without the {} taint: pods may have been scheduled to it before registration synced its labels and taints",
+            crate::vocab::keys::UNREGISTERED_TAINT
+        ),
     }
 }
 

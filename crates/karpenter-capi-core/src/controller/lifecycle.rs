@@ -370,6 +370,13 @@ pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> 
                 taints,
                 node_claim_uid: claim.uid.clone(),
                 status,
+                // Core registration.go: a Node not yet registered and without the
+                // NoExecute unregistered taint is reported, and registered all the same.
+                unregistered_taint_missing: !node.labels.contains_key(keys::REGISTERED_LABEL)
+                    && !node.taints.iter().any(|t| {
+                        t.key == keys::UNREGISTERED_TAINT_KEY
+                            && t.effect == crate::model::taints::Effect::NoExecute
+                    }),
             });
             continue;
         }

@@ -111,6 +111,10 @@ pub enum Action {
         /// Capacity and allocatable copied to the NodeClaim's status.
         #[serde(skip)]
         status: serde_json::Map<String, Value>,
+        /// The Node joined without the `karpenter.sh/unregistered` taint (and was never
+        /// registered): registration records core's `UnregisteredTaintMissing` Warning.
+        #[serde(skip)]
+        unregistered_taint_missing: bool,
     },
     /// The Node is ready and free of startup and ephemeral taints.
     InitializeNodeClaim {

@@ -224,6 +224,7 @@ impl Action {
                 taints,
                 node_claim_uid,
                 status,
+                unregistered_taint_missing,
                 ..
             } => {
                 let mut add_labels = labels.clone();
@@ -259,7 +260,11 @@ impl Action {
                             fields,
                             conditions: vec![condition("Registered", "True", "Registered", "")],
                         },
-                    ]).collect(),
+                    ])
+                    .chain(unregistered_taint_missing.then(|| {
+                        crate::controller::events::unregistered_taint_missing(node_claim, node)
+                    }))
+                    .collect(),
                     rollback: Vec::new(),
                 }
             }
