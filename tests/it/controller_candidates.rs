@@ -628,3 +628,67 @@ fn drift_moves_on_when_the_first_drifted_nodes_pods_fit_nowhere() {
         p.notes
     );
 }
+
+/// Core consolidation (`consolidation_test.go` Replace, on-demand): one underutilized c3-8 whose
+/// 700m pod a c3-4 holds is replaced by one c3-4, the command's replacement created with the
+/// taint (D-CONS-031).
+#[test]
+fn one_underutilized_node_is_replaced_by_a_cheaper_one() {
+    let two = two_c3_8("700m");
+    let cut = two
+        .find("---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-2")
+        .unwrap();
+    let one = two[..cut].replacen(
+        "  replicas: 2\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        "  replicas: 1\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        1,
+    );
+    let p = run(&one);
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Underutilized")]);
+    let created: Vec<(&str, &str, usize)> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            karpenter_capi::controller::Action::CreateNodeClaim {
+                instance_type,
+                reason,
+                pods,
+                ..
+            } => Some((instance_type.as_str(), reason.as_str(), pods.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created, vec![("c3-4", "Underutilized", 1)]);
+}
+
+/// Core's decision counters (`suite_test.go` Metrics): a drifted node removed without a
+/// replacement is one `delete` decision, one replaced is one `replace` decision, both with
+/// reason `drifted`, in the global and the per-pool series (D-SUITE-053, D-SUITE-054).
+#[test]
+fn drift_decisions_count_delete_or_replace() {
+    use crate::controller_disruption::counted;
+    let decisions = |text: String| -> Vec<String> {
+        counted(&text)
+            .into_iter()
+            .filter(|l| l.starts_with("voluntary_disruption_decisions"))
+            .collect()
+    };
+    assert_eq!(
+        decisions(format!("{}{}", base(1, ""), drifted_node(""))),
+        vec![
+            "voluntary_disruption_decisions_by_nodepool{nodepool=default,decision=delete,reason=drifted,consolidation_type=} 1",
+            "voluntary_disruption_decisions{decision=delete,reason=drifted,consolidation_type=} 1"
+        ]
+    );
+    assert_eq!(
+        decisions(format!(
+            "{}{}",
+            base(1, ""),
+            drifted_node(&app_pod("web-1", 1, ""))
+        )),
+        vec![
+            "voluntary_disruption_decisions_by_nodepool{nodepool=default,decision=replace,reason=drifted,consolidation_type=} 1",
+            "voluntary_disruption_decisions{decision=replace,reason=drifted,consolidation_type=} 1"
+        ]
+    );
+}
