@@ -72,3 +72,63 @@ fn each_pools_budget_bounds_its_own_empty_nodes() {
     assert_eq!(taken_per_pool("0"), per(0));
     assert_eq!(taken_per_pool("1"), per(1));
 }
+
+/// Core consolidation (`consolidation_test.go` Delete): a NodePool whose disruption settings do
+/// not parse is skipped with a warning, and the other pools still consolidate; a node of a pool
+/// whose consolidateAfter is Never is never taken itself but is room for another pool's pods
+/// (D-CONS-071, D-CONS-076).
+#[test]
+fn a_broken_or_frozen_pool_does_not_stop_the_others() {
+    use crate::controller_disruption::sized_pod;
+    let budget = "    budgets: [{nodes: '100%'}]\n";
+    // "broken": a budget that does not parse. Its empty node stays, default's goes.
+    let text = with_pool(&base(2, budget), "broken");
+    let start = text.find("  name: broken\n").unwrap();
+    let text = format!(
+        "{}{}",
+        &text[..start],
+        text[start..].replacen(
+            "budgets: [{nodes: '100%'}]",
+            "budgets: [{nodes: 'lots'}]",
+            1
+        )
+    );
+    let p = run(&format!(
+        "{text}{}{}",
+        node(1, 600, "", ""),
+        empty_in(2, "broken")
+    ));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
+    assert!(
+        p.actions.iter().any(|a| matches!(a,
+            karpenter_capi::controller::Action::WarnNodePool { node_pool, .. } if node_pool == "broken")),
+        "{:?}",
+        p.actions
+    );
+    // "frozen" (consolidateAfter: Never) holds a 4-CPU node with room: default's underutilized
+    // node-1 (a 1500m pod) is deleted onto it; the frozen node itself, empty, is never taken.
+    let consolidating = base(2, budget).replacen(
+        "    consolidationPolicy: WhenEmpty\n",
+        "    consolidationPolicy: WhenEmptyOrUnderutilized\n",
+        1,
+    );
+    let text = with_pool(&consolidating, "frozen");
+    let start = text.find("  name: frozen\n").unwrap();
+    let text = format!(
+        "{}{}",
+        &text[..start],
+        text[start..].replacen("consolidateAfter: 30s", "consolidateAfter: Never", 1)
+    );
+    let roomy = empty_in(2, "frozen").replace(
+        "capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}",
+        "capacity: {cpu: '4', memory: 8G, pods: '110'}, allocatable: {cpu: '4', memory: 8G, pods: '110'}",
+    );
+    let one = node(1, 600, &sized_pod("a", 1, "", "1500m"), "");
+    let p = run(&format!("{text}{one}{roomy}"));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Underutilized")]);
+    assert!(
+        !p.actions.iter().any(|a| a.name() == "createNodeClaim"),
+        "{:?}",
+        p.actions.iter().map(|a| a.name()).collect::<Vec<_>>()
+    );
+}
