@@ -86,10 +86,9 @@ pub fn offerings_with(
     let mut out = Vec::new();
     let mut excluded = Vec::new();
     for (pool_index, pool) in snapshot.nodepools.iter().enumerate() {
-        // A NodePool reported not Ready (its node class missing) provisions nothing, as core
-        // v1.14 `provisioner.go` skips NodePools that are not Ready; one with no status yet (a
-        // file) is offered.
-        if pool.ready == Some(false) {
+        // A NodePool reported not Ready (its node class missing), being deleted or static
+        // provisions nothing ([`crate::model::nodepool::NodePool::provisions`]).
+        if !pool.provisions() {
             continue;
         }
         for md in snapshot.members_of(pool) {

@@ -9,6 +9,7 @@ mod karpenter_capi_zones;
 mod min_values;
 mod multi_valued;
 mod pod_resources;
+mod pools;
 mod prefer_no_schedule;
 mod requirements;
 mod scheduling_logic;

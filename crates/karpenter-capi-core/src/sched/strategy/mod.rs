@@ -139,13 +139,17 @@ impl<S: Strategy> Strategy for Relaxing<S> {
         };
         let base = strict.as_ref().unwrap_or(snapshot);
         // Core `scheduler.go` `NewScheduler`: the toleration step exists only when a NodePool
-        // template has a PreferNoSchedule taint.
+        // template has a PreferNoSchedule taint, among the pools that provision.
         let tolerate_step = karpenter
-            && snapshot.nodepools.iter().any(|p| {
-                p.taints
-                    .iter()
-                    .any(|t| t.effect == crate::model::taints::Effect::PreferNoSchedule)
-            });
+            && snapshot
+                .nodepools
+                .iter()
+                .filter(|p| p.provisions())
+                .any(|p| {
+                    p.taints
+                        .iter()
+                        .any(|t| t.effect == crate::model::taints::Effect::PreferNoSchedule)
+                });
         let mut placement = self.0.plan(base, pending);
         let stuck = |p: &Placement, s: &Snapshot, later: &LaterTerms| -> Vec<usize> {
             p.unschedulable
