@@ -193,7 +193,8 @@ fn topology_keys(demand: &PodDemand) -> impl Iterator<Item = &str> {
 }
 
 /// Karpenter v1.14 sends at most this many instance types in a NodeClaim (`MaxInstanceTypes`
-/// in core `provisioning/scheduling/nodeclaimtemplate.go`), cheapest first.
+/// in core `provisioning/scheduling/nodeclaimtemplate.go`; its test suites lower it to 60, the
+/// v1.5 value the `karpenter-capi` strategy keeps), cheapest first.
 pub const MAX_INSTANCE_TYPES: usize = 600;
 
 /// The instance types a NodeClaim for this planned node lists when its NodePool sets
@@ -206,6 +207,46 @@ pub fn claim_instance_types(
     snapshot: &Snapshot,
     node: &super::strategy::NewNode,
 ) -> Option<Vec<String>> {
+    claim_list(snapshot, node, MAX_INSTANCE_TYPES).map(|l| l.instance_types)
+}
+
+/// Why the NodeClaim for this planned node may not be created, if it may not: its instance
+/// types, truncated to [`MAX_INSTANCE_TYPES`] cheapest first, keep fewer than the pool's
+/// `minValues` distinct values of a key (core `scheduler.go` `Results.TruncateInstanceTypes`
+/// → `InstanceTypes.Truncate`, under the default `Strict` policy: the claim is dropped and its
+/// pods stay pending with that reason). The plan checks `minValues` over every option; only the
+/// truncation can break it, on a key other than the instance type (`minValues` is at most 50).
+pub fn truncation_unmet(snapshot: &Snapshot, node: &super::strategy::NewNode) -> Option<Unfit> {
+    truncation_unmet_within(snapshot, node, MAX_INSTANCE_TYPES)
+}
+
+/// [`truncation_unmet`] with the list cut at `max` instance types.
+pub fn truncation_unmet_within(
+    snapshot: &Snapshot,
+    node: &super::strategy::NewNode,
+    max: usize,
+) -> Option<Unfit> {
+    claim_list(snapshot, node, max)?.unmet
+}
+
+/// A claim's instance types (at most `max`, cheapest first) and the `minValues` they miss.
+struct ClaimList {
+    instance_types: Vec<String>,
+    unmet: Option<Unfit>,
+}
+
+fn claim_list(
+    snapshot: &Snapshot,
+    node: &super::strategy::NewNode,
+    max: usize,
+) -> Option<ClaimList> {
+    let pool = snapshot
+        .nodepools
+        .iter()
+        .find(|p| p.name == node.offering.node_pool)?;
+    if pool.min_values.is_empty() {
+        return None;
+    }
     let (offerings, _) = super::catalog::offerings(snapshot, true);
     let mv = MinValues::new(snapshot, &offerings, &Budget::new(snapshot))?;
     let mut claim = mv.start(&node.offering.node_pool)?;
@@ -217,28 +258,37 @@ pub fn claim_instance_types(
         total.add(&demand.requests);
         claim.options = mv.narrowed(&claim, demand, &labels, &total);
     }
-    let pool = &mv.pools[claim.pool].offerings;
-    let mut types: Vec<(i64, &String)> = claim
-        .options
+    let pool = &mv.pools[claim.pool];
+    let mut options: Vec<&Offering> = claim.options.iter().map(|&o| &pool.offerings[o]).collect();
+    if !options
         .iter()
-        .map(|&o| (pool[o].flavor.price.0, &pool[o].flavor.instance_type))
-        .collect();
-    if !types
-        .iter()
-        .any(|(_, t)| **t == node.offering.flavor.instance_type)
+        .any(|o| o.flavor.instance_type == node.offering.flavor.instance_type)
     {
-        types.push((
-            node.offering.flavor.price.0,
-            &node.offering.flavor.instance_type,
-        ));
+        options.push(&node.offering);
     }
-    types.sort();
-    let mut out: Vec<String> = Vec::new();
-    for (_, t) in types {
-        if !out.contains(t) {
-            out.push(t.clone());
+    // An instance type is as cheap as its cheapest option (core `OrderByPrice`); every option
+    // of a kept type stays (its other zones, say).
+    options.sort_by(|a, b| {
+        (a.flavor.price.0, &a.flavor.instance_type)
+            .cmp(&(b.flavor.price.0, &b.flavor.instance_type))
+    });
+    let mut instance_types: Vec<String> = Vec::new();
+    for o in &options {
+        if !instance_types.contains(&o.flavor.instance_type) {
+            instance_types.push(o.flavor.instance_type.clone());
         }
     }
-    out.truncate(MAX_INSTANCE_TYPES);
-    Some(out)
+    instance_types.truncate(max);
+    let unmet = unmet_among(
+        &pool.name,
+        &pool.min,
+        options
+            .iter()
+            .copied()
+            .filter(|o| instance_types.contains(&o.flavor.instance_type)),
+    );
+    Some(ClaimList {
+        instance_types,
+        unmet,
+    })
 }

@@ -14,6 +14,7 @@ mod prefer_no_schedule;
 mod requirements;
 mod scheduling_logic;
 mod template_labels;
+mod truncation;
 
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
