@@ -11,6 +11,7 @@ mod shared;
 mod support;
 
 mod conformance_doc;
+mod consolidation_min_values;
 mod controller_candidates;
 mod controller_consolidated;
 mod controller_disruption;

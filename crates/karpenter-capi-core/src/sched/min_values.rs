@@ -240,6 +240,90 @@ fn claim_list(
     node: &super::strategy::NewNode,
     max: usize,
 ) -> Option<ClaimList> {
+    let options = claim_options(snapshot, node)?;
+    let instance_types = cheapest_types(&options.offerings, max);
+    let unmet = options.unmet_among_types(&instance_types);
+    Some(ClaimList {
+        instance_types,
+        unmet,
+    })
+}
+
+/// Why a consolidation may not replace the nodes `removed` (NodeClaim, price) by this planned node,
+/// if it may not: its claim's options, cut to [`MAX_INSTANCE_TYPES`], then kept only where an
+/// instance type's dearest option is cheaper than the nodes removed (and, replacing several,
+/// cheaper than any of them of a type among the options), miss its pool's `minValues` (core
+/// `disruption/consolidation.go` `computeConsolidation` and `multinodeconsolidation.go`
+/// `filterOutSameInstanceType`, both through `NodeClaim.RemoveInstanceTypeOptionsByPriceAndMinValues`).
+/// None when the pool sets no `minValues`. `snapshot` is the cluster with the removed nodes,
+/// `view` the one without them that the replacement was planned on.
+pub fn replacement_unmet<'a>(
+    snapshot: &Snapshot,
+    view: &Snapshot,
+    node: &super::strategy::NewNode,
+    removed: impl Iterator<Item = (&'a str, crate::model::flavor::Price)> + Clone,
+) -> Option<Unfit> {
+    let options = claim_options(view, node)?;
+    let types = cheapest_types(&options.offerings, MAX_INSTANCE_TYPES);
+    let mut cap: i64 = removed.clone().map(|(_, p)| p.0).sum();
+    if removed.clone().count() > 1 {
+        for (claim, price) in removed {
+            if instance_type_of(snapshot, claim).is_some_and(|t| types.contains(&t)) {
+                cap = cap.min(price.0);
+            }
+        }
+    }
+    let cheaper: Vec<String> = types
+        .into_iter()
+        .filter(|t| {
+            options
+                .offerings
+                .iter()
+                .filter(|o| &o.flavor.instance_type == t)
+                .all(|o| o.flavor.price.0 < cap)
+        })
+        .collect();
+    options.unmet_among_types(&cheaper)
+}
+
+/// The instance type of a NodeClaim's node: its MachineDeployment's flavor's, else its label.
+fn instance_type_of(snapshot: &Snapshot, claim: &str) -> Option<String> {
+    let record = snapshot.nodeclaims.iter().find(|c| c.name == claim)?;
+    snapshot
+        .claim_machine_deployment(record)
+        .and_then(|md| {
+            snapshot
+                .machine_deployments
+                .iter()
+                .find(|m| m.key() == md)
+                .and_then(|m| m.flavor.as_ref().ok())
+                .map(|f| f.instance_type.clone())
+        })
+        .or_else(|| record.labels.get(keys::INSTANCE_TYPE).cloned())
+}
+
+/// The offerings a planned node's claim may list (those of its pool that hold all its pods,
+/// and the planned one), cheapest first, with the pool's `minValues`.
+struct Options {
+    pool: String,
+    min: Vec<(String, usize)>,
+    offerings: Vec<Offering>,
+}
+
+impl Options {
+    /// The first `minValues` the options of these instance types miss.
+    fn unmet_among_types(&self, types: &[String]) -> Option<Unfit> {
+        unmet_among(
+            &self.pool,
+            &self.min,
+            self.offerings
+                .iter()
+                .filter(|o| types.contains(&o.flavor.instance_type)),
+        )
+    }
+}
+
+fn claim_options(snapshot: &Snapshot, node: &super::strategy::NewNode) -> Option<Options> {
     let pool = snapshot
         .nodepools
         .iter()
@@ -259,36 +343,39 @@ fn claim_list(
         claim.options = mv.narrowed(&claim, demand, &labels, &total);
     }
     let pool = &mv.pools[claim.pool];
-    let mut options: Vec<&Offering> = claim.options.iter().map(|&o| &pool.offerings[o]).collect();
+    let mut options: Vec<Offering> = claim
+        .options
+        .iter()
+        .map(|&o| pool.offerings[o].clone())
+        .collect();
     if !options
         .iter()
         .any(|o| o.flavor.instance_type == node.offering.flavor.instance_type)
     {
-        options.push(&node.offering);
+        options.push(node.offering.clone());
     }
-    // An instance type is as cheap as its cheapest option (core `OrderByPrice`); every option
-    // of a kept type stays (its other zones, say).
     options.sort_by(|a, b| {
         (a.flavor.price.0, &a.flavor.instance_type)
             .cmp(&(b.flavor.price.0, &b.flavor.instance_type))
     });
-    let mut instance_types: Vec<String> = Vec::new();
-    for o in &options {
-        if !instance_types.contains(&o.flavor.instance_type) {
-            instance_types.push(o.flavor.instance_type.clone());
+    Some(Options {
+        pool: pool.name.clone(),
+        min: pool.min.clone(),
+        offerings: options,
+    })
+}
+
+/// The instance types of these offerings (sorted cheapest first), each as cheap as its cheapest
+/// offering (core `InstanceTypes.OrderByPrice`), at most `max`.
+fn cheapest_types(offerings: &[Offering], max: usize) -> Vec<String> {
+    let mut types: Vec<String> = Vec::new();
+    for o in offerings {
+        if types.len() == max {
+            break;
+        }
+        if !types.contains(&o.flavor.instance_type) {
+            types.push(o.flavor.instance_type.clone());
         }
     }
-    instance_types.truncate(max);
-    let unmet = unmet_among(
-        &pool.name,
-        &pool.min,
-        options
-            .iter()
-            .copied()
-            .filter(|o| instance_types.contains(&o.flavor.instance_type)),
-    );
-    Some(ClaimList {
-        instance_types,
-        unmet,
-    })
+    types
 }
