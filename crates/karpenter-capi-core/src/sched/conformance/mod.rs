@@ -3,6 +3,7 @@
 //! inputs through every strategy it concerns, asserting flavors, counts and labels.
 
 mod affinity_groups;
+mod claims;
 mod daemonsets;
 mod host_ports;
 mod karpenter_capi_zones;
