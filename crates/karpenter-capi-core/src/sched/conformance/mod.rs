@@ -4,6 +4,7 @@
 
 mod affinity_groups;
 mod claims;
+mod compat;
 mod daemonsets;
 mod host_ports;
 mod karpenter_capi_zones;

@@ -539,10 +539,19 @@ pub fn rejections(
         }
     }
     if offerings.is_empty() {
-        out.push(Rejection {
-            subject: "catalog".to_string(),
-            unfit: Unfit::NoOffering,
-        });
+        // Say which NodePool requirement ruled each flavor out, as core's "nodepool requirements
+        // filtered out all available instance types" (`scheduler.go` `NewScheduler`).
+        let (_, excluded) = crate::sched::catalog::offerings(state.snapshot(), true);
+        out.extend(excluded.into_iter().map(|e| Rejection {
+            subject: format!("{}/{}", e.node_pool, e.instance_type),
+            unfit: e.unfit,
+        }));
+        if out.is_empty() {
+            out.push(Rejection {
+                subject: "catalog".to_string(),
+                unfit: Unfit::NoOffering,
+            });
+        }
     }
     out
 }
