@@ -16,6 +16,7 @@ mod prefer_no_schedule;
 mod requirements;
 mod scheduling_logic;
 mod template_labels;
+mod topology_cases;
 mod truncation;
 
 use crate::model::load::{Source, snapshot_from_sources};
