@@ -13,6 +13,7 @@ mod multi_valued;
 mod pod_resources;
 mod pools;
 mod prefer_no_schedule;
+mod provisioning_cases;
 mod requirements;
 mod scheduling_logic;
 mod template_labels;

@@ -1,0 +1,156 @@
+//! Sizing and limit cases of core v1.14's provisioning `suite_test.go` and scheduling
+//! `suite_test.go`, in our own inputs through `cost`: native sidecars in a pod's requests, a
+//! zero request of an unknown resource, NodePool limits on cpu, pods and nodes (core
+//! `scheduler.go` `remainingResources`), and which DaemonSets count on a flavor (core
+//! `isDaemonPodCompatible`).
+
+use super::{daemonset, flavor, nodes, plan, pod, snap, unschedulable};
+use crate::sched::strategy::StrategyName::Cost;
+
+/// A NodePool `default` with these extra `spec` lines.
+fn pool(spec: &str) -> String {
+    format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: default}}\nspec:{spec}\n  template:\n    spec:\n      requirements: []\n"
+    )
+}
+
+fn only_node(s: &crate::model::snapshot::Snapshot, p: &crate::sched::Placement) -> String {
+    let got = nodes(s, p);
+    assert_eq!(got.len(), 1, "{got:?}");
+    got[0].0.clone()
+}
+
+/// Native sidecars (init containers with `restartPolicy: Always`) run beside the containers and
+/// under every later init container: requests are the larger of containers plus sidecars and
+/// each init container plus the sidecars before it. In all three upstream orders the pod needs
+/// 10.9 cores and lands on the 11-core flavor (P-PROV-019, P-PROV-020, P-PROV-021).
+#[test]
+fn native_sidecars_count_beside_containers_and_later_inits() {
+    let c = |cpu: &str, mem: &str, sidecar: bool| {
+        let always = if sidecar {
+            ", restartPolicy: Always"
+        } else {
+            ""
+        };
+        format!(
+            "{{name: i{cpu}, resources: {{requests: {{cpu: '{cpu}', memory: {mem}}}}}{always}}}"
+        )
+    };
+    let cases = [
+        // init 10 first, then a 4.9 sidecar; containers 6.
+        (
+            "6",
+            "2Gi",
+            vec![c("10", "4Gi", false), c("4.9", "2.9Gi", true)],
+        ),
+        // the sidecar first, then a smaller init 5; containers 6.
+        (
+            "6",
+            "2Gi",
+            vec![c("4.9", "2.9Gi", true), c("5", "1Gi", false)],
+        ),
+        // the sidecar first, then a bigger init 6; containers 5.
+        (
+            "5",
+            "1Gi",
+            vec![c("4.9", "2.9Gi", true), c("6", "2Gi", false)],
+        ),
+    ];
+    for (cpu, mem, inits) in cases {
+        let text = pool("")
+            + &flavor("c10", 10, "0.10", "")
+            + &flavor("c11", 11, "0.11", "")
+            + &flavor("c12", 12, "0.12", "")
+            + &format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: default}}\nspec:\n  initContainers: [{}]\n  containers: [{{name: c, resources: {{requests: {{cpu: '{cpu}', memory: {mem}}}}}}}]\n",
+                inits.join(", ")
+            );
+        let s = snap(&text);
+        assert_eq!(s.pods[0].demand.requests.cpu_millis, 10_900, "{inits:?}");
+        let p = plan(&s, Cost);
+        assert_eq!(only_node(&s, &p), "c11", "{inits:?}");
+    }
+}
+
+/// A request of zero of a resource no flavor has does not rule every flavor out (S-SCHED-108).
+#[test]
+fn a_zero_request_of_an_unknown_resource_is_placed() {
+    let text = pool("")
+        + &flavor("c2", 2, "0.05", "")
+        + &pod("p", "app: p", "1", "", "")
+            .replace("memory: 128Mi", "memory: 128Mi, example.com/widget: '0'");
+    assert!(text.contains("example.com/widget: '0'"));
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert!(p.unschedulable.is_empty());
+    assert_eq!(only_node(&s, &p), "c2");
+}
+
+/// A cpu limit exactly met is within it (P-PROV-024); a pods limit of 1 rules out every flavor
+/// with more pod slots (P-PROV-027); a nodes limit of 2 leaves the third of three mutually
+/// anti-affine pods pending (P-PROV-029).
+#[test]
+fn nodepool_limits_on_cpu_pods_and_nodes() {
+    let one = |limits: &str| {
+        snap(
+            &(pool(&format!("\n  limits: {{{limits}}}"))
+                + &flavor("c2", 2, "0.05", "")
+                + &pod("p", "app: p", "1500m", "", "")),
+        )
+    };
+    let s = one("cpu: '2'");
+    let p = plan(&s, Cost);
+    assert_eq!(only_node(&s, &p), "c2");
+    let s = one("pods: '1'");
+    let p = plan(&s, Cost);
+    assert_eq!(unschedulable(&s, &p), ["p"]);
+    let anti = "\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: foo}}, topologyKey: kubernetes.io/hostname}]}}";
+    let text = pool("\n  limits: {nodes: '2'}")
+        + &flavor("c2", 2, "0.05", "")
+        + &pod("a", "app: foo", "500m", "", anti)
+        + &pod("b", "app: foo", "500m", "", anti)
+        + &pod("c", "app: foo", "500m", "", anti);
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert_eq!(p.new_nodes.len(), 2);
+    assert_eq!(unschedulable(&s, &p).len(), 1);
+}
+
+/// Which DaemonSets count on a flavor: one without requests adds nothing (P-PROV-039), one whose
+/// selector no flavor satisfies adds nothing (P-PROV-042), and one with `NotIn` on a key the
+/// flavors lack runs everywhere and is counted (P-PROV-045). A 1.5-core pod fits a 2-core
+/// flavor beside the first two, and needs the 4-core one beside the third.
+#[test]
+fn which_daemonsets_count_on_a_flavor() {
+    let world = |ds: String| {
+        snap(
+            &(pool("")
+                + &flavor("c2", 2, "0.05", "")
+                + &flavor("c4", 4, "0.10", "")
+                + &ds
+                + &pod("p", "app: p", "1500m", "", "")),
+        )
+    };
+    let no_requests = daemonset("bare", "1", "", "").replace(
+        "resources: {requests: {cpu: '1', memory: 64Mi}}",
+        "resources: {}",
+    );
+    assert!(!no_requests.contains("cpu: '1'"));
+    let nowhere = daemonset(
+        "gpu-agent",
+        "1",
+        "",
+        "\n      nodeSelector: {example.com/gpu: 'true'}",
+    );
+    let not_in = daemonset(
+        "agent",
+        "1",
+        "",
+        "\n      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: example.com/role, operator: NotIn, values: [edge]}]}]}}}",
+    );
+    for (ds, want) in [(no_requests, "c2"), (nowhere, "c2"), (not_in, "c4")] {
+        let s = world(ds.clone());
+        let p = plan(&s, Cost);
+        assert_eq!(only_node(&s, &p), want, "{ds}");
+    }
+}
