@@ -154,3 +154,27 @@ fn which_daemonsets_count_on_a_flavor() {
         assert_eq!(only_node(&s, &p), want, "{ds}");
     }
 }
+
+/// A pod whose preferred node affinity (zone or hostname `value-1`) no node can meet drops it
+/// and shares a node with another pod, in one batch (P-PROV-094, P-PROV-095; core
+/// `preferences.go` `Relax`).
+#[test]
+fn an_impossible_node_preference_is_dropped_and_the_pods_share_a_node() {
+    use crate::sched::strategy::StrategyName::KarpenterCapi;
+    for key in [crate::vocab::keys::ZONE, "kubernetes.io/hostname"] {
+        let prefer = format!(
+            "\n  affinity: {{nodeAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: [{{weight: 1, preference: {{matchExpressions: [{{key: {key}, operator: In, values: [value-1]}}]}}}}]}}}}"
+        );
+        let text = pool("")
+            + &flavor("c4", 4, "0.10", &format!("{}=z1", crate::vocab::keys::ZONE))
+            + &pod("big", "app: foo", "2", "", "")
+            + &pod("picky", "app: baz", "1", "", &prefer);
+        let s = snap(&text);
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            assert!(p.unschedulable.is_empty(), "{key} {strategy:?}");
+            assert_eq!(p.new_nodes.len(), 1, "{key} {strategy:?}");
+            assert_eq!(p.new_nodes[0].pods.len(), 2, "{key} {strategy:?}");
+        }
+    }
+}
