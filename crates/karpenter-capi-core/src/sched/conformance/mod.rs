@@ -7,6 +7,7 @@ mod claims;
 mod compat;
 mod daemonsets;
 mod host_ports;
+mod in_flight;
 mod karpenter_capi_zones;
 mod min_values;
 mod multi_valued;
