@@ -6,6 +6,7 @@ mod affinity_groups;
 mod claims;
 mod compat;
 mod daemonsets;
+mod existing_nodes;
 mod host_ports;
 mod in_flight;
 mod karpenter_capi_zones;
