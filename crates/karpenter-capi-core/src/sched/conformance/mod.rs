@@ -21,6 +21,7 @@ mod scheduling_logic;
 mod template_labels;
 mod topology_cases;
 mod truncation;
+mod volumes;
 mod zonal_spread;
 
 use crate::model::load::{Source, snapshot_from_sources};
