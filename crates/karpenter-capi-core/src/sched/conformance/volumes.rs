@@ -212,3 +212,76 @@ fn relaxing_node_affinity_keeps_the_volumes_zone() {
     let p = plan(&s, Cost);
     assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z3"));
 }
+
+/// A 1-core pod `name` with a generic ephemeral volume `d` of this class (its claim is
+/// `{name}-d`), and extra spec lines.
+fn ephemeral(name: &str, class: &str, spec: &str) -> String {
+    pod(
+        name,
+        "app: v",
+        "1",
+        "",
+        &format!(
+            "\n  volumes: [{{name: d, ephemeral: {{volumeClaimTemplate: {{spec: {{storageClassName: {class}, accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}}}}}}}]{spec}"
+        ),
+    )
+}
+
+/// Generic ephemeral volumes: before their claim exists, the template's class decides the zone
+/// (P-PROV-076) or, conflicting with the pod's selector, leaves it pending (P-PROV-078); once
+/// their claim is bound, its volume decides (P-PROV-080, P-PROV-087), even with a class that does
+/// not exist or is empty (S-SCHED-162, S-SCHED-163), and a local or hostPath volume's hostname
+/// is dropped (P-PROV-083, P-PROV-084).
+#[test]
+fn ephemeral_volumes_follow_their_class_then_their_volume() {
+    let in_z3 = format!("\n  nodeSelector: {{{ZONE}: z3}}");
+    let s = snap(&(POOL.to_string() + &zonal() + &class("one", "z1") + &ephemeral("p", "one", "")));
+    let p = plan(&s, Cost);
+    assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z1"));
+    let s =
+        snap(&(POOL.to_string() + &zonal() + &class("one", "z1") + &ephemeral("p", "one", &in_z3)));
+    let p = plan(&s, Cost);
+    assert_eq!(unschedulable(&s, &p), ["p"]);
+    for claim_class in ["one", "gone", "''"] {
+        let bound = pv("pv-1", "", &[IN_Z2])
+            + &pvc(
+                "p-d",
+                &format!("volumeName: pv-1, storageClassName: {claim_class}"),
+            );
+        let s = snap(
+            &(POOL.to_string()
+                + &zonal()
+                + &class("one", "z1")
+                + &bound
+                + &ephemeral("p", "one", "")),
+        );
+        let p = plan(&s, Cost);
+        assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z2"), "{claim_class}");
+        let s = snap(
+            &(POOL.to_string()
+                + &zonal()
+                + &class("one", "z1")
+                + &bound
+                + &ephemeral("p", "one", &in_z3)),
+        );
+        let p = plan(&s, Cost);
+        assert_eq!(unschedulable(&s, &p), ["p"], "{claim_class}");
+    }
+    let host_and_zone = "[{key: kubernetes.io/hostname, operator: In, values: [old-node]}, {key: topology.kubernetes.io/zone, operator: In, values: [z2]}]";
+    for kind in [
+        "\n  local: {path: /mnt/disk}",
+        "\n  hostPath: {path: /mnt/disk}",
+    ] {
+        let bound = pv("pv-1", kind, &[host_and_zone])
+            + &pvc("p-d", "volumeName: pv-1, storageClassName: one");
+        let s = snap(
+            &(POOL.to_string()
+                + &zonal()
+                + &class("one", "z1, z2")
+                + &bound
+                + &ephemeral("p", "one", "")),
+        );
+        let p = plan(&s, Cost);
+        assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z2"), "{kind}");
+    }
+}
