@@ -137,3 +137,60 @@ fn a_violated_skew_only_fills_the_emptier_zones() {
     counts.sort_unstable();
     assert_eq!(counts, [1, 2]);
 }
+
+/// Pods in every zone repelling `security: s2` by zone keep a plain pod with that label pending
+/// when already bound (S-TOPO-075); bound pods that only prefer to repel it do not (S-TOPO-076).
+/// Planned in the same batch, one of the four pods waits (S-TOPO-073).
+#[test]
+fn anti_affinity_of_other_pods_keeps_a_plain_pod_out() {
+    let flavors: String = (1..=3)
+        .map(|z| flavor(&format!("c4-z{z}"), 4, "0.10", &format!("{ZONE}=z{z}")))
+        .collect();
+    let term = format!("{{labelSelector: {{matchLabels: {{security: s2}}}}, topologyKey: {ZONE}}}");
+    let hard = format!(
+        "\n  affinity: {{podAntiAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: [{term}]}}}}"
+    );
+    let soft = format!(
+        "\n  affinity: {{podAntiAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: [{{weight: 10, podAffinityTerm: {term}}}]}}}}"
+    );
+    let plain = pod("plain", "security: s2", "100m", "", "");
+    // In one batch, each repeller pinned to its zone.
+    let mut text = POOL.to_string() + &flavors;
+    for z in 1..=3 {
+        text.push_str(&pod(
+            &format!("guard-z{z}"),
+            "app: guard",
+            "2",
+            "",
+            &format!("\n  nodeSelector: {{{ZONE}: z{z}}}{hard}"),
+        ));
+    }
+    // Exactly one of the four waits: upstream places the larger repellers first and the plain
+    // pod waits; `cost` may place the plain pod and leave a repeller waiting (as many placed).
+    let s = snap(&(text + &plain));
+    let p = plan(&s, Cost);
+    assert_eq!(super::unschedulable(&s, &p).len(), 1);
+    assert_eq!(p.new_nodes.len(), 3);
+    // Already bound on a node in each zone.
+    for (affinity, pending) in [(&hard, true), (&soft, false)] {
+        let mut text = POOL.to_string() + &flavors;
+        for z in 1..=3 {
+            let name = format!("n{z}");
+            text.push_str(&node(&name, &format!("z{z}"), 4, ""));
+            text.push_str(&bound(
+                &format!("guard-z{z}"),
+                "app: guard",
+                "2",
+                &name,
+                affinity,
+            ));
+        }
+        let s = snap(&(text + &plain));
+        let p = plan(&s, Cost);
+        assert_eq!(
+            super::unschedulable(&s, &p).is_empty(),
+            !pending,
+            "required {pending}"
+        );
+    }
+}
