@@ -178,3 +178,64 @@ fn an_impossible_node_preference_is_dropped_and_the_pods_share_a_node() {
         }
     }
 }
+
+/// DaemonSets sized like pods (core `scheduler.go` `getDaemonOverhead` from `resources.RequestsForPods`):
+/// an init container's peak counts (P-PROV-036); a pool's startup taint does not stop the
+/// overhead (P-PROV-032); an unmet preferred node affinity does not either (P-PROV-048). Each
+/// reserves a core or more, so the 1.5-core pod needs the 4-core flavor. A DaemonSet too big for
+/// every flavor — by limits standing for missing requests (P-PROV-035), by its containers
+/// together (P-PROV-037) or by an init container (P-PROV-038) — leaves the pod pending.
+#[test]
+fn daemonsets_are_sized_like_pods() {
+    let world = |pool_spec: &str, ds: String| {
+        let text = format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: default}}\nspec:\n  template:\n    spec:\n      requirements: []{pool_spec}\n"
+        ) + &flavor("c2", 2, "0.05", "")
+            + &flavor("c4", 4, "0.10", "")
+            + &ds
+            + &pod("p", "app: p", "1500m", "", "");
+        snap(&text)
+    };
+    let init_peak = daemonset(
+        "init-peak",
+        "100m",
+        "",
+        "\n      initContainers: [{name: i, resources: {requests: {cpu: '1500m'}}}]",
+    );
+    let plain = daemonset("agent", "1", "", "");
+    let preferring = daemonset(
+        "picky",
+        "1",
+        "",
+        "\n      affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference: {matchExpressions: [{key: example.com/special, operator: In, values: ['yes']}]}}]}}",
+    );
+    let startup = "\n      startupTaints: [{key: example.com/agent, effect: NoSchedule}]";
+    for (pool_spec, ds) in [("", init_peak), (startup, plain), ("", preferring)] {
+        let s = world(pool_spec, ds.clone());
+        let p = plan(&s, Cost);
+        assert_eq!(only_node(&s, &p), "c4", "{ds}");
+    }
+    let by_limits = daemonset("limits", "1", "", "").replace(
+        "resources: {requests: {cpu: '1', memory: 64Mi}}",
+        "resources: {limits: {cpu: '5', memory: 64Mi}}",
+    );
+    assert!(by_limits.contains("limits: {cpu: '5'"));
+    // Two 2-core containers: either alone would leave the 4-core flavor room for the pod.
+    let two_containers = daemonset(
+        "pair",
+        "2",
+        "}, {name: d, resources: {requests: {cpu: '2'}}",
+        "",
+    );
+    let big_init = daemonset(
+        "big-init",
+        "100m",
+        "",
+        "\n      initContainers: [{name: i, resources: {requests: {cpu: '5'}}}]",
+    );
+    for ds in [by_limits, two_containers, big_init] {
+        let s = world("", ds.clone());
+        let p = plan(&s, Cost);
+        assert_eq!(unschedulable(&s, &p), ["p"], "{ds}");
+    }
+}
