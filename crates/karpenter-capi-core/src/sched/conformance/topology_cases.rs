@@ -273,3 +273,36 @@ fn affinity_terms_and_namespaces() {
         }
     }
 }
+
+/// Ten self-affine pods of which a node holds five: five share one node, the other five wait
+/// (a second node would be another hostname domain, empty of them) (S-TOPO-061).
+#[test]
+fn self_affine_pods_fill_one_node_and_the_rest_wait() {
+    let host = affinity("podAffinity", "self", "kubernetes.io/hostname", "");
+    let text = POOL.to_string()
+        + &flavor("c4", 4, "0.10", "")
+        + &(0..10)
+            .map(|i| pod(&format!("m{i}"), "app: self", "800m", "", &host))
+            .collect::<String>();
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert_eq!(p.new_nodes.len(), 1);
+    assert_eq!(p.new_nodes[0].pods.len(), 5);
+    assert_eq!(p.unschedulable.len(), 5);
+}
+
+/// Three pods preferring each other's node under a hard hostname spread of maxSkew 1: the
+/// spread wins, one pod per node, all placed (S-TOPO-077).
+#[test]
+fn a_hard_spread_beats_an_affinity_preference() {
+    let both = "\n  topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n  affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 50, podAffinityTerm: {labelSelector: {matchLabels: {app: web}}, topologyKey: kubernetes.io/hostname}}]}}";
+    let text = POOL.to_string()
+        + &zonal()
+        + &(0..3)
+            .map(|i| pod(&format!("w{i}"), "app: web", "500m", "", both))
+            .collect::<String>();
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert!(p.unschedulable.is_empty());
+    assert_eq!(p.new_nodes.len(), 3);
+}

@@ -187,3 +187,15 @@ fn hostname_spreads_with_unknown_keys_and_two_archs() {
     assert!(unschedulable(&s, &p).is_empty());
     assert_eq!(p.new_nodes.len(), 4);
 }
+
+/// A preferred zone does not shrink the spread's domains: six spread pods preferring z1 still
+/// end 2, 2, 2 over the three zones, all placed (S-TOPO-054).
+#[test]
+fn a_preferred_zone_keeps_every_domain() {
+    let prefer = format!(
+        "\n  affinity: {{nodeAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: [{{weight: 1, preference: {{matchExpressions: [{{key: {ZONE}, operator: In, values: [z1]}}]}}}}]}}}}"
+    );
+    let (s, p) = run(&(pool("default", &[], "") + &zonal() + &spread_pods(6, BY_LABELS, &prefer)));
+    assert!(unschedulable(&s, &p).is_empty());
+    assert_eq!(counts(&p), [2, 2, 2]);
+}
