@@ -239,3 +239,43 @@ fn daemonsets_are_sized_like_pods() {
         assert_eq!(unschedulable(&s, &p), ["p"], "{ds}");
     }
 }
+
+/// DaemonSets selecting Karpenter's lifecycle labels (`karpenter.sh/initialized`,
+/// `karpenter.sh/registered`) run on every new node, so their room is reserved: with one core
+/// each, a 1.5-core pod needs the 4-core flavor; the labels are not written on the claim
+/// (S-SCHED-129).
+#[test]
+fn daemonsets_selecting_lifecycle_labels_are_reserved_for() {
+    use crate::controller::{Config, action::Action, provision::provision};
+    let selecting = |name: &str, key: &str| {
+        daemonset(
+            name,
+            "1",
+            "",
+            &format!("\n      nodeSelector: {{{key}: 'true'}}"),
+        )
+    };
+    let text = pool("")
+        + &flavor("c2", 2, "0.05", "")
+        + &flavor("c4", 4, "0.10", "")
+        + &flavor("c8", 8, "0.20", "")
+        + &selecting("after-init", "karpenter.sh/initialized")
+        + &selecting("after-registration", "karpenter.sh/registered")
+        + &pod("p", "app: p", "1500m", "", "");
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert_eq!(only_node(&s, &p), "c4");
+    let (actions, _) = provision(&s, jiff::Timestamp::now(), &Config::default());
+    let labels: Vec<serde_json::Value> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreateNodeClaim { manifest, .. } => {
+                Some(manifest["metadata"]["labels"].clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(labels.len(), 1);
+    assert!(labels[0].get("karpenter.sh/initialized").is_none());
+    assert!(labels[0].get("karpenter.sh/registered").is_none());
+}
