@@ -279,3 +279,42 @@ fn daemonsets_selecting_lifecycle_labels_are_reserved_for() {
     assert!(labels[0].get("karpenter.sh/initialized").is_none());
     assert!(labels[0].get("karpenter.sh/registered").is_none());
 }
+
+/// The batch window (core `provisioning/batcher.go`): provisioning waits while the newest
+/// pending pod is younger than the idle window (1 s), so a new pod prolongs the batch, up to
+/// the max window (10 s) from the oldest (P-PROV-003); the window runs from creation times, so
+/// seeing the same pod again cannot prolong it (P-PROV-002).
+#[test]
+fn the_batch_waits_for_the_idle_window_up_to_the_max() {
+    use crate::controller::{Config, action::Action, provision::provision};
+    let now: jiff::Timestamp = "2026-12-01T10:00:00Z".parse().unwrap_or_default();
+    let aged = |name: &str, ms: i64| {
+        let created = jiff::Timestamp::from_millisecond(now.as_millisecond() - ms)
+            .unwrap_or_default()
+            .to_string();
+        pod(name, "app: p", "500m", "", "").replace(
+            "namespace: default,",
+            &format!("namespace: default, creationTimestamp: '{created}',"),
+        )
+    };
+    let claims = |pods: &[(&str, i64)]| -> usize {
+        let text = pool("")
+            + &flavor("c4", 4, "0.10", "")
+            + &pods.iter().map(|(n, ms)| aged(n, *ms)).collect::<String>();
+        assert!(text.contains("creationTimestamp"));
+        let s = snap(&text);
+        provision(&s, now, &Config::default())
+            .0
+            .iter()
+            .filter(|a| matches!(a, Action::CreateNodeClaim { .. }))
+            .count()
+    };
+    // One pod 2 s old: the idle window has passed.
+    assert_eq!(claims(&[("a", 2_000)]), 1);
+    // A newer pod 300 ms old prolongs the batch.
+    assert_eq!(claims(&[("a", 2_000), ("b", 300)]), 0);
+    // Until the oldest has waited the max window.
+    assert_eq!(claims(&[("a", 10_500), ("b", 300)]), 1);
+    // The same pod seen again is the same pod: its creation time, not when it was seen, counts.
+    assert_eq!(claims(&[("a", 2_000), ("a", 2_000)]), 1);
+}
