@@ -318,3 +318,30 @@ fn the_batch_waits_for_the_idle_window_up_to_the_max() {
     // The same pod seen again is the same pod: its creation time, not when it was seen, counts.
     assert_eq!(claims(&[("a", 2_000), ("a", 2_000)]), 1);
 }
+
+/// A pool's cpu limit counts what it already has: a Node of the pool over the limit
+/// (P-PROV-023) or a claim still in flight from an earlier pass (P-PROV-028) leaves no room for
+/// another node; the pod that fits neither waits. Without them the same pod gets a node.
+#[test]
+fn a_pools_limit_counts_its_nodes_and_claims_in_flight() {
+    let limited = "\n  limits: {cpu: '5'}";
+    let world = |extra: &str| {
+        snap(
+            &(pool(limited)
+                + &flavor("c2", 2, "0.05", "")
+                + &flavor("c4", 4, "0.10", "")
+                + extra
+                + &pod("p", "app: p", "2500m", "", "")),
+        )
+    };
+    let s = world("");
+    assert_eq!(only_node(&s, &plan(&s, Cost)), "c4");
+    let node = "---\napiVersion: v1\nkind: Node\nmetadata: {name: big, labels: {kubernetes.io/hostname: big, karpenter.sh/nodepool: default}}\nspec: {taints: [{key: example.com/full, effect: NoSchedule}]}\nstatus: {allocatable: {cpu: '6', memory: 16Gi, pods: '110'}, capacity: {cpu: '6', memory: 16Gi, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+    let flight = "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-a\n  labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c2}\n  annotations: {karpenter-capi/machine-deployment: capi/c2}\nspec: {nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}, requirements: []}\nstatus: {conditions: [{type: Launched, status: 'True'}]}\n";
+    for extra in [node, flight] {
+        let s = world(extra);
+        let p = plan(&s, Cost);
+        assert!(p.new_nodes.is_empty(), "{extra}");
+        assert_eq!(unschedulable(&s, &p), ["p"], "{extra}");
+    }
+}
