@@ -285,3 +285,21 @@ fn ephemeral_volumes_follow_their_class_then_their_volume() {
         assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z2"), "{kind}");
     }
 }
+
+/// A pod whose volume is in z1, spread over zones with `minDomains: 3`: the volume pins the
+/// node to z1 but the spread still counts three domains, so the pod is placed (S-TOPO-091).
+#[test]
+fn a_volume_zone_does_not_shrink_the_spread_domains() {
+    let in_z1 = "[{key: topology.kubernetes.io/zone, operator: In, values: [z1]}]";
+    let spread = format!(
+        "\n  topologySpreadConstraints: [{{maxSkew: 1, minDomains: 3, topologyKey: {ZONE}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: v}}}}}}]"
+    );
+    let text = POOL.to_string()
+        + &zonal()
+        + &pv("pv-1", "", &[in_z1])
+        + &pvc("data", "volumeName: pv-1")
+        + &mounting("p", "data", &spread);
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z1"));
+}
