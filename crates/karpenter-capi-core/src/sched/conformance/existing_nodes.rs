@@ -194,3 +194,38 @@ fn anti_affinity_of_other_pods_keeps_a_plain_pod_out() {
         );
     }
 }
+
+/// maxSkew 5: z1 and z2 hold one pod each on full nodes and the pool now offers only z3; of ten
+/// new pods six go to z3 (1 + 5) and four wait (S-TOPO-012).
+#[test]
+fn a_large_skew_fills_the_only_reachable_zone_to_its_limit() {
+    let spread = format!(
+        "\n  topologySpreadConstraints: [{{maxSkew: 5, topologyKey: {ZONE}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: s}}}}}}]"
+    );
+    let only_z3 = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: default}}\nspec:\n  template:\n    spec:\n      requirements: [{{key: {ZONE}, operator: In, values: [z3]}}]\n"
+    );
+    let mut text = only_z3
+        + &(1..=3)
+            .map(|z| flavor(&format!("c2-z{z}"), 2, "0.05", &format!("{ZONE}=z{z}")))
+            .collect::<String>();
+    for z in 1..=2 {
+        let name = format!("n{z}");
+        text.push_str(&node(&name, &format!("z{z}"), 1, ""));
+        text.push_str(&bound(&format!("old{z}"), "app: s", "1", &name, &spread));
+    }
+    for i in 0..10 {
+        text.push_str(&pod(&format!("new{i}"), "app: s", "1100m", "", &spread));
+    }
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    let in_z3: usize = p
+        .new_nodes
+        .iter()
+        .filter(|n| n.offering.labels.get(ZONE).map(String::as_str) == Some("z3"))
+        .map(|n| n.pods.len())
+        .sum();
+    assert_eq!(in_z3, 6);
+    assert_eq!(p.unschedulable.len(), 4);
+    assert!(p.on_existing.is_empty());
+}
