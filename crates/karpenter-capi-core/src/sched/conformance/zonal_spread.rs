@@ -199,3 +199,28 @@ fn a_preferred_zone_keeps_every_domain() {
     assert!(unschedulable(&s, &p).is_empty());
     assert_eq!(counts(&p), [2, 2, 2]);
 }
+
+/// Pool `a` offers z1 and z2; pool `b` offers z3 but its cpu limit is 0. Ten pods under a hard
+/// zonal spread and a hostname spread: z3 is still a domain (empty, and staying so), so z1 and z2
+/// get one pod each, on their own nodes, and the rest wait (S-TOPO-038).
+#[test]
+fn a_zone_whose_pool_cannot_grow_still_caps_the_others() {
+    let hostname = ", labelSelector: {matchLabels: {app: s}}}, {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: s}}";
+    let a = format!("{{key: {ZONE}, operator: In, values: [z1, z2]}}");
+    let b = format!("{{key: {ZONE}, operator: In, values: [z3]}}");
+    let text = pool("a", &[&a], "")
+        + &pool("b", &[&b], "").replace(
+            "spec:\n  template:",
+            "spec:\n  limits: {cpu: '0'}\n  template:",
+        )
+        + &zonal()
+        + &spread_pods(10, hostname, "");
+    assert!(text.contains("limits: {cpu: '0'}"));
+    let (_, p) = run(&text);
+    assert_eq!(
+        per_zone(&p),
+        BTreeMap::from([("z1".to_string(), 1), ("z2".to_string(), 1)])
+    );
+    assert_eq!(p.new_nodes.len(), 2);
+    assert_eq!(p.unschedulable.len(), 8);
+}
