@@ -39,6 +39,7 @@ mod kubectl;
 mod large_input;
 mod layering;
 mod packaging;
+mod provisioning_deleting_nodes;
 mod rbac_authz;
 mod safety;
 mod same_plan;
