@@ -11,6 +11,7 @@ mod shared;
 mod support;
 
 mod conformance_doc;
+mod consolidation_min_values;
 mod controller_candidates;
 mod controller_consolidated;
 mod controller_disruption;
@@ -39,6 +40,7 @@ mod kubectl;
 mod large_input;
 mod layering;
 mod packaging;
+mod provisioning_deleting_nodes;
 mod rbac_authz;
 mod safety;
 mod same_plan;

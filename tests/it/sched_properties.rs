@@ -1039,3 +1039,138 @@ fn debug_case3() {
         }
     }
 }
+
+/// A catalog spread over three zones, a NodePool with `minValues` on the instance type (2 or 3)
+/// and, half the time, on the zone (2), and pods with requests and, some, an SSD selector.
+/// Returns the snapshot and the pool's `minValues` (instance type, zone; 1 when unset).
+fn scenario4(rng: &mut Lcg, count: usize) -> (Snapshot, usize, usize) {
+    let structure = rng.pick(&STRUCTURES);
+    let flavors = catalog2(structure, rng);
+    let types_min = rng.pick(&[2usize, 3]);
+    let zones_min = if rng.chance(50) { 2 } else { 1 };
+    let zone_req = if zones_min > 1 {
+        "\n      - {key: topology.kubernetes.io/zone, operator: In, values: [z1, z2, z3], minValues: 2}"
+    } else {
+        ""
+    };
+    let mut y = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: default}}\nspec:\n  template:\n    spec:\n      requirements:\n      - {{key: node.kubernetes.io/instance-type, operator: Exists, minValues: {types_min}}}{zone_req}\n"
+    );
+    for (i, f) in flavors.iter().enumerate() {
+        let disk = if f.ssd { ",disk=ssd" } else { "" };
+        let zone = rng.pick(&["z1", "z2", "z3"]);
+        y.push_str(&format!(
+            "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata:\n  name: f{i}\n  namespace: capi\n  labels: {{node.cluster.x-k8s.io/karpenter-member: ''}}\n  annotations:\n    capacity.cluster-autoscaler.kubernetes.io/cpu: '{}'\n    capacity.cluster-autoscaler.kubernetes.io/memory: {}Gi\n    capacity.cluster-autoscaler.kubernetes.io/price: '{}.{:06}'\n    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=f{i},topology.kubernetes.io/zone={zone}{disk}\nspec: {{clusterName: c, replicas: 0, template: {{spec: {{clusterName: c}}}}}}\n",
+            f.cores, f.mem_gib, f.price_micros / 1_000_000, f.price_micros % 1_000_000
+        ));
+    }
+    for (i, p) in pods2(structure, count, rng).iter().enumerate() {
+        let selector = if p.ssd {
+            "\n  nodeSelector: {disk: ssd}"
+        } else {
+            ""
+        };
+        let gpu = if p.gpu { ", nvidia.com/gpu: '1'" } else { "" };
+        y.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default}}\nspec:{selector}\n  containers: [{{name: c, resources: {{requests: {{cpu: {}m, memory: {}Mi{gpu}}}, limits: {{cpu: {}m{gpu}}}}}}}]\n",
+            p.cpu_millis, p.mem_mib, p.cpu_millis
+        ));
+    }
+    let snap = snapshot_from_sources(&[Source {
+        name: "generated".into(),
+        text: y,
+    }])
+    .unwrap();
+    (snap, types_min, zones_min)
+}
+
+/// The distinct instance types and zones among the offerings that could hold all of `pods`
+/// (their summed requests, each one's node selector): what a NodeClaim holding them may list.
+fn claim_spread(
+    snap: &Snapshot,
+    offerings: &[karpenter_capi::sched::catalog::Offering],
+    pods: &[usize],
+) -> (usize, usize) {
+    let mut total = karpenter_capi::model::Resources::default();
+    for &i in pods {
+        total.add(&snap.pods[i].demand.requests);
+    }
+    let holding: Vec<_> = offerings
+        .iter()
+        .filter(|o| {
+            total.fits_in(&o.allocatable)
+                && pods.iter().all(|&i| {
+                    snap.pods[i]
+                        .demand
+                        .node_requirement_unmet(&o.labels)
+                        .is_none()
+                })
+        })
+        .collect();
+    let types: std::collections::BTreeSet<&String> =
+        holding.iter().map(|o| &o.flavor.instance_type).collect();
+    let zones: std::collections::BTreeSet<Option<&String>> = holding
+        .iter()
+        .map(|o| o.labels.get("topology.kubernetes.io/zone"))
+        .collect();
+    (types.len(), zones.len())
+}
+
+/// `minValues` under `cost`, as Karpenter's default `Strict` policy guarantees, on random
+/// catalogs over three zones with 5-60 pods: every new node's pods leave its claim at least the
+/// pool's `minValues` instance types (and zones); a pod is left pending only when a claim
+/// holding it alone could not keep them (no placeable pod waits); and `cost` places as many
+/// pods as `karpenter-capi`, which enforces the same rule (v1.5).
+#[test]
+fn cost_keeps_min_values_and_leaves_no_placeable_pod_pending() {
+    use proptest::test_runner::{Config, TestRunner};
+    let cases = std::env::var("SCHED_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24u32);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x4d56),
+        ..Config::default()
+    });
+    let pending_seen = std::cell::Cell::new(0usize);
+    let result = runner.run(&(any::<u64>(), 5usize..=60), |(seed, count)| {
+        let mut rng = Lcg(seed);
+        let (snap, types_min, zones_min) = scenario4(&mut rng, count);
+        let (offerings, _) = karpenter_capi::sched::catalog::offerings(&snap, true);
+        let cost = plan(&snap, StrategyName::Cost);
+        assert_valid2(&snap, &cost);
+        for n in &cost.new_nodes {
+            let (types, zones) = claim_spread(&snap, &offerings, &n.pods);
+            prop_assert!(
+                types >= types_min && zones >= zones_min,
+                "seed {seed} pods {count}: a {} node keeps {types} types, {zones} zones (min {types_min}, {zones_min})",
+                n.offering.flavor.instance_type
+            );
+        }
+        for (i, _) in &cost.unschedulable {
+            let (types, zones) = claim_spread(&snap, &offerings, &[*i]);
+            prop_assert!(
+                types < types_min || zones < zones_min,
+                "seed {seed} pods {count}: p{i} pending though a claim of its own keeps {types} types, {zones} zones"
+            );
+        }
+        pending_seen.set(pending_seen.get() + cost.unschedulable.len());
+        let upstream = plan(&snap, StrategyName::KarpenterCapi);
+        prop_assert!(
+            cost.unschedulable.len() <= upstream.unschedulable.len(),
+            "seed {seed} pods {count}: karpenter-capi placed more ({} pending, cost {})",
+            upstream.unschedulable.len(),
+            cost.unschedulable.len()
+        );
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    eprintln!(
+        "pods left pending by minValues over all cases: {}",
+        pending_seen.get()
+    );
+}

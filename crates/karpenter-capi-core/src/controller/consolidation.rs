@@ -183,6 +183,18 @@ pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     }
     let removed: i64 = remove.iter().map(|c| c.price.0).sum();
     let added = placement.price().0;
+    // The replacement's cheaper options must keep its pool's minValues.
+    if let Some(n) = placement.new_nodes.first()
+        && crate::sched::min_values::replacement_unmet(
+            snapshot,
+            &view,
+            n,
+            remove.iter().map(|c| (c.claim.as_str(), c.price)),
+        )
+        .is_some()
+    {
+        return None;
+    }
     (added < removed).then(|| Decision {
         remove: remove.to_vec(),
         replacements: placement.new_nodes,

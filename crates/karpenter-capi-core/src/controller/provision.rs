@@ -59,9 +59,28 @@ pub fn provision(
         );
     }
     let placement = Relaxing(Cost).plan(snapshot, &pods);
+    let mut notes: Vec<String> = Vec::new();
     let actions = placement
         .new_nodes
         .iter()
+        .filter(|n| {
+            // A claim whose truncated instance types miss its pool's minValues is not created;
+            // its pods wait with the reason (core `Results.TruncateInstanceTypes`).
+            let unmet = crate::sched::min_values::truncation_unmet(snapshot, n);
+            if let Some(unfit) = &unmet {
+                notes.extend(n.pods.iter().map(|&p| {
+                    let why = crate::sched::Rejection {
+                        subject: n.offering.node_pool.clone(),
+                        unfit: unfit.clone(),
+                    };
+                    format!(
+                        "pod {} fits no flavor: {why}",
+                        snapshot.pods[p].demand.key()
+                    )
+                }));
+            }
+            unmet.is_none()
+        })
         .filter_map(|n| {
             let pool = snapshot
                 .nodepools
@@ -70,18 +89,14 @@ pub fn provision(
             Some(create_node_claim(snapshot, pool, n, "Provisioning"))
         })
         .collect();
-    let notes = placement
-        .unschedulable
-        .iter()
-        .map(|(p, reasons)| {
-            let why: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
-            format!(
-                "pod {} fits no flavor: {}",
-                snapshot.pods[*p].demand.key(),
-                why.join("; ")
-            )
-        })
-        .collect();
+    notes.extend(placement.unschedulable.iter().map(|(p, reasons)| {
+        let why: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
+        format!(
+            "pod {} fits no flavor: {}",
+            snapshot.pods[*p].demand.key(),
+            why.join("; ")
+        )
+    }));
     (actions, notes)
 }
 

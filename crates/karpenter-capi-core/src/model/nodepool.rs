@@ -80,6 +80,13 @@ pub struct NodePool {
     pub status_resources: Option<std::collections::BTreeMap<String, String>>,
     /// `status.conditions[Ready].status == "True"`, when reported.
     pub ready: Option<bool>,
+    /// `metadata.deletionTimestamp` is set: the pool is going away and provisions nothing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleting: bool,
+    /// `spec.replicas`: a static NodePool (a fixed node count kept by its own controller), which
+    /// provisioning never adds to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i64>,
 }
 
 impl NodePool {
@@ -111,6 +118,8 @@ impl NodePool {
             status_nodes: None,
             status_resources: None,
             ready: None,
+            deleting: false,
+            replicas: None,
         }
     }
 
@@ -270,6 +279,8 @@ impl NodePool {
                 .pointer("/status/resources")
                 .and_then(|r| serde_json::from_value(r.clone()).ok()),
             ready,
+            deleting: obj.meta.deletion_timestamp.is_some(),
+            replicas: v.pointer("/spec/replicas").and_then(|r| r.as_i64()),
         })
     }
 
@@ -286,6 +297,14 @@ impl NodePool {
         }
         labels.insert(keys::NODEPOOL.to_string(), self.name.clone());
         labels
+    }
+
+    /// Whether provisioning may create NodeClaims for this pool: not reported `Ready=False`, not
+    /// being deleted and not static (core v1.14 `provisioner.go` `NewScheduler` drops the others
+    /// before scheduling, `nodepoolutils.IsStatic` being `spec.replicas` set). A pool with no
+    /// status yet (read from a file) provisions.
+    pub fn provisions(&self) -> bool {
+        self.ready != Some(false) && !self.deleting && self.replicas.is_none()
     }
 
     /// The limit on a resource, if any.

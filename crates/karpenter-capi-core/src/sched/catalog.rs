@@ -86,10 +86,9 @@ pub fn offerings_with(
     let mut out = Vec::new();
     let mut excluded = Vec::new();
     for (pool_index, pool) in snapshot.nodepools.iter().enumerate() {
-        // A NodePool reported not Ready (its node class missing) provisions nothing, as core
-        // v1.14 `provisioner.go` skips NodePools that are not Ready; one with no status yet (a
-        // file) is offered.
-        if pool.ready == Some(false) {
+        // A NodePool reported not Ready (its node class missing), being deleted or static
+        // provisions nothing ([`crate::model::nodepool::NodePool::provisions`]).
+        if !pool.provisions() {
             continue;
         }
         for md in snapshot.members_of(pool) {
@@ -328,6 +327,15 @@ fn with_daemonsets(
     let template = pool.map(template_requirements).unwrap_or_default();
     let mut probe_labels = o.labels.clone();
     probe_labels.insert(keys::HOSTNAME.to_string(), "new-node".to_string());
+    // Every node Karpenter makes gets its lifecycle labels, so a DaemonSet selecting them runs
+    // there (core v1.14 counts it: the labels are well-known to `isDaemonPodCompatible`); they
+    // are for judging the DaemonSets only, never the claim's labels. (Cluster Autoscaler's
+    // template node has no such labels.)
+    if scope == DaemonScope::Flavor {
+        for key in [keys::REGISTERED_LABEL, keys::INITIALIZED_LABEL] {
+            probe_labels.insert(key.to_string(), "true".to_string());
+        }
+    }
     for ds in &snapshot.daemonsets {
         let runs = match scope {
             DaemonScope::Flavor => daemon_runs_on(&ds.pod, &probe_labels, &o.taints),

@@ -193,7 +193,8 @@ fn topology_keys(demand: &PodDemand) -> impl Iterator<Item = &str> {
 }
 
 /// Karpenter v1.14 sends at most this many instance types in a NodeClaim (`MaxInstanceTypes`
-/// in core `provisioning/scheduling/nodeclaimtemplate.go`), cheapest first.
+/// in core `provisioning/scheduling/nodeclaimtemplate.go`; its test suites lower it to 60, the
+/// v1.5 value the `karpenter-capi` strategy keeps), cheapest first.
 pub const MAX_INSTANCE_TYPES: usize = 600;
 
 /// The instance types a NodeClaim for this planned node lists when its NodePool sets
@@ -206,6 +207,130 @@ pub fn claim_instance_types(
     snapshot: &Snapshot,
     node: &super::strategy::NewNode,
 ) -> Option<Vec<String>> {
+    claim_list(snapshot, node, MAX_INSTANCE_TYPES).map(|l| l.instance_types)
+}
+
+/// Why the NodeClaim for this planned node may not be created, if it may not: its instance
+/// types, truncated to [`MAX_INSTANCE_TYPES`] cheapest first, keep fewer than the pool's
+/// `minValues` distinct values of a key (core `scheduler.go` `Results.TruncateInstanceTypes`
+/// → `InstanceTypes.Truncate`, under the default `Strict` policy: the claim is dropped and its
+/// pods stay pending with that reason). The plan checks `minValues` over every option; only the
+/// truncation can break it, on a key other than the instance type (`minValues` is at most 50).
+pub fn truncation_unmet(snapshot: &Snapshot, node: &super::strategy::NewNode) -> Option<Unfit> {
+    truncation_unmet_within(snapshot, node, MAX_INSTANCE_TYPES)
+}
+
+/// [`truncation_unmet`] with the list cut at `max` instance types.
+pub fn truncation_unmet_within(
+    snapshot: &Snapshot,
+    node: &super::strategy::NewNode,
+    max: usize,
+) -> Option<Unfit> {
+    claim_list(snapshot, node, max)?.unmet
+}
+
+/// A claim's instance types (at most `max`, cheapest first) and the `minValues` they miss.
+struct ClaimList {
+    instance_types: Vec<String>,
+    unmet: Option<Unfit>,
+}
+
+fn claim_list(
+    snapshot: &Snapshot,
+    node: &super::strategy::NewNode,
+    max: usize,
+) -> Option<ClaimList> {
+    let options = claim_options(snapshot, node)?;
+    let instance_types = cheapest_types(&options.offerings, max);
+    let unmet = options.unmet_among_types(&instance_types);
+    Some(ClaimList {
+        instance_types,
+        unmet,
+    })
+}
+
+/// Why a consolidation may not replace the nodes `removed` (NodeClaim, price) by this planned node,
+/// if it may not: its claim's options, cut to [`MAX_INSTANCE_TYPES`], then kept only where an
+/// instance type's dearest option is cheaper than the nodes removed (and, replacing several,
+/// cheaper than any of them of a type among the options), miss its pool's `minValues` (core
+/// `disruption/consolidation.go` `computeConsolidation` and `multinodeconsolidation.go`
+/// `filterOutSameInstanceType`, both through `NodeClaim.RemoveInstanceTypeOptionsByPriceAndMinValues`).
+/// None when the pool sets no `minValues`. `snapshot` is the cluster with the removed nodes,
+/// `view` the one without them that the replacement was planned on.
+pub fn replacement_unmet<'a>(
+    snapshot: &Snapshot,
+    view: &Snapshot,
+    node: &super::strategy::NewNode,
+    removed: impl Iterator<Item = (&'a str, crate::model::flavor::Price)> + Clone,
+) -> Option<Unfit> {
+    let options = claim_options(view, node)?;
+    let types = cheapest_types(&options.offerings, MAX_INSTANCE_TYPES);
+    let mut cap: i64 = removed.clone().map(|(_, p)| p.0).sum();
+    if removed.clone().count() > 1 {
+        for (claim, price) in removed {
+            if instance_type_of(snapshot, claim).is_some_and(|t| types.contains(&t)) {
+                cap = cap.min(price.0);
+            }
+        }
+    }
+    let cheaper: Vec<String> = types
+        .into_iter()
+        .filter(|t| {
+            options
+                .offerings
+                .iter()
+                .filter(|o| &o.flavor.instance_type == t)
+                .all(|o| o.flavor.price.0 < cap)
+        })
+        .collect();
+    options.unmet_among_types(&cheaper)
+}
+
+/// The instance type of a NodeClaim's node: its MachineDeployment's flavor's, else its label.
+fn instance_type_of(snapshot: &Snapshot, claim: &str) -> Option<String> {
+    let record = snapshot.nodeclaims.iter().find(|c| c.name == claim)?;
+    snapshot
+        .claim_machine_deployment(record)
+        .and_then(|md| {
+            snapshot
+                .machine_deployments
+                .iter()
+                .find(|m| m.key() == md)
+                .and_then(|m| m.flavor.as_ref().ok())
+                .map(|f| f.instance_type.clone())
+        })
+        .or_else(|| record.labels.get(keys::INSTANCE_TYPE).cloned())
+}
+
+/// The offerings a planned node's claim may list (those of its pool that hold all its pods,
+/// and the planned one), cheapest first, with the pool's `minValues`.
+struct Options {
+    pool: String,
+    min: Vec<(String, usize)>,
+    offerings: Vec<Offering>,
+}
+
+impl Options {
+    /// The first `minValues` the options of these instance types miss.
+    fn unmet_among_types(&self, types: &[String]) -> Option<Unfit> {
+        unmet_among(
+            &self.pool,
+            &self.min,
+            self.offerings
+                .iter()
+                .filter(|o| types.contains(&o.flavor.instance_type)),
+        )
+    }
+}
+
+fn claim_options(snapshot: &Snapshot, node: &super::strategy::NewNode) -> Option<Options> {
+    let pool = snapshot
+        .nodepools
+        .iter()
+        .find(|p| p.name == node.offering.node_pool)?;
+    if pool.min_values.is_empty() {
+        return None;
+    }
     let (offerings, _) = super::catalog::offerings(snapshot, true);
     let mv = MinValues::new(snapshot, &offerings, &Budget::new(snapshot))?;
     let mut claim = mv.start(&node.offering.node_pool)?;
@@ -217,28 +342,40 @@ pub fn claim_instance_types(
         total.add(&demand.requests);
         claim.options = mv.narrowed(&claim, demand, &labels, &total);
     }
-    let pool = &mv.pools[claim.pool].offerings;
-    let mut types: Vec<(i64, &String)> = claim
+    let pool = &mv.pools[claim.pool];
+    let mut options: Vec<Offering> = claim
         .options
         .iter()
-        .map(|&o| (pool[o].flavor.price.0, &pool[o].flavor.instance_type))
+        .map(|&o| pool.offerings[o].clone())
         .collect();
-    if !types
+    if !options
         .iter()
-        .any(|(_, t)| **t == node.offering.flavor.instance_type)
+        .any(|o| o.flavor.instance_type == node.offering.flavor.instance_type)
     {
-        types.push((
-            node.offering.flavor.price.0,
-            &node.offering.flavor.instance_type,
-        ));
+        options.push(node.offering.clone());
     }
-    types.sort();
-    let mut out: Vec<String> = Vec::new();
-    for (_, t) in types {
-        if !out.contains(t) {
-            out.push(t.clone());
+    options.sort_by(|a, b| {
+        (a.flavor.price.0, &a.flavor.instance_type)
+            .cmp(&(b.flavor.price.0, &b.flavor.instance_type))
+    });
+    Some(Options {
+        pool: pool.name.clone(),
+        min: pool.min.clone(),
+        offerings: options,
+    })
+}
+
+/// The instance types of these offerings (sorted cheapest first), each as cheap as its cheapest
+/// offering (core `InstanceTypes.OrderByPrice`), at most `max`.
+fn cheapest_types(offerings: &[Offering], max: usize) -> Vec<String> {
+    let mut types: Vec<String> = Vec::new();
+    for o in offerings {
+        if types.len() == max {
+            break;
+        }
+        if !types.contains(&o.flavor.instance_type) {
+            types.push(o.flavor.instance_type.clone());
         }
     }
-    out.truncate(MAX_INSTANCE_TYPES);
-    Some(out)
+    types
 }

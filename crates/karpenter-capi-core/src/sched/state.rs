@@ -166,7 +166,10 @@ impl<'a> ClusterState<'a> {
                 // A Node being deleted takes no pods (core's scheduler skips nodes marked for
                 // deletion): planned onto it they would be pending again when it goes.
                 cordoned: n.unschedulable || n.deleting,
-                free: n.allocatable.clone(),
+                free: match initializing {
+                    Some(c) => claimed_allocatable(snapshot, c, &n.allocatable),
+                    None => n.allocatable.clone(),
+                },
                 requested: Resources::default(),
                 pods: Vec::new(),
                 ports: Vec::new(),
@@ -447,4 +450,46 @@ impl<'a> ClusterState<'a> {
     pub fn spread_keys(&self) -> impl Iterator<Item = &str> {
         self.spread.keys()
     }
+}
+
+/// A Node's allocatable while its NodeClaim initializes: any resource it still reports as zero
+/// (a device plugin not up yet: `nvidia.com/gpu: 0`) counts with its flavor's amount, as core
+/// v1.14 `state/statenode.go` `Allocatable` fills zero quantities from the claim's (ours is the
+/// flavor's capacity). Without it a GPU pod waiting for that very node would buy a second one.
+fn claimed_allocatable(
+    snapshot: &Snapshot,
+    claim: &crate::model::nodeclaim::NodeClaimRecord,
+    reported: &Resources,
+) -> Resources {
+    let mut out = reported.clone();
+    let Some(capacity) = snapshot.claim_machine_deployment(claim).and_then(|md| {
+        snapshot
+            .machine_deployments
+            .iter()
+            .find(|m| m.key() == md)
+            .and_then(|m| m.flavor.as_ref().ok())
+            .map(|f| &f.capacity)
+    }) else {
+        return out;
+    };
+    for (mine, theirs) in [
+        (&mut out.cpu_millis, capacity.cpu_millis),
+        (&mut out.memory_bytes, capacity.memory_bytes),
+        (
+            &mut out.ephemeral_storage_bytes,
+            capacity.ephemeral_storage_bytes,
+        ),
+        (&mut out.pods, capacity.pods),
+    ] {
+        if *mine == 0 {
+            *mine = theirs;
+        }
+    }
+    for (k, v) in &capacity.extended {
+        let e = out.extended.entry(k.clone()).or_insert(0);
+        if *e == 0 {
+            *e = *v;
+        }
+    }
+    out
 }

@@ -79,6 +79,8 @@ pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 /// Label Karpenter puts on a node it adopted.
 pub const REGISTERED_LABEL: &str = "karpenter.sh/registered";
+/// Label Karpenter puts on a node once its NodeClaim is initialized.
+pub const INITIALIZED_LABEL: &str = "karpenter.sh/initialized";
 /// CAPI's taint on a Node until the Machine controller has synced its labels.
 pub const CAPI_UNINITIALIZED_TAINT_KEY: &str = "node.cluster.x-k8s.io/uninitialized";
 /// The node lifecycle controller's taint on a Node that is not Ready.

@@ -3,16 +3,26 @@
 //! inputs through every strategy it concerns, asserting flavors, counts and labels.
 
 mod affinity_groups;
+mod claims;
+mod compat;
 mod daemonsets;
+mod existing_nodes;
 mod host_ports;
+mod in_flight;
 mod karpenter_capi_zones;
 mod min_values;
 mod multi_valued;
 mod pod_resources;
+mod pools;
 mod prefer_no_schedule;
+mod provisioning_cases;
 mod requirements;
 mod scheduling_logic;
 mod template_labels;
+mod topology_cases;
+mod truncation;
+mod volumes;
+mod zonal_spread;
 
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;

@@ -80,7 +80,7 @@ fn a_well_known_template_label_the_flavor_lacks_rules_it_out() {
             .map(|n| n.offering.flavor.instance_type.as_str());
         assert_eq!(got, want, "{capacity}");
     }
-    // Nothing left: the pod says the catalog offers nothing.
+    // Nothing left: the pod says which pool label ruled the flavor out.
     let s = snap(
         &(pool("kubernetes.io/arch: s390x")
             + &flavor("c2", 2, "0.04", "")
@@ -90,7 +90,7 @@ fn a_well_known_template_label_the_flavor_lacks_rules_it_out() {
     assert_eq!(p.unschedulable.len(), 1);
     assert_eq!(
         p.unschedulable[0].1[0].to_string(),
-        "catalog: no NodePool offers any flavor: no valid member MachineDeployment"
+        "default/c2: NodePool default requires kubernetes.io/arch In [s390x] (template label)"
     );
 }
 

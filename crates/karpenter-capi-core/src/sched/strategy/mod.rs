@@ -139,13 +139,17 @@ impl<S: Strategy> Strategy for Relaxing<S> {
         };
         let base = strict.as_ref().unwrap_or(snapshot);
         // Core `scheduler.go` `NewScheduler`: the toleration step exists only when a NodePool
-        // template has a PreferNoSchedule taint.
+        // template has a PreferNoSchedule taint, among the pools that provision.
         let tolerate_step = karpenter
-            && snapshot.nodepools.iter().any(|p| {
-                p.taints
-                    .iter()
-                    .any(|t| t.effect == crate::model::taints::Effect::PreferNoSchedule)
-            });
+            && snapshot
+                .nodepools
+                .iter()
+                .filter(|p| p.provisions())
+                .any(|p| {
+                    p.taints
+                        .iter()
+                        .any(|t| t.effect == crate::model::taints::Effect::PreferNoSchedule)
+                });
         let mut placement = self.0.plan(base, pending);
         let stuck = |p: &Placement, s: &Snapshot, later: &LaterTerms| -> Vec<usize> {
             p.unschedulable
@@ -535,10 +539,19 @@ pub fn rejections(
         }
     }
     if offerings.is_empty() {
-        out.push(Rejection {
-            subject: "catalog".to_string(),
-            unfit: Unfit::NoOffering,
-        });
+        // Say which NodePool requirement ruled each flavor out, as core's "nodepool requirements
+        // filtered out all available instance types" (`scheduler.go` `NewScheduler`).
+        let (_, excluded) = crate::sched::catalog::offerings(state.snapshot(), true);
+        out.extend(excluded.into_iter().map(|e| Rejection {
+            subject: format!("{}/{}", e.node_pool, e.instance_type),
+            unfit: e.unfit,
+        }));
+        if out.is_empty() {
+            out.push(Rejection {
+                subject: "catalog".to_string(),
+                unfit: Unfit::NoOffering,
+            });
+        }
     }
     out
 }
