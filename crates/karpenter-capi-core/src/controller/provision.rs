@@ -11,7 +11,8 @@ use crate::model::labels::{Labels, Operator, is_restricted_label};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
-use crate::sched::strategy::{NewNode, Relaxing, Strategy, cost::Cost};
+use crate::sched::strategy::cost::{Foreseeing, foresight};
+use crate::sched::strategy::{NewNode, Relaxing, Strategy};
 use crate::vocab::keys;
 use crate::vocab::keys::NODE_CLASS_LABEL;
 use crate::vocab::keys::TEMPLATE_HASH_ANNOTATION;
@@ -58,7 +59,9 @@ pub fn provision(
             )],
         );
     }
-    let placement = Relaxing(Cost).plan(snapshot, &pods);
+    // The recent arrivals (pod creation times) size the new nodes for a growing load.
+    let forecast = foresight::observe(snapshot, &pods, now);
+    let placement = Relaxing(Foreseeing(forecast)).plan(snapshot, &pods);
     let actions = placement
         .new_nodes
         .iter()
@@ -70,17 +73,16 @@ pub fn provision(
             Some(create_node_claim(snapshot, pool, n, "Provisioning"))
         })
         .collect();
-    let notes = placement
-        .unschedulable
-        .iter()
-        .map(|(p, reasons)| {
+    let sized = placement.sizing.iter().map(ToString::to_string);
+    let notes = sized
+        .chain(placement.unschedulable.iter().map(|(p, reasons)| {
             let why: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
             format!(
                 "pod {} fits no flavor: {}",
                 snapshot.pods[*p].demand.key(),
                 why.join("; ")
             )
-        })
+        }))
         .collect();
     (actions, notes)
 }
