@@ -2,26 +2,27 @@
 //! fleet while demand grows. The pods that arrived over the last [`WINDOW_SECS`] (creation
 //! times of the pods in the cluster, so nothing is kept outside it) are taken as the pods that
 //! will arrive over the next window; a new node is priced by what it will hold then, and a
-//! larger flavor is bought only when the fleet for the batch *and* those expected pods is
-//! cheaper that way than buying for the batch now and for the rest later.
+//! larger flavor is bought only when it is cheaper per pod it will hold than the batch's own
+//! plan.
 //!
 //! The rule, deterministic for the same snapshot and time:
 //! - **Arrivals.** Alive pods (not DaemonSet, mirror, terminal or terminating ones) created in
-//!   `(now − W, now]`, outside the batch; `W` = [`WINDOW_SECS`]. Only pods whose fit is per node
-//!   (no pod affinity, anti-affinity, spread, host ports or volume zones) are forecast.
-//! - **Not falling.** Fewer such arrivals than in the window before (`(now − 2W, now − W]`)
-//!   means the load is falling: no forecast. No arrival besides the batch (a one-shot batch, a
-//!   file, a flat load) forecasts nothing either, so such plans are the batch's own.
+//!   `(now − W, now]`, the batch's included; `W` = [`WINDOW_SECS`]. Only pods whose fit is per
+//!   node (no pod affinity, anti-affinity, spread, host ports or volume zones) are forecast.
+//! - **Growth must be observable.** No arrival outside the batch (a one-shot batch, a file, a
+//!   load that stopped growing) forecasts nothing, so such plans are the batch's own; fewer
+//!   arrivals than in the window before (`(now − 2W, now − W]`) means the load is falling: no
+//!   forecast either.
 //! - **What the policy allows.** A wrong forecast leaves a node larger than its pods need.
 //!   `WhenEmptyOrUnderutilized` replaces such a node later, so the forecast counts in full;
 //!   `WhenEmpty` keeps it until it is empty, so only half the arrivals count; a pool that never
 //!   consolidates (`consolidateAfter: Never`) gets no forecast.
 //! - **At most one node's worth** of each shape is expected (the most the largest flavor holds):
 //!   further pods would need nodes of their own and cannot change the ones bought now.
-//! - **The comparison.** Fleet A: the batch's own plan, then the expected pods filling its room
-//!   and buying their own nodes. Fleet B: the nodes of a plan for the batch and the expected
-//!   pods together that hold the batch's pods (filled batch-first), then the same for the rest.
-//!   B is bought only when strictly cheaper per hour than A; [`Sizing`] says why.
+//! - **Cheaper per pod.** The nodes of one `cost` plan for the batch and the expected pods
+//!   together are opened only as the batch's pods need them (largest first, first fit); they are
+//!   bought instead of the batch's own plan only when their price per pod they will hold (the
+//!   batch's and the expected pods that fit their room) is strictly lower. [`Sizing`] says why.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -88,12 +89,12 @@ pub enum Sizing {
         window_secs: i64,
         /// Price per hour of the nodes bought now.
         bought: Price,
+        /// Pods they will hold: the batch's and the expected ones that fit their room.
+        holds: usize,
         /// Price per hour of the batch's own plan.
         batch_alone: Price,
-        /// Price per hour for the batch and the expected pods, sized with foresight.
-        fleet: Price,
-        /// The same, bought batch by batch.
-        fleet_batch_by_batch: Price,
+        /// Pods that plan's nodes would hold the same way.
+        batch_alone_holds: usize,
     },
 }
 
@@ -105,18 +106,25 @@ impl std::fmt::Display for Sizing {
                 expected,
                 window_secs,
                 bought,
+                holds,
                 batch_alone,
-                fleet,
-                fleet_batch_by_batch,
+                batch_alone_holds,
             } => write!(
                 f,
                 "sized for {pending} pending and ~{expected} expected pod(s) (as many arrived in the last {}m): \
-                 {bought}/h now instead of {batch_alone}/h, {fleet}/h for all of them instead of \
-                 {fleet_batch_by_batch}/h bought batch by batch",
-                window_secs / 60
+                 {bought}/h for {holds} pod(s), {}/h per pod, instead of {batch_alone}/h for \
+                 {batch_alone_holds}, {}/h per pod",
+                window_secs / 60,
+                per_pod(*bought, *holds),
+                per_pod(*batch_alone, *batch_alone_holds),
             ),
         }
     }
+}
+
+/// A price per hour shared by `pods` pods.
+fn per_pod(price: Price, pods: usize) -> Price {
+    Price(price.0 / (pods.max(1) as i64))
 }
 
 /// Whether a pod can be forecast: its fit is per node (nothing across nodes, no host port).
@@ -248,7 +256,7 @@ pub fn with_expected(snapshot: &Snapshot, forecast: &Forecast) -> (Snapshot, Vec
 }
 
 /// `cost`'s plan for the batch with the forecast: the batch's own plan ([`super::plan_within`])
-/// unless the nodes sized with foresight make the fleet strictly cheaper (module rule).
+/// unless nodes sized with foresight are strictly cheaper per pod they will hold (module rule).
 pub fn plan(snapshot: &Snapshot, pending: &[usize], forecast: &Forecast) -> Placement {
     let base = super::plan_within(snapshot, pending, None);
     if forecast.is_empty()
@@ -261,7 +269,7 @@ pub fn plan(snapshot: &Snapshot, pending: &[usize], forecast: &Forecast) -> Plac
     foreseen(snapshot, pending, forecast, &base).unwrap_or(base)
 }
 
-/// The plan sized with foresight, when it is cheaper.
+/// The plan sized with foresight, when it is cheaper per pod.
 fn foreseen(
     snapshot: &Snapshot,
     pending: &[usize],
@@ -305,21 +313,23 @@ fn foreseen(
     if flavors(&kept) == flavors(&base.new_nodes) {
         return None;
     }
-    let with_foresight = fleet(&aug, &kept, &expected)?;
-    let batch_by_batch = fleet(&aug, &base.new_nodes, &expected)?;
-    if with_foresight >= batch_by_batch {
+    // Cheaper per pod over the window: price / pods held, compared crosswise in integers.
+    let price = |nodes: &[NewNode]| Price(nodes.iter().map(|n| n.offering.flavor.price.0).sum());
+    let (bought, alone) = (price(&kept), price(&base.new_nodes));
+    let holds = held(&aug, &kept, &expected)?;
+    let alone_holds = held(&aug, &base.new_nodes, &expected)?;
+    if i128::from(bought.0) * alone_holds as i128 >= i128::from(alone.0) * holds as i128 {
         return None;
     }
-    let price = |nodes: &[NewNode]| Price(nodes.iter().map(|n| n.offering.flavor.price.0).sum());
     let mut out = base.clone();
     out.sizing = Some(Sizing::ExpectedArrivals {
         pending: real.len(),
         expected: expected.len(),
         window_secs: WINDOW_SECS,
-        bought: price(&kept),
-        batch_alone: price(&base.new_nodes),
-        fleet: with_foresight,
-        fleet_batch_by_batch: batch_by_batch,
+        bought,
+        holds,
+        batch_alone: alone,
+        batch_alone_holds: alone_holds,
     });
     out.new_nodes = kept;
     Some(out)
@@ -351,35 +361,30 @@ fn fill(snapshot: &Snapshot, nodes: &[&NewNode], pods: &[usize]) -> Option<Vec<N
     Some(new_nodes(&state, &offerings))
 }
 
-/// The price per hour of `nodes` (holding the batch) plus what the expected pods cost after
-/// them: they fill the nodes' room first-fit, and the rest get `cost`'s plan of their own.
-fn fleet(aug: &Snapshot, nodes: &[NewNode], expected: &[usize]) -> Option<Price> {
+/// The pods `nodes` will hold over the window: their own (the batch's) and the expected pods
+/// that fit their room, first fit.
+fn held(aug: &Snapshot, nodes: &[NewNode], expected: &[usize]) -> Option<usize> {
     let (all, _) = catalog::offerings(aug, true);
     let offerings = super::distinct(aug, &all);
     let mut state = ClusterState::new(aug, &all);
     let mut opened = Vec::new();
+    let mut count = 0;
     for node in nodes {
         let o = offerings.iter().position(|x| *x == node.offering)?;
         let n = state.open(&offerings[o], NodeOrigin::New(o), None);
         for &p in &node.pods {
             state.place(p, n);
         }
+        count += node.pods.len();
         opened.push(n);
     }
-    let mut rest = Vec::new();
     for &p in expected {
-        match opened.iter().find(|&&n| state.can_place(p, n)) {
-            Some(&n) => state.place(p, n),
-            None => rest.push(p),
+        if let Some(&n) = opened.iter().find(|&&n| state.can_place(p, n)) {
+            state.place(p, n);
+            count += 1;
         }
     }
-    let own = nodes.iter().map(|n| n.offering.flavor.price.0).sum::<i64>();
-    let after = if rest.is_empty() {
-        0
-    } else {
-        super::plan_within(aug, &rest, None).price().0
-    };
-    Some(Price(own + after))
+    Some(count)
 }
 
 #[cfg(test)]
@@ -466,16 +471,15 @@ mod tests {
                 expected: 10,
                 window_secs: 600,
                 bought: Price(200_000_000),
+                holds: 15,
                 batch_alone: Price(100_000_000),
-                fleet: Price(200_000_000),
-                fleet_batch_by_batch: Price(250_000_000),
+                batch_alone_holds: 7,
             }
         );
         assert_eq!(
             sizing.to_string(),
             "sized for 5 pending and ~10 expected pod(s) (as many arrived in the last 10m): \
-             0.2000/h now instead of 0.1000/h, 0.2000/h for all of them instead of 0.2500/h \
-             bought batch by batch"
+             0.2000/h for 15 pod(s), 0.0133/h per pod, instead of 0.1000/h for 7, 0.0143/h per pod"
         );
         // The same input, the same plan.
         let again = plan(&s, &pending, &observe(&s, &pending, NOW.parse().unwrap()));
