@@ -487,6 +487,44 @@ mod tests {
     }
 
     #[test]
+    fn the_controller_provisions_with_the_forecast_and_notes_why() {
+        use crate::controller::action::Action;
+        let s = cluster("WhenEmptyOrUnderutilized", 5, 0, 5);
+        let now: Timestamp = NOW.parse().unwrap();
+        let (actions, notes) =
+            crate::controller::provision::provision(&s, now, &crate::controller::Config::default());
+        let bought: Vec<(String, usize)> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::CreateNodeClaim {
+                    instance_type,
+                    pods,
+                    ..
+                } => Some((instance_type.clone(), pods.len())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bought, vec![("c3-16".to_string(), 5)]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].starts_with("sized for 5 pending and ~10 expected pod(s)"),
+            "{notes:?}"
+        );
+        // The same cluster with the recent pods 20 minutes old: nothing observable, c3-8.
+        let old = cluster("WhenEmptyOrUnderutilized", 0, 5, 5);
+        let (actions, notes) = crate::controller::provision::provision(
+            &old,
+            now,
+            &crate::controller::Config::default(),
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(matches!(
+            &actions[..],
+            [Action::CreateNodeClaim { instance_type, .. }] if instance_type == "c3-8"
+        ));
+    }
+
+    #[test]
     fn a_falling_load_or_a_one_shot_batch_is_planned_alone() {
         let now: Timestamp = NOW.parse().unwrap();
         // Fewer arrivals than in the window before: falling.
