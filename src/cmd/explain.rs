@@ -3,7 +3,7 @@
 
 use crate::cli::{ExplainArgs, ExplainKind, GlobalArgs, OutputFormat};
 use crate::controller::Config;
-use crate::diagnose::explain::{explain_nodeclaim, explain_pod};
+use crate::diagnose::explain::{explain_nodeclaim, explain_pod_at};
 use crate::diagnose::suggest;
 use crate::error::{Error, Outcome, Result};
 use crate::model::snapshot::Snapshot;
@@ -34,7 +34,7 @@ pub fn run(global: &GlobalArgs, args: ExplainArgs, printer: &Printer) -> Result<
                 global.namespace.as_deref(),
                 &origin,
             )?;
-            let e = explain_pod(&loaded.snapshot, index);
+            let e = explain_pod_at(&loaded.snapshot, index, Some(loaded.now));
             match printer.format {
                 OutputFormat::Json | OutputFormat::Yaml => printer.structured(&e)?,
                 _ => printer.write(&render(&pod_tree(&e), printer.color))?,

@@ -148,6 +148,9 @@ pub fn pod_tree(e: &PodExplanation) -> Tree {
             for note in &s.relaxed {
                 line.push(Tree::styled(format!("relaxed: {note}"), Style::Warn));
             }
+            if let Some(sizing) = &s.sizing {
+                line.push(Tree::new(sizing.to_string()));
+            }
             strategies.push(line);
         }
         root.push(strategies);

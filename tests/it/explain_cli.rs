@@ -312,3 +312,59 @@ fn explain_names_the_spread_skew_with_numbers() {
 "
     );
 }
+
+/// The seed catalog without its limit, a full worker holding 5 pods (500m) created 5 minutes
+/// before `--now` and 5 pending ones created just before it: arrivals are rising, so `cost`
+/// sizes the node for the pods expected next and `explain` says why.
+#[test]
+fn explain_says_why_cost_bought_a_larger_flavor() {
+    let mut y = karpenter_capi::sim::trace::DEFAULT_SCENARIO
+        .replace("  limits:\n    cpu: '20'\n", "")
+        .replace("replicas: 8", "replicas: 0");
+    y.push_str("---\napiVersion: v1\nkind: Node\nmetadata: {name: worker}\nstatus: {capacity: {cpu: 2500m, memory: 8Gi, pods: '110'}, allocatable: {cpu: 2500m, memory: 8Gi, pods: '110'}}\n");
+    let pod = |name: String, created: &str, bound: bool| {
+        let node = if bound { "nodeName: worker, " } else { "" };
+        let status = if bound {
+            "\nstatus: {phase: Running}"
+        } else {
+            ""
+        };
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, creationTimestamp: '{created}'}}\nspec: {{{node}containers: [{{name: c, resources: {{requests: {{cpu: 500m, memory: 512Mi}}}}}}]}}{status}\n"
+        )
+    };
+    for i in 0..5 {
+        y.push_str(&pod(format!("recent-{i}"), "2026-12-02T10:05:00Z", true));
+    }
+    for i in 0..5 {
+        y.push_str(&pod(format!("new-{i}"), "2026-12-02T10:09:58Z", false));
+    }
+    let dir = std::env::temp_dir().join(format!("kkc-explain-foresight-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("rising.yaml");
+    std::fs::write(&file, y).unwrap();
+    let (code, stdout, stderr) = explain(&[
+        "pod",
+        "default/new-0",
+        "-f",
+        file.to_str().unwrap(),
+        "--now",
+        "2026-12-02T10:10:00Z",
+    ]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{stderr}");
+    let strategies = stdout
+        .split("Strategies")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        strategies,
+        " (batch of 5 pending pod(s))
+   ├─ cost            c3-16  0.2000/h (node shared by 5 pod(s); batch 0.2000/h)
+   │  └─ sized for 5 pending and ~10 expected pod(s) (as many arrived in the last 10m): 0.2000/h for 15 pod(s), 0.0133/h per pod, instead of 0.1000/h for 7, 0.0143/h per pod
+   ├─ karpenter-capi  c3-16  0.2000/h (node shared by 5 pod(s); batch 0.2000/h)
+   └─ least-waste     c3-4   0.0500/h (node shared by 3 pod(s); batch 0.1000/h)
+"
+    );
+}

@@ -11,7 +11,8 @@ use crate::model::labels::{Labels, Operator, is_restricted_label};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
-use crate::sched::strategy::{NewNode, Relaxing, Strategy, cost::Cost};
+use crate::sched::strategy::cost::{Foreseeing, foresight};
+use crate::sched::strategy::{NewNode, Relaxing, Strategy};
 use crate::vocab::keys;
 use crate::vocab::keys::NODE_CLASS_LABEL;
 use crate::vocab::keys::TEMPLATE_HASH_ANNOTATION;
@@ -58,8 +59,10 @@ pub fn provision(
             )],
         );
     }
-    let placement = Relaxing(Cost).plan(snapshot, &pods);
-    let mut notes: Vec<String> = Vec::new();
+    // The recent arrivals (pod creation times) size the new nodes for a growing load.
+    let forecast = foresight::observe(snapshot, &pods, now);
+    let placement = Relaxing(Foreseeing(forecast)).plan(snapshot, &pods);
+    let mut notes: Vec<String> = placement.sizing.iter().map(ToString::to_string).collect();
     let actions = placement
         .new_nodes
         .iter()

@@ -109,6 +109,10 @@ pub struct StrategyChoice {
     /// Preferences dropped (in Karpenter's order) before the pod could be placed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub relaxed: Vec<String>,
+    /// Why the strategy bought larger nodes than the batch alone needs (`cost` sizing for the
+    /// arrivals it expects, as the controller provisions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizing: Option<crate::sched::strategy::cost::foresight::Sizing>,
 }
 
 /// Why a pod is where it is, or would go where it would.
@@ -138,6 +142,12 @@ pub struct PodExplanation {
 
 /// Explains the pod at `index` in the snapshot.
 pub fn explain_pod(snapshot: &Snapshot, index: usize) -> PodExplanation {
+    explain_pod_at(snapshot, index, None)
+}
+
+/// [`explain_pod`] at a time: `cost` then plans as the controller provisions at that time,
+/// with the forecast of the recent arrivals ([`crate::sched::strategy::cost::foresight`]).
+pub fn explain_pod_at(snapshot: &Snapshot, index: usize, now: Option<Timestamp>) -> PodExplanation {
     let pod = &snapshot.pods[index];
     let (offerings, _) = catalog::offerings(snapshot, true);
     let state = ClusterState::new(snapshot, &offerings);
@@ -185,7 +195,7 @@ pub fn explain_pod(snapshot: &Snapshot, index: usize) -> PodExplanation {
     let strategies = if pod.is_pending() {
         StrategyName::ALL
             .iter()
-            .map(|&name| choice(snapshot, name, &pending, index))
+            .map(|&name| choice(snapshot, name, &pending, index, now))
             .collect()
     } else {
         Vec::new()
@@ -207,8 +217,16 @@ fn choice(
     name: StrategyName,
     pending: &[usize],
     index: usize,
+    now: Option<Timestamp>,
 ) -> StrategyChoice {
-    let placement = by_name(name).plan(snapshot, pending);
+    use crate::sched::strategy::{Relaxing, Strategy, cost};
+    let placement = match (name, now) {
+        (StrategyName::Cost, Some(now)) => {
+            let forecast = cost::foresight::observe(snapshot, pending, now);
+            Relaxing(cost::Foreseeing(forecast)).plan(snapshot, pending)
+        }
+        _ => by_name(name).plan(snapshot, pending),
+    };
     let outcome = if let Some(n) = placement.new_nodes.iter().find(|n| n.pods.contains(&index)) {
         Outcome::NewNode {
             instance_type: n.offering.flavor.instance_type.clone(),
@@ -239,6 +257,10 @@ fn choice(
             .find(|(p, _)| *p == index)
             .map(|(_, notes)| notes.clone())
             .unwrap_or_default(),
+        sizing: placement
+            .sizing
+            .clone()
+            .filter(|_| placement.new_nodes.iter().any(|n| n.pods.contains(&index))),
     }
 }
 

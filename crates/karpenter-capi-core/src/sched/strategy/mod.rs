@@ -54,6 +54,9 @@ pub struct Placement {
     /// Whether the optimizer's wall-clock safety net stopped it before its work budget did:
     /// the plan then depends on the machine's speed (`cost` only; normal inputs never do).
     pub cut_short: bool,
+    /// Why `cost` bought larger nodes than the batch alone needs (provisioning with
+    /// foresight, [`cost::foresight`]); none otherwise.
+    pub sizing: Option<cost::foresight::Sizing>,
 }
 
 impl Placement {
@@ -577,6 +580,7 @@ pub fn finish(
         lower_bound: None,
         relaxed: Vec::new(),
         cut_short: false,
+        sizing: None,
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod engine;
 pub mod exact;
 pub mod followers;
+pub mod foresight;
 pub mod greedy;
 
 use std::collections::HashMap;
@@ -76,6 +77,20 @@ impl Strategy for Cost {
 
     fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
         plan_within(snapshot, pending, None)
+    }
+}
+
+/// `cost` with a forecast of the pods about to arrive ([`foresight`]): what the controller
+/// provisions with. An empty forecast plans exactly as [`Cost`].
+pub struct Foreseeing(pub foresight::Forecast);
+
+impl Strategy for Foreseeing {
+    fn name(&self) -> StrategyName {
+        StrategyName::Cost
+    }
+
+    fn plan(&self, snapshot: &Snapshot, pending: &[usize]) -> Placement {
+        foresight::plan(snapshot, pending, &self.0)
     }
 }
 
