@@ -1,0 +1,206 @@
+//! A cluster state built object by object with typed methods: the world most controller tests
+//! start from (a Ready node class, one NodePool, a DaemonSet on every node), member
+//! MachineDeployments `md-<cpu>` with one flavor per vCPU count, Machines with or without their
+//! Nodes and NodeClaims, and pods. Everything is dated relative to [`NOW`] in [`NAMESPACE`].
+//! The world is plain JSON: core tests load its [`World::text`], shell and CLI tests seed an
+//! in-memory API server with its [`World::objects`].
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::objects::{
+    DaemonSet, Machine, MachineDeployment, MachineSet, Node, NodeClaim, NodeClass, NodePool,
+    Object, Pod,
+};
+
+/// The time a world is observed at.
+pub const NOW: &str = "2026-11-30T10:00:00Z";
+/// The namespace (and cluster name) of a world's Cluster API objects.
+pub const NAMESPACE: &str = "capi-ovh";
+
+/// `secs` seconds before [`NOW`], as the API writes times.
+pub fn ago(secs: i64) -> String {
+    let now: Timestamp = NOW.parse().unwrap_or_else(|e| panic!("{NOW}: {e}"));
+    Timestamp::from_second(now.as_second() - secs)
+        .unwrap_or_else(|e| panic!("{secs}s before {NOW}: {e}"))
+        .to_string()
+}
+
+/// A cluster state under construction (see the module's documentation).
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct World {
+    objs: Vec<Value>,
+}
+
+impl World {
+    /// No objects at all.
+    pub fn empty() -> World {
+        World::default()
+    }
+
+    /// The objects given, as they are.
+    pub fn from_objects(objs: Vec<Value>) -> World {
+        World { objs }
+    }
+
+    /// The standard world: node class `default` (Ready); NodePool `default` requiring amd64,
+    /// never expiring, consolidating per `policy` after 30s within a 100% budget; the DaemonSet
+    /// `kube-system/cilium` of 100m tolerating every taint.
+    pub fn new(policy: &str) -> World {
+        World::empty()
+            .add(NodeClass::new("default").ready())
+            .add(
+                NodePool::new("default")
+                    .requirement("kubernetes.io/arch", "In", &["amd64"])
+                    .expire_after("Never")
+                    .disruption(policy, "30s", "100%"),
+            )
+            .add(DaemonSet::new("kube-system", "cilium", "100m").tolerate_all())
+    }
+
+    /// A member MachineDeployment `md-<cpu>` of `cpu` vCPU and `2*cpu` G, 110 pods, flavor
+    /// `c-<cpu>` at 0.025 per vCPU, at `replicas`, its view in sync (resourceVersion 7,
+    /// generation 1).
+    pub fn md(self, cpu: u32, replicas: i64) -> World {
+        let name = format!("md-{cpu}");
+        self.add(
+            MachineDeployment::new(NAMESPACE, &name)
+                .member()
+                .capacity(&cpu.to_string(), &format!("{}G", cpu * 2))
+                .max_pods("110")
+                .node_labels(&format!(
+                    "kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-{cpu}"
+                ))
+                .price(&format!("{}", 0.025 * f64::from(cpu)))
+                .replicas(replicas)
+                .selecting("v1.36.1")
+                .observed("7", 1),
+        )
+    }
+
+    /// Machine `m-<i>` of `md-<cpu>` (provider ID `openstack:///<i>`, two hours old); with
+    /// `node`, its Node `node-<i>` (Ready, the MachineDeployment's capacity) and the cilium pod
+    /// on it (tolerating every taint: never evicted); with `claim`, its NodeClaim `c-<i>`
+    /// (launched, and initialized an hour ago when the Node exists) and the member label.
+    pub fn machine(mut self, cpu: u32, i: usize, node: bool, claim: bool) -> World {
+        let pid = format!("openstack:///{i}");
+        let md = format!("md-{cpu}");
+        let node_name = format!("node-{i}");
+        let age = 7200 - i64::try_from(i).unwrap_or(0);
+        let mut m = Machine::new(NAMESPACE, &format!("m-{i}"))
+            .deployment(&md)
+            .created(&ago(age))
+            .provider_id(&pid);
+        if claim {
+            m = m.member();
+        }
+        if node {
+            m = m.node(&node_name);
+            let memory = format!("{}G", cpu * 2);
+            self = self
+                .add(
+                    Node::new(&node_name)
+                        .label("kubernetes.io/arch", "amd64")
+                        .provider_id(&pid)
+                        .capacity(&cpu.to_string(), &memory, "110")
+                        .ready(),
+                )
+                .add(
+                    Pod::new("kube-system", &format!("cilium-{i}"))
+                        .uid(&format!("uid-cilium-{i}"))
+                        .daemon_set("cilium", "u")
+                        .on(&node_name)
+                        .tolerate_all()
+                        .cpu("100m"),
+                );
+        }
+        self = self.add(m);
+        if claim {
+            let c = NodeClaim::new(&format!("c-{i}"), "default")
+                .created(&ago(3600))
+                .finalizer("karpenter.sh/termination")
+                .instance_type(&format!("c-{cpu}"))
+                .machine(&format!("{NAMESPACE}/m-{i}"))
+                .machine_deployment(&format!("{NAMESPACE}/{md}"));
+            self = self.add(if node {
+                c.initialized(&pid, &node_name, &ago(3600))
+            } else {
+                c.launched()
+            });
+        }
+        self
+    }
+
+    /// A pod `default/<name>` (label `app: web`, ten minutes old) requesting `cpu`, on
+    /// `node-<i>`, or pending (unschedulable) with `None`.
+    pub fn pod(self, name: &str, node: Option<usize>, cpu: &str) -> World {
+        let p = Pod::new("default", name)
+            .uid(&format!("uid-{name}"))
+            .label("app", "web")
+            .created(&ago(600))
+            .cpu(cpu);
+        self.add(match node {
+            Some(i) => p.on(&format!("node-{i}")),
+            None => p.pending(),
+        })
+    }
+
+    /// A MachineSet `name` of `md-<cpu>` with `replicas` in spec and status, `age` seconds old.
+    pub fn machine_set(self, cpu: u32, name: &str, replicas: i64, age: i64) -> World {
+        self.add(
+            MachineSet::new(NAMESPACE, name, &format!("md-{cpu}"), replicas).created(&ago(age)),
+        )
+    }
+
+    /// Adds an object (a builder of [`crate::objects`] or any JSON value).
+    pub fn add(mut self, obj: impl Into<Value>) -> World {
+        self.objs.push(obj.into());
+        self
+    }
+
+    /// Changes the `kind` named `name` in place; panics when there is none.
+    pub fn with(mut self, kind: &str, name: &str, f: impl FnOnce(&mut Value)) -> World {
+        f(self.find_mut(kind, name));
+        self
+    }
+
+    /// The `kind` named `name`; panics when there is none.
+    #[track_caller]
+    pub fn find_mut(&mut self, kind: &str, name: &str) -> &mut Value {
+        self.objs
+            .iter_mut()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name}"))
+    }
+
+    /// Keeps only the objects `keep` holds for.
+    pub fn retain(mut self, keep: impl FnMut(&Value) -> bool) -> World {
+        self.objs.retain(keep);
+        self
+    }
+
+    /// Every object named `name`, of any kind, removed.
+    pub fn without(self, name: &str) -> World {
+        self.retain(|o| o["metadata"]["name"] != name)
+    }
+
+    /// The objects, in the order added.
+    pub fn objects(&self) -> &[Value] {
+        &self.objs
+    }
+
+    /// The objects, to change in place.
+    pub fn objects_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.objs
+    }
+
+    /// The world as one multi-document YAML text (each document in JSON, which YAML reads).
+    pub fn text(&self) -> String {
+        self.objs
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+    }
+}
