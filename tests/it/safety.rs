@@ -3227,7 +3227,8 @@ fn cluster_b(w: World) -> World {
                 .price("0.01")
                 .replicas(2)
                 .cluster(other)
-                .selecting("v1.36.1")
+                .selecting()
+                .version("v1.36.1")
                 .observed("3", 1),
         )
         .add(machine("other-m-1"))

@@ -123,6 +123,14 @@ impl NodeClass {
     pub fn ready(self) -> NodeClass {
         self.set("/status", json!({"conditions": [condition("Ready")]}))
     }
+    /// With a `Ready` condition as the controller writes it (reason, empty message, `since`).
+    pub fn ready_since(self, since: &str) -> NodeClass {
+        self.set(
+            "/status",
+            json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready",
+                "message": "", "lastTransitionTime": since}]}),
+        )
+    }
 }
 
 builder!(
@@ -244,15 +252,19 @@ impl MachineDeployment {
         }
         self
     }
-    /// Selects its Machines by `cluster.x-k8s.io/deployment-name`, and a template of Kubernetes
-    /// `version` in its cluster.
-    pub fn selecting(mut self, version: &str) -> MachineDeployment {
+    /// Selects its Machines by `cluster.x-k8s.io/deployment-name`, with a Machine template in
+    /// its cluster.
+    pub fn selecting(mut self) -> MachineDeployment {
         let name = self.0["metadata"]["name"].clone();
         let cluster = self.0["spec"]["clusterName"].clone();
         self.0["spec"]["selector"] =
             json!({"matchLabels": {"cluster.x-k8s.io/deployment-name": name}});
-        self.0["spec"]["template"] = json!({"spec": {"clusterName": cluster, "version": version}});
+        self.0["spec"]["template"] = json!({"spec": {"clusterName": cluster}});
         self
+    }
+    /// The Kubernetes version of the Machine template.
+    pub fn version(self, version: &str) -> MachineDeployment {
+        self.set("/spec/template/spec/version", version)
     }
     /// `metadata.resourceVersion`, `metadata.generation` and `status.observedGeneration`
     /// (a view in sync at `generation`).

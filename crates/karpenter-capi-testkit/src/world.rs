@@ -74,7 +74,8 @@ impl World {
                 ))
                 .price(&format!("{}", 0.025 * f64::from(cpu)))
                 .replicas(replicas)
-                .selecting("v1.36.1")
+                .selecting()
+                .version("v1.36.1")
                 .observed("7", 1),
         )
     }
@@ -183,6 +184,21 @@ impl World {
     /// Every object named `name`, of any kind, removed.
     pub fn without(self, name: &str) -> World {
         self.retain(|o| o["metadata"]["name"] != name)
+    }
+
+    /// The world split by cluster: the Cluster API objects (`cluster.x-k8s.io` group), which
+    /// live in the management cluster, and the rest, in the workload cluster.
+    pub fn split_management(&self) -> (World, World) {
+        let (management, workload): (Vec<Value>, Vec<Value>) =
+            self.objs.iter().cloned().partition(|o| {
+                o["apiVersion"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with("cluster.x-k8s.io/"))
+            });
+        (
+            World::from_objects(management),
+            World::from_objects(workload),
+        )
     }
 
     /// The objects, in the order added.

@@ -383,6 +383,13 @@ impl FakeApi {
         }
     }
 
+    /// Seeds every object of a test world.
+    pub fn seed_world(&self, world: &karpenter_capi_testkit::World) {
+        for o in world.objects() {
+            self.seed(o.clone());
+        }
+    }
+
     /// Seeds one object as it is (uid and resourceVersion added when missing).
     pub fn seed(&self, obj: Value) {
         self.seed_as(obj, true);
