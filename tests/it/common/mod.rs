@@ -58,6 +58,31 @@ pub fn t(
     }
 }
 
+/// The provider types `init` reads beside Cluster API's own: the kubeadm control plane and the
+/// OpenStack machine templates.
+pub fn provider_types() -> Vec<TypeInfo> {
+    vec![
+        t(
+            "controlplane.cluster.x-k8s.io",
+            &["v1beta2"],
+            "kubeadmcontrolplanes",
+            "KubeadmControlPlane",
+            true,
+            true,
+            false,
+        ),
+        t(
+            "infrastructure.cluster.x-k8s.io",
+            &["v1beta1"],
+            "openstackmachinetemplates",
+            "OpenStackMachineTemplate",
+            true,
+            false,
+            false,
+        ),
+    ]
+}
+
 /// Every type of a cluster with Karpenter's and Cluster API's CRDs installed.
 pub fn all_types() -> Vec<TypeInfo> {
     vec![
