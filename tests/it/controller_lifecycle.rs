@@ -3,48 +3,96 @@
 //! gets on registration, and what holds a registered claim's initialization. Each case is a
 //! plan over one cluster state, its actions asserted exactly.
 
-use crate::controller_disruption::{ago, base, names, node, run};
+use crate::controller_disruption::{ago, base, names, run, tainted_nodes};
 
-use karpenter_capi::controller::Action;
 use karpenter_capi::controller::write::Write;
+use karpenter_capi::controller::{Action, Plan};
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{Machine, Node, NodeClaim, Object, Pod};
+use serde_json::{Value, json};
 
-/// node-1 with its claim carrying a taint and a startup taint; `registered` and `initialized`
-/// set the claim's conditions; `node_labels` and `node_taints` are extra YAML on the Node.
-fn joining(registered: bool, initialized: bool, node_labels: &str, node_taints: &str) -> String {
-    let status = |b: bool| if b { "'True'" } else { "Unknown" };
-    // Not registered yet: its Registered clock started a minute ago (no timeout).
-    let registered_since = if registered {
-        String::new()
-    } else {
-        format!(", lastTransitionTime: '{}'", ago(60))
-    };
-    node(1, 600, "", "")
-        .replace(
-            "{type: Registered, status: 'True'}",
-            &format!(
-                "{{type: Registered, status: {}{registered_since}}}",
-                status(registered)
-            ),
+/// The seed scenario (controller_disruption's `base`: node class Ready, c3-4 at one replica)
+/// with node `i`, as `controller_disruption::node` builds it: a registered c3-4 node `node-<i>`
+/// initialized `initialized_ago` seconds ago, with its claim `default-<i>`, Machine `m-<i>` and
+/// a cilium pod (tolerating every taint, so never evicted).
+fn with_node(i: usize, initialized_ago: i64) -> World {
+    let pid = format!("openstack:///n{i}");
+    let node = format!("node-{i}");
+    World::from_yaml(&base(1, ""))
+        .add(
+            NodeClaim::new(&format!("default-{i}"), "default")
+                .created(&ago(3600))
+                .instance_type("c3-4")
+                .machine(&format!("capi-ovh/m-{i}"))
+                .machine_deployment("capi-ovh/capi-ovh-karpenter-c3-4")
+                .initialized(&pid, &node, &ago(initialized_ago)),
         )
-        .replace(
-            "{type: Initialized, status: 'True'",
-            &format!("{{type: Initialized, status: {}", status(initialized)),
+        .add(
+            Machine::new("capi-ovh", &format!("m-{i}"))
+                .created(&ago(3600))
+                .deployment("capi-ovh-karpenter-c3-4")
+                .member()
+                .provider_id(&pid),
         )
-        .replace(
-            "requirements: []}",
-            "requirements: [], taints: [{key: dedicated, value: gpu, effect: NoSchedule}], startupTaints: [{key: example.com/agent, effect: NoSchedule}]}",
+        .add(
+            Node::new(&node)
+                .label("karpenter.sh/nodepool", "default")
+                .provider_id(&pid)
+                .capacity("2", "4G", "110")
+                .ready(),
         )
-        .replace(
-            "labels: {karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1}",
-            &format!("labels: {{karpenter.sh/nodepool: default, kubernetes.io/hostname: node-1{node_labels}}}"),
-        )
-        .replace(
-            "spec: {providerID: 'openstack:///n1'}",
-            &format!("spec: {{providerID: 'openstack:///n1'{node_taints}}}"),
+        .add(
+            Pod::new("kube-system", &format!("cilium-{i}"))
+                .daemon_set("cilium", "u")
+                .on(&node)
+                .tolerate_all()
+                .cpu("100m")
+                .memory("128Mi"),
         )
 }
 
-fn registered_taints(p: &karpenter_capi::controller::Plan) -> Option<Vec<&str>> {
+/// The plan of a world at controller_disruption's `NOW`.
+fn plan_of(w: &World) -> Plan {
+    run(&w.text())
+}
+
+/// node-1 with its claim carrying a taint and a startup taint; `registered` and `initialized`
+/// set the claim's conditions; `node_labels` and `node_taints` (NoSchedule) are extra on the Node.
+fn joining(
+    registered: bool,
+    initialized: bool,
+    node_labels: &[(&str, &str)],
+    node_taints: &[&str],
+) -> World {
+    let status = |b: bool| if b { "True" } else { "Unknown" };
+    with_node(1, 600)
+        .with("NodeClaim", "default-1", |c| {
+            let conditions = &mut c["status"]["conditions"];
+            conditions[1]["status"] = json!(status(registered));
+            // Not registered yet: its Registered clock started a minute ago (no timeout).
+            if !registered {
+                conditions[1]["lastTransitionTime"] = json!(ago(60));
+            }
+            conditions[2]["status"] = json!(status(initialized));
+            c["spec"]["taints"] =
+                json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]);
+            c["spec"]["startupTaints"] =
+                json!([{"key": "example.com/agent", "effect": "NoSchedule"}]);
+        })
+        .with("Node", "node-1", |n| {
+            for (k, v) in node_labels {
+                n["metadata"]["labels"][*k] = json!(v);
+            }
+            if !node_taints.is_empty() {
+                n["spec"]["taints"] = node_taints
+                    .iter()
+                    .map(|k| json!({"key": k, "effect": "NoSchedule"}))
+                    .collect();
+            }
+        })
+}
+
+fn registered_taints(p: &Plan) -> Option<Vec<&str>> {
     p.actions.iter().find_map(|a| match a {
         Action::RegisterNode { taints, .. } => Some(taints.iter().map(String::as_str).collect()),
         _ => None,
@@ -61,34 +109,26 @@ fn registration_syncs_taints_unless_the_node_opts_out() {
         "dedicated=gpu:NoSchedule",
         "example.com/agent:NoSchedule",
     ]);
-    let p = run(&format!("{}{}", base(1, ""), joining(false, false, "", "")));
+    let p = plan_of(&joining(false, false, &[], &[]));
     assert_eq!(names(&p), vec!["registerNode"]);
     assert_eq!(registered_taints(&p), both);
-    let p = run(&format!(
-        "{}{}",
-        base(1, ""),
-        joining(
-            false,
-            false,
-            ", karpenter.sh/do-not-sync-taints: 'false'",
-            ""
-        )
+    let p = plan_of(&joining(
+        false,
+        false,
+        &[("karpenter.sh/do-not-sync-taints", "false")],
+        &[],
     ));
     assert_eq!(registered_taints(&p), both);
-    let p = run(&format!(
-        "{}{}",
-        base(1, ""),
-        joining(
-            false,
-            false,
-            ", karpenter.sh/do-not-sync-taints: 'true'",
-            ""
-        )
+    let p = plan_of(&joining(
+        false,
+        false,
+        &[("karpenter.sh/do-not-sync-taints", "true")],
+        &[],
     ));
     assert_eq!(registered_taints(&p), Some(vec![]));
     // Registered, its Node Ready without the startup taint (removed by its agent): initialized,
     // and no taint is written back.
-    let p = run(&format!("{}{}", base(1, ""), joining(true, false, "", "")));
+    let p = plan_of(&joining(true, false, &[], &[]));
     assert_eq!(names(&p), vec!["initializeNodeClaim"]);
     assert_eq!(registered_taints(&p), None);
 }
@@ -100,10 +140,10 @@ fn registration_syncs_taints_unless_the_node_opts_out() {
 #[test]
 fn initialization_waits_for_registration_startup_taints_and_resources() {
     // Launched, not registered, Node Ready: registered this pass, not initialized.
-    let p = run(&format!("{}{}", base(1, ""), joining(false, false, "", "")));
+    let p = plan_of(&joining(false, false, &[], &[]));
     assert_eq!(names(&p), vec!["registerNode"]);
     // Registered, Node Ready and clean: initialized, with the label on the Node.
-    let p = run(&format!("{}{}", base(1, ""), joining(true, false, "", "")));
+    let p = plan_of(&joining(true, false, &[], &[]));
     assert_eq!(names(&p), vec!["initializeNodeClaim"]);
     let labels = match &p.actions[0].steps().writes[0] {
         Write::EditNode { add_labels, .. } => add_labels.clone(),
@@ -114,49 +154,42 @@ fn initialization_waits_for_registration_startup_taints_and_resources() {
         Some("true")
     );
     // A startup taint of the claim still on the Node, or a readiness gate taint: waits.
-    for taint in [
-        "{key: example.com/agent, effect: NoSchedule}",
-        "{key: readiness.k8s.io/network, effect: NoSchedule}",
-    ] {
-        let p = run(&format!(
-            "{}{}",
-            base(1, ""),
-            joining(true, false, "", &format!(", taints: [{taint}]"))
-        ));
+    for taint in ["example.com/agent", "readiness.k8s.io/network"] {
+        let p = plan_of(&joining(true, false, &[], &[taint]));
         assert_eq!(names(&p), Vec::<&str>::new(), "{taint}");
     }
     // A GPU requested and not yet on the Node: waits; once allocatable has it: initialized.
-    let gpu = |allocatable: &str| {
-        joining(true, false, "", "")
-            .replace(
-                "spec: {nodeClassRef:",
-                "spec: {resources: {requests: {nvidia.com/gpu: '1'}}, nodeClassRef:",
-            )
-            .replace(
-                "allocatable: {cpu: '2', memory: 4G, pods: '110'}",
-                &format!("allocatable: {{cpu: '2', memory: 4G, pods: '110'{allocatable}}}"),
-            )
+    let gpu = |on_node: bool| {
+        joining(true, false, &[], &[])
+            .with("NodeClaim", "default-1", |c| {
+                c["spec"]["resources"] = json!({"requests": {"nvidia.com/gpu": "1"}})
+            })
+            .with("Node", "node-1", |n| {
+                if on_node {
+                    n["status"]["allocatable"]["nvidia.com/gpu"] = json!("1");
+                }
+            })
     };
-    let p = run(&format!("{}{}", base(1, ""), gpu("")));
+    let p = plan_of(&gpu(false));
     assert_eq!(names(&p), Vec::<&str>::new());
-    let p = run(&format!("{}{}", base(1, ""), gpu(", nvidia.com/gpu: '1'")));
+    let p = plan_of(&gpu(true));
     assert_eq!(names(&p), vec!["initializeNodeClaim"]);
 }
 
-/// node-1 (empty) whose claim is labelled `example.com/tier: '5'` under a pool that adds
-/// `requirement` (YAML list item lines) to its requirements: how the pass disrupts it.
-fn tier_node_under(requirement: &str) -> Vec<(String, String)> {
-    let pool = crate::controller_disruption::base(1, "").replacen(
-        "      requirements:\n",
-        &format!("      requirements:\n{requirement}"),
-        1,
-    );
-    let claim = node(1, 600, "", "").replacen(
-        "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}",
-        "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4, example.com/tier: '5'}",
-        1,
-    );
-    crate::controller_disruption::tainted_nodes(&run(&format!("{pool}{claim}")))
+/// node-1 (empty) whose claim is labelled `example.com/tier: '5'` under a pool whose first
+/// requirement is `requirement`: how the pass disrupts it.
+fn tier_node_under(requirement: Value) -> Vec<(String, String)> {
+    let w = with_node(1, 600)
+        .with("NodePool", "default", |p| {
+            let list = &mut p["spec"]["template"]["spec"]["requirements"];
+            if let Some(list) = list.as_array_mut() {
+                list.insert(0, requirement);
+            }
+        })
+        .with("NodeClaim", "default-1", |c| {
+            c["metadata"]["labels"]["example.com/tier"] = json!("5")
+        });
+    tainted_nodes(&plan_of(&w))
         .into_iter()
         .map(|(n, r)| (n.to_string(), r.to_string()))
         .collect()
@@ -168,35 +201,25 @@ fn tier_node_under(requirement: &str) -> Vec<(String, String)> {
 /// is taken as Drifted when drifted and as Empty otherwise (N-DRIFT-015..020).
 #[test]
 fn requirement_changes_drift_only_claims_they_exclude() {
-    let req = |op: &str, values: &str| {
-        format!("      - key: example.com/tier\n        operator: {op}\n{values}")
+    let req = |op: &str, values: Option<&[&str]>| match values {
+        Some(v) => json!({"key": "example.com/tier", "operator": op, "values": v}),
+        None => json!({"key": "example.com/tier", "operator": op}),
     };
-    let vals = |v: &[&str]| {
-        format!(
-            "        values:\n{}",
-            v.iter()
-                .map(|x| format!("        - '{x}'\n"))
-                .collect::<String>()
-        )
-    };
+    let vals = |v: &'static [&'static str]| Some(v);
     let drifted = vec![("node-1".to_string(), "Drifted".to_string())];
     let empty = vec![("node-1".to_string(), "Empty".to_string())];
     let cases = [
-        (
-            "In [5, 6] (expanded)",
-            req("In", &vals(&["5", "6"])),
-            &empty,
-        ),
-        ("In [6] (reduced)", req("In", &vals(&["6"])), &drifted),
-        ("Exists", req("Exists", ""), &empty),
-        ("DoesNotExist", req("DoesNotExist", ""), &drifted),
-        ("Gt 3", req("Gt", &vals(&["3"])), &empty),
-        ("Lt 9", req("Lt", &vals(&["9"])), &empty),
-        ("Gt 7", req("Gt", &vals(&["7"])), &drifted),
-        ("Lt 2", req("Lt", &vals(&["2"])), &drifted),
+        ("In [5, 6] (expanded)", req("In", vals(&["5", "6"])), &empty),
+        ("In [6] (reduced)", req("In", vals(&["6"])), &drifted),
+        ("Exists", req("Exists", None), &empty),
+        ("DoesNotExist", req("DoesNotExist", None), &drifted),
+        ("Gt 3", req("Gt", vals(&["3"])), &empty),
+        ("Lt 9", req("Lt", vals(&["9"])), &empty),
+        ("Gt 7", req("Gt", vals(&["7"])), &drifted),
+        ("Lt 2", req("Lt", vals(&["2"])), &drifted),
     ];
     for (what, requirement, want) in cases {
-        assert_eq!(&tier_node_under(&requirement), want, "{what}");
+        assert_eq!(&tier_node_under(requirement), want, "{what}");
     }
 }
 
@@ -206,15 +229,14 @@ fn requirement_changes_drift_only_claims_they_exclude() {
 #[test]
 fn a_claim_without_our_hash_is_never_drifted_by_it() {
     let empty = vec![("node-1", "Empty")];
-    let versioned = node(1, 600, "", "").replace(
-        "annotations: {cluster.x-k8s.io/machine",
-        "annotations: {karpenter.sh/nodepool-hash-version: karpenter-capi-v1, cluster.x-k8s.io/machine",
-    );
-    let p = run(&format!("{}{versioned}", base(1, "")));
-    assert_eq!(crate::controller_disruption::tainted_nodes(&p), empty);
-    let bare = node(1, 600, "", "");
-    let p = run(&format!("{}{bare}", base(1, "")));
-    assert_eq!(crate::controller_disruption::tainted_nodes(&p), empty);
+    let versioned = with_node(1, 600).with("NodeClaim", "default-1", |c| {
+        c["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"] =
+            json!("karpenter-capi-v1")
+    });
+    let p = plan_of(&versioned);
+    assert_eq!(tainted_nodes(&p), empty);
+    let p = plan_of(&with_node(1, 600));
+    assert_eq!(tainted_nodes(&p), empty);
     assert!(
         p.status.iter().any(|a| matches!(a,
             Action::StampNodeClaimHash { node_claim, hash_version, previous_version, .. }

@@ -44,6 +44,21 @@ impl World {
         World { objs }
     }
 
+    /// The objects of a multi-document YAML text (a fixture), to build on with typed edits;
+    /// panics naming the document that does not parse.
+    pub fn from_yaml(text: &str) -> World {
+        let mut objs = Vec::new();
+        for (i, doc) in text.split("\n---\n").enumerate() {
+            let doc = doc.strip_prefix("---\n").unwrap_or(doc);
+            let v: Value = serde_saphyr::from_str(doc)
+                .unwrap_or_else(|e| panic!("YAML document {i}: {e}\n{doc}"));
+            if !v.is_null() {
+                objs.push(v);
+            }
+        }
+        World { objs }
+    }
+
     /// The standard world: node class `default` (Ready); NodePool `default` requiring amd64,
     /// never expiring, consolidating per `policy` after 30s within a 100% budget; the DaemonSet
     /// `kube-system/cilium` of 100m tolerating every taint.
