@@ -12,43 +12,47 @@ use karpenter_capi_testkit::objects::{Machine, Node, NodeClaim, Object, Pod};
 use serde_json::{Value, json};
 
 /// The seed scenario (controller_disruption's `base`: node class Ready, c3-4 at one replica)
-/// with node `i`, as `controller_disruption::node` builds it: a registered c3-4 node `node-<i>`
-/// initialized `initialized_ago` seconds ago, with its claim `default-<i>`, Machine `m-<i>` and
-/// a cilium pod (tolerating every taint, so never evicted).
+/// with node `i` (see [`seed_node`]).
 fn with_node(i: usize, initialized_ago: i64) -> World {
+    seed_node(World::from_yaml(&base(1, "")), i, initialized_ago)
+}
+
+/// `w` with node `i`, as `controller_disruption::node` builds it: a registered c3-4 node
+/// `node-<i>` initialized `initialized_ago` seconds ago, with its claim `default-<i>`, Machine
+/// `m-<i>` and a cilium pod (tolerating every taint, so never evicted).
+pub(crate) fn seed_node(w: World, i: usize, initialized_ago: i64) -> World {
     let pid = format!("openstack:///n{i}");
     let node = format!("node-{i}");
-    World::from_yaml(&base(1, ""))
-        .add(
-            NodeClaim::new(&format!("default-{i}"), "default")
-                .created(&ago(3600))
-                .instance_type("c3-4")
-                .machine(&format!("capi-ovh/m-{i}"))
-                .machine_deployment("capi-ovh/capi-ovh-karpenter-c3-4")
-                .initialized(&pid, &node, &ago(initialized_ago)),
-        )
-        .add(
-            Machine::new("capi-ovh", &format!("m-{i}"))
-                .created(&ago(3600))
-                .deployment("capi-ovh-karpenter-c3-4")
-                .member()
-                .provider_id(&pid),
-        )
-        .add(
-            Node::new(&node)
-                .label("karpenter.sh/nodepool", "default")
-                .provider_id(&pid)
-                .capacity("2", "4G", "110")
-                .ready(),
-        )
-        .add(
-            Pod::new("kube-system", &format!("cilium-{i}"))
-                .daemon_set("cilium", "u")
-                .on(&node)
-                .tolerate_all()
-                .cpu("100m")
-                .memory("128Mi"),
-        )
+    w.add(
+        NodeClaim::new(&format!("default-{i}"), "default")
+            .created(&ago(3600))
+            .instance_type("c3-4")
+            .machine(&format!("capi-ovh/m-{i}"))
+            .machine_deployment("capi-ovh/capi-ovh-karpenter-c3-4")
+            .initialized(&pid, &node, &ago(initialized_ago)),
+    )
+    .add(
+        Machine::new("capi-ovh", &format!("m-{i}"))
+            .created(&ago(3600))
+            .deployment("capi-ovh-karpenter-c3-4")
+            .member()
+            .provider_id(&pid),
+    )
+    .add(
+        Node::new(&node)
+            .label("karpenter.sh/nodepool", "default")
+            .provider_id(&pid)
+            .capacity("2", "4G", "110")
+            .ready(),
+    )
+    .add(
+        Pod::new("kube-system", &format!("cilium-{i}"))
+            .daemon_set("cilium", "u")
+            .on(&node)
+            .tolerate_all()
+            .cpu("100m")
+            .memory("128Mi"),
+    )
 }
 
 /// The plan of a world at controller_disruption's `NOW`.
