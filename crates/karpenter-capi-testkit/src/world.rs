@@ -170,6 +170,8 @@ impl World {
     }
 
     /// Adds an object (a builder of [`crate::objects`] or any JSON value).
+    // A builder step that takes one object, not `World + World`: `std::ops::Add` would not fit.
+    #[allow(clippy::should_implement_trait)]
     pub fn add(mut self, obj: impl Into<Value>) -> World {
         self.objs.push(obj.into());
         self
