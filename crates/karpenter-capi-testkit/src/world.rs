@@ -237,3 +237,96 @@ impl World {
             .join("\n---\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::objects::Pdb;
+
+    #[test]
+    fn a_machine_with_node_and_claim_is_four_objects_that_refer_to_each_other() {
+        let w = World::new("WhenEmpty").md(4, 1).machine(4, 7, true, true);
+        let kinds: Vec<&str> = w
+            .objects()
+            .iter()
+            .filter_map(|o| o["kind"].as_str())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "ClusterAPINodeClass",
+                "NodePool",
+                "DaemonSet",
+                "MachineDeployment",
+                "Node",
+                "Pod",
+                "Machine",
+                "NodeClaim"
+            ]
+        );
+        let md = &w.objects()[3];
+        assert_eq!(
+            md["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/price"],
+            "0.1"
+        );
+        assert_eq!(
+            md["spec"]["selector"]["matchLabels"]["cluster.x-k8s.io/deployment-name"],
+            "md-4"
+        );
+        assert_eq!(md["status"]["observedGeneration"], 1);
+        let claim = &w.objects()[7];
+        assert_eq!(
+            claim["metadata"]["annotations"]["cluster.x-k8s.io/machine"],
+            "capi-ovh/m-7"
+        );
+        assert_eq!(claim["status"]["nodeName"], "node-7");
+        assert_eq!(
+            claim["status"]["conditions"][2]["lastTransitionTime"],
+            "2026-11-30T09:00:00Z"
+        );
+        assert_eq!(
+            w.objects()[6]["metadata"]["creationTimestamp"],
+            "2026-11-30T08:00:07Z"
+        );
+        let (capi, rest) = w.split_management();
+        assert_eq!((capi.objects().len(), rest.objects().len()), (2, 6));
+    }
+
+    #[test]
+    fn set_reaches_into_lists_and_edits_fail_on_what_is_absent() {
+        let p = Pod::new("default", "p")
+            .cpu("1")
+            .memory("1Gi")
+            .finalizer("a")
+            .finalizer("b");
+        let v = p.build();
+        assert_eq!(
+            v["spec"]["containers"][0]["resources"]["requests"],
+            json!({"cpu": "1", "memory": "1Gi"})
+        );
+        assert_eq!(v["metadata"]["finalizers"], json!(["a", "b"]));
+        let out_of_range =
+            std::panic::catch_unwind(|| Pod::new("d", "p").set("/spec/containers/1/name", "x"));
+        assert!(out_of_range.is_err());
+        let pdb = Pdb::new("default", "web", "app", "web")
+            .max_unavailable(0)
+            .build();
+        assert_eq!(pdb["spec"]["maxUnavailable"], 0);
+        let missing = std::panic::catch_unwind(|| World::empty().with("Node", "n", |_| {}));
+        assert!(missing.is_err());
+    }
+
+    #[test]
+    fn a_yaml_fixture_becomes_objects_to_edit() {
+        let w = World::from_yaml("# a comment\napiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n")
+            .with("Node", "b", |n| n["spec"]["unschedulable"] = json!(true))
+            .without("a");
+        assert_eq!(w.objects().len(), 1);
+        assert_eq!(
+            w.text(),
+            r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"b"},"spec":{"unschedulable":true}}"#
+        );
+    }
+}
