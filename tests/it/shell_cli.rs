@@ -21,7 +21,8 @@ fn seed() -> String {
     shared::fixture(SEED).display().to_string()
 }
 
-fn kubeconfig(name: &str, server: &str) -> std::path::PathBuf {
+/// A kubeconfig file for `server` (context `ctx`); its path.
+fn kubeconfig(name: &str, server: &str) -> String {
     let path =
         std::env::temp_dir().join(format!("karpenter-capi-{name}-{}.yaml", std::process::id()));
     std::fs::write(
@@ -32,7 +33,7 @@ fn kubeconfig(name: &str, server: &str) -> std::path::PathBuf {
         ),
     )
     .unwrap();
-    path
+    path.display().to_string()
 }
 
 #[test]
@@ -103,29 +104,27 @@ fn now_without_files_is_a_usage_error() {
 #[test]
 fn unreachable_workload_cluster_exits_2_naming_it() {
     let cfg = kubeconfig("down", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--once", "--dry-run", "--kubeconfig"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, out, err) = run("run", &["--once", "--dry-run", "--kubeconfig", &cfg]);
+    assert_eq!(code, 2, "{err}");
     assert!(err.starts_with("error: workload cluster: list "), "{err}");
     assert!(err.ends_with("  hint: the workload cluster is unreachable: check the server address, network and --context\n"), "{err}");
-    assert!(out.stdout.is_empty(), "no plan without a snapshot");
+    assert!(out.is_empty(), "no plan without a snapshot");
 }
 
 #[test]
 fn unreadable_management_kubeconfig_names_the_management_cluster() {
     let cfg = kubeconfig("ok", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--once", "--kubeconfig"])
-        .arg(&cfg)
-        .args(["--management-kubeconfig", "/nonexistent/mgmt.kubeconfig"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, _, err) = run(
+        "run",
+        &[
+            "--once",
+            "--kubeconfig",
+            &cfg,
+            "--management-kubeconfig",
+            "/nonexistent/mgmt.kubeconfig",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.starts_with(
             "error: management cluster: load kubeconfig (/nonexistent/mgmt.kubeconfig): "
@@ -143,15 +142,13 @@ fn unreadable_management_kubeconfig_names_the_management_cluster() {
 #[test]
 fn bad_metrics_address_fails_before_watching() {
     let cfg = kubeconfig("metrics", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--metrics-bind-address", "localhost"])
-        .arg("--kubeconfig")
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, err) = run(
+        "run",
+        &["--metrics-bind-address", "localhost", "--kubeconfig", &cfg],
+    );
+    assert_eq!(code, 2);
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        err,
         "error: --metrics-bind-address \"localhost\" is not an address:port (invalid socket address syntax), e.g. 0.0.0.0:8080\n"
     );
 }
@@ -159,13 +156,8 @@ fn bad_metrics_address_fails_before_watching() {
 #[test]
 fn refused_connection_names_the_server_and_the_context() {
     let cfg = kubeconfig("refused", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--once", "--dry-run", "--kubeconfig"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, _, err) = run("run", &["--once", "--dry-run", "--kubeconfig", &cfg]);
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(": the connection to the server 127.0.0.1:9 (context ctx) was refused: "),
         "{err}"
