@@ -7,9 +7,6 @@
 //! `cargo run --release --example load_dump -- load dump.yaml` (two processes, so the peak is
 //! the loader's alone).
 
-// An example binary's main: its report is its output.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
-
 use std::time::Instant;
 
 use karpenter_capi::model::load::{Source, build_snapshot, parse_source};
@@ -61,6 +58,8 @@ fn pod(i: usize) -> serde_json::Value {
     })
 }
 
+// An example binary's main: its report is its output.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {

@@ -7,9 +7,6 @@
 //! plan times; memory is the same). Two sizes give the per-pod and per-node figures `init
 //! --expected-pods` sizes the Deployment's memory with.
 
-// An example binary's main: its report is its output, and a failed step ends the measurement.
-#![allow(clippy::print_stdout, clippy::print_stderr, clippy::expect_used)]
-
 use std::time::Instant;
 
 use karpenter_capi::controller::{self, Config};
@@ -178,6 +175,8 @@ fn pod(i: usize) -> Value {
     })
 }
 
+// An example binary's main: its report is its output, and a failed step ends the measurement.
+#[allow(clippy::print_stdout, clippy::print_stderr, clippy::expect_used)]
 fn main() {
     let arg = |n: usize, default: usize| {
         std::env::args()

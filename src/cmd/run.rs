@@ -8,10 +8,7 @@
 //! resource; a `--once` pass whose actions failed is [`Error::Apply`] (exit 2) after the plan is
 //! printed.
 
-use jiff::Timestamp;
-use tracing::warn;
-
-use crate::cli::{DryRun, GlobalArgs, OutputFormat, RunArgs};
+use crate::cli::{DryRun, GlobalArgs, RunArgs};
 use crate::controller::{self, Config};
 use crate::error::{Error, Outcome, Result};
 use crate::kube::client::ClusterTarget;
@@ -20,7 +17,7 @@ use crate::kube::leader::LeaseLock;
 use crate::kube::list::{Clients, live_snapshot_in};
 use crate::kube::reconciler::{Context, pass};
 use crate::render::Printer;
-use crate::render::plan::print_plan;
+use crate::render::plan::{print_pass, print_plan};
 
 /// The core settings from the flags.
 pub fn config(args: &RunArgs) -> Config {
@@ -86,12 +83,6 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
             .await
         })?;
     }
-    // Continuous mode: two worker threads keep the metrics endpoint answering during a plan.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(Error::Io)?;
     let settings = DaemonSettings {
         namespace,
         cluster_name: args.cluster_name.clone(),
@@ -101,32 +92,19 @@ pub fn run(global: &GlobalArgs, args: RunArgs, printer: &Printer) -> Result<Outc
         leader_election_namespace: args.leader_election_namespace.clone(),
         metrics_bind_address: args.metrics_bind_address.clone(),
     };
-    rt.block_on(async {
-        let clients = connect_both(&workload, &management).await?;
-        daemon::run(clients, settings).await?;
-        Ok(Outcome::Success)
-    })
+    daemon::run_blocking(&workload, &management, settings)?;
+    Ok(Outcome::Success)
 }
+
+/// Logged when a dump is planned as of the wall clock.
+const UNDATED: &str = "planning as of the current time (the input says no time); pass --now with the time the dump was taken";
 
 /// `--once --dry-run -f`: plans from files, as of `--now` (else the dump's time, else now).
 fn replay(args: &RunArgs, printer: &Printer) -> Result<Outcome> {
     let snapshot = super::source::snapshot(&args.source, printer)?;
-    for w in &snapshot.warnings {
-        warn!("{w}");
-    }
-    let now = match args.source.now.or(snapshot.now) {
-        Some(t) => t,
-        None => {
-            // As `doctor` does: the ages, timeouts and batch windows of a dump judged now are
-            // usually wrong.
-            warn!(
-                "planning as of the current time (the input says no time); pass --now with the time the dump was taken"
-            );
-            Timestamp::now()
-        }
-    };
-    let plan = controller::plan(&snapshot, now, &config(args));
-    print_plan(printer, &plan)?;
+    super::source::log_warnings(&snapshot);
+    let now = super::source::as_of(&args.source, &snapshot, Some(UNDATED));
+    print_plan(printer, &controller::plan(&snapshot, now, &config(args)))?;
     Ok(Outcome::Success)
 }
 
@@ -144,31 +122,12 @@ pub async fn once(
     let snapshot =
         live_snapshot_in(&clients.workload, &clients.management, namespace, cluster).await?;
     drop(spinner);
-    for w in &snapshot.warnings {
-        warn!("{w}");
-    }
-    let ctx = Context::new(
-        clients.clone(),
-        config.clone(),
-        namespace.map(str::to_string),
-        dry_run,
-    );
+    super::source::log_warnings(&snapshot);
+    let ns = namespace.map(str::to_string);
+    let ctx = Context::new(clients.clone(), config.clone(), ns, dry_run);
     let report = pass(&ctx, &snapshot).await;
-    print_plan(printer, &report.plan)?;
-    if !dry_run
-        && !report.plan.actions.is_empty()
-        && matches!(printer.format, OutputFormat::Table | OutputFormat::Wide)
-    {
-        let applied = report
-            .results
-            .iter()
-            .filter(|r| r.outcome == crate::kube::apply::ActionOutcome::Applied)
-            .count();
-        printer.line(&format!(
-            "Applied {applied} of {} action(s).",
-            report.results.len()
-        ))?;
-    }
+    let applied = (!dry_run).then(|| (report.applied(), report.results.len()));
+    print_pass(printer, &report.plan, applied)?;
     report.into_result()?;
     Ok(Outcome::Success)
 }

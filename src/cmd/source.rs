@@ -1,6 +1,8 @@
 //! Reading `-f` inputs (files, directories, stdin) into [`Source`]s: the only file-system access
 //! the offline commands need.
 
+use jiff::Timestamp;
+
 use crate::cli::SourceArgs;
 use crate::error::Result;
 use crate::input::read_sources;
@@ -22,6 +24,28 @@ pub fn snapshot(source: &SourceArgs, printer: &Printer) -> Result<Snapshot> {
         printer.err(&format!("note: {note}"))?;
     }
     Ok(snapshot)
+}
+
+/// The time a dump is judged at: `--now`, else the dump's own time, else the wall clock with
+/// `fallback_warning` logged (when given), since ages and timeouts judged now are usually wrong.
+pub fn as_of(
+    source: &SourceArgs,
+    snapshot: &Snapshot,
+    fallback_warning: Option<&str>,
+) -> Timestamp {
+    source.now.or(snapshot.now).unwrap_or_else(|| {
+        if let Some(w) = fallback_warning {
+            tracing::warn!("{w}");
+        }
+        Timestamp::now()
+    })
+}
+
+/// Logs the snapshot's load warnings (stdout stays the command's output).
+pub fn log_warnings(snapshot: &Snapshot) {
+    for w in &snapshot.warnings {
+        tracing::warn!("{w}");
+    }
 }
 
 /// Whether `-f -` reads a terminal (input typed or pasted by hand).

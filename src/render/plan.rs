@@ -15,6 +15,19 @@ pub fn print_plan(printer: &Printer, plan: &Plan) -> Result<()> {
     }
 }
 
+/// Prints a live pass's plan, then (tables only, when it had actions) how many were applied;
+/// `applied` is `(applied, attempted)`, `None` for a dry run.
+pub fn print_pass(printer: &Printer, plan: &Plan, applied: Option<(usize, usize)>) -> Result<()> {
+    print_plan(printer, plan)?;
+    if let Some((applied, attempted)) = applied
+        && !plan.actions.is_empty()
+        && matches!(printer.format, OutputFormat::Table | OutputFormat::Wide)
+    {
+        printer.line(&format!("Applied {applied} of {attempted} action(s)."))?;
+    }
+    Ok(())
+}
+
 /// The plan as JSON, each action with the exact API writes it makes (`writes`): the full
 /// objects it creates (a NodeClaim with its labels, requirements, resources and the status
 /// written after it) and the patches it sends, so an operator can review them before a run.

@@ -5,6 +5,7 @@
 use crate::controller_disruption::{
     app_pod, base, blocked_messages, drifted_node, names, node, pdb, run, tainted_nodes, two_c3_8,
 };
+use karpenter_capi_testkit::Edit;
 
 const GUARD: &str = "karpenter.sh/do-not-disrupt: 'true'";
 
@@ -32,12 +33,12 @@ fn protected_mirror_and_daemonset_pods_block_finished_ones_do_not() {
         vec!["pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/exporter-1)"]
     );
     // Without the annotation (the control): the node is Empty.
-    let plain = daemon.replace(GUARD, "");
+    let plain = daemon.edit(GUARD, "");
     let p = run(&format!("{}{}", base(1, ""), node(1, 600, &plain, "")));
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
     for phase in ["Succeeded", "Failed"] {
         let finished =
-            app_pod("job-1", 1, GUARD).replace("phase: Running", &format!("phase: {phase}"));
+            app_pod("job-1", 1, GUARD).edit("phase: Running", &format!("phase: {phase}"));
         let p = run(&format!("{}{}", base(1, ""), node(1, 600, &finished, "")));
         assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{phase}");
         assert_eq!(blocked_messages(&p), Vec::<&str>::new());
@@ -52,7 +53,7 @@ fn drift_ignores_a_false_or_unparsable_do_not_disrupt_and_a_disabled_consolidati
     let web = app_pod("web-1", 1, "");
     let control = run(&format!("{}{}", base(1, ""), drifted_node(&web)));
     assert_eq!(names(&control), vec!["createNodeClaim", "taintNode"]);
-    let node_false = drifted_node(&web).replace(
+    let node_false = drifted_node(&web).edit(
         "annotations: {}}",
         "annotations: {karpenter.sh/do-not-disrupt: 'false'}}",
     );
@@ -62,7 +63,7 @@ fn drift_ignores_a_false_or_unparsable_do_not_disrupt_and_a_disabled_consolidati
     let garbled = app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'sometimes'");
     let p = run(&format!("{}{}", base(1, ""), drifted_node(&garbled)));
     assert_eq!(names(&p), vec!["createNodeClaim", "taintNode"]);
-    let never = base(1, "").replace("consolidateAfter: 30s", "consolidateAfter: Never");
+    let never = base(1, "").edit("consolidateAfter: 30s", "consolidateAfter: Never");
     let p = run(&format!("{never}{}", drifted_node("")));
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Drifted")]);
     // Not drifted and never consolidating: the empty node stays.
@@ -76,7 +77,7 @@ fn drift_ignores_a_false_or_unparsable_do_not_disrupt_and_a_disabled_consolidati
 #[test]
 fn a_grace_period_does_not_open_consolidation_to_blocked_pods() {
     let graced = |t: String| {
-        t.replace(
+        t.edit(
             "requirements: []}",
             "requirements: [], terminationGracePeriod: 1h}",
         )
@@ -88,7 +89,7 @@ fn a_grace_period_does_not_open_consolidation_to_blocked_pods() {
         "{:?}",
         names(&control)
     );
-    let guarded = graced(two_c3_8("700m")).replace(
+    let guarded = graced(two_c3_8("700m")).edit(
         "annotations: {}}\nspec: {nodeName",
         &format!("annotations: {{{GUARD}}}}}\nspec: {{nodeName"),
     );
@@ -121,7 +122,7 @@ fn expired(p: &karpenter_capi::controller::Plan) -> Vec<&str> {
 #[test]
 fn expiry_takes_claims_past_their_expire_after_only() {
     let with_expiry = |i: usize, e: &str| {
-        node(i, 600, "", "").replace(
+        node(i, 600, "", "").edit(
             "requirements: []}",
             &format!("requirements: [], expireAfter: {e}}}"),
         )
@@ -135,7 +136,7 @@ fn expiry_takes_claims_past_their_expire_after_only() {
     );
     assert_eq!(expired(&run(&text)), vec!["default-2"]);
     // The pool's `Never`, a claim three years old: kept.
-    let ancient = node(1, 600, "", "").replacen(
+    let ancient = node(1, 600, "", "").edit_n(
         &format!(
             "creationTimestamp: '{}'",
             crate::controller_disruption::ago(3600)
@@ -160,7 +161,7 @@ fn expiry_takes_claims_past_their_expire_after_only() {
 #[test]
 fn a_budget_already_used_up_allows_nothing_new() {
     let deleting = |i: usize| {
-        node(i, 600, "", "").replacen(
+        node(i, 600, "", "").edit_n(
             &format!("  name: default-{i}\n"),
             &format!(
                 "  name: default-{i}\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
@@ -225,7 +226,7 @@ fn only_claimed_nodes_of_a_known_pool_are_candidates() {
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
     // Without the nodepool label, or labelled for a pool that is gone: left alone.
     for label in ["", "karpenter.sh/nodepool: gone, "] {
-        let text = node(1, 600, "", "").replacen(
+        let text = node(1, 600, "", "").edit_n(
             "labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}",
             &format!("labels: {{{label}node.kubernetes.io/instance-type: c3-4}}"),
             1,
@@ -261,7 +262,7 @@ fn what_keeps_an_empty_node_and_what_does_not() {
         node(1, 600, "", "karpenter.sh/do-not-disrupt: 'false'")
     ));
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
-    let done = app_pod("job-1", 1, "").replace("phase: Running", "phase: Succeeded");
+    let done = app_pod("job-1", 1, "").edit("phase: Running", "phase: Succeeded");
     let p = run(&format!(
         "{}{}{}",
         base(1, ""),
@@ -271,7 +272,7 @@ fn what_keeps_an_empty_node_and_what_does_not() {
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
     assert_eq!(blocked_messages(&p), Vec::<&str>::new());
     let leaving = |owner: &str| {
-        app_pod("db-0", 1, "").replace(
+        app_pod("db-0", 1, "").edit(
             "labels: {app: web}",
             &format!(
                 "labels: {{app: web}}, deletionTimestamp: '{}', ownerReferences: [{{apiVersion: apps/v1, kind: {owner}, name: db, uid: s, controller: true}}]",

@@ -7,12 +7,16 @@ use karpenter_capi::controller::{Action, Config, ConsolidationMemo, Plan, plan, 
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::model::snapshot::Snapshot;
 
-use crate::controller_disruption::{NOW, base, node, sized_pod};
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{Machine, Node, NodeClaim, Object, Pod};
+use serde_json::json;
 
-fn snapshot(text: &str) -> Snapshot {
+use crate::controller_disruption::{NOW, ago, base};
+
+fn snapshot(w: &World) -> Snapshot {
     snapshot_from_sources(&[Source {
         name: "t.yaml".into(),
-        text: text.to_string(),
+        text: w.text(),
     }])
     .unwrap()
 }
@@ -26,17 +30,20 @@ fn at(secs: i64) -> Timestamp {
 
 /// Consolidation of underutilized nodes on, with `budget`; c3-4 nodes (2 vCPU, 0.05/h), each
 /// initialized the given seconds ago with one pod of the given CPU.
-fn cluster(budget: &str, nodes: &[(i64, &str)]) -> String {
-    let pool = format!("    budgets: [{{nodes: '{budget}'}}]\n");
-    let mut text = base(nodes.len(), &pool).replace(
-        "    consolidationPolicy: WhenEmpty\n",
-        "    consolidationPolicy: WhenEmptyOrUnderutilized\n",
-    );
+fn cluster(budget: &str, nodes: &[(i64, &str)]) -> World {
+    let mut w = World::from_yaml(&base(nodes.len(), "")).with("NodePool", "default", |p| {
+        p["spec"]["disruption"]["consolidationPolicy"] = json!("WhenEmptyOrUnderutilized");
+        p["spec"]["disruption"]["budgets"] = json!([{ "nodes": budget }]);
+    });
     for (i, (initialized_ago, cpu)) in nodes.iter().enumerate() {
-        let pod = sized_pod(&format!("p{i}"), i, "", cpu);
-        text.push_str(&node(i, *initialized_ago, &pod, ""));
+        w = seed_node(w, i, *initialized_ago).add(
+            Pod::new("default", &format!("p{i}"))
+                .label("app", "web")
+                .on(&format!("node-{i}"))
+                .cpu(cpu),
+        );
     }
-    text
+    w
 }
 
 fn underutilized(p: &Plan) -> Vec<&str> {
@@ -70,11 +77,14 @@ fn an_unchanged_cluster_is_not_searched_again_until_five_minutes_or_a_change() {
     let (_, forced) = plan_with(&s, at(300), &config, &memo);
     assert_eq!(forced.settled_at("default"), Some(at(300)));
     // A pod bound to a node is a change (core `MarkUnconsolidated` on a binding): searched.
-    let changed = snapshot(&format!(
-        "{}{}",
-        cluster("100%", &[(600, "1400m"), (600, "1400m")]),
-        sized_pod("late", 0, "", "100m")
-    ));
+    let changed = snapshot(
+        &cluster("100%", &[(600, "1400m"), (600, "1400m")]).add(
+            Pod::new("default", "late")
+                .label("app", "web")
+                .on("node-0")
+                .cpu("100m"),
+        ),
+    );
     let (_, searched) = plan_with(&changed, at(60), &config, &memo);
     assert_eq!(searched.settled_at("default"), Some(at(60)));
 }
@@ -83,11 +93,14 @@ fn an_unchanged_cluster_is_not_searched_again_until_five_minutes_or_a_change() {
 fn a_claim_becoming_consolidatable_re_arms_the_search() {
     // node-0's pod is pinned to it (a candidate that cannot go); node-1 initialized 10 s ago is
     // no candidate before its consolidateAfter (30 s).
-    let pinned = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: pinned, namespace: default}\nspec: {nodeName: node-0, nodeSelector: {kubernetes.io/hostname: node-0}, containers: [{name: c, resources: {requests: {cpu: 900m}}}]}\nstatus: {phase: Running}\n";
-    let s = snapshot(&format!(
-        "{}{pinned}",
-        cluster("100%", &[(600, "100m"), (10, "300m")])
-    ));
+    let pinned = Pod::new("default", "pinned")
+        .on("node-0")
+        .set(
+            "/spec/nodeSelector",
+            json!({"kubernetes.io/hostname": "node-0"}),
+        )
+        .cpu("900m");
+    let s = snapshot(&cluster("100%", &[(600, "100m"), (10, "300m")]).add(pinned));
     let config = Config::default();
     let (first, memo) = plan_with(&s, at(0), &config, &ConsolidationMemo::default());
     assert!(underutilized(&first).is_empty(), "{:?}", first.actions);
@@ -127,4 +140,42 @@ fn a_budget_limited_search_is_searched_again_next_pass() {
     assert_eq!(underutilized(&p), vec!["node-0", "node-1", "node-2"]);
     assert!(p.actions.iter().any(|a| matches!(a,
         Action::CreateNodeClaim { instance_type, .. } if instance_type == "c3-8")));
+}
+
+/// `w` with node `i`, as `controller_disruption::node` builds it: a registered c3-4 node
+/// `node-<i>` initialized `initialized_ago` seconds ago, with its claim `default-<i>`, Machine
+/// `m-<i>` and a cilium pod (tolerating every taint, so never evicted).
+fn seed_node(w: World, i: usize, initialized_ago: i64) -> World {
+    let pid = format!("openstack:///n{i}");
+    let node = format!("node-{i}");
+    w.add(
+        NodeClaim::new(&format!("default-{i}"), "default")
+            .created(&ago(3600))
+            .instance_type("c3-4")
+            .machine(&format!("capi-ovh/m-{i}"))
+            .machine_deployment("capi-ovh/capi-ovh-karpenter-c3-4")
+            .initialized(&pid, &node, &ago(initialized_ago)),
+    )
+    .add(
+        Machine::new("capi-ovh", &format!("m-{i}"))
+            .created(&ago(3600))
+            .deployment("capi-ovh-karpenter-c3-4")
+            .member()
+            .provider_id(&pid),
+    )
+    .add(
+        Node::new(&node)
+            .label("karpenter.sh/nodepool", "default")
+            .provider_id(&pid)
+            .capacity("2", "4G", "110")
+            .ready(),
+    )
+    .add(
+        Pod::new("kube-system", &format!("cilium-{i}"))
+            .daemon_set("cilium", "u")
+            .on(&node)
+            .tolerate_all()
+            .cpu("100m")
+            .memory("128Mi"),
+    )
 }

@@ -7,6 +7,7 @@ use crate::controller_disruption::{
     NOW, ago, app_pod, base, deletes, drifted_node, evicts, names, node, pdb, pod_with, run,
     sized_pod, tainted_nodes, under_way,
 };
+use karpenter_capi_testkit::Edit;
 
 use karpenter_capi::controller::{Action, Config, plan};
 use karpenter_capi::model::duration::GoDuration;
@@ -15,7 +16,7 @@ use karpenter_capi::model::load::{Source, snapshot_from_sources};
 /// `text` with claim `default-<i>` deleted `deleted_ago` seconds before NOW, holding our
 /// termination finalizer.
 fn deleted(text: &str, i: usize, deleted_ago: i64) -> String {
-    text.replacen(
+    text.edit_n(
         &format!("  name: default-{i}\n"),
         &format!(
             "  name: default-{i}\n  deletionTimestamp: '{}'\n  finalizers: [karpenter.sh/termination]\n",
@@ -28,15 +29,15 @@ fn deleted(text: &str, i: usize, deleted_ago: i64) -> String {
 /// `text` (one `node(..)`) with its claim launched but never registered: Registered and
 /// Initialized still Unknown, no nodeName; its Node shares the claim's providerID.
 fn never_registered(text: &str) -> String {
-    text.replace(
+    text.edit(
         "{type: Registered, status: 'True'}",
         "{type: Registered, status: Unknown}",
     )
-    .replace(
+    .edit(
         "{type: Initialized, status: 'True'",
         "{type: Initialized, status: Unknown",
     )
-    .replacen("  nodeName: node-1\n", "", 1)
+    .edit_n("  nodeName: node-1\n", "", 1)
 }
 
 fn marked(p: &karpenter_capi::controller::Plan) -> Vec<&str> {
@@ -76,7 +77,7 @@ fn a_claim_that_never_registered_drains_no_node() {
         vec!["markMachineForDeletion", "scaleMachineDeployment"]
     );
     // Its Node still carrying `karpenter.sh/unregistered`: the same.
-    let tainted_unreg = unreg.replace(
+    let tainted_unreg = unreg.edit(
         "spec: {providerID: 'openstack:///n1'}",
         "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/unregistered, effect: NoExecute}]}",
     );
@@ -86,7 +87,7 @@ fn a_claim_that_never_registered_drains_no_node() {
     assert_eq!(marked(&p), vec!["capi-ovh/m-1"]);
     // With a terminationGracePeriod and a pod whose time ran out: the deadline is still
     // recorded (core writes it for every deleting claim), but no pod is deleted on that Node.
-    let graced = unreg.replace(
+    let graced = unreg.edit(
         "requirements: []}",
         "requirements: [], terminationGracePeriod: 1m}",
     );
@@ -289,7 +290,7 @@ fn garbage_collection_takes_registered_claims_whose_machine_is_gone() {
 
 /// A c3-4 node `i` (2 cpu) holding `pods`, its claim with a terminationGracePeriod of 1h.
 fn graced(text: &str) -> String {
-    text.replace(
+    text.edit(
         "requirements: []}",
         "requirements: [], terminationGracePeriod: 1h}",
     )
@@ -298,11 +299,11 @@ fn graced(text: &str) -> String {
 /// A drifted node-1 (from [`drifted_node`]) whose Drifted command started `started_ago` seconds
 /// before NOW with no replacement: its Node tainted, its claim recording the command.
 fn drifting(text: &str, started_ago: i64) -> String {
-    text.replace(
+    text.edit(
         "spec: {providerID: 'openstack:///n1'}",
         "spec: {providerID: 'openstack:///n1', taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]}",
     )
-    .replace(
+    .edit(
         "annotations: {karpenter.sh/nodepool-hash:",
         &format!(
             "annotations: {{karpenter-capi/drain-started: '{}', karpenter-capi/disruption-reason: Drifted, karpenter-capi/replacements: '0', karpenter.sh/nodepool-hash:",
@@ -365,7 +366,7 @@ fn eventual_drift_makes_no_replacement_for_pods_no_eviction_moves() {
     // A held pod beside one that can move: the replacement is for the movable one alone.
     let mixed = format!(
         "{guarded}{}",
-        sized_pod("web-2", 1, "", "500m").replace("app: web", "app: api")
+        sized_pod("web-2", 1, "", "500m").edit("app: web", "app: api")
     );
     let p = run(&format!("{}{}", base(1, ""), graced(&drifted_node(&mixed))));
     assert_eq!(names(&p), vec!["createNodeClaim", "taintNode"]);
@@ -399,7 +400,7 @@ fn a_voluntary_drain_needs_no_room_for_pods_no_eviction_moves() {
     let guarded = app_pod("web-1", 1, "karpenter.sh/do-not-disrupt: 'true'");
     let mixed = format!(
         "{guarded}{}",
-        sized_pod("web-2", 1, "", "500m").replace("app: web", "app: api")
+        sized_pod("web-2", 1, "", "500m").edit("app: web", "app: api")
     );
     let draining = deleted(&drifting(&graced(&drifted_node(&mixed)), 120), 1, 60);
     // node-2 has 700m free: room for web-2 (500m), not for both.
@@ -432,7 +433,7 @@ fn a_claim_never_launched_is_finalized_without_touching_nodes() {
         9,
         10,
     )
-    .replacen(
+    .edit_n(
         "  finalizers: [karpenter.sh/termination]\n",
         "  finalizers: [karpenter.sh/termination, example.com/keep]\n",
         1,
@@ -498,7 +499,7 @@ fn a_custom_launch_timeout_is_honoured() {
 /// node-1's claim deleted 30 s ago with a terminationGracePeriod of 1h, its node tainted by
 /// termination since then, holding `pods`.
 fn terminating(pods: &str, claim_annotations: &str) -> String {
-    let text = under_way(&node(1, 600, pods, ""), 1, "Expired", 30).replace(
+    let text = under_way(&node(1, 600, pods, ""), 1, "Expired", 30).edit(
         "karpenter-capi/disruption-reason: Expired, ",
         claim_annotations,
     );
@@ -549,8 +550,8 @@ fn which_pods_a_drain_evicts_and_waits_for() {
             marked(&p).len(),
         )
     };
-    let succeeded = pod_with("done-1", "", "", "").replace("phase: Running", "phase: Succeeded");
-    let failed = pod_with("failed-1", "", "", "").replace("phase: Running", "phase: Failed");
+    let succeeded = pod_with("done-1", "", "", "").edit("phase: Running", "phase: Succeeded");
+    let failed = pod_with("failed-1", "", "", "").edit("phase: Running", "phase: Failed");
     assert_eq!(marked_now(&format!("{succeeded}{failed}")), (vec![], 1));
     let equal = pod_with(
         "tolerant-1",

@@ -3,15 +3,8 @@
 //! built-in scenario when a kubeconfig is set; a dump given twice is one note with a count;
 //! `doctor` on an empty cluster reports the missing NodePool, members and controller (exit 1).
 
-use assert_cmd::Command;
-
+use crate::common::cli::{run, run_env};
 use crate::shared;
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("kubectl-karpenter_capi").unwrap();
-    c.env_remove("KUBECONFIG").args(["--color", "never"]);
-    c
-}
 
 #[test]
 fn explain_pod_namespace_and_management_namespace_are_two_flags() {
@@ -36,44 +29,30 @@ fn explain_pod_namespace_and_management_namespace_are_two_flags() {
         "{}/tests/fixtures/status/cluster.yaml",
         env!("CARGO_MANIFEST_DIR")
     );
-    let out = bin()
-        .args([
-            "explain",
-            "pod",
-            "web-6b8f9c7d4-uvwxy",
-            "-n",
-            "shop",
-            "-f",
-            &fixture,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (code, stdout, stderr) = run(
+        "explain",
+        &["pod", "web-6b8f9c7d4-uvwxy", "-n", "shop", "-f", &fixture],
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("shop/web-6b8f9c7d4-uvwxy"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("shop/web-6b8f9c7d4-uvwxy"));
 }
 
 #[test]
 fn simulate_names_the_built_in_scenario_when_a_kubeconfig_is_set() {
-    let out = bin()
-        .arg("simulate")
-        .env("KUBECONFIG", "/nonexistent/kubeconfig")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, _, stderr) = run_env(
+        "simulate",
+        &[],
+        &[("KUBECONFIG", "/nonexistent/kubeconfig")],
+    );
+    assert_eq!(code, 0);
     assert!(
         stderr.contains(
             "note: simulating the built-in scenario (seed-8x1cpu), not the cluster of KUBECONFIG=/nonexistent/kubeconfig"
         ),
         "{stderr}"
     );
-    let quiet = bin().arg("simulate").output().unwrap();
-    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("built-in scenario"));
+    let (_, _, quiet) = run("simulate", &[]);
+    assert!(!quiet.contains("built-in scenario"));
 }
 
 #[test]
@@ -81,12 +60,8 @@ fn a_dump_given_twice_is_one_note_with_a_count() {
     let seed = shared::fixture("scenarios/seed-3cpu.yaml")
         .display()
         .to_string();
-    let out = bin()
-        .args(["simulate", "-f", &seed, "-f", &seed])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (code, _, stderr) = run("simulate", &["-f", &seed, "-f", &seed]);
+    assert_eq!(code, 0);
     let notes: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("given twice"))
@@ -108,9 +83,8 @@ fn doctor_on_an_empty_cluster_reports_what_is_missing() {
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n",
     )
     .unwrap();
-    let out = bin().args(["doctor", "-f"]).arg(&path).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, stdout, _) = run("doctor", &["-f", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
     for cause in [
         "NodePoolMissing",
         "NoMemberMachineDeployments",

@@ -96,26 +96,7 @@ fn management_objects() -> Vec<Value> {
 /// The in-memory management cluster, serving the OpenStack machine templates too.
 fn management() -> common::FakeApi {
     let mut types = common::all_types();
-    types.extend([
-        common::t(
-            "controlplane.cluster.x-k8s.io",
-            &["v1beta2"],
-            "kubeadmcontrolplanes",
-            "KubeadmControlPlane",
-            true,
-            true,
-            false,
-        ),
-        common::t(
-            "infrastructure.cluster.x-k8s.io",
-            &["v1beta1"],
-            "openstackmachinetemplates",
-            "OpenStackMachineTemplate",
-            true,
-            false,
-            false,
-        ),
-    ]);
+    types.extend(common::provider_types());
     let api = common::FakeApi::with_types(types);
     for o in management_objects() {
         api.seed(o);

@@ -86,25 +86,8 @@ fn api() -> common::FakeApi {
             true,
             false,
         ),
-        common::t(
-            "controlplane.cluster.x-k8s.io",
-            &["v1beta2"],
-            "kubeadmcontrolplanes",
-            "KubeadmControlPlane",
-            true,
-            true,
-            false,
-        ),
-        common::t(
-            "infrastructure.cluster.x-k8s.io",
-            &["v1beta1"],
-            "openstackmachinetemplates",
-            "OpenStackMachineTemplate",
-            true,
-            false,
-            false,
-        ),
     ]);
+    types.extend(common::provider_types());
     common::FakeApi::with_types(types)
 }
 

@@ -39,6 +39,7 @@ fn string_consts() -> Vec<(PathBuf, usize, String, String)> {
         for (n, line) in text.lines().enumerate() {
             let line = line.trim_start();
             let line = line.strip_prefix("pub ").unwrap_or(line);
+            let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
             let Some(rest) = line.strip_prefix("const ") else {
                 continue;
             };

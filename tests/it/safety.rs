@@ -14,164 +14,53 @@ use karpenter_capi::controller::{Action, Config, Plan, plan};
 use karpenter_capi::kube::list::Clients;
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::render::Printer;
+use karpenter_capi_testkit::objects::{
+    Cluster, Machine, MachineDeployment, MachineSet, Node, NodeClaim, NodePool, Object, Pod,
+};
+use karpenter_capi_testkit::world::{self, World, ago};
 use serde_json::{Value, json};
 
-const NOW: &str = "2026-11-30T10:00:00Z";
-const NS: &str = "capi-ovh";
+const NOW: &str = world::NOW;
+const NS: &str = world::NAMESPACE;
 
-fn ago(secs: i64) -> String {
-    let now: Timestamp = NOW.parse().unwrap();
-    Timestamp::from_second(now.as_second() - secs)
-        .unwrap()
-        .to_string()
+/// Plans a world with the pure core.
+trait Plans {
+    /// The plan at [`NOW`].
+    fn plan(&self) -> Plan;
+    /// Plans with the watches of `unsynced` not re-synced (what `kube::watch` reports).
+    fn plan_unsynced(&self, unsynced: &[&str]) -> Plan;
 }
 
-/// A cluster state built object by object: member MachineDeployments `md-<cpu>` (one flavor per
-/// vCPU count, price 0.025/vCPU), Machines with or without Nodes and NodeClaims, pods.
-#[derive(Clone)]
-struct World {
-    objs: Vec<Value>,
-}
-
-impl World {
-    /// A node class (Ready), NodePool `default` (`policy`, consolidateAfter 30s, a 100% budget),
-    /// a DaemonSet of 100m.
-    fn new(policy: &str) -> World {
-        let mut w = World { objs: Vec::new() };
-        w.objs.push(json!({"apiVersion": "karpenter.cluster.x-k8s.io/v1alpha1", "kind": "ClusterAPINodeClass",
-            "metadata": {"name": "default"}, "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}));
-        w.objs.push(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
-            "spec": {"template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
-                "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"},
-                "expireAfter": "Never"}},
-              "disruption": {"consolidationPolicy": policy, "consolidateAfter": "30s", "budgets": [{"nodes": "100%"}]}}}));
-        w.objs.push(json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "cilium", "namespace": "kube-system"},
-            "spec": {"selector": {"matchLabels": {"k8s-app": "cilium"}}, "template": {"metadata": {"labels": {"k8s-app": "cilium"}},
-              "spec": {"tolerations": [{"operator": "Exists"}], "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}}}));
-        w
-    }
-
-    fn find(&mut self, kind: &str, name: &str) -> &mut Value {
-        self.objs
-            .iter_mut()
-            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
-            .unwrap_or_else(|| panic!("no {kind} {name}"))
-    }
-
-    /// A member MachineDeployment of `cpu` vCPU at `replicas`.
-    fn md(mut self, cpu: u32, replicas: i64) -> World {
-        let name = format!("md-{cpu}");
-        self.objs.push(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
-            "metadata": {"name": name, "namespace": NS, "resourceVersion": "7", "generation": 1,
-              "labels": {"node.cluster.x-k8s.io/karpenter-member": ""},
-              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": cpu.to_string(),
-                "capacity.cluster-autoscaler.kubernetes.io/memory": format!("{}G", cpu * 2),
-                "capacity.cluster-autoscaler.kubernetes.io/maxPods": "110",
-                "capacity.cluster-autoscaler.kubernetes.io/labels": format!("kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-{cpu}"),
-                "capacity.cluster-autoscaler.kubernetes.io/price": format!("{}", 0.025 * f64::from(cpu))}},
-            "spec": {"clusterName": NS, "replicas": replicas,
-              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": name}},
-              "template": {"spec": {"clusterName": NS, "version": "v1.36.1"}}},
-            "status": {"observedGeneration": 1}}));
-        self
-    }
-
-    /// Machine `m-<i>` of `md-<cpu>`; with `node`, its Node `node-<i>` (Ready) and a DaemonSet
-    /// pod (tolerating every taint, as its template: never evicted); with `claim` too, its NodeClaim `c-<i>` (initialized an hour ago).
-    fn machine(mut self, cpu: u32, i: usize, node: bool, claim: bool) -> World {
-        let pid = format!("openstack:///{i}");
-        let md = format!("md-{cpu}");
-        let mut labels = json!({"cluster.x-k8s.io/deployment-name": md});
-        if claim {
-            labels["node.cluster.x-k8s.io/karpenter-member"] = json!("");
-        }
-        let mut m = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
-            "metadata": {"name": format!("m-{i}"), "namespace": NS, "creationTimestamp": ago(7200 - i as i64), "labels": labels},
-            "spec": {"clusterName": NS, "providerID": pid}});
-        if node {
-            m["status"] = json!({"nodeRef": {"name": format!("node-{i}")}});
-            self.objs.push(json!({"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": format!("node-{i}"), "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": format!("node-{i}")}},
-                "spec": {"providerID": pid},
-                "status": {"capacity": {"cpu": cpu.to_string(), "memory": format!("{}G", cpu * 2), "pods": "110"},
-                  "allocatable": {"cpu": cpu.to_string(), "memory": format!("{}G", cpu * 2), "pods": "110"},
-                  "conditions": [{"type": "Ready", "status": "True"}]}}));
-            self.objs.push(json!({"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": format!("cilium-{i}"), "namespace": "kube-system", "uid": format!("uid-cilium-{i}"),
-                  "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "cilium", "uid": "u", "controller": true}]},
-                "spec": {"nodeName": format!("node-{i}"), "tolerations": [{"operator": "Exists"}], "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
-                "status": {"phase": "Running"}}));
-        }
-        self.objs.push(m);
-        if claim {
-            let mut c = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-                "metadata": {"name": format!("c-{i}"), "creationTimestamp": ago(3600), "finalizers": ["karpenter.sh/termination"],
-                  "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": format!("c-{cpu}")},
-                  "annotations": {"cluster.x-k8s.io/machine": format!("{NS}/m-{i}"), "karpenter-capi/machine-deployment": format!("{NS}/{md}")}},
-                "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []},
-                "status": {"conditions": [{"type": "Launched", "status": "True"}]}});
-            if node {
-                c["status"] = json!({"providerID": pid, "nodeName": format!("node-{i}"), "conditions": [
-                    {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"},
-                    {"type": "Initialized", "status": "True", "lastTransitionTime": ago(3600)}]});
-            }
-            self.objs.push(c);
-        }
-        self
-    }
-
-    /// A pod of `cpu` on `node-<i>`, or pending (unschedulable) with `None`.
-    fn pod(mut self, name: &str, node: Option<usize>, cpu: &str) -> World {
-        let mut p = json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "labels": {"app": "web"}, "creationTimestamp": ago(600)},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
-            "status": {"phase": "Running"}});
-        match node {
-            Some(i) => p["spec"]["nodeName"] = json!(format!("node-{i}")),
-            None => {
-                p["status"] = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]})
-            }
-        }
-        self.objs.push(p);
-        self
-    }
-
-    /// Changes an object in place.
-    fn with(mut self, kind: &str, name: &str, f: impl FnOnce(&mut Value)) -> World {
-        f(self.find(kind, name));
-        self
-    }
-
-    /// Adds an object.
-    fn add(mut self, v: Value) -> World {
-        self.objs.push(v);
-        self
-    }
-
-    fn text(&self) -> String {
-        self.objs
-            .iter()
-            .map(|o| o.to_string())
-            .collect::<Vec<_>>()
-            .join("\n---\n")
-    }
-
+impl Plans for World {
     fn plan(&self) -> Plan {
-        let s = snapshot_from_sources(&[Source {
+        self.plan_unsynced(&[])
+    }
+
+    fn plan_unsynced(&self, unsynced: &[&str]) -> Plan {
+        let mut s = snapshot_from_sources(&[Source {
             name: "w.yaml".into(),
             text: self.text(),
         }])
         .unwrap();
+        s.unsynced = unsynced.iter().map(|u| u.to_string()).collect();
         plan(&s, NOW.parse().unwrap(), &Config::default())
     }
 }
 
+/// A NodeClaim of `default` for a `c-4` of `md-4`, `age` seconds old, not launched yet.
+fn waiting_claim(name: &str, age: i64) -> NodeClaim {
+    NodeClaim::new(name, "default")
+        .created(&ago(age))
+        .finalizer("karpenter.sh/termination")
+        .instance_type("c-4")
+        .machine_deployment(&format!("{NS}/md-4"))
+}
+
 /// A MachineSet of `md-<cpu>` with spec and status replicas.
 fn machine_set(cpu: u32, name: &str, replicas: i64, age: i64) -> Value {
-    json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
-        "metadata": {"name": name, "namespace": NS, "creationTimestamp": ago(age),
-          "labels": {"cluster.x-k8s.io/deployment-name": format!("md-{cpu}")}},
-        "spec": {"clusterName": NS, "replicas": replicas}, "status": {"replicas": replicas}})
+    MachineSet::new(NS, name, &format!("md-{cpu}"), replicas)
+        .created(&ago(age))
+        .build()
 }
 
 /// `action target` per action, as `-o json` prints them.
@@ -296,12 +185,15 @@ fn a_machine_no_nodepool_fits_is_left_alone() {
 
 #[test]
 fn the_highest_weight_fitting_pool_adopts() {
-    let heavy = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "heavy"},
-        "spec": {"weight": 50, "template": {"spec": {"requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
-            "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}}}}});
-    let picky = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "picky"},
-        "spec": {"weight": 90, "template": {"spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c-16"]}],
-            "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}}}}});
+    let heavy =
+        NodePool::new("heavy")
+            .weight(50)
+            .requirement("kubernetes.io/arch", "In", &["amd64"]);
+    let picky = NodePool::new("picky").weight(90).requirement(
+        "node.kubernetes.io/instance-type",
+        "In",
+        &["c-16"],
+    );
     let p = World::new("WhenEmpty")
         .add(heavy)
         .add(picky)
@@ -316,11 +208,7 @@ fn the_highest_weight_fitting_pool_adopts() {
 #[test]
 fn only_machines_without_a_node_are_bound_to_new_claims() {
     // A waiting claim; m-1 has a Node and no claim (adopted, never bound), m-2 has no Node.
-    let waiting = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-        "metadata": {"name": "c-new", "creationTimestamp": ago(30), "finalizers": ["karpenter.sh/termination"],
-          "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
-          "annotations": {"karpenter-capi/machine-deployment": "capi-ovh/md-4"}},
-        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}});
+    let waiting = waiting_claim("c-new", 30);
     let p = World::new("WhenEmpty")
         .md(4, 2)
         .machine(4, 1, true, false)
@@ -380,7 +268,7 @@ fn world_of(fake: &FakeApi) -> World {
     ] {
         objs.extend(fake.all(group, plural));
     }
-    World { objs }
+    World::from_objects(objs)
 }
 
 /// The disruptions (`action target`) of a plan.
@@ -610,19 +498,6 @@ fn a_stale_view_holds_the_scale_down_with_a_note() {
     );
 }
 
-impl World {
-    /// Plans with the watches of `unsynced` not re-synced (what `kube::watch` reports).
-    fn plan_unsynced(&self, unsynced: &[&str]) -> Plan {
-        let mut s = snapshot_from_sources(&[Source {
-            name: "w.yaml".into(),
-            text: self.text(),
-        }])
-        .unwrap();
-        s.unsynced = unsynced.iter().map(|u| u.to_string()).collect();
-        plan(&s, NOW.parse().unwrap(), &Config::default())
-    }
-}
-
 #[test]
 fn a_watch_not_yet_resynced_holds_every_scale_down() {
     // Rule 2: while any watch is (re-)listing, the stores serve the objects of before it: no
@@ -701,10 +576,7 @@ fn rollouts_pauses_and_deletions_in_progress_hold_the_scale_down() {
             "MachineSet md-4-a carries cluster.x-k8s.io/paused",
         ),
         (
-            one_empty(1).add(
-                json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
-                "metadata": {"name": NS, "namespace": NS}, "spec": {"paused": true}}),
-            ),
+            one_empty(1).add(Cluster::new(NS, NS).paused()),
             "Cluster capi-ovh is paused",
         ),
         (
@@ -1040,7 +912,7 @@ fn a_claim_whose_machine_vanished_is_garbage_collected_only_when_machines_were_s
             })
     };
     let mut w = vanished("False");
-    w.objs
+    w.objects_mut()
         .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
     let p = w.plan();
     assert!(
@@ -1064,7 +936,7 @@ fn a_claim_whose_machine_vanished_is_garbage_collected_only_when_machines_were_s
     assert!(lines(&w2.plan()).contains(&"deleteNodeClaim NodeClaim/c-1".to_string()));
     // Node still Ready: not collected.
     let mut w = vanished("True");
-    w.objs
+    w.objects_mut()
         .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
     assert!(
         !lines(&w.plan())
@@ -1073,7 +945,7 @@ fn a_claim_whose_machine_vanished_is_garbage_collected_only_when_machines_were_s
     );
     // No Machines in the input at all: the Machine list is missing, nothing is collected.
     let mut w = vanished("False");
-    w.objs.retain(|o| o["kind"] != "Machine");
+    w.objects_mut().retain(|o| o["kind"] != "Machine");
     assert!(
         !lines(&w.plan())
             .iter()
@@ -1198,7 +1070,7 @@ fn cluster_api_deleting_a_machine_and_its_node_takes_no_disruption_action() {
     let mut gone = capi_deletes(busy, 1).with("Node", "node-1", |n| {
         n["status"]["conditions"][0]["status"] = json!("False")
     });
-    gone.objs
+    gone.objects_mut()
         .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
     let p = gone.plan();
     let json = serde_json::to_value(&p).unwrap();
@@ -1225,7 +1097,7 @@ fn the_node_finalizer_stays_until_the_machine_is_gone() {
         });
     assert_eq!(lines(&w.plan()), Vec::<String>::new());
     let mut gone = w.machine(4, 2, false, false);
-    gone.objs
+    gone.objects_mut()
         .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
     assert!(lines(&gone.plan()).contains(&"removeNodeFinalizer Node/node-1".to_string()));
 }
@@ -1271,15 +1143,15 @@ fn deleted(w: World, node: &str) -> World {
 
 /// A DaemonSet pod on `node-1` that does not tolerate the disrupted taint, with a priority class.
 fn ds_pod(name: &str, node: usize, priority: Option<&str>) -> Value {
-    let mut p = json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "kube-system", "uid": format!("uid-{name}"),
-          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": "d", "controller": true}]},
-        "spec": {"nodeName": format!("node-{node}"), "containers": [{"name": "c", "resources": {"requests": {"cpu": "50m"}}}]},
-        "status": {"phase": "Running"}});
-    if let Some(pc) = priority {
-        p["spec"]["priorityClassName"] = json!(pc);
+    let p = Pod::new("kube-system", name)
+        .uid(&format!("uid-{name}"))
+        .daemon_set(name, "d")
+        .on(&format!("node-{node}"))
+        .cpu("50m");
+    match priority {
+        Some(pc) => p.priority_class(pc).build(),
+        None => p.build(),
     }
-    p
 }
 
 fn evictions(p: &Plan) -> Vec<String> {
@@ -1289,23 +1161,26 @@ fn evictions(p: &Plan) -> Vec<String> {
         .collect()
 }
 
-fn without(mut w: World, name: &str) -> World {
-    w.objs.retain(|o| o["metadata"]["name"] != name);
-    w
-}
-
 #[test]
 fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
     // Core `terminator.go` `groupPodsByPriority`: non-critical, non-critical DaemonSet, critical,
     // critical DaemonSet; each tier only once the previous one is gone. cilium-1 (tolerates every
     // taint), the mirror pod and the tolerating pod are never evicted and never wait.
-    let critical = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dns", "namespace": "kube-system", "uid": "uid-dns"},
-        "spec": {"nodeName": "node-1", "priorityClassName": "system-cluster-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
-    let mirror = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd", "namespace": "kube-system",
-        "annotations": {"kubernetes.io/config.mirror": "x"}, "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "n", "controller": true}]},
-        "spec": {"nodeName": "node-1", "priorityClassName": "system-node-critical", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
-    let tolerant = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tolerant", "namespace": "default"},
-        "spec": {"nodeName": "node-1", "tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}], "containers": [{"name": "c"}]}, "status": {"phase": "Running"}});
+    let critical = Pod::new("kube-system", "dns")
+        .uid("uid-dns")
+        .on("node-1")
+        .priority_class("system-cluster-critical");
+    let mirror = Pod::new("kube-system", "etcd")
+        .annotation("kubernetes.io/config.mirror", "x")
+        .set(
+            "/metadata/ownerReferences",
+            json!([{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "n", "controller": true}]),
+        )
+        .on("node-1")
+        .priority_class("system-node-critical");
+    let tolerant = Pod::new("default", "tolerant")
+        .on("node-1")
+        .toleration("karpenter.sh/disrupted");
     let base = World::new("WhenEmpty")
         .md(4, 2)
         .machine(4, 1, true, true)
@@ -1337,7 +1212,7 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
         assert!(evictions(&p).is_empty(), "{reason} {:?}", lines(&p));
         assert!(!lines(&p).iter().any(|l| l.starts_with("markMachine")));
         // web gone: the non-critical DaemonSet pod (tier 2) ...
-        let w = without(w, "web");
+        let w = w.without("web");
         let p = w.plan();
         assert_eq!(
             evictions(&p),
@@ -1346,7 +1221,7 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
         );
         assert!(!lines(&p).iter().any(|l| l.starts_with("markMachine")));
         // ... then the critical pod (tier 3) ...
-        let w = without(w, "exporter");
+        let w = w.without("exporter");
         let p = w.plan();
         assert_eq!(
             evictions(&p),
@@ -1354,7 +1229,7 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
             "{reason}"
         );
         // ... then the critical DaemonSet pod (tier 4), still before the Machine is marked ...
-        let w = without(w, "dns");
+        let w = w.without("dns");
         let p = w.plan();
         assert_eq!(
             lines(&p),
@@ -1362,7 +1237,7 @@ fn evictions_go_tier_by_tier_and_skip_mirror_tolerating_and_terminating_pods() {
             "{reason}"
         );
         // ... and only then the Machine goes (mirror, tolerating and cilium pods stay).
-        let p = without(w, "proxy").plan();
+        let p = w.without("proxy").plan();
         assert_eq!(
             lines(&p),
             vec![
@@ -1409,10 +1284,10 @@ fn an_empty_node_drains_its_daemonset_pods_before_its_machine_goes() {
         ]
     );
     let w = excluded(w, "node-1");
-    let w = without(w, "exporter");
+    let w = w.without("exporter");
     assert_eq!(lines(&w.plan()), vec!["evictPod Pod/kube-system/proxy"]);
     assert_eq!(
-        lines(&without(w, "proxy").plan()),
+        lines(&w.without("proxy").plan()),
         vec![
             "markMachineForDeletion Machine/capi-ovh/m-1",
             "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
@@ -1448,7 +1323,7 @@ fn a_deleted_claim_drains_its_daemonset_pods_before_its_machine_is_marked() {
     );
     // Drained, but tainted only now: the Machine waits the minimum drain time (core
     // MinDrainTime), so a pod bound before the taint was seen is drained too.
-    let p = without(w.clone(), "proxy").plan();
+    let p = w.clone().without("proxy").plan();
     assert_eq!(
         lines(&p),
         vec![
@@ -1456,7 +1331,7 @@ fn a_deleted_claim_drains_its_daemonset_pods_before_its_machine_is_marked() {
             "taintNode Node/node-1"
         ]
     );
-    let p = tainted(without(w, "proxy"), "node-1", "").plan();
+    let p = tainted(w.without("proxy"), "node-1", "").plan();
     assert!(
         lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()),
         "{:?}",
@@ -1524,11 +1399,9 @@ fn a_drift_whose_replacement_vanished_is_aborted_with_an_event() {
 fn a_replacement_that_failed_aborts_the_disruption_with_an_event() {
     use karpenter_capi::controller::write::Write;
     let with_replacement = |reason: &str, f: &dyn Fn(&mut Value)| {
-        let mut r = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-            "metadata": {"name": "default-r", "creationTimestamp": ago(60), "finalizers": ["karpenter.sh/termination"],
-              "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
-              "annotations": {"karpenter-capi/replaces": "node-1", "karpenter-capi/machine-deployment": format!("{NS}/md-4")}},
-            "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}});
+        let mut r = waiting_claim("default-r", 60)
+            .annotation("karpenter-capi/replaces", "node-1")
+            .build();
         f(&mut r);
         tainted(
             World::new("WhenEmptyOrUnderutilized")
@@ -1917,7 +1790,7 @@ fn pending_pods_that_fit_nowhere_neither_block_nor_loop_consolidation() {
     );
     // And once node-1 is gone, nothing more: no claim for huge, no disruption.
     let mut done = next;
-    done.objs.retain(|o| {
+    done.objects_mut().retain(|o| {
         !(o["metadata"]["name"] == "node-1"
             || o["metadata"]["name"] == "m-1"
             || o["metadata"]["name"] == "c-1"
@@ -1938,7 +1811,7 @@ fn fake_of(w: &World) -> FakeApi {
     // Passes on the in-memory API run at the real clock: a command started `x` before NOW in the
     // world started `x` before the real now there.
     let shift = Timestamp::now().as_second() - NOW.parse::<Timestamp>().unwrap().as_second();
-    for o in &w.objs {
+    for o in w.objects() {
         let mut o = o.clone();
         if let Some(t) = o["metadata"]["annotations"]["karpenter-capi/drain-started"]
             .as_str()
@@ -3353,7 +3226,7 @@ async fn a_conflict_on_the_scale_is_reported_not_retried_and_the_next_pass_repla
 /// Labels a World's Machines and MachineDeployments with Cluster API's cluster-name label (its
 /// webhooks set it from `spec.clusterName`).
 fn cluster_labelled(mut w: World) -> World {
-    for o in &mut w.objs {
+    for o in w.objects_mut() {
         if o["kind"] == "Machine" || o["kind"] == "MachineDeployment" {
             let c = o["spec"]["clusterName"].clone();
             o["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = c;
@@ -3366,28 +3239,33 @@ fn cluster_labelled(mut w: World) -> World {
 /// and no claim (surplus to a controller that saw it as its own) and one with a Node.
 fn cluster_b(w: World) -> World {
     let other = "other";
-    w.add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
-        "metadata": {"name": other, "namespace": NS}, "spec": {}}))
-        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
-            "metadata": {"name": "other-md-4", "namespace": NS, "resourceVersion": "3", "generation": 1,
-              "labels": {"node.cluster.x-k8s.io/karpenter-member": "", "cluster.x-k8s.io/cluster-name": other},
-              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": "4",
-                "capacity.cluster-autoscaler.kubernetes.io/memory": "8G",
-                "capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-4",
-                "capacity.cluster-autoscaler.kubernetes.io/price": "0.01"}},
-            "spec": {"clusterName": other, "replicas": 2,
-              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": "other-md-4"}},
-              "template": {"spec": {"clusterName": other, "version": "v1.36.1"}}},
-            "status": {"observedGeneration": 1}}))
-        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
-            "metadata": {"name": "other-m-1", "namespace": NS, "creationTimestamp": ago(7200),
-              "labels": {"cluster.x-k8s.io/deployment-name": "other-md-4", "cluster.x-k8s.io/cluster-name": other}},
-            "spec": {"clusterName": other}}))
-        .add(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
-            "metadata": {"name": "other-m-2", "namespace": NS, "creationTimestamp": ago(7200),
-              "labels": {"cluster.x-k8s.io/deployment-name": "other-md-4", "cluster.x-k8s.io/cluster-name": other}},
-            "spec": {"clusterName": other, "providerID": "openstack:///other-2"},
-            "status": {"nodeRef": {"name": "other-node-2"}}}))
+    let machine = |name: &str| {
+        Machine::new(NS, name)
+            .created(&ago(7200))
+            .deployment("other-md-4")
+            .label("cluster.x-k8s.io/cluster-name", other)
+            .cluster(other)
+    };
+    w.add(Cluster::new(NS, other))
+        .add(
+            MachineDeployment::new(NS, "other-md-4")
+                .member()
+                .label("cluster.x-k8s.io/cluster-name", other)
+                .capacity("4", "8G")
+                .node_labels("kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-4")
+                .price("0.01")
+                .replicas(2)
+                .cluster(other)
+                .selecting()
+                .version("v1.36.1")
+                .observed("3", 1),
+        )
+        .add(machine("other-m-1"))
+        .add(
+            machine("other-m-2")
+                .provider_id("openstack:///other-2")
+                .node("other-node-2"),
+        )
 }
 
 async fn run_pass_for(
@@ -3599,11 +3477,7 @@ fn an_unclaimed_machine_whose_node_has_not_registered_is_capacity() {
     // Machine covers it); next pass the claim is bound to it.
     let p = w.clone().pod("pending", None, "3").plan();
     assert_eq!(lines(&p), vec!["createNodeClaim NodeClaim/default-"]);
-    let waiting = w.add(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-        "metadata": {"name": "default-w", "creationTimestamp": ago(5), "finalizers": ["karpenter.sh/termination"],
-          "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
-          "annotations": {"karpenter-capi/machine-deployment": format!("{NS}/md-4")}},
-        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []}}));
+    let waiting = w.add(waiting_claim("default-w", 5));
     let p = waiting.plan();
     assert!(
         lines(&p).contains(&"claimMachine Machine/capi-ovh/m-2".to_string()),
@@ -3632,24 +3506,34 @@ fn an_unclaimed_machine_whose_node_has_not_registered_is_capacity() {
 /// Nodes, which carry a finalizer of the same name, are never released.
 #[test]
 fn another_karpenters_nodepools_and_claims_are_left_alone() {
+    let aws = json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"});
     let w = idle(1)
-        .add(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "aws"},
-            "spec": {"template": {"spec": {"requirements": [],
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-                "expireAfter": "1m"}},
-              "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]}}}))
-        .add(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-            "metadata": {"name": "aws-1", "creationTimestamp": ago(7200), "finalizers": ["karpenter.sh/termination"],
-              "labels": {"karpenter.sh/nodepool": "aws"}},
-            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": [], "expireAfter": "1m"},
-            "status": {"providerID": "aws:///i-1", "nodeName": "ip-1", "conditions": [
-                {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"},
-                {"type": "Initialized", "status": "True", "lastTransitionTime": ago(7200)}]}}))
-        .add(json!({"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": "ip-1", "finalizers": ["karpenter.sh/termination"], "deletionTimestamp": ago(5),
-              "labels": {"karpenter.sh/nodepool": "aws", "kubernetes.io/hostname": "ip-1"}},
-            "spec": {"providerID": "aws:///i-1"},
-            "status": {"allocatable": {"cpu": "2", "memory": "4G", "pods": "110"}, "conditions": [{"type": "Ready", "status": "True"}]}}));
+        .add(
+            NodePool::new("aws")
+                .set("/spec/template/spec/nodeClassRef", aws.clone())
+                .expire_after("1m")
+                .disruption("WhenEmpty", "0s", "100%"),
+        )
+        .add(
+            NodeClaim::new("aws-1", "aws")
+                .created(&ago(7200))
+                .finalizer("karpenter.sh/termination")
+                .set("/spec/nodeClassRef", aws)
+                .set("/spec/expireAfter", "1m")
+                .initialized("aws:///i-1", "ip-1", &ago(7200)),
+        )
+        .add(
+            Node::new("ip-1")
+                .finalizer("karpenter.sh/termination")
+                .deleting(&ago(5))
+                .label("karpenter.sh/nodepool", "aws")
+                .provider_id("aws:///i-1")
+                .set(
+                    "/status/allocatable",
+                    json!({"cpu": "2", "memory": "4G", "pods": "110"}),
+                )
+                .ready(),
+        );
     let p = w.plan();
     let touching: Vec<String> = lines(&p)
         .into_iter()

@@ -10,63 +10,36 @@ use karpenter_capi::controller::{Action, Plan};
 use karpenter_capi::kube::apply::{ActionOutcome, Executor};
 use karpenter_capi::kube::list::Clients;
 use karpenter_capi::model::Price;
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{
+    Machine, MachineDeployment, Node, NodeClaim, NodeClass, Object, Pod,
+};
 use serde_json::{Value, json};
 
-const WORLD: &str = r#"
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata:
-  name: c3-8
-  namespace: capi-ovh
-  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
-spec: {clusterName: capi-ovh, replicas: 0}
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: Machine
-metadata:
-  name: c3-8-abcde
-  namespace: capi-ovh
-  labels: {cluster.x-k8s.io/deployment-name: c3-8}
-spec: {clusterName: capi-ovh}
----
-apiVersion: v1
-kind: Node
-metadata:
-  name: node-1
-  labels: {kubernetes.io/hostname: node-1}
-spec:
-  providerID: openstack:///1111
-  taints:
-  - {key: karpenter.sh/unregistered, effect: NoExecute}
-  - {key: node.cluster.x-k8s.io/uninitialized, effect: NoSchedule}
----
-apiVersion: karpenter.sh/v1
-kind: NodeClaim
-metadata:
-  name: default-x7k2p
-  labels: {karpenter.sh/nodepool: default}
-spec:
-  nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
-  requirements: []
-status:
-  providerID: openstack:///1111
-  conditions:
-  - {type: Launched, status: "True", reason: Launched, message: "", lastTransitionTime: "2026-11-30T10:01:00Z"}
----
-apiVersion: karpenter.cluster.x-k8s.io/v1alpha1
-kind: ClusterAPINodeClass
-metadata: {name: default}
-spec: {}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: web-0, namespace: default}
-spec: {nodeName: node-1, containers: [{name: c, image: pause}]}
-"#;
+/// A member MachineDeployment with one Machine, its Node not yet registered (both startup
+/// taints), the NodeClaim launched for it, the node class and a pod on the node.
+fn objects() -> World {
+    World::empty()
+        .add(MachineDeployment::new("capi-ovh", "c3-8").member())
+        .add(Machine::new("capi-ovh", "c3-8-abcde").deployment("c3-8"))
+        .add(
+            Node::new("node-1")
+                .provider_id("openstack:///1111")
+                .taint("karpenter.sh/unregistered", "NoExecute")
+                .taint("node.cluster.x-k8s.io/uninitialized", "NoSchedule"),
+        )
+        .add(NodeClaim::new("default-x7k2p", "default").set(
+            "/status",
+            json!({"providerID": "openstack:///1111", "conditions": [{"type": "Launched", "status": "True",
+                "reason": "Launched", "message": "", "lastTransitionTime": "2026-11-30T10:01:00Z"}]}),
+        ))
+        .add(NodeClass::new("default"))
+        .add(Pod::new("default", "web-0").on("node-1").image("pause"))
+}
 
 fn world() -> (FakeApi, Executor) {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&objects());
     let client = fake.client();
     let exec = Executor::new(Clients {
         workload: client.clone(),

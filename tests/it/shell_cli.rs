@@ -1,6 +1,7 @@
 //! `run` through the real binary: replaying a dump with no cluster, flag combinations that
 //! cannot work, and clusters that cannot be reached (exit 2 with the cluster named).
 
+use crate::common::cli::run;
 use crate::shared;
 
 use assert_cmd::Command;
@@ -20,7 +21,8 @@ fn seed() -> String {
     shared::fixture(SEED).display().to_string()
 }
 
-fn kubeconfig(name: &str, server: &str) -> std::path::PathBuf {
+/// A kubeconfig file for `server` (context `ctx`); its path.
+fn kubeconfig(name: &str, server: &str) -> String {
     let path =
         std::env::temp_dir().join(format!("karpenter-capi-{name}-{}.yaml", std::process::id()));
     std::fs::write(
@@ -31,14 +33,14 @@ fn kubeconfig(name: &str, server: &str) -> std::path::PathBuf {
         ),
     )
     .unwrap();
-    path
+    path.display().to_string()
 }
 
 #[test]
 fn replays_a_dump_as_of_its_time_without_a_cluster() {
-    let out = bin()
-        .args([
-            "run",
+    let (code, stdout, stderr) = run(
+        "run",
+        &[
             "--once",
             "--dry-run",
             "-f",
@@ -47,16 +49,10 @@ fn replays_a_dump_as_of_its_time_without_a_cluster() {
             "2026-11-30T10:00:00Z",
             "-o",
             "json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).unwrap();
     let actions: Vec<(&str, &str)> = plan["actions"]
         .as_array()
         .unwrap()
@@ -81,35 +77,26 @@ fn replays_a_dump_as_of_its_time_without_a_cluster() {
 
 #[test]
 fn files_without_once_dry_run_is_a_usage_error() {
-    let out = bin().args(["run", "-f", &seed()]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, stderr) = run("run", &["-f", &seed()]);
+    assert_eq!(code, 2);
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        stderr,
         "error: -f plans from files and has no cluster to write to: use it with --once --dry-run, e.g. \
          `kubectl karpenter-capi run --once --dry-run -f dump.yaml`\n"
     );
-    let out = bin()
-        .args(["run", "--once", "-f", &seed()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, _) = run("run", &["--once", "-f", &seed()]);
+    assert_eq!(code, 2);
 }
 
 #[test]
 fn now_without_files_is_a_usage_error() {
-    let out = bin()
-        .args([
-            "run",
-            "--once",
-            "--dry-run",
-            "--now",
-            "2026-11-30T10:00:00Z",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, stderr) = run(
+        "run",
+        &["--once", "--dry-run", "--now", "2026-11-30T10:00:00Z"],
+    );
+    assert_eq!(code, 2);
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        stderr,
         "error: --now evaluates a dump as of a past time and needs -f; a live pass uses the current time\n"
     );
 }
@@ -117,29 +104,27 @@ fn now_without_files_is_a_usage_error() {
 #[test]
 fn unreachable_workload_cluster_exits_2_naming_it() {
     let cfg = kubeconfig("down", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--once", "--dry-run", "--kubeconfig"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, out, err) = run("run", &["--once", "--dry-run", "--kubeconfig", &cfg]);
+    assert_eq!(code, 2, "{err}");
     assert!(err.starts_with("error: workload cluster: list "), "{err}");
     assert!(err.ends_with("  hint: the workload cluster is unreachable: check the server address, network and --context\n"), "{err}");
-    assert!(out.stdout.is_empty(), "no plan without a snapshot");
+    assert!(out.is_empty(), "no plan without a snapshot");
 }
 
 #[test]
 fn unreadable_management_kubeconfig_names_the_management_cluster() {
     let cfg = kubeconfig("ok", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--once", "--kubeconfig"])
-        .arg(&cfg)
-        .args(["--management-kubeconfig", "/nonexistent/mgmt.kubeconfig"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, _, err) = run(
+        "run",
+        &[
+            "--once",
+            "--kubeconfig",
+            &cfg,
+            "--management-kubeconfig",
+            "/nonexistent/mgmt.kubeconfig",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.starts_with(
             "error: management cluster: load kubeconfig (/nonexistent/mgmt.kubeconfig): "
@@ -157,15 +142,13 @@ fn unreadable_management_kubeconfig_names_the_management_cluster() {
 #[test]
 fn bad_metrics_address_fails_before_watching() {
     let cfg = kubeconfig("metrics", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--metrics-bind-address", "localhost"])
-        .arg("--kubeconfig")
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, err) = run(
+        "run",
+        &["--metrics-bind-address", "localhost", "--kubeconfig", &cfg],
+    );
+    assert_eq!(code, 2);
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        err,
         "error: --metrics-bind-address \"localhost\" is not an address:port (invalid socket address syntax), e.g. 0.0.0.0:8080\n"
     );
 }
@@ -173,13 +156,8 @@ fn bad_metrics_address_fails_before_watching() {
 #[test]
 fn refused_connection_names_the_server_and_the_context() {
     let cfg = kubeconfig("refused", "http://127.0.0.1:9");
-    let out = bin()
-        .args(["run", "--once", "--dry-run", "--kubeconfig"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, _, err) = run("run", &["--once", "--dry-run", "--kubeconfig", &cfg]);
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(": the connection to the server 127.0.0.1:9 (context ctx) was refused: "),
         "{err}"
@@ -285,68 +263,47 @@ fn request_timeout_gives_up_on_a_silent_server_naming_it() {
 #[test]
 fn dry_run_values() {
     // --dry-run alone is client, as kubectl's.
-    let out = bin()
-        .args([
-            "run",
+    let (code, _, stderr) = run(
+        "run",
+        &[
             "--once",
             "--dry-run",
             "-f",
             &seed(),
             "--now",
             "2026-11-30T10:00:00Z",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let out = bin()
-        .args([
-            "run",
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(
+        "run",
+        &[
             "--once",
             "--dry-run=client",
             "-f",
             &seed(),
             "--now",
             "2026-11-30T10:00:00Z",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
+    assert_eq!(code, 0, "{stderr}");
     // none writes, so -f (no cluster) is refused.
-    let out = bin()
-        .args(["run", "--once", "--dry-run=none", "-f", &seed()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: -f plans from files"));
+    let (code, _, stderr) = run("run", &["--once", "--dry-run=none", "-f", &seed()]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("error: -f plans from files"));
     // server is refused with the reason.
-    let out = bin()
-        .args(["run", "--once", "--dry-run=server", "-f", &seed()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, stderr) = run("run", &["--once", "--dry-run=server", "-f", &seed()]);
+    assert_eq!(code, 2);
     assert!(
-        String::from_utf8_lossy(&out.stderr)
+        stderr
             .starts_with("error: run does not support --dry-run=server: the writes of a pass depend on each other"),
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr
     );
     // Anything else is a usage error listing the values.
-    let out = bin()
-        .args(["run", "--once", "--dry-run=maybe"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, stderr) = run("run", &["--once", "--dry-run=maybe"]);
+    assert_eq!(code, 2);
+    let err = stderr;
     assert!(
         err.contains("[possible values: none, client, server]"),
         "{err}"
@@ -355,12 +312,9 @@ fn dry_run_values() {
 
 #[test]
 fn replaying_a_dump_without_now_warns() {
-    let out = bin()
-        .args(["run", "--once", "--dry-run", "-f", &seed()])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, _, stderr) = run("run", &["--once", "--dry-run", "-f", &seed()]);
+    let err = stderr;
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("pass --now with the time the dump was taken"),
         "{err}"
@@ -369,23 +323,20 @@ fn replaying_a_dump_without_now_warns() {
 
 #[test]
 fn commands_without_a_cluster_refuse_cluster_flags() {
-    let out = bin()
-        .args(["completion", "bash", "--kubeconfig", "x", "-n", "y"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, stderr) = run("completion", &["bash", "--kubeconfig", "x", "-n", "y"]);
+    assert_eq!(code, 2);
+    let err = stderr;
     assert!(
         err.starts_with(
             "error: `completion` does not talk to a cluster and takes no --kubeconfig, --namespace"
         ),
         "{err}"
     );
-    let out = bin().args(["version", "--context", "x"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, _, _) = run("version", &["--context", "x"]);
+    assert_eq!(code, 2);
     // -o stays meaningful for version.
-    let out = bin().args(["version", "-o", "json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let (code, _, _) = run("version", &["-o", "json"]);
+    assert_eq!(code, 0);
 }
 
 #[test]

@@ -12,6 +12,10 @@ use karpenter_capi::kube::leader::Gate;
 use karpenter_capi::kube::metrics::Metrics;
 use karpenter_capi::kube::reconciler::{LeaseTiming, lead};
 use karpenter_capi::vocab::names::{DRY_RUN_LEASE_NAME, LEASE_NAME};
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{
+    Machine, MachineDeployment, Node, NodeClaim, NodeClass, NodePool, Object, Pod,
+};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -107,37 +111,22 @@ async fn a_dry_run_replica_never_takes_the_live_controllers_lease() {
     assert_eq!(holder(&fake, DRY_RUN_LEASE_NAME), None);
 }
 
+/// A member MachineDeployment `c3-8` in `namespace` (4 vCPU, 8G, 0.1/h), at 0 replicas.
+pub(crate) fn c3_8(namespace: &str) -> MachineDeployment {
+    MachineDeployment::new(namespace, "c3-8")
+        .member()
+        .capacity("4", "8G")
+        .node_labels("node.kubernetes.io/instance-type=c3-8")
+        .price("0.1")
+}
+
 /// A ready node class, a NodePool and one empty member MachineDeployment.
-pub(crate) const WORLD: &str = r#"
-apiVersion: karpenter.cluster.x-k8s.io/v1alpha1
-kind: ClusterAPINodeClass
-metadata: {name: default}
-spec: {}
-status:
-  conditions: [{type: Ready, status: "True", reason: Ready, message: "", lastTransitionTime: "2026-11-30T10:00:00Z"}]
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
-      requirements: []
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata:
-  name: c3-8
-  namespace: capi
-  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
-  annotations:
-    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"
-    capacity.cluster-autoscaler.kubernetes.io/memory: 8G
-    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=c3-8
-    capacity.cluster-autoscaler.kubernetes.io/price: "0.1"
-spec: {clusterName: capi, replicas: 0}
-"#;
+pub(crate) fn world() -> World {
+    World::empty()
+        .add(NodeClass::new("default").ready_since("2026-11-30T10:00:00Z"))
+        .add(NodePool::new("default"))
+        .add(c3_8("capi"))
+}
 
 fn clients(fake: &FakeApi) -> karpenter_capi::kube::list::Clients {
     let client = fake.client();
@@ -184,12 +173,9 @@ fn finalizers(fake: &FakeApi, claim: &str) -> Option<Value> {
 }
 
 fn claim(name: &str, extra: Value) -> Value {
-    let mut c = json!({
-        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-        "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
-        "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"},
-                 "requirements": [], "resources": {"requests": {"cpu": "1"}}}
-    });
+    let mut c = NodeClaim::new(name, "default")
+        .set("/spec/resources/requests/cpu", "1")
+        .build();
     common::merge(&mut c, extra);
     c
 }
@@ -200,7 +186,7 @@ fn claim(name: &str, extra: Value) -> Value {
 #[tokio::test]
 async fn removing_our_finalizer_keeps_a_finalizer_added_between_read_and_write() {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     fake.seed(claim(
         "c-1",
         json!({"metadata": {"deletionTimestamp": "2026-11-30T10:30:00Z",
@@ -248,7 +234,7 @@ async fn removing_our_finalizer_keeps_a_finalizer_added_between_read_and_write()
 #[tokio::test]
 async fn adding_our_finalizer_on_deletion_keeps_every_other_finalizer() {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     // Not launched for two days: the launch timeout deletes it.
     fake.seed(claim(
         "c-2",
@@ -300,64 +286,57 @@ async fn adding_our_finalizer_on_deletion_keeps_every_other_finalizer() {
 fn draining_world() -> FakeApi {
     let fake = FakeApi::new();
     let pid = "openstack:///1";
-    for o in [
-        json!({"apiVersion": "karpenter.cluster.x-k8s.io/v1alpha1", "kind": "ClusterAPINodeClass",
-            "metadata": {"name": "default"}, "spec": {},
-            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": "2026-11-30T10:00:00Z"}]}}),
-        json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
-            "spec": {"template": {"spec": {"requirements": [],
-                "nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"},
-                "expireAfter": "Never"}},
-              "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"}}}),
-        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
-            "metadata": {"name": "md-4", "namespace": "capi", "generation": 1,
-              "labels": {"node.cluster.x-k8s.io/karpenter-member": ""},
-              "annotations": {"capacity.cluster-autoscaler.kubernetes.io/cpu": "4",
-                "capacity.cluster-autoscaler.kubernetes.io/memory": "8G",
-                "capacity.cluster-autoscaler.kubernetes.io/labels": "node.kubernetes.io/instance-type=c-4",
-                "capacity.cluster-autoscaler.kubernetes.io/price": "0.1"}},
-            "spec": {"clusterName": "capi", "replicas": 1,
-              "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": "md-4"}},
-              "template": {"spec": {"clusterName": "capi"}}},
-            "status": {"observedGeneration": 1, "replicas": 1}}),
-        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
-            "metadata": {"name": "m-1", "namespace": "capi",
-              "labels": {"cluster.x-k8s.io/deployment-name": "md-4", "node.cluster.x-k8s.io/karpenter-member": ""}},
-            "spec": {"clusterName": "capi", "providerID": pid},
-            "status": {"nodeRef": {"name": "node-1"}}}),
-        json!({"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": "node-1", "labels": {"kubernetes.io/hostname": "node-1", "karpenter.sh/nodepool": "default"}},
-            "spec": {"providerID": pid},
-            "status": {"capacity": {"cpu": "4", "memory": "8G", "pods": "110"},
-              "allocatable": {"cpu": "4", "memory": "8G", "pods": "110"},
-              "conditions": [{"type": "Ready", "status": "True"}]}}),
-        json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-            "metadata": {"name": "c-1", "finalizers": ["karpenter.sh/termination"], "deletionTimestamp": "2026-11-30T10:30:00Z",
-              "labels": {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "c-4"},
-              "annotations": {"cluster.x-k8s.io/machine": "capi/m-1", "karpenter-capi/machine-deployment": "capi/md-4"}},
-            "spec": {"nodeClassRef": {"group": "karpenter.cluster.x-k8s.io", "kind": "ClusterAPINodeClass", "name": "default"}, "requirements": []},
-            "status": {"providerID": pid, "nodeName": "node-1", "conditions": [
-                {"type": "Launched", "status": "True"}, {"type": "Registered", "status": "True"},
-                {"type": "Initialized", "status": "True", "lastTransitionTime": "2026-11-30T09:00:00Z"}]}}),
-    ] {
-        fake.seed(o);
-    }
+    let world = World::empty()
+        .add(NodeClass::new("default").ready_since("2026-11-30T10:00:00Z"))
+        .add(NodePool::new("default").expire_after("Never").set(
+            "/spec/disruption",
+            json!({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"}),
+        ))
+        .add(
+            MachineDeployment::new("capi", "md-4")
+                .set("/metadata/generation", 1)
+                .member()
+                .capacity("4", "8G")
+                .node_labels("node.kubernetes.io/instance-type=c-4")
+                .price("0.1")
+                .replicas(1)
+                .selecting()
+                .set("/status", json!({"observedGeneration": 1, "replicas": 1})),
+        )
+        .add(
+            Machine::new("capi", "m-1")
+                .deployment("md-4")
+                .member()
+                .provider_id(pid)
+                .node("node-1"),
+        )
+        .add(
+            Node::new("node-1")
+                .label("karpenter.sh/nodepool", "default")
+                .provider_id(pid)
+                .capacity("4", "8G", "110")
+                .ready(),
+        )
+        .add(
+            NodeClaim::new("c-1", "default")
+                .finalizer("karpenter.sh/termination")
+                .deleting("2026-11-30T10:30:00Z")
+                .instance_type("c-4")
+                .machine("capi/m-1")
+                .machine_deployment("capi/md-4")
+                .initialized(pid, "node-1", "2026-11-30T09:00:00Z"),
+        );
+    fake.seed_world(&world);
     for name in ["stuck", "ok"] {
-        fake.seed(json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]},
-            "status": {"phase": "Running"}}));
+        fake.seed(Pod::new("default", name).on("node-1").cpu("100m").build());
     }
     fake
 }
 
 fn pending(name: &str) -> Value {
-    json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        // Too big to share a node beside the draining node's pod, which is provisioned for too
-        // (core's provisioner schedules the pods of deleting nodes).
-        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "3950m"}}}]},
-        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}})
+    // Too big to share a node beside the draining node's pod, which is provisioned for too
+    // (core's provisioner schedules the pods of deleting nodes).
+    Pod::new("default", name).cpu("3950m").pending().build()
 }
 
 /// Claims created by the controller (not the seeded `c-1`).
@@ -592,7 +571,7 @@ async fn a_hung_renewal_bounds_a_hung_write_by_the_lease_time_left() {
 #[tokio::test(start_paused = true)]
 async fn a_new_leader_re_reads_the_clusters_before_acting() {
     let seed = |fake: &FakeApi| {
-        fake.seed_yaml(WORLD);
+        fake.seed_world(&world());
         fake.seed(pending("web"));
     };
     // What the previous leader wrote, made on a twin cluster.
@@ -808,10 +787,7 @@ async fn no_disruption_decision_on_a_store_being_re_listed() {
         let fake = empty_node_world();
         let view = everything(&fake);
         // The pod the stale view misses.
-        fake.seed(json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"nodeName": "node-1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
-            "status": {"phase": "Running"}}));
+        fake.seed(Pod::new("default", "web").on("node-1").cpu("1").build());
         let (stores, _w) = stores_of(&view, &[stale]);
         let metrics = run_loop(&fake, &stores, 30).await;
         assert!(
@@ -838,7 +814,7 @@ async fn no_disruption_decision_on_a_store_being_re_listed() {
 async fn no_provisioning_on_a_claim_or_capacity_store_being_re_listed() {
     let world = || {
         let fake = FakeApi::new();
-        fake.seed_yaml(WORLD);
+        fake.seed_world(&world());
         fake.seed(pending("web"));
         fake
     };
@@ -974,7 +950,7 @@ async fn a_409_on_a_re_issued_scale_keeps_the_mark_a_successful_scale_relies_on(
 async fn a_watch_failing_longer_than_the_bound_fails_readyz_naming_it() {
     use karpenter_capi::kube::metrics::respond;
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     let mut ctx = karpenter_capi::kube::reconciler::Context::new(
         clients(&fake),
         karpenter_capi::controller::Config::default(),

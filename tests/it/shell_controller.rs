@@ -13,45 +13,27 @@ use karpenter_capi::kube::leader::{Leadership, LeaseLock};
 use karpenter_capi::kube::list::Clients;
 use karpenter_capi::kube::metrics::{self, Metrics};
 use karpenter_capi::kube::reconciler::{Context, Window, run_continuous};
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{NodeClass, NodePool, Object, Pod};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-const WORLD: &str = r#"
-apiVersion: karpenter.cluster.x-k8s.io/v1alpha1
-kind: ClusterAPINodeClass
-metadata: {name: default}
-spec: {}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
-      requirements: []
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata:
-  name: c3-8
-  namespace: capi
-  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
-  annotations:
-    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"
-    capacity.cluster-autoscaler.kubernetes.io/memory: 8G
-    capacity.cluster-autoscaler.kubernetes.io/labels: node.kubernetes.io/instance-type=c3-8
-    capacity.cluster-autoscaler.kubernetes.io/price: "0.1"
-spec: {clusterName: capi, replicas: 0}
-"#;
+use crate::shell_continuous::c3_8;
+
+/// A node class, a NodePool and one empty member MachineDeployment `capi/c3-8`.
+fn world() -> World {
+    World::empty()
+        .add(NodeClass::new("default"))
+        .add(NodePool::new("default"))
+        .add(c3_8("capi"))
+}
 
 fn pending_pod(name: &str) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "3"}}}]},
-        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
-    })
+    Pod::new("default", name)
+        .image("pause")
+        .cpu("3")
+        .pending()
+        .build()
 }
 
 fn window() -> Window {
@@ -107,7 +89,7 @@ fn replicas(fake: &FakeApi) -> Value {
 #[tokio::test(start_paused = true)]
 async fn continuous_mode_reconciles_on_watch_events_and_stops_cleanly() {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     let (ctx, _lead, stop, task) = start(&fake, true);
     eventually("ready", || ctx.metrics.is_ready()).await;
     // The first pass after the sync marks the node class Ready; no pods, no claims.
@@ -158,7 +140,7 @@ async fn continuous_mode_reconciles_on_watch_events_and_stops_cleanly() {
 #[tokio::test(start_paused = true)]
 async fn a_follower_observes_but_never_writes() {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     fake.seed(pending_pod("big-0"));
     let (ctx, lead, stop, task) = start(&fake, false);
     eventually("ready", || ctx.metrics.is_ready()).await;
@@ -322,18 +304,9 @@ async fn metrics_endpoint_serves_metrics_health_and_readiness() {
 async fn continuous_mode_watches_two_clusters() {
     let workload = FakeApi::new();
     let management = FakeApi::new();
-    for doc in WORLD.split("\n---\n") {
-        let v: Value = serde_saphyr::from_str(doc).unwrap();
-        if v["apiVersion"]
-            .as_str()
-            .unwrap()
-            .starts_with("cluster.x-k8s.io")
-        {
-            management.seed(v)
-        } else {
-            workload.seed(v)
-        }
-    }
+    let (capi, rest) = world().split_management();
+    management.seed_world(&capi);
+    workload.seed_world(&rest);
     let clients = Clients {
         workload: workload.client(),
         management: management.client(),
@@ -471,7 +444,7 @@ async fn a_hung_lease_renewal_drops_leadership_within_the_lease_duration() {
 #[tokio::test(start_paused = true)]
 async fn healthz_fails_when_the_reconcile_loop_is_wedged() {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     fake.seed(pending_pod("p-0"));
     // Creating the NodeClaim never returns: the first pass is stuck.
     fake.hang("POST", "/nodeclaims", usize::MAX);

@@ -5,63 +5,44 @@ use crate::common;
 
 use common::FakeApi;
 use karpenter_capi::kube::list::live_snapshot;
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{MachineDeployment, Node, NodePool, Object, Pod};
+use serde_json::json;
 
-const OBJECTS: &str = r#"
-apiVersion: v1
-kind: Pod
-metadata: {name: big-0, namespace: default}
-spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: "3"}}}]}
-status:
-  phase: Pending
-  conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]
----
-apiVersion: v1
-kind: Node
-metadata: {name: cp-0}
-status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}
-      requirements: []
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata:
-  name: c3-8
-  namespace: capi-ovh
-  labels: {node.cluster.x-k8s.io/karpenter-member: ""}
-  annotations:
-    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"
-    capacity.cluster-autoscaler.kubernetes.io/memory: 8G
-spec: {clusterName: capi-ovh, replicas: 0}
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineDeployment
-metadata: {name: other, namespace: elsewhere}
-spec: {clusterName: other, replicas: 1}
-"#;
+/// A pending pod, a control-plane node, a NodePool, a member MachineDeployment in `capi-ovh` and
+/// another cluster's in `elsewhere`.
+fn objects() -> World {
+    World::empty()
+        .add(
+            Pod::new("default", "big-0")
+                .image("pause")
+                .cpu("3")
+                .pending(),
+        )
+        .add(Node::new("cp-0").set(
+            "/status/capacity",
+            json!({"cpu": "4", "memory": "8Gi", "pods": "110"}),
+        ))
+        .add(NodePool::new("default"))
+        .add(
+            MachineDeployment::new("capi-ovh", "c3-8")
+                .member()
+                .capacity("4", "8G"),
+        )
+        .add(
+            MachineDeployment::new("elsewhere", "other")
+                .cluster("other")
+                .replicas(1),
+        )
+}
 
 #[tokio::test]
 async fn lists_both_clusters_into_one_snapshot() {
     let workload = FakeApi::new();
     let management = FakeApi::new();
-    for doc in OBJECTS.split("\n---\n") {
-        let v: serde_json::Value = serde_saphyr::from_str(doc).unwrap();
-        if v["apiVersion"]
-            .as_str()
-            .unwrap()
-            .starts_with("cluster.x-k8s.io")
-        {
-            management.seed(v)
-        } else {
-            workload.seed(v)
-        }
-    }
+    let (capi, rest) = objects().split_management();
+    management.seed_world(&capi);
+    workload.seed_world(&rest);
     let snap = live_snapshot(&workload.client(), &management.client(), Some("capi-ovh"))
         .await
         .unwrap();

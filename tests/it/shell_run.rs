@@ -4,6 +4,8 @@
 
 use crate::common;
 use karpenter_capi_testkit::Edit;
+use karpenter_capi_testkit::World;
+use karpenter_capi_testkit::objects::{Object, Pod};
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -44,20 +46,19 @@ fn seed_world() -> FakeApi {
     ))
     .or_else(|_| std::fs::read_to_string("/work/shared/fixtures/scenarios/seed-3cpu.yaml"))
     .unwrap();
+    let world = World::from_yaml(&text)
+        .retain(|o| o["kind"] != "Deployment")
+        .add(
+            Pod::new("default", "big-0")
+                .label("app", "big")
+                .set("/spec/containers/0/name", "pause")
+                .image("registry.k8s.io/pause:3.10")
+                .cpu("3")
+                .memory("256Mi")
+                .pending(),
+        );
     let fake = FakeApi::new();
-    for doc in text.split("\n---\n") {
-        let v: Value = serde_saphyr::from_str(doc).unwrap();
-        if v["kind"] == "Deployment" {
-            continue;
-        }
-        fake.seed(v);
-    }
-    fake.seed(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "big-0", "namespace": "default", "labels": {"app": "big"}},
-        "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": "3", "memory": "256Mi"}}}]},
-        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
-    }));
+    fake.seed_world(&world);
     fake
 }
 

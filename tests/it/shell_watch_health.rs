@@ -19,7 +19,7 @@ use karpenter_capi::vocab::keys::WATCH_HEALTH_ANNOTATION;
 use karpenter_capi::vocab::names::{LEASE_NAME, WORKLOAD_IDENTITY};
 use tokio::sync::watch;
 
-use crate::shell_continuous::WORLD;
+use crate::shell_continuous::world;
 
 /// The controller's failing watches as its Lease says, if it says.
 fn published(fake: &FakeApi) -> Option<Vec<FailingWatch>> {
@@ -43,7 +43,7 @@ fn lease_updates(fake: &FakeApi) -> usize {
 #[tokio::test(start_paused = true)]
 async fn a_watch_failing_past_the_bound_is_on_the_lease_and_doctor_names_it() {
     let fake = FakeApi::new();
-    fake.seed_yaml(WORLD);
+    fake.seed_world(&world());
     let client = fake.client();
     let mut ctx = Context::new(
         karpenter_capi::kube::list::Clients {

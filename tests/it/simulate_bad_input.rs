@@ -2,6 +2,7 @@
 //! fit nowhere are listed with per-flavor reasons and exit 0.
 
 use assert_cmd::Command;
+use karpenter_capi_testkit::Edit;
 
 const MD: &str = "apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineDeployment
@@ -60,7 +61,7 @@ fn malformed_yaml_points_at_file_line_and_column() {
     let (code, _, err) = run(
         &format!(
             "{}---\nkind: Pod\nmetadata: {{name: [oops\n",
-            MD.replace("CPU", "2")
+            MD.edit("CPU", "2")
         ),
         &[],
     );
@@ -111,7 +112,7 @@ fn pods_placed(stdout: &str) -> usize {
 
 #[test]
 fn the_same_object_given_twice_is_used_once_with_a_note() {
-    let md = MD.replace("CPU", "2");
+    let md = MD.edit("CPU", "2");
     let (code, out, err, _) = run_files(
         &[("md.yaml", &md), ("pod.yaml", POD)],
         &["-f", "md.yaml", "-f", "pod.yaml", "-f", "pod.yaml"],
@@ -140,7 +141,7 @@ fn the_same_object_given_twice_is_used_once_with_a_note() {
 #[test]
 fn stdin_and_the_same_file_are_used_once_with_a_note() {
     let dir = tempdir();
-    std::fs::write(dir.join("md.yaml"), MD.replace("CPU", "2")).unwrap();
+    std::fs::write(dir.join("md.yaml"), MD.edit("CPU", "2")).unwrap();
     std::fs::write(dir.join("pod.yaml"), POD).unwrap();
     let out = Command::cargo_bin("kubectl-karpenter_capi")
         .unwrap()
@@ -163,8 +164,8 @@ fn stdin_and_the_same_file_are_used_once_with_a_note() {
 
 #[test]
 fn a_machine_deployment_dumped_in_two_versions_is_one_flavor() {
-    let md = MD.replace("CPU", "2");
-    let old = md.replace("cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1");
+    let md = MD.edit("CPU", "2");
+    let old = md.edit("cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1");
     let (code, out, err, _) = run_files(
         &[
             ("v1beta1.yaml", &old),
@@ -184,8 +185,8 @@ fn a_machine_deployment_dumped_in_two_versions_is_one_flavor() {
 
 #[test]
 fn two_different_objects_with_one_name_are_an_error_naming_both_files() {
-    let md = MD.replace("CPU", "2");
-    let other = MD.replace("CPU", "4");
+    let md = MD.edit("CPU", "2");
+    let other = MD.edit("CPU", "4");
     let (code, _, err, _) = run_files(
         &[("a.yaml", &md), ("b.yaml", &other)],
         &["-f", "a.yaml", "-f", "b.yaml"],
@@ -199,7 +200,7 @@ fn two_different_objects_with_one_name_are_an_error_naming_both_files() {
 
 #[test]
 fn directories_are_read_recursively_only_with_r() {
-    let md = MD.replace("CPU", "2");
+    let md = MD.edit("CPU", "2");
     let files = [("dump/md.yaml", md.as_str()), ("dump/pods/pod.yaml", POD)];
     let (code, out, err, _) = run_files(&files, &["-f", "dump"]);
     assert_eq!(code, 0, "{err}");
@@ -221,7 +222,7 @@ fn directories_are_read_recursively_only_with_r() {
 
 #[test]
 fn invalid_quantity_in_a_capacity_annotation() {
-    let (code, _, err) = run(MD.replace("CPU", "4x").as_str(), &[]);
+    let (code, _, err) = run(MD.edit("CPU", "4x").as_str(), &[]);
     assert_eq!(code, 2);
     assert_eq!(
         err.trim(),
@@ -232,7 +233,7 @@ fn invalid_quantity_in_a_capacity_annotation() {
 
 #[test]
 fn member_without_cpu_annotation() {
-    let yaml = MD.replace(
+    let yaml = MD.edit(
         "    capacity.cluster-autoscaler.kubernetes.io/cpu: 'CPU'\n",
         "",
     );
@@ -247,7 +248,7 @@ fn member_without_cpu_annotation() {
 #[test]
 fn invalid_quantity_in_a_pod() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n  containers: [{name: c, resources: {requests: {memory: 1Qi}}}]\n";
-    let (code, _, err) = run(&format!("{}---\n{pod}", MD.replace("CPU", "2")), &[]);
+    let (code, _, err) = run(&format!("{}---\n{pod}", MD.edit("CPU", "2")), &[]);
     assert_eq!(code, 2);
     assert!(err.contains("input.yaml#2: Pod default/p: spec.containers[0].resources.requests[memory]: invalid quantity \"1Qi\""), "{err}");
 }
@@ -293,7 +294,7 @@ fn missing_file() {
 fn pods_that_fit_nowhere_are_listed_with_reasons() {
     let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: default}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: '3', memory: 1Gi}}}]\n";
     let (code, out, _) = run(
-        &format!("{}---\n{pod}", MD.replace("CPU", "2")),
+        &format!("{}---\n{pod}", MD.edit("CPU", "2")),
         &["--strategy", "cost"],
     );
     assert_eq!(code, 0);

@@ -9,6 +9,12 @@
 //! - [`sim`]: the strategies replayed over time against simulated Cluster API and kubelets.
 //! - [`bundle`]: the manifests `init` generates.
 //! - [`vocab`]: every name shared with the API server, defined once.
+//! - [`status`]: `status`'s view of a cluster as data; [`parallel`]: independent work on every
+//!   core; [`error`]: the [`Error`] every room returns.
+//!
+//! These rooms are the deliberate API: an item is `pub` only when the shell, the command line,
+//! the integration tests, the benches or the examples use it; everything else is `pub(crate)`,
+//! so the compiler says when the API grows.
 
 pub mod bundle;
 pub mod controller;

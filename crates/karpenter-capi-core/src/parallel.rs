@@ -3,13 +3,13 @@
 
 /// `f` over every item, on up to every core, the results in item order. A panic in a worker
 /// is raised again here.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     map_with(items, || (), |_, item| f(item))
 }
 
 /// [`map`] where each worker first makes its own scratch state with `init` (a copy of what the
 /// items are tried against) and `f` may change it between items.
-pub fn map_with<T: Sync, S, R: Send>(
+pub(crate) fn map_with<T: Sync, S, R: Send>(
     items: &[T],
     init: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, &T) -> R + Sync,

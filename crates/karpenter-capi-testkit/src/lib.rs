@@ -1,9 +1,19 @@
-//! Test helpers shared by every crate's tests, with no dependency at all (the core's tests build
-//! without kube or tokio, and `tests/it/layering.rs` checks it).
+//! Test helpers shared by every crate's tests, with no kube, no async runtime and no dependency
+//! on the crates it tests (the core's tests build without kube or tokio, and
+//! `tests/it/layering.rs` checks it): plain JSON and text in, plain JSON and text out.
 //!
-//! [`Edit`]: edits of test inputs written as YAML text that fail loudly when the text they
-//! target is not there. A plain `str::replace` silently does nothing once a fixture's wording
-//! changes, and the test then checks a different world than it names.
+//! - [`objects`]: typed builders of the API objects (NodePool, MachineDeployment with its
+//!   capacity and price annotations, Machine, Node, NodeClaim, Pod, PDB, ...) with defaults.
+//! - [`world`]: a whole cluster state built from them ([`World`]).
+//! - [`Edit`]: edits of test inputs written as YAML text that fail loudly when the text they
+//!   target is not there. A plain `str::replace` silently does nothing once a fixture's wording
+//!   changes, and the test then checks a different world than it names.
+
+pub mod objects;
+pub mod world;
+
+pub use objects::Object;
+pub use world::World;
 
 /// Checked text edits for test inputs.
 pub trait Edit {

@@ -58,6 +58,31 @@ pub fn t(
     }
 }
 
+/// The provider types `init` reads beside Cluster API's own: the kubeadm control plane and the
+/// OpenStack machine templates.
+pub fn provider_types() -> Vec<TypeInfo> {
+    vec![
+        t(
+            "controlplane.cluster.x-k8s.io",
+            &["v1beta2"],
+            "kubeadmcontrolplanes",
+            "KubeadmControlPlane",
+            true,
+            true,
+            false,
+        ),
+        t(
+            "infrastructure.cluster.x-k8s.io",
+            &["v1beta1"],
+            "openstackmachinetemplates",
+            "OpenStackMachineTemplate",
+            true,
+            false,
+            false,
+        ),
+    ]
+}
+
 /// Every type of a cluster with Karpenter's and Cluster API's CRDs installed.
 pub fn all_types() -> Vec<TypeInfo> {
     vec![
@@ -380,6 +405,13 @@ impl FakeApi {
             }
             let v: Value = serde_saphyr::from_str(doc).unwrap();
             self.seed(v);
+        }
+    }
+
+    /// Seeds every object of a test world.
+    pub fn seed_world(&self, world: &karpenter_capi_testkit::World) {
+        for o in world.objects() {
+            self.seed(o.clone());
         }
     }
 

@@ -18,9 +18,9 @@ use crate::vocab::kinds::KUBEADM_CONFIG_TEMPLATE;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceTemplate {
     /// `apiVersion`, as served when it was read.
-    pub api_version: String,
+    pub(crate) api_version: String,
     /// `kind`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// `metadata.name`.
     pub name: String,
     /// `spec.template.spec`, whole.
@@ -51,7 +51,7 @@ impl SourceTemplate {
     }
 
     /// The API group of its `apiVersion`.
-    pub fn group(&self) -> &str {
+    pub(crate) fn group(&self) -> &str {
         self.api_version
             .rsplit_once('/')
             .map_or("", |(group, _)| group)
@@ -154,7 +154,7 @@ pub fn is_kubeadm(r: &TemplateRef) -> bool {
 /// `taints` (the unregistered taint first, then `extra`) added to
 /// `joinConfiguration.nodeRegistration.taints` where the worker has no taint of that key.
 /// A worker taint with the unregistered key gets the NoExecute effect Karpenter expects.
-pub fn bootstrap_spec(worker: &Value, extra: &[String]) -> Result<Value, Error> {
+pub(crate) fn bootstrap_spec(worker: &Value, extra: &[String]) -> Result<Value, Error> {
     let mut spec = worker.clone();
     let mut wanted = vec![taint_value(UNREGISTERED_TAINT)?];
     for t in extra {
@@ -202,7 +202,11 @@ pub fn bootstrap_spec(worker: &Value, extra: &[String]) -> Result<Value, Error> 
 
 /// The cloned machine template's `spec.template.spec` for one flavor: the worker's, whole, with
 /// only the flavor's field set.
-pub fn infrastructure_spec(worker: &Value, field: FlavorField, flavor: &FlavorSpec) -> Value {
+pub(crate) fn infrastructure_spec(
+    worker: &Value,
+    field: FlavorField,
+    flavor: &FlavorSpec,
+) -> Value {
     let mut spec = worker.clone();
     if let Value::Object(map) = &mut spec {
         match field {
@@ -222,7 +226,7 @@ pub fn infrastructure_spec(worker: &Value, field: FlavorField, flavor: &FlavorSp
 /// Where the flavor goes in a cloned template: the known provider's field, else (a kind init
 /// has no table entry for) the first instance-type field any known provider uses that the
 /// worker's spec has; `None` when the spec has none (a provider without machine sizes).
-pub fn flavor_field(kind: &str, spec: &Value) -> FlavorField {
+pub(crate) fn flavor_field(kind: &str, spec: &Value) -> FlavorField {
     if let Some(known) = infra::KINDS.iter().find(|k| k.kind == kind) {
         return known.flavor_field;
     }
@@ -239,7 +243,7 @@ pub fn flavor_field(kind: &str, spec: &Value) -> FlavorField {
 }
 
 /// Bytes in MiB, rounded up.
-pub fn mib(bytes: i64) -> i64 {
+pub(crate) fn mib(bytes: i64) -> i64 {
     bytes / (1 << 20) + i64::from(bytes % (1 << 20) != 0)
 }
 
@@ -248,7 +252,7 @@ fn taint_key(text: &str) -> &str {
 }
 
 /// A taint as kubeadm's `nodeRegistration.taints` entry.
-pub fn taint_value(text: &str) -> Result<Value, Error> {
+pub(crate) fn taint_value(text: &str) -> Result<Value, Error> {
     let t = Taint::parse(text).map_err(Error::usage)?;
     let mut v = json!({"key": t.key, "effect": t.effect.to_string()});
     if !t.value.is_empty() {

@@ -15,13 +15,13 @@ use crate::model::quantity;
 use crate::model::taints::Taint;
 
 /// The default pod capacity of a node (the kubelet's default `--max-pods`).
-pub const DEFAULT_MAX_PODS: i64 = 110;
+pub(crate) const DEFAULT_MAX_PODS: i64 = 110;
 /// The default maximum size of a member MachineDeployment when `max=` is not given.
-pub const DEFAULT_MAX: i64 = 10;
+pub(crate) const DEFAULT_MAX: i64 = 10;
 /// The default GPU resource when `gpu=` gives a bare count.
-pub const DEFAULT_GPU_TYPE: &str = "nvidia.com/gpu";
+pub(crate) const DEFAULT_GPU_TYPE: &str = "nvidia.com/gpu";
 /// Every key a flavor accepts, in the order the help text lists them.
-pub const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "cpu",
     "memory",
     "price",
@@ -43,45 +43,45 @@ pub struct FlavorSpec {
     /// The flavor's name (DNS-1123), used in object names.
     pub name: String,
     /// The provider's instance type (`type=`, default: the name).
-    pub instance_type: String,
+    pub(crate) instance_type: String,
     /// CPU as written (a valid quantity), e.g. `"4"`.
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// CPU in millicores.
     pub cpu_millis: i64,
     /// Memory as written, e.g. `"8Gi"`.
-    pub memory: String,
+    pub(crate) memory: String,
     /// Memory in bytes.
     pub memory_bytes: i64,
     /// Price per hour as written, e.g. `"0.10"`.
-    pub price: String,
+    pub(crate) price: String,
     /// Price per hour, exact.
     #[serde(skip)]
     pub price_exact: Price,
     /// CPU architecture (`kubernetes.io/arch`), default `amd64`.
     pub arch: String,
     /// Zone (`topology.kubernetes.io/zone`), if known.
-    pub zone: Option<String>,
+    pub(crate) zone: Option<String>,
     /// GPU count and resource name.
-    pub gpu: Option<Gpu>,
+    pub(crate) gpu: Option<Gpu>,
     /// Maximum replicas of the member MachineDeployment.
     pub max: i64,
     /// Pod capacity of a node.
     pub max_pods: i64,
     /// Taints the flavor's nodes register with.
-    pub taints: Vec<String>,
+    pub(crate) taints: Vec<String>,
     /// Ephemeral disk as written, if given.
-    pub disk: Option<String>,
+    pub(crate) disk: Option<String>,
     /// `karpenter.sh/capacity-type`: on-demand, spot or reserved.
-    pub capacity_type: String,
+    pub(crate) capacity_type: String,
 }
 
 /// GPUs of a flavor.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Gpu {
+pub(crate) struct Gpu {
     /// How many.
-    pub count: i64,
+    pub(crate) count: i64,
     /// The extended resource name, e.g. `nvidia.com/gpu`.
-    pub resource: String,
+    pub(crate) resource: String,
 }
 
 /// Parses one `--flavor` value: `NAME:cpu=4,memory=8Gi,price=0.10[,key=value...]`. Several
@@ -170,7 +170,7 @@ pub fn parse_file(path: &str, text: &str) -> Result<Vec<FlavorSpec>, Error> {
 }
 
 /// Checks a whole catalog: at least one flavor, no duplicate names or instance types.
-pub fn validate_catalog(flavors: &[FlavorSpec]) -> Result<(), Error> {
+pub(crate) fn validate_catalog(flavors: &[FlavorSpec]) -> Result<(), Error> {
     if flavors.is_empty() {
         return Err(Error::usage(
             "no flavor given: pass --flavor NAME:cpu=N,memory=Q,price=P (repeatable) or --flavors FILE",
@@ -373,7 +373,7 @@ pub fn check_dns_label(text: &str) -> Result<(), String> {
 }
 
 /// A DNS-1123 subdomain: dot-separated DNS-1123 labels, at most 253 characters.
-pub fn check_dns_subdomain(text: &str) -> Result<(), String> {
+pub(crate) fn check_dns_subdomain(text: &str) -> Result<(), String> {
     if text.is_empty() || text.len() > 253 || text.split('.').any(|l| check_dns_label(l).is_err()) {
         return Err(format!(
             "{text:?} is not a DNS-1123 name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)"
@@ -384,7 +384,7 @@ pub fn check_dns_subdomain(text: &str) -> Result<(), String> {
 
 /// A label value: at most 63 characters of alphanumerics, `-`, `_`, `.`, starting and ending
 /// alphanumeric (or empty).
-pub fn check_label_value(text: &str) -> Result<(), String> {
+pub(crate) fn check_label_value(text: &str) -> Result<(), String> {
     let ok = text.len() <= 63
         && text
             .bytes()

@@ -37,13 +37,13 @@ pub struct InfraKind {
     /// Whether the generated template needs `--machine-image` (a required field upstream).
     pub needs_image: bool,
     /// Whether nodes run an external cloud controller manager (kubelet `cloud-provider: external`).
-    pub external_cloud_provider: bool,
+    pub(crate) external_cloud_provider: bool,
     /// The kubelet's node name, when the provider needs it set (`nodeRegistration.name`):
     /// OpenStack names nodes after the instance's hostname as cloud-init renders it, which is
     /// what its cloud-controller-manager matches to set the providerID.
-    pub node_name: Option<&'static str>,
+    pub(crate) node_name: Option<&'static str>,
     /// The built-in template file under `templates/infrastructure/`.
-    pub template: &'static str,
+    pub(crate) template: &'static str,
 }
 
 impl InfraKind {
@@ -57,7 +57,7 @@ impl InfraKind {
     }
 
     /// The instance-type field path (for messages and the template), if any.
-    pub fn instance_type_field(&self) -> Option<&'static str> {
+    pub(crate) fn instance_type_field(&self) -> Option<&'static str> {
         match self.flavor_field {
             FlavorField::InstanceType(f) => Some(f),
             _ => None,

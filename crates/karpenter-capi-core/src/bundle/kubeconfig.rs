@@ -18,7 +18,7 @@ use crate::vocab::names;
 /// The token lifetime `init kubeconfig` asks for by default: 30 days.
 pub const DEFAULT_TOKEN_DURATION: &str = "720h";
 /// `doctor` warns when the controller's token expires within this many seconds (7 days).
-pub const EXPIRY_WARNING_SECS: i64 = 7 * 24 * 3600;
+pub(crate) const EXPIRY_WARNING_SECS: i64 = 7 * 24 * 3600;
 
 /// What a kubeconfig for a ServiceAccount token needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,12 +62,12 @@ pub fn render(k: &TokenKubeconfig) -> Result<String, Error> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerCredential {
     /// The kubeconfig (key [`names::MANAGEMENT_KUBECONFIG_KEY`]).
-    pub kubeconfig: String,
+    pub(crate) kubeconfig: String,
     /// The token, when the kubeconfig reads it from the file of key
     /// [`names::MANAGEMENT_TOKEN_KEY`] (so a rotated token is picked up without a restart).
-    pub token: Option<String>,
+    pub(crate) token: Option<String>,
     /// When the token expires, for the [`TOKEN_EXPIRES_ANNOTATION`] annotation.
-    pub expires: Option<Timestamp>,
+    pub(crate) expires: Option<Timestamp>,
 }
 
 impl ControllerCredential {
@@ -237,7 +237,7 @@ pub fn base64(bytes: &[u8]) -> String {
 
 /// Decodes base64 in either alphabet (standard, or URL-safe as JWTs use), padded or not,
 /// ignoring whitespace; None on any other character or an impossible length.
-pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let clean: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     STANDARD_ANY
         .decode(&clean)
@@ -246,7 +246,7 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
 }
 
 /// The shortest token the API server issues (`expirationSeconds` must be at least 10 minutes).
-pub const MIN_TOKEN_SECS: u64 = 600;
+pub(crate) const MIN_TOKEN_SECS: u64 = 600;
 
 /// A token lifetime in seconds for `flag`, at least the API server's minimum.
 pub fn token_seconds(d: GoDuration, flag: &str) -> Result<i64, Error> {
@@ -274,7 +274,7 @@ mod tests {
     use super::*;
 
     /// A JWT-shaped token with these claims (unsigned: only the payload is read).
-    pub fn jwt(claims: &Value) -> String {
+    pub(crate) fn jwt(claims: &Value) -> String {
         let url = |b: &[u8]| {
             base64(b)
                 .trim_end_matches('=')

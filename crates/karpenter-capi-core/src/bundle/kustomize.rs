@@ -9,9 +9,9 @@
 //! - The CRD URLs name a tag, never a branch: a re-run of the same `init` installs the same CRDs.
 
 /// The Karpenter release whose NodePool and NodeClaim API the controller and `cost` follow.
-pub const KARPENTER_TAG: &str = "v1.14.1";
+pub(crate) const KARPENTER_TAG: &str = "v1.14.1";
 /// The karpenter-provider-cluster-api release whose ClusterAPINodeClass CRD the node class is.
-pub const PROVIDER_TAG: &str = "v0.2.0";
+pub(crate) const PROVIDER_TAG: &str = "v0.2.0";
 
 /// The directory of the CRD base under `--output-dir`.
 pub const CRDS_DIR: &str = "crds";
@@ -24,11 +24,11 @@ pub const MONITORING_DIR: &str = "monitoring";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpstreamCrd {
     /// `owner/name` on GitHub.
-    pub repository: &'static str,
+    pub(crate) repository: &'static str,
     /// The release tag.
-    pub tag: &'static str,
+    pub(crate) tag: &'static str,
     /// The file's path in the repository at that tag.
-    pub path: &'static str,
+    pub(crate) path: &'static str,
 }
 
 impl UpstreamCrd {
@@ -83,7 +83,7 @@ pub fn apply_crds_command(dir: &str) -> String {
 }
 
 /// `kubectl wait` for the CRDs of [`CRDS`] to be served.
-pub fn wait_crds_command() -> String {
+pub(crate) fn wait_crds_command() -> String {
     let names: Vec<String> = CRDS
         .iter()
         .map(|c| format!("crd/{}", c.crd_name()))

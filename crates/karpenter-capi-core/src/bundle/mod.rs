@@ -23,7 +23,7 @@ use crate::model::duration::NillableDuration;
 use crate::model::taints::Taint;
 
 pub use flavor::FlavorSpec;
-pub use infra::InfraKind;
+pub(crate) use infra::InfraKind;
 pub use render::{Bundle, Document, Templates};
 
 /// The controller image `init` names unless told otherwise: the project's image (built by the
@@ -78,7 +78,7 @@ pub struct SetupInput {
 
 impl SetupInput {
     /// Checks names and cross-field rules not covered by parsing.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub(crate) fn validate(&self) -> Result<(), Error> {
         flavor::check_dns_label(&self.cluster_name)
             .map_err(|p| Error::usage(format!("--cluster-name: {p}")))?;
         flavor::check_dns_label(&self.namespace)

@@ -23,7 +23,7 @@ use crate::vocab::names;
 use crate::vocab::permissions::{self, Permission};
 
 /// The built-in templates, by their path under `templates/`.
-pub const BUILTIN: &[(&str, &str)] = &[
+pub(crate) const BUILTIN: &[(&str, &str)] = &[
     (
         "management/rbac.yaml.j2",
         include_str!("../../templates/management/rbac.yaml.j2"),
@@ -143,7 +143,7 @@ impl Templates {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
     /// Which cluster it goes to.
-    pub cluster: ClusterRole,
+    pub(crate) cluster: ClusterRole,
     /// `apiVersion`.
     pub api_version: String,
     /// `kind`.
@@ -222,7 +222,7 @@ impl Bundle {
 }
 
 /// The MachineDeployment (and machine template) name of a flavor.
-pub fn machine_deployment_name(cluster: &str, flavor: &str) -> String {
+pub(crate) fn machine_deployment_name(cluster: &str, flavor: &str) -> String {
     format!("{cluster}-karpenter-{flavor}")
 }
 
@@ -235,12 +235,12 @@ pub fn rules(list: &[Permission]) -> Vec<Value> {
 
 /// The management Role's rules: exactly [`permissions::MANAGEMENT`]. (`run` never reads the
 /// provider's machine templates, so the Role grants nothing on them.)
-pub fn management_rules(_input: &SetupInput) -> Vec<Value> {
+pub(crate) fn management_rules(_input: &SetupInput) -> Vec<Value> {
     rules(permissions::MANAGEMENT)
 }
 
 /// The context every template sees.
-pub fn context(input: &SetupInput) -> Result<Value, Error> {
+pub(crate) fn context(input: &SetupInput) -> Result<Value, Error> {
     let capi = match input.capi_version {
         CapiVersion::V1beta2 => "v1beta2",
         CapiVersion::V1beta1 => "v1beta1",

@@ -16,29 +16,29 @@
 //! large specs or many labels cost more, and the figure is for this version's stores.
 
 /// Fixed cost (binary, runtime, clients, metrics), KiB.
-pub const BASE_KIB: u64 = 10 * 1024;
+pub(crate) const BASE_KIB: u64 = 10 * 1024;
 /// Per pod in the stores and a pass, KiB (9.6, rounded up).
-pub const PER_POD_KIB: u64 = 10;
+pub(crate) const PER_POD_KIB: u64 = 10;
 /// Per node (with its NodeClaim and Machine), KiB (25.5, rounded up).
-pub const PER_NODE_KIB: u64 = 26;
+pub(crate) const PER_NODE_KIB: u64 = 26;
 /// The request is the estimate plus this share (percent), for larger-than-measured objects.
-pub const HEADROOM_PERCENT: u64 = 25;
+pub(crate) const HEADROOM_PERCENT: u64 = 25;
 /// The smallest request and limit (MiB): the previous fixed values, enough for a small cluster.
-pub const MIN_REQUEST_MIB: u64 = 128;
+pub(crate) const MIN_REQUEST_MIB: u64 = 128;
 /// The smallest limit (MiB).
-pub const MIN_LIMIT_MIB: u64 = 512;
+pub(crate) const MIN_LIMIT_MIB: u64 = 512;
 /// Requests are rounded up to a multiple of this (MiB).
-pub const ROUND_MIB: u64 = 64;
+pub(crate) const ROUND_MIB: u64 = 64;
 /// The default `--expected-pods`.
 pub const DEFAULT_EXPECTED_PODS: u64 = 5_000;
 /// Pods per node when `--expected-nodes` is not given.
-pub const PODS_PER_NODE: u64 = 10;
+pub(crate) const PODS_PER_NODE: u64 = 10;
 
 /// The memory request and limit, in MiB, for a cluster of `pods` pods and `nodes` nodes: the
 /// estimate plus headroom, rounded up to [`ROUND_MIB`], at least [`MIN_REQUEST_MIB`]; the limit
 /// twice the request (a relist holds a page beside the old store, and the allocator keeps
 /// freed memory), at least [`MIN_LIMIT_MIB`]. Saturates instead of overflowing.
-pub fn controller_memory_mib(pods: u64, nodes: u64) -> (u64, u64) {
+pub(crate) fn controller_memory_mib(pods: u64, nodes: u64) -> (u64, u64) {
     let estimate_kib = BASE_KIB
         .saturating_add(pods.saturating_mul(PER_POD_KIB))
         .saturating_add(nodes.saturating_mul(PER_NODE_KIB));

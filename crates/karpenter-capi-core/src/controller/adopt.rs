@@ -29,7 +29,7 @@ use crate::vocab::keys::TEMPLATE_HASH_ANNOTATION;
 use crate::vocab::keys::TERMINATION_FINALIZER;
 
 /// `adoptMachine` for each member Machine with a Node and no claim; notes for those left alone.
-pub fn adopt(snapshot: &Snapshot, now: Timestamp) -> (Vec<Action>, Vec<String>) {
+pub(crate) fn adopt(snapshot: &Snapshot, now: Timestamp) -> (Vec<Action>, Vec<String>) {
     let mut actions = Vec::new();
     let mut notes = Vec::new();
     let referenced: BTreeSet<&String> = snapshot

@@ -12,7 +12,7 @@ use crate::vocab::reasons::DisruptionReason;
 /// How many nodes a budget allows: a count, or a percentage of the pool's nodes rounded up
 /// (core `Budget.GetAllowedDisruptions` scales with intstr `GetScaledValueFromIntOrPercent`,
 /// `roundUp` true). `spec` must match the CRD's pattern `^((100|[0-9]{1,2})%|[0-9]+)$`.
-pub fn budget_nodes(spec: &str, total: usize) -> Result<usize, String> {
+pub(crate) fn budget_nodes(spec: &str, total: usize) -> Result<usize, String> {
     let bad = || {
         format!(
             "invalid budget nodes {spec:?}: expected a count such as 3 or a percentage from 0% to 100% such as 10%"
@@ -33,7 +33,7 @@ pub fn budget_nodes(spec: &str, total: usize) -> Result<usize, String> {
 /// A budget's `duration` in seconds. The CRD accepts hours and minutes only,
 /// `^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$` (the `0s` Go's `Duration.String` appends), and
 /// Go's `time.ParseDuration` refuses more than 2562047h47m16s.
-pub fn budget_duration(text: &str) -> Result<i64, String> {
+pub(crate) fn budget_duration(text: &str) -> Result<i64, String> {
     let bad = |why: &str| format!("invalid budget duration {text:?}: {why}");
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     let body = text.strip_suffix("0s").unwrap_or(text);
@@ -118,7 +118,7 @@ fn parse_budget(b: &BudgetSpec) -> Result<Budget<'_>, Vec<(&'static str, String)
 /// (see [`Cron::active`]), and a budget that does not validate fails the whole pool, whatever
 /// reasons it names — `MustGetAllowedDisruptions` then allows 0 for every reason; our callers
 /// skip the pool with a Warning Event on an `Err`.
-pub fn allowed_disruptions(
+pub(crate) fn allowed_disruptions(
     pool: &NodePool,
     reason: DisruptionReason,
     total: usize,
@@ -153,7 +153,7 @@ pub fn allowed_disruptions(
 /// (`consolidateAfter`, `expireAfter`, `terminationGracePeriod`), budget counts, schedules and
 /// durations, as the NodePool CRD validates them. `run` skips voluntary disruption for a pool
 /// whose budgets have one (see [`allowed_disruptions`]); `doctor` reports them all.
-pub fn settings_problems(pool: &NodePool) -> Vec<(String, String)> {
+pub(crate) fn settings_problems(pool: &NodePool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let durations = [
         ("spec.disruption.consolidateAfter", &pool.consolidate_after),

@@ -31,12 +31,7 @@ pub(super) fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) ->
 /// (`disruption/helpers.go`): only initialized nodes count toward the total (a replacement
 /// that is not up yet must not raise a percentage), and of those, nodes that are NotReady,
 /// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
-/// disrupting.
-pub fn budget_counts(snapshot: &Snapshot, claims: &[&NodeClaimRecord]) -> (usize, usize) {
-    budget_counts_indexed(snapshot, &NodeIndex::new(snapshot), claims)
-}
-
-/// [`budget_counts`] with the pass's Node index.
+/// disrupting. Nodes are looked up in the pass's index.
 pub(super) fn budget_counts_indexed(
     snapshot: &Snapshot,
     nodes: &NodeIndex<'_>,
@@ -89,7 +84,7 @@ pub(super) fn being_removed(
 /// (`nodeclaim/disruption/consolidation.go`) does: from `status.lastPodEventTime`, else from
 /// when it initialized. An event the watches saw that the claim's status does not show yet
 /// counts too (it is being written this pass).
-pub fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+pub(crate) fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Timestamp) -> i64 {
     let initialized = claim
         .conditions
         .iter()
@@ -128,7 +123,7 @@ pub(super) fn claim_price(
 /// the node or its NodeClaim; a pod with an active `do-not-disrupt` (DaemonSet and mirror pods
 /// included); or a pod that PodDisruptionBudgets keep from being evicted (one allowing no
 /// disruption, or two covering it). The reason, for notes and Events.
-pub fn blocked_by(
+pub(crate) fn blocked_by(
     node: &NodeRecord,
     claim: &NodeClaimRecord,
     pods: &[&PodRecord],

@@ -29,11 +29,11 @@ use crate::vocab::reasons::DisruptionReason;
 
 /// How long a consolidation command waits before it is validated again and carried out (core
 /// `disruption/consolidation.go` commandValidationDelay); emptiness and consolidation only.
-pub const VALIDATION_DELAY_SECS: i64 = 15;
+pub(crate) const VALIDATION_DELAY_SECS: i64 = 15;
 
 /// How long a drained node stays tainted before its Machine goes (core `node/termination`
 /// MinDrainTime): pods the scheduler bound before it saw the taint are drained too.
-pub const MIN_DRAIN_SECS: i64 = 5;
+pub(crate) const MIN_DRAIN_SECS: i64 = 5;
 
 /// How long a disruption command may wait for its replacements before it is called off (core
 /// `disruption/queue.go` GetMaxRetryDuration): 80 ms per queued command, clamped to 10 minutes
@@ -46,7 +46,7 @@ pub fn command_timeout_secs(queued: usize) -> i64 {
 /// Whether a recorded disruption reason is voluntary (emptiness, consolidation, drift: the claim
 /// is deleted only once its pods have a home) rather than forceful (expiry, a user's deletion,
 /// timeouts, garbage collection: drained at once). See [`DisruptionReason::is_voluntary`].
-pub fn is_voluntary(reason: &str) -> bool {
+pub(crate) fn is_voluntary(reason: &str) -> bool {
     DisruptionReason::parse(reason).is_some_and(DisruptionReason::is_voluntary)
 }
 

@@ -24,7 +24,7 @@ use crate::model::snapshot::Snapshot;
 
 /// After this long without a change, a search runs again anyway (core `ConsolidationState`:
 /// something the cluster cannot see, such as a flavor's availability, may have changed).
-pub const FORCE_SEARCH_SECS: i64 = 300;
+pub(crate) const FORCE_SEARCH_SECS: i64 = 300;
 
 /// What the last consolidation searches concluded, per NodePool.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,7 +44,7 @@ struct PoolMemo {
 
 /// What this pass's search of a pool does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// Nothing changed since a search that settled, less than 5 minutes ago: no search (core
     /// `IsConsolidated`).
     Skip,
@@ -58,7 +58,7 @@ pub enum Gate {
 
 impl ConsolidationMemo {
     /// How `pool`'s search runs over `fingerprint` at `now`.
-    pub fn gate(&self, pool: &str, fingerprint: u64, now: Timestamp) -> Gate {
+    pub(crate) fn gate(&self, pool: &str, fingerprint: u64, now: Timestamp) -> Gate {
         let Some(m) = self
             .pools
             .get(pool)
@@ -81,7 +81,7 @@ impl ConsolidationMemo {
     /// reached the last one). Only a search that found nothing, tried everyone and was not
     /// limited settles; a limited one is searched again in full next pass (core leaves the
     /// state unconsolidated when `constrainedByBudgets`).
-    pub fn record(
+    pub(crate) fn record(
         &mut self,
         pool: &str,
         fingerprint: u64,
@@ -114,7 +114,7 @@ impl ConsolidationMemo {
     }
 
     /// Forgets pools that no longer exist (the memo never outgrows the cluster).
-    pub fn retain_pools(&mut self, snapshot: &Snapshot) {
+    pub(crate) fn retain_pools(&mut self, snapshot: &Snapshot) {
         self.pools
             .retain(|p, _| snapshot.nodepools.iter().any(|np| &np.name == p));
     }
@@ -126,12 +126,13 @@ impl ConsolidationMemo {
     }
 
     /// Whether some pool's search stopped at its trial cap and goes on next pass.
-    pub fn resuming(&self) -> bool {
+    pub(crate) fn resuming(&self) -> bool {
         self.pools.values().any(|m| m.settled_at.is_none())
     }
 
     /// Whether nothing is remembered (a fresh process).
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.pools.is_empty()
     }
 }
@@ -141,7 +142,7 @@ impl ConsolidationMemo {
 /// cordon, taints, allocatable), the NodeClaims (deletion, initialization, their node), the
 /// NodePools and the flavors on offer. Computed once per pass, only when some pool has
 /// candidates.
-pub fn cluster_fingerprint(snapshot: &Snapshot) -> u64 {
+pub(crate) fn cluster_fingerprint(snapshot: &Snapshot) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
     snapshot.pods.len().hash(&mut h);
     for p in &snapshot.pods {
@@ -205,7 +206,7 @@ pub fn cluster_fingerprint(snapshot: &Snapshot) -> u64 {
 
 /// One pool's fingerprint: the cluster's, the pool, its candidates (claim names, in order) and
 /// the budget room the search had.
-pub fn pool_fingerprint(cluster: u64, pool: &str, candidates: &[&str], room: usize) -> u64 {
+pub(crate) fn pool_fingerprint(cluster: u64, pool: &str, candidates: &[&str], room: usize) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
     cluster.hash(&mut h);
     pool.hash(&mut h);

@@ -10,34 +10,34 @@ use crate::sched::strategy::cost::{engine, plan_within};
 
 /// A node that may be consolidated.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// Its NodeClaim.
-    pub claim: String,
+    pub(crate) claim: String,
     /// Its Node.
-    pub node: String,
+    pub(crate) node: String,
     /// Its price per hour.
-    pub price: Price,
+    pub(crate) price: Price,
     /// Pods that would have to move (snapshot indices).
-    pub pods: Vec<usize>,
+    pub(crate) pods: Vec<usize>,
 }
 
 /// A consolidation decision.
 #[derive(Debug, Clone)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The candidates removed.
-    pub remove: Vec<Candidate>,
+    pub(crate) remove: Vec<Candidate>,
     /// The new nodes replacing them (empty: their pods fit on the remaining nodes).
-    pub replacements: Vec<NewNode>,
+    pub(crate) replacements: Vec<NewNode>,
     /// Price per hour saved.
-    pub saving: Price,
+    pub(crate) saving: Price,
     /// Pods that move onto remaining nodes: (snapshot index, node).
-    pub onto_existing: Vec<(usize, String)>,
+    pub(crate) onto_existing: Vec<(usize, String)>,
 }
 
 /// At most this many single-node trials per pass: each is a full scheduling simulation.
-pub const SINGLE_NODE_TRIALS: usize = 20;
+pub(crate) const SINGLE_NODE_TRIALS: usize = 20;
 /// At most this many nodes in one multi-node decision.
-pub const MULTI_NODE_MAX: usize = 100;
+pub(crate) const MULTI_NODE_MAX: usize = 100;
 
 /// The optimizer's work per trial, in units (never time, so a trial's answer does not depend on
 /// the machine's speed or the build): a pass runs up to ~30 trials, and the pods of a few nodes
@@ -76,16 +76,9 @@ fn without(snapshot: &Snapshot, remove: &[Candidate]) -> (Snapshot, Vec<usize>) 
     (view, moved)
 }
 
-/// The cheapest new nodes the pods of `remove` need once those nodes are gone (empty when they
-/// fit on the others), whatever the price.
-pub fn replacements(snapshot: &Snapshot, remove: &[Candidate]) -> Vec<NewNode> {
-    let (view, moved) = without(snapshot, remove);
-    plan_within(&view, &moved, Some(trial_budget())).new_nodes
-}
-
 /// Where the pods of some nodes would go if they were drained now.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Home {
+pub(crate) enum Home {
     /// Every pod fits on room that exists.
     Fits,
     /// The pods need these new nodes first.
@@ -99,7 +92,7 @@ pub enum Home {
 /// not count, so a voluntary drain never starts on a promise. Mirrors Karpenter core
 /// `disruption/helpers.go` `SimulateScheduling` (a candidate is disrupted only when its pods
 /// schedule) and `disruption/drift.go` (a drifted node whose pods fit nowhere is not drained).
-pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
+pub(crate) fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     let mut view = snapshot.clone();
     // Nodes of claims not initialized yet or being deleted (about to be drained).
     let uninitialized: std::collections::BTreeSet<String> = view
@@ -170,7 +163,7 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
 }
 
 /// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
-pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
+pub(crate) fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     let (view, moved) = without(snapshot, remove);
     let placement = plan_within(&view, &moved, Some(trial_budget()));
     if !placement.unschedulable.is_empty() {
@@ -222,7 +215,7 @@ fn replaces_with_own_type(snapshot: &Snapshot, d: &Decision) -> bool {
 
 /// The best consolidation among the candidates (already sorted cheapest to disrupt first),
 /// at most `max_nodes` nodes.
-pub fn consolidate(
+pub(crate) fn consolidate(
     snapshot: &Snapshot,
     candidates: &[Candidate],
     max_nodes: usize,
@@ -236,7 +229,7 @@ pub fn consolidate(
 /// on this same cluster). Also returns the first candidate the single-node trials did not
 /// reach when they stopped at [`SINGLE_NODE_TRIALS`] (None: they reached the last one, or
 /// found a decision).
-pub fn consolidate_from(
+pub(crate) fn consolidate_from(
     snapshot: &Snapshot,
     candidates: &[Candidate],
     max_nodes: usize,
@@ -298,13 +291,13 @@ pub struct ConsolidationOutcome {
 #[serde(rename_all = "camelCase")]
 pub struct Replacement {
     /// MachineDeployment.
-    pub machine_deployment: String,
+    pub(crate) machine_deployment: String,
     /// Instance type.
     pub instance_type: String,
     /// Price per hour.
-    pub price_per_hour: Price,
+    pub(crate) price_per_hour: Price,
     /// Pods moved onto it.
-    pub pods: Vec<String>,
+    pub(crate) pods: Vec<String>,
 }
 
 /// The running nodes as candidates: priced by their instance-type label, not blocked.
@@ -378,7 +371,7 @@ fn outcome(
 }
 
 /// Ours: repeated consolidation decisions (multi-node, then single-node) until none saves money.
-pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
+pub(crate) fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
     let mut removed: Vec<String> = Vec::new();
     let mut replacements: Vec<Replacement> = Vec::new();
     let mut current = snapshot.clone();
@@ -434,7 +427,7 @@ pub fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
 }
 
 /// Upstream: every price is 0, so no replacement is ever cheaper; only empty nodes go.
-pub fn simulate_upstream(snapshot: &Snapshot) -> ConsolidationOutcome {
+pub(crate) fn simulate_upstream(snapshot: &Snapshot) -> ConsolidationOutcome {
     let remove = node_candidates(snapshot)
         .into_iter()
         .filter(|c| c.pods.is_empty())
@@ -445,7 +438,7 @@ pub fn simulate_upstream(snapshot: &Snapshot) -> ConsolidationOutcome {
 
 /// Cluster Autoscaler: nodes under 50% utilization (the max of CPU and memory requests over
 /// allocatable) whose pods all fit on the other remaining nodes are removed, one at a time.
-pub fn simulate_least_waste(snapshot: &Snapshot) -> ConsolidationOutcome {
+pub(crate) fn simulate_least_waste(snapshot: &Snapshot) -> ConsolidationOutcome {
     let mut removed: Vec<Candidate> = Vec::new();
     let utilization = |c: &Candidate| -> f64 {
         let Some(n) = snapshot.nodes.iter().find(|n| n.name == c.node) else {

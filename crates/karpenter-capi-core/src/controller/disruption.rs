@@ -19,12 +19,10 @@ use jiff::Timestamp;
 use super::action::Action;
 use super::budget::allowed_disruptions;
 use super::candidates::{being_removed, budget_counts_indexed, decide, deleting_machines};
-pub use super::candidates::{blocked_by, budget_counts, quiet_for};
+pub(crate) use super::candidates::{blocked_by, quiet_for};
 pub(super) use super::candidates::{claim_price, node_do_not_disrupt};
 use super::command::{Command, continue_command, start_command, start_drift};
-pub use super::command::{
-    MIN_DRAIN_SECS, VALIDATION_DELAY_SECS, command_timeout_secs, is_voluntary,
-};
+pub(crate) use super::command::{MIN_DRAIN_SECS, is_voluntary};
 use super::consolidated::{ConsolidationMemo, Gate, cluster_fingerprint, pool_fingerprint};
 use super::consolidation::{Candidate, Home, consolidate_from, home};
 use super::drain::{never_evicted, reschedulable, tier};
@@ -40,25 +38,25 @@ use crate::vocab::reasons::DisruptionReason;
 
 /// Annotation that blocks disruption on a node or a pod (a Karpenter key, shared with
 /// consolidation through the model so the two modules import in one direction only).
-pub use crate::vocab::keys::DO_NOT_DISRUPT;
+pub(crate) use crate::vocab::keys::DO_NOT_DISRUPT;
 
 /// What disruption decided in one pass.
 #[derive(Debug, Default)]
-pub struct Disruption {
+pub(crate) struct Disruption {
     /// Actions, in order per node.
-    pub actions: Vec<Action>,
+    pub(crate) actions: Vec<Action>,
     /// NodeClaims deleted.
-    pub deleted_claims: BTreeSet<String>,
+    pub(crate) deleted_claims: BTreeSet<String>,
     /// Machines marked.
-    pub marked_machines: BTreeSet<String>,
+    pub(crate) marked_machines: BTreeSet<String>,
     /// Why some NodePools or nodes were skipped.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// The rest of each decision under way, for later passes (drains finish first).
-    pub pending: Vec<Action>,
+    pub(crate) pending: Vec<Action>,
     /// Why nodes may not be disrupted (Karpenter's `DisruptionBlocked`), for the plan's status.
-    pub reports: Vec<Action>,
+    pub(crate) reports: Vec<Action>,
     /// The consolidation memo after this pass's searches (see [`super::consolidated`]).
-    pub consolidation: ConsolidationMemo,
+    pub(crate) consolidation: ConsolidationMemo,
 }
 
 pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
@@ -80,25 +78,10 @@ pub(super) fn node_of<'a>(
     })
 }
 
-/// Plans disruption for every NodePool: expiry of any claim, then per pool the commands under
-/// way (validated, carried out or called off) and new ones (emptiness, drift, consolidation).
-pub fn disrupt(
-    snapshot: &Snapshot,
-    now: Timestamp,
-    already_deleted: &BTreeSet<String>,
-) -> Disruption {
-    disrupt_with(
-        snapshot,
-        now,
-        already_deleted,
-        &ConsolidationMemo::default(),
-    )
-}
-
 /// [`disrupt`] with the consolidation memo of earlier passes: a pool whose cluster has not
 /// changed since a search that settled is not searched again (core `IsConsolidated`); the memo
 /// after this pass is in [`Disruption::consolidation`].
-pub fn disrupt_with(
+pub(crate) fn disrupt_with(
     snapshot: &Snapshot,
     now: Timestamp,
     already_deleted: &BTreeSet<String>,

@@ -17,13 +17,13 @@ use crate::vocab::keys::{DISRUPTED_TAINT_KEY, TERMINATION_TIMESTAMP_ANNOTATION};
 
 /// How long a pod may terminate before a drain stops waiting for it (core
 /// `utils/pod/scheduling.go` IsStuckTerminating: one minute past its deletionTimestamp).
-pub const STUCK_TERMINATING_SECS: i64 = 60;
+pub(crate) const STUCK_TERMINATING_SECS: i64 = 60;
 
 /// The pod grace period the API server defaults `terminationGracePeriodSeconds` to.
-pub const DEFAULT_POD_GRACE_SECS: i64 = 30;
+pub(crate) const DEFAULT_POD_GRACE_SECS: i64 = 30;
 
 /// Critical pods (system priority classes) go last.
-pub fn is_critical(p: &PodRecord) -> bool {
+pub(crate) fn is_critical(p: &PodRecord) -> bool {
     matches!(
         p.priority_class.as_deref(),
         Some("system-cluster-critical" | "system-node-critical")
@@ -32,26 +32,26 @@ pub fn is_critical(p: &PodRecord) -> bool {
 
 /// Karpenter's eviction tier of a pod (core `terminator.go` groupPodsByPriority): non-critical,
 /// non-critical DaemonSet, critical, critical DaemonSet.
-pub fn tier(p: &PodRecord) -> u8 {
+pub(crate) fn tier(p: &PodRecord) -> u8 {
     u8::from(is_critical(p)) * 2 + u8::from(p.daemon)
 }
 
 /// Whether a pod tolerates `karpenter.sh/disrupted:NoSchedule` (core
 /// ToleratesDisruptedNoScheduleTaint): it would come straight back, so it is left alone.
-pub fn tolerates_disrupted(p: &PodRecord) -> bool {
+pub(crate) fn tolerates_disrupted(p: &PodRecord) -> bool {
     let taint = Taint::new(DISRUPTED_TAINT_KEY, "", Effect::NoSchedule);
     p.demand.tolerations.iter().any(|t| t.tolerates(&taint))
 }
 
 /// Pods a drain never evicts nor waits for, whatever the time: mirror (static) pods, which the
 /// API server cannot delete, and pods tolerating the disrupted taint.
-pub fn never_evicted(p: &PodRecord) -> bool {
+pub(crate) fn never_evicted(p: &PodRecord) -> bool {
     p.mirror || tolerates_disrupted(p)
 }
 
 /// A pod terminating for more than a minute: a drain no longer waits for it (core
 /// IsStuckTerminating).
-pub fn stuck_terminating(p: &PodRecord, now: Timestamp) -> bool {
+pub(crate) fn stuck_terminating(p: &PodRecord, now: Timestamp) -> bool {
     p.terminating
         && p.deleted_at
             .is_some_and(|d| now.as_second() - d.as_second() > STUCK_TERMINATING_SECS)
@@ -60,14 +60,14 @@ pub fn stuck_terminating(p: &PodRecord, now: Timestamp) -> bool {
 /// Whether a drain still waits for this pod (core IsWaitingEviction / IsDrainable): not
 /// finished, not stuck terminating, not mirror, not tolerating the disrupted taint. Pods with an
 /// active `do-not-disrupt` are waited for, though never evicted.
-pub fn waiting_eviction(p: &PodRecord, now: Timestamp) -> bool {
+pub(crate) fn waiting_eviction(p: &PodRecord, now: Timestamp) -> bool {
     !p.terminal && !never_evicted(p) && !stuck_terminating(p, now)
 }
 
 /// What a pod's `karpenter.sh/do-not-disrupt` annotation says at `now` (core
 /// IsDoNotDisruptActive).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DoNotDisrupt {
+pub(crate) enum DoNotDisrupt {
     /// No annotation, or a duration that has elapsed since the pod started.
     Inactive,
     /// `"true"`, or a duration not yet elapsed (a pod without a start time counts as just
@@ -79,7 +79,7 @@ pub enum DoNotDisrupt {
 }
 
 /// Reads a pod's `karpenter.sh/do-not-disrupt` at `now`.
-pub fn do_not_disrupt(p: &PodRecord, now: Timestamp) -> DoNotDisrupt {
+pub(crate) fn do_not_disrupt(p: &PodRecord, now: Timestamp) -> DoNotDisrupt {
     let Some(value) = p.annotations.get(DO_NOT_DISRUPT) else {
         return DoNotDisrupt::Inactive;
     };
@@ -99,14 +99,14 @@ pub fn do_not_disrupt(p: &PodRecord, now: Timestamp) -> DoNotDisrupt {
 }
 
 /// Whether a pod's `do-not-disrupt` protection is active at `now`.
-pub fn do_not_disrupt_active(p: &PodRecord, now: Timestamp) -> bool {
+pub(crate) fn do_not_disrupt_active(p: &PodRecord, now: Timestamp) -> bool {
     do_not_disrupt(p, now) == DoNotDisrupt::Active
 }
 
 /// Whether a pod would need a new home if its node went (core `utils/pod/scheduling.go`
 /// IsReschedulable): running, or a StatefulSet pod terminating (it comes back under its name);
 /// not a DaemonSet or mirror pod. A node with none is Empty.
-pub fn reschedulable(p: &PodRecord) -> bool {
+pub(crate) fn reschedulable(p: &PodRecord) -> bool {
     let statefulset = p
         .owner
         .as_deref()
@@ -116,7 +116,7 @@ pub fn reschedulable(p: &PodRecord) -> bool {
 
 /// Whether a drain may evict this pod now (core IsEvictable): running (not terminating), not
 /// mirror, not tolerating the disrupted taint, no active `do-not-disrupt`.
-pub fn evictable(p: &PodRecord, now: Timestamp) -> bool {
+pub(crate) fn evictable(p: &PodRecord, now: Timestamp) -> bool {
     !p.terminal && !p.terminating && !never_evicted(p) && !do_not_disrupt_active(p, now)
 }
 
@@ -125,7 +125,7 @@ pub fn evictable(p: &PodRecord, now: Timestamp) -> bool {
 /// claim's deletion time plus its `spec.terminationGracePeriod` (core `nodeclaim/lifecycle`
 /// ensureTerminationGracePeriodTerminationTimeAnnotation). `deleted_at` stands in for a claim
 /// this very pass deletes.
-pub fn termination_deadline(
+pub(crate) fn termination_deadline(
     claim: &NodeClaimRecord,
     deleted_at: Option<Timestamp>,
 ) -> Option<Timestamp> {
@@ -149,7 +149,7 @@ pub fn termination_deadline(
 }
 
 /// Whether the drain of a node is over: no pod is waited for any more.
-pub fn drained(pods: &[&PodRecord], now: Timestamp) -> bool {
+pub(crate) fn drained(pods: &[&PodRecord], now: Timestamp) -> bool {
     !pods.iter().any(|p| waiting_eviction(p, now))
 }
 
@@ -158,7 +158,7 @@ pub fn drained(pods: &[&PodRecord], now: Timestamp) -> bool {
 /// evictable pods of the first tier still waited for are evicted (a tier goes only after the
 /// previous one is gone; pods with an active `do-not-disrupt` hold their tier until they go).
 /// Returns whether the node is drained. Invalid `do-not-disrupt` values are reported.
-pub fn drain_step(
+pub(crate) fn drain_step(
     out: &mut Disruption,
     pods: &[&PodRecord],
     node: &str,

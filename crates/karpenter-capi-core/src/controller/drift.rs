@@ -27,7 +27,7 @@ pub const HASH_VERSION: &str = "karpenter-capi-v1";
 
 /// Why a claim is drifted, with Karpenter's reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DriftReason {
+pub(crate) enum DriftReason {
     /// The NodePool's template (hashed fields) changed.
     NodePoolDrifted,
     /// A requirement of the NodePool no longer admits the claim's labels.
@@ -41,7 +41,7 @@ pub enum DriftReason {
 
 impl DriftReason {
     /// Karpenter's CamelCase reason.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DriftReason::NodePoolDrifted => "NodePoolDrifted",
             DriftReason::RequirementsDrifted => "RequirementsDrifted",
@@ -114,7 +114,7 @@ pub fn nodepool_hash(pool: &NodePool) -> String {
 }
 
 /// Whether (and why) a claim of `pool` is drifted. Only launched claims drift, as upstream.
-pub fn drift_reason(
+pub(crate) fn drift_reason(
     snapshot: &Snapshot,
     pool: &NodePool,
     claim: &NodeClaimRecord,
@@ -186,7 +186,7 @@ fn requirements_drifted(pool: &NodePool, claim: &NodeClaimRecord) -> bool {
 /// `stampNodeClaimHash` for every live claim of a pool whose hash version is not ours: the hash
 /// computed now and our version. A claim already marked Drifted keeps its hash (it stays
 /// drifted; the new version alone is written), as upstream's hash controller does.
-pub fn stamps(snapshot: &Snapshot) -> Vec<Action> {
+pub(crate) fn stamps(snapshot: &Snapshot) -> Vec<Action> {
     let mut out = Vec::new();
     for pool in &snapshot.nodepools {
         let hash = nodepool_hash(pool);

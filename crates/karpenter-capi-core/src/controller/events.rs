@@ -7,17 +7,17 @@ use super::write::{CREATED_NAME, Write};
 use crate::vocab::kinds;
 
 /// Core's `DisruptionTerminating`, on the Node and its NodeClaim a disruption starts on.
-pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
+pub(crate) const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
 /// Core's `DisruptionBlocked`, on a Node and NodeClaim disruption may not touch.
-pub const DISRUPTION_BLOCKED: &str = "DisruptionBlocked";
+pub(crate) const DISRUPTION_BLOCKED: &str = "DisruptionBlocked";
 /// Core's `DisruptionLaunching`, on a replacement NodeClaim.
-pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
+pub(crate) const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
 /// Core's `Nominated`, on a pod a new NodeClaim is for.
-pub const NOMINATED: &str = "Nominated";
+pub(crate) const NOMINATED: &str = "Nominated";
 /// Core's `Evicted`, on a pod evicted from a node being disrupted.
-pub const EVICTED: &str = "Evicted";
+pub(crate) const EVICTED: &str = "Evicted";
 /// Core's `FailedDraining`, a Warning on a Node whose drain a PodDisruptionBudget refused.
-pub const FAILED_DRAINING: &str = "FailedDraining";
+pub(crate) const FAILED_DRAINING: &str = "FailedDraining";
 /// Core's `UnregisteredTaintMissing`, a Warning on a NodeClaim whose Node joined without the
 /// `karpenter.sh/unregistered` taint.
 pub const UNREGISTERED_TAINT_MISSING: &str = "UnregisteredTaintMissing";
@@ -51,7 +51,7 @@ pub fn sentence(s: &str) -> String {
 
 /// `DisruptionTerminating` on the Node and on its NodeClaim (core `disruption/events/events.go`
 /// `Terminating`).
-pub fn disruption_terminating(node: &str, claim: Option<&str>, reason: &str) -> Vec<Write> {
+pub(crate) fn disruption_terminating(node: &str, claim: Option<&str>, reason: &str) -> Vec<Write> {
     let reason = sentence(reason);
     let mut out = vec![normal(
         kinds::NODE,
@@ -74,7 +74,7 @@ pub fn disruption_terminating(node: &str, claim: Option<&str>, reason: &str) -> 
 
 /// `DisruptionBlocked` on the Node and on its NodeClaim, with why as core words it (core
 /// `disruption/events/events.go` `Blocked`; the message is the validation error as a sentence).
-pub fn disruption_blocked(node: &str, claim: &str, why: &str) -> Vec<Write> {
+pub(crate) fn disruption_blocked(node: &str, claim: &str, why: &str) -> Vec<Write> {
     let message = sentence(why);
     vec![
         normal(kinds::NODE, "", node, DISRUPTION_BLOCKED, message.clone()),
@@ -84,7 +84,7 @@ pub fn disruption_blocked(node: &str, claim: &str, why: &str) -> Vec<Write> {
 
 /// `Nominated` on each pod (`namespace/name`) a new NodeClaim is for, naming the claim (core
 /// `provisioning/scheduling/events.go` `NominatePodEvent`).
-pub fn nominated(pods: &[String]) -> Vec<Write> {
+pub(crate) fn nominated(pods: &[String]) -> Vec<Write> {
     pods.iter()
         .map(|p| {
             let (namespace, name) = p.split_once('/').unwrap_or(("", p.as_str()));
@@ -101,7 +101,7 @@ pub fn nominated(pods: &[String]) -> Vec<Write> {
 
 /// `DisruptionLaunching` on a replacement NodeClaim (core `disruption/events/events.go`
 /// `Launching`).
-pub fn disruption_launching(reason: &str) -> Write {
+pub(crate) fn disruption_launching(reason: &str) -> Write {
     Write::EventForCreated {
         on: None,
         event_type: "Normal".to_string(),

@@ -118,7 +118,7 @@ pub struct Count {
 }
 
 /// Core's `pretty.ToSnakeCase`: `WhenEmptyOrUnderutilized` -> `when_empty_or_underutilized`.
-pub fn snake_case(s: &str) -> String {
+pub(crate) fn snake_case(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 4);
     let chars: Vec<char> = s.chars().collect();
     for (i, c) in chars.iter().enumerate() {

@@ -15,7 +15,7 @@ use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::snapshot::{NodeRecord, Snapshot};
 
 /// Age of a claim at `now`, in seconds (0 when unknown).
-pub fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
+pub(crate) fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
     created
         .map(|c| now.as_second() - c.as_second())
         .unwrap_or(0)
@@ -23,25 +23,17 @@ pub fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
 
 /// NodeClaims deleted by this pass for timing out, with the Machines to mark.
 #[derive(Debug, Default)]
-pub struct Liveness {
+pub(crate) struct Liveness {
     /// Actions (deleteNodeClaim, markMachineForDeletion).
-    pub actions: Vec<Action>,
+    pub(crate) actions: Vec<Action>,
     /// Names of the NodeClaims deleted.
-    pub deleted_claims: BTreeSet<String>,
+    pub(crate) deleted_claims: BTreeSet<String>,
     /// Machines marked (`namespace/name`).
-    pub marked_machines: BTreeSet<String>,
-}
-
-/// How long a liveness clock has run for a claim: since the last transition of its `type_`
-/// condition (core `nodeclaim/lifecycle/liveness.go` measures from the Launched and Registered
-/// conditions' lastTransitionTime, not from creation). A claim without that time counts from its
-/// creation, which is when core's launch seeds its conditions.
-pub fn since_transition(claim: &NodeClaimRecord, type_: &str, now: Timestamp) -> i64 {
-    age(liveness_start(claim, type_), now)
+    pub(crate) marked_machines: BTreeSet<String>,
 }
 
 /// When the liveness clock of a claim's `type_` condition started (see [`since_transition`]).
-pub fn liveness_start(claim: &NodeClaimRecord, type_: &str) -> Option<Timestamp> {
+pub(crate) fn liveness_start(claim: &NodeClaimRecord, type_: &str) -> Option<Timestamp> {
     crate::model::condition::find(&claim.conditions, type_)
         .and_then(|c| c.last_transition_time)
         .or(claim.created)
@@ -49,7 +41,7 @@ pub fn liveness_start(claim: &NodeClaimRecord, type_: &str) -> Option<Timestamp>
 
 /// The liveness stage a claim is in: waiting to launch, or launched and waiting to register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LivenessStage {
+pub(crate) enum LivenessStage {
     /// No providerID and Launched not True: the launch timeout runs.
     Launch,
     /// Launched but Registered not True: the registration timeout runs.
@@ -58,7 +50,7 @@ pub enum LivenessStage {
 
 impl LivenessStage {
     /// The condition whose last transition starts this stage's clock.
-    pub fn condition(self) -> &'static str {
+    pub(crate) fn condition(self) -> &'static str {
         match self {
             Self::Launch => "Launched",
             Self::Registration => "Registered",
@@ -66,7 +58,7 @@ impl LivenessStage {
     }
 
     /// The reason a claim deleted at this stage's deadline carries.
-    pub fn reason(self) -> &'static str {
+    pub(crate) fn reason(self) -> &'static str {
         match self {
             Self::Launch => "LaunchTimeout",
             Self::Registration => "RegistrationTimeout",
@@ -74,7 +66,7 @@ impl LivenessStage {
     }
 
     /// `launch` or `registration`, for messages.
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             Self::Launch => "launch",
             Self::Registration => "registration",
@@ -85,28 +77,28 @@ impl LivenessStage {
 /// The liveness clock running for one claim: which stage, since when, against which limit.
 /// The controller ([`liveness`]) and `doctor`/`explain` both read it, so they cannot disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LivenessClock {
+pub(crate) struct LivenessClock {
     /// The stage being timed.
-    pub stage: LivenessStage,
+    pub(crate) stage: LivenessStage,
     /// The start: the stage condition's lastTransitionTime, else the claim's creation.
-    pub since: Option<Timestamp>,
+    pub(crate) since: Option<Timestamp>,
     /// Whether `since` came from the condition (false: from creation, or unknown).
-    pub from_condition: bool,
+    pub(crate) from_condition: bool,
     /// The timeout for this stage.
-    pub limit: crate::model::duration::GoDuration,
+    pub(crate) limit: crate::model::duration::GoDuration,
     /// Seconds the clock has run at `now` (0 when the start is unknown).
-    pub waited: i64,
+    pub(crate) waited: i64,
 }
 
 impl LivenessClock {
     /// Past the deadline: the controller deletes the claim (unless it is already deleting or
     /// Cluster API is paused for its Machine).
-    pub fn timed_out(&self) -> bool {
+    pub(crate) fn timed_out(&self) -> bool {
         self.waited > self.limit.as_secs_i64()
     }
 
     /// Seconds left before the deadline (negative: the overrun).
-    pub fn left(&self) -> i64 {
+    pub(crate) fn left(&self) -> i64 {
         self.limit.as_secs_i64() - self.waited
     }
 }
@@ -115,7 +107,7 @@ impl LivenessClock {
 /// `nodeclaim/lifecycle/liveness.go` Reconcile: a claim not launched yet is judged by the launch
 /// clock alone, a launched one by the registration clock, each from its condition's last
 /// transition).
-pub fn liveness_clock(
+pub(crate) fn liveness_clock(
     claim: &NodeClaimRecord,
     now: Timestamp,
     config: &Config,
@@ -145,7 +137,7 @@ pub fn liveness_clock(
 /// or launched but not registered within the registration timeout of their Registered
 /// condition's, are deleted and their exact Machine marked for deletion (see
 /// [`liveness_clock`]).
-pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Liveness {
+pub(crate) fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Liveness {
     let mut out = Liveness::default();
     for claim in snapshot.nodeclaims.iter().filter(|c| !c.deleting) {
         let Some(clock) = liveness_clock(claim, now, config).filter(LivenessClock::timed_out)
@@ -178,7 +170,7 @@ pub fn liveness(snapshot: &Snapshot, now: Timestamp, config: &Config) -> Livenes
 }
 
 /// A `markMachineForDeletion` action.
-pub fn mark(m: &MachineRecord, claim: Option<&str>, reason: &str) -> Action {
+pub(crate) fn mark(m: &MachineRecord, claim: Option<&str>, reason: &str) -> Action {
     Action::MarkMachineForDeletion {
         target: format!("Machine/{}", m.key()),
         machine: m.key(),
@@ -189,7 +181,7 @@ pub fn mark(m: &MachineRecord, claim: Option<&str>, reason: &str) -> Action {
 }
 
 /// The Machine a claim's annotation names, if it exists.
-pub fn bound_machine<'a>(
+pub(crate) fn bound_machine<'a>(
     snapshot: &'a Snapshot,
     claim: &NodeClaimRecord,
 ) -> Option<&'a MachineRecord> {
@@ -205,7 +197,7 @@ pub fn bound_machine<'a>(
 /// Binds waiting claims to unclaimed Machines of their MachineDeployment (oldest first on both
 /// sides), finishes half-done bindings (annotation without label), and launches claims whose
 /// Machine has a providerID.
-pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+pub(crate) fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut actions = Vec::new();
     let referenced: BTreeSet<String> = snapshot
         .nodeclaims
@@ -275,7 +267,7 @@ pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Acti
 
 /// Whether a Machine can still become a waiting claim's node: it has no Node yet, or its Node
 /// still carries `karpenter.sh/unregistered` (not registered by anyone).
-pub fn joinable(snapshot: &Snapshot, m: &MachineRecord) -> bool {
+pub(crate) fn joinable(snapshot: &Snapshot, m: &MachineRecord) -> bool {
     let Some(name) = m.node_name.as_deref() else {
         return true;
     };
@@ -300,7 +292,7 @@ fn claim_machine(m: &MachineRecord, claim: &str) -> Action {
 }
 
 /// The Nodes with this providerID.
-pub fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeRecord> {
+pub(crate) fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeRecord> {
     snapshot
         .nodes
         .iter()
@@ -310,7 +302,7 @@ pub fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeR
 
 /// Registers Nodes of launched claims (exactly one Node with the providerID), then initializes
 /// registered claims whose Node is Ready without startup or ephemeral taints.
-pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+pub(crate) fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut actions = Vec::new();
     for claim in snapshot
         .nodeclaims
@@ -408,7 +400,7 @@ pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> 
 }
 
 /// Whether an annotation key is in Cluster API's domain (`cluster.x-k8s.io` or a subdomain).
-pub fn is_capi_owned(key: &str) -> bool {
+pub(crate) fn is_capi_owned(key: &str) -> bool {
     let domain = key.split_once('/').map(|(d, _)| d).unwrap_or("");
     domain == "cluster.x-k8s.io" || domain.ends_with(".cluster.x-k8s.io")
 }
@@ -431,7 +423,7 @@ pub(super) fn resource_json(r: &crate::model::resources::Resources) -> serde_jso
 }
 
 /// `setNodeClassReady` for every ClusterAPINodeClass not reporting Ready=True.
-pub fn node_classes(snapshot: &Snapshot) -> Vec<Action> {
+pub(crate) fn node_classes(snapshot: &Snapshot) -> Vec<Action> {
     snapshot
         .nodeclasses
         .iter()

@@ -13,25 +13,25 @@
 //! - A voluntary disruption drains a node only when its pods have a home on room that exists.
 
 pub mod action;
-pub mod adopt;
-pub mod budget;
+pub(crate) mod adopt;
+pub(crate) mod budget;
 pub mod candidates;
 pub mod command;
-pub mod consolidated;
-pub mod consolidation;
-pub mod disruption;
-pub mod drain;
+pub(crate) mod consolidated;
+pub(crate) mod consolidation;
+pub(crate) mod disruption;
+pub(crate) mod drain;
 pub mod drift;
 pub mod events;
 pub mod karpenter_metrics;
-pub mod lifecycle;
-pub mod pdb;
-pub mod provision;
-pub mod rollout;
-pub mod scale;
-pub mod scope;
-pub mod status;
-pub mod termination;
+pub(crate) mod lifecycle;
+pub(crate) mod pdb;
+pub(crate) mod provision;
+pub(crate) mod rollout;
+pub(crate) mod scale;
+pub(crate) mod scope;
+pub(crate) mod status;
+pub(crate) mod termination;
 pub mod write;
 
 use crate::vocab::keys;

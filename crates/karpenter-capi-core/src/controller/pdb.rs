@@ -27,7 +27,7 @@ struct Budget {
 
 /// Why PodDisruptionBudgets hold a pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PdbBlock {
+pub(crate) enum PdbBlock {
     /// One budget allows no disruption now (`namespace/name`).
     NoDisruptionsAllowed(String),
     /// Two or more budgets cover the pod: the eviction API refuses it whatever they allow.
@@ -54,7 +54,7 @@ impl std::fmt::Display for PdbBlock {
 
 /// The PodDisruptionBudgets of a snapshot, read once per pass.
 #[derive(Debug, Clone, Default)]
-pub struct Pdbs {
+pub(crate) struct Pdbs {
     budgets: Vec<Budget>,
 }
 
@@ -68,7 +68,7 @@ fn is_fully_blocking(spec: Option<&Value>) -> bool {
 impl Pdbs {
     /// Reads every PodDisruptionBudget of the snapshot. A budget whose selector cannot be read
     /// selects nothing (the API server would have refused it).
-    pub fn new(snapshot: &Snapshot) -> Pdbs {
+    pub(crate) fn new(snapshot: &Snapshot) -> Pdbs {
         let budgets = snapshot
             .objects_of("PodDisruptionBudget")
             .map(|o| {
@@ -141,12 +141,12 @@ impl Pdbs {
 
     /// Why budgets keep these pods from being evicted now, if they do (core `CanEvictPods`):
     /// DaemonSet pods count like any other.
-    pub fn blocks(&self, pods: &[&PodRecord], now: Timestamp) -> Option<PdbBlock> {
+    pub(crate) fn blocks(&self, pods: &[&PodRecord], now: Timestamp) -> Option<PdbBlock> {
         pods.iter().find_map(|p| self.hold(p, now, false))
     }
 
     /// Whether a budget blocks this pod whatever it allows (core `isFullyBlocked`).
-    pub fn fully_blocked(&self, p: &PodRecord, now: Timestamp) -> bool {
+    pub(crate) fn fully_blocked(&self, p: &PodRecord, now: Timestamp) -> bool {
         self.hold(p, now, true).is_some()
     }
 }

@@ -20,7 +20,12 @@ use crate::vocab::keys::{MACHINE_DEPLOYMENT_ANNOTATION, NODEPOOL_HASH_ANNOTATION
 
 /// Whether the batch of provisionable pods is closed: the newest pod has been pending for the
 /// idle window, or the oldest for the max window. Pods without a creation time count as old.
-pub fn batch_ready(snapshot: &Snapshot, pods: &[usize], now: Timestamp, config: &Config) -> bool {
+pub(crate) fn batch_ready(
+    snapshot: &Snapshot,
+    pods: &[usize],
+    now: Timestamp,
+    config: &Config,
+) -> bool {
     // Milliseconds: the windows are a second or so.
     let ages: Vec<i64> = pods
         .iter()
@@ -39,7 +44,7 @@ pub fn batch_ready(snapshot: &Snapshot, pods: &[usize], now: Timestamp, config: 
 
 /// The provisioning actions for the snapshot's provisionable pods, plus notes on pods that
 /// fit nowhere.
-pub fn provision(
+pub(crate) fn provision(
     snapshot: &Snapshot,
     now: Timestamp,
     config: &Config,
@@ -104,7 +109,7 @@ pub fn provision(
 }
 
 /// A `createNodeClaim` action for a planned node.
-pub fn create_node_claim(
+pub(crate) fn create_node_claim(
     snapshot: &Snapshot,
     pool: &NodePool,
     node: &NewNode,
@@ -155,7 +160,7 @@ fn with_min_values(mut requirement: Value, pool: &NodePool) -> Value {
 }
 
 /// A stable hash (FNV-1a) of a MachineDeployment's `spec.template`.
-pub fn template_hash(md: &crate::model::snapshot::MachineDeploymentRecord) -> String {
+pub(crate) fn template_hash(md: &crate::model::snapshot::MachineDeploymentRecord) -> String {
     let template = md
         .object
         .value
@@ -200,7 +205,7 @@ fn resource_list(r: &Resources) -> Value {
 /// capacity type the provider's single offering has (`on-demand`) when nothing set one; minus
 /// Karpenter's restricted labels (`karpenter.sh` domain other than its well-known keys,
 /// `kubernetes.io/hostname`). Registration copies them to the Node.
-pub fn claim_labels(pool: &NodePool, offering: &crate::sched::catalog::Offering) -> Labels {
+pub(crate) fn claim_labels(pool: &NodePool, offering: &crate::sched::catalog::Offering) -> Labels {
     let mut labels: Labels = offering.flavor.labels.clone();
     labels.extend(pool.node_labels());
     for (k, v) in &offering.labels {

@@ -35,7 +35,7 @@ fn annotated_paused(obj: &RawObject) -> bool {
 /// annotation on the Cluster, the MachineDeployment or one of its MachineSets). Then no taint,
 /// mark, claim deletion or replica change is planned on it. The MachineDeployment's own
 /// `spec.paused` only pauses rollouts: Cluster API still scales it.
-pub fn capi_paused(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<String> {
+pub(crate) fn capi_paused(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<String> {
     if annotated_paused(&md.object) {
         return Some(format!(
             "MachineDeployment {} carries {PAUSED_ANNOTATION}",
@@ -74,7 +74,7 @@ pub fn capi_paused(snapshot: &Snapshot, md: &MachineDeploymentRecord) -> Option<
 }
 
 /// [`capi_paused`] for the MachineDeployment of a claim.
-pub fn claim_paused(
+pub(crate) fn claim_paused(
     snapshot: &Snapshot,
     claim: &crate::model::nodeclaim::NodeClaimRecord,
 ) -> Option<String> {
@@ -87,7 +87,7 @@ pub fn claim_paused(
 }
 
 /// The rollout strategy type (`RollingUpdate` when unset, as Cluster API defaults it).
-pub fn strategy(md: &MachineDeploymentRecord) -> String {
+pub(crate) fn strategy(md: &MachineDeploymentRecord) -> String {
     md.object
         .str_at("/spec/rollout/strategy/type")
         .or_else(|| md.object.str_at("/spec/strategy/type"))
@@ -97,7 +97,7 @@ pub fn strategy(md: &MachineDeploymentRecord) -> String {
 
 /// The MachineSets of a MachineDeployment (owner reference, else the deployment-name label),
 /// oldest first.
-pub fn machine_sets<'a>(
+pub(crate) fn machine_sets<'a>(
     snapshot: &'a Snapshot,
     md: &MachineDeploymentRecord,
 ) -> Vec<&'a RawObject> {
@@ -126,7 +126,7 @@ pub fn machine_sets<'a>(
 }
 
 /// `spec.rollout.after` (v1beta2) or `spec.rolloutAfter` (v1beta1), when set and readable.
-pub fn rollout_after(md: &MachineDeploymentRecord) -> Option<Timestamp> {
+pub(crate) fn rollout_after(md: &MachineDeploymentRecord) -> Option<Timestamp> {
     md.object
         .str_at("/spec/rollout/after")
         .or_else(|| md.object.str_at("/spec/rolloutAfter"))
@@ -175,7 +175,7 @@ fn set_replicas(set: &RawObject) -> i64 {
 /// Why Cluster API is replacing this MachineDeployment's Machines right now (None: it is not):
 /// a spec change not observed yet, several MachineSets with replicas, Machines not up to date,
 /// or a `spec.rollout.after` that has passed with Machines older than it.
-pub fn rolling_out(
+pub(crate) fn rolling_out(
     snapshot: &Snapshot,
     md: &MachineDeploymentRecord,
     now: Timestamp,
@@ -217,7 +217,7 @@ pub fn rolling_out(
 /// Why lowering this MachineDeployment's replicas now could make Cluster API delete other
 /// Machines than `leaving` (the ones marked), or would act on a stale view (a watch not yet
 /// re-synced, its generation not observed, its Machines not matching its MachineSets). None: safe.
-pub fn scale_down_hold(
+pub(crate) fn scale_down_hold(
     snapshot: &Snapshot,
     md: &MachineDeploymentRecord,
     leaving: &[&MachineRecord],

@@ -22,18 +22,18 @@ use crate::model::snapshot::Snapshot;
 
 /// Machines marked for deletion earlier in the same plan, and claims deleted by it.
 #[derive(Debug, Default, Clone)]
-pub struct Removals {
+pub(crate) struct Removals {
     /// NodeClaims this plan deletes.
-    pub claims: BTreeSet<String>,
+    pub(crate) claims: BTreeSet<String>,
     /// Machines this plan marks for deletion (`namespace/name`).
-    pub machines: BTreeSet<String>,
+    pub(crate) machines: BTreeSet<String>,
 }
 
 /// `markMachineForDeletion` for surplus Machines and `scaleMachineDeployment` where the replica
 /// count must change; plus a note per scale-down held back. `created`: the claims provisioning
 /// creates this pass (counted in the replicas); `disrupting`: the disruption's actions, whose
 /// replacement claims are counted from the next pass on but already wait for a free Machine.
-pub fn scale(
+pub(crate) fn scale(
     snapshot: &Snapshot,
     removals: &Removals,
     created: &[Action],
@@ -226,7 +226,7 @@ fn scale_action(
 
 /// `spec.replicas`, or what the CAPI webhook defaults it to: the min-size annotation when both
 /// size annotations exist, else 1.
-pub fn current_replicas(md: &crate::model::snapshot::MachineDeploymentRecord) -> i64 {
+pub(crate) fn current_replicas(md: &crate::model::snapshot::MachineDeploymentRecord) -> i64 {
     if let Some(r) = md
         .object
         .value

@@ -18,10 +18,10 @@ use crate::model::snapshot::Snapshot;
 
 /// Core's de-duplication window for `lastPodEventTime` writes (`podevents/controller.go`): a
 /// claim whose recorded event is this recent is not written again.
-pub const POD_EVENT_DEDUPE_SECONDS: i64 = 10;
+pub(crate) const POD_EVENT_DEDUPE_SECONDS: i64 = 10;
 
 /// Every status update of a pass, claims in `skip` (deleted this pass) left out.
-pub fn status(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Vec<Action> {
+pub(crate) fn status(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut out: Vec<Action> = stamps(snapshot)
         .into_iter()
         .filter(|a| match a {
@@ -37,7 +37,7 @@ pub fn status(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> V
 
 /// `recordPodEvent` for each claim whose node had a pod event the claim's
 /// `status.lastPodEventTime` does not show yet (outside the de-duplication window).
-pub fn pod_events(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+pub(crate) fn pod_events(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut out = Vec::new();
     for claim in snapshot
         .nodeclaims
@@ -76,7 +76,7 @@ fn set(type_: &str, reason: &str, message: &str) -> ConditionUpdate {
 
 /// `Drifted` (with Karpenter's reason) and `Consolidatable` on the claims where they hold, and
 /// removed where they no longer do.
-pub fn claim_conditions(
+pub(crate) fn claim_conditions(
     snapshot: &Snapshot,
     now: Timestamp,
     skip: &BTreeSet<String>,
@@ -135,7 +135,7 @@ pub fn claim_conditions(
 
 /// The summed capacity of a NodePool's nodes and how many there are (core's counter, which
 /// both `status.resources` and `karpenter_nodepools_usage` report).
-pub fn pool_capacity(
+pub(crate) fn pool_capacity(
     snapshot: &Snapshot,
     pool: &crate::model::nodepool::NodePool,
 ) -> (crate::model::resources::Resources, usize) {
@@ -153,7 +153,7 @@ pub fn pool_capacity(
 }
 
 /// A NodePool's nodes, summed capacity and readiness, written when its status says otherwise.
-pub fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
+pub(crate) fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
     let mut out = Vec::new();
     for pool in &snapshot.nodepools {
         if snapshot.implicit_nodepool {

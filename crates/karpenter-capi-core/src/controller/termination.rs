@@ -71,7 +71,11 @@ fn remove_claim_finalizer(claim: &NodeClaimRecord) -> Action {
 
 /// Plans termination for deleting claims and nodes, garbage collection, and Node finalizers.
 /// `skip`: claims this pass already deletes.
-pub fn terminate(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String>) -> Disruption {
+pub(crate) fn terminate(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    skip: &BTreeSet<String>,
+) -> Disruption {
     let mut out = Disruption::default();
     let pdbs = Pdbs::new(snapshot);
     // The nodes whose pods leave this pass: every forceful drain, then each voluntary one that

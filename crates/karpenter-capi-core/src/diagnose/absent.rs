@@ -9,7 +9,7 @@ use crate::model::snapshot::Snapshot;
 use crate::vocab::keys::MEMBER_LABEL;
 
 /// Adds an error per missing piece; `live` when the clusters themselves were listed.
-pub fn check(snapshot: &Snapshot, live: bool, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, live: bool, out: &mut Vec<Finding>) {
     let no_pool = snapshot.implicit_nodepool || snapshot.nodepools.is_empty();
     let no_member = snapshot.machine_deployments.iter().all(|md| !md.member);
     let no_controller = !snapshot.pods.iter().any(|p| is_controller_pod(p));

@@ -47,7 +47,7 @@ pub struct Rule {
 
 impl Rule {
     /// Reads a PolicyRule (RBAC object or SelfSubjectRulesReview `resourceRules` entry).
-    pub fn from_value(v: &Value) -> Rule {
+    pub(crate) fn from_value(v: &Value) -> Rule {
         let list = |k: &str| -> Vec<String> {
             v.get(k)
                 .and_then(Value::as_array)
@@ -67,7 +67,7 @@ impl Rule {
     }
 
     /// Whether the rule grants `verb` on every object of `group`/`resource`.
-    pub fn allows(&self, group: &str, resource: &str, verb: &str) -> bool {
+    pub(crate) fn allows(&self, group: &str, resource: &str, verb: &str) -> bool {
         let resource_matches = |r: &String| {
             r == "*" || r == resource || {
                 // `*/scale` and `machinedeployments/*`.
@@ -141,7 +141,7 @@ impl Identity {
 }
 
 /// Runs the access checks.
-pub fn check(snapshot: &Snapshot, source: AccessSource<'_>, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, source: AccessSource<'_>, out: &mut Vec<Finding>) {
     let namespaces = capi_namespaces(snapshot);
     let judged: Vec<String> = match source {
         AccessSource::Reviewed(identity) => {
@@ -186,7 +186,7 @@ pub fn capi_namespaces(snapshot: &Snapshot) -> Vec<String> {
 }
 
 /// Judges one identity: what it lacks in each namespace, and what it has beyond `run`'s needs.
-pub fn judge(identity: &Identity, namespaces: &[String]) -> Vec<Finding> {
+pub(crate) fn judge(identity: &Identity, namespaces: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for ns in namespaces {
@@ -317,7 +317,7 @@ fn excess(identity: &Identity, allowed: &[&[Permission]]) -> Vec<String> {
 /// Judges the workload identity (the controller's ServiceAccount on the workload cluster, see
 /// [`workload_identities_from_rbac`]): anything beyond the workload and leader-election lists
 /// (and the management list when it also holds rights on MachineDeployments: self-hosted).
-pub fn judge_workload(identity: &Identity) -> Finding {
+pub(crate) fn judge_workload(identity: &Identity) -> Finding {
     // Self-hosted, the one ServiceAccount also holds the management Role.
     let self_hosted = identity
         .grants
@@ -354,7 +354,7 @@ pub fn judge_workload(identity: &Identity) -> Finding {
 }
 
 /// The autoscaler identities bound by the RBAC objects in the snapshot (see the module docs).
-pub fn identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
+pub(crate) fn identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
     bound_identities(snapshot)
         .into_iter()
         .filter(|id| !is_platform_identity(&id.subject))
@@ -370,7 +370,7 @@ pub fn identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
 /// The controller's identities on the workload cluster bound by the RBAC objects in the snapshot
 /// (a dump's, or those `doctor` reads live): the ServiceAccounts named like `init`'s
 /// (`karpenter-capi`) and whatever is bound to its ClusterRole or leader-election Role.
-pub fn workload_identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
+pub(crate) fn workload_identities_from_rbac(snapshot: &Snapshot) -> Vec<Identity> {
     use crate::vocab::names;
     let by_role = |via: &str| {
         via.ends_with(&format!("ClusterRole {}", names::WORKLOAD_IDENTITY))

@@ -40,7 +40,7 @@ fn image_name(image: &str) -> &str {
 }
 
 /// Runs the controller checks.
-pub fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for pod in snapshot.pods.iter().filter(|p| is_controller_pod(p)) {
         // A pod expanded from a workload template has no status: nothing to judge.
         if pod.phase.is_none() {

@@ -20,7 +20,7 @@ pub struct MissingCrd {
 }
 
 /// One error per missing CRD, in the order the shell listed them.
-pub fn check(missing: &[MissingCrd], out: &mut Vec<Finding>) {
+pub(crate) fn check(missing: &[MissingCrd], out: &mut Vec<Finding>) {
     for m in missing {
         out.push(Finding::new(
             Area::Setup,

@@ -21,7 +21,7 @@ use crate::vocab::keys::SERVICE_ACCOUNT_ANNOTATION;
 const IDENTITY_SUFFIX: &str = "-karpenter-capi";
 
 /// Runs the credential checks.
-pub fn check(snapshot: &Snapshot, now: Timestamp, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, now: Timestamp, out: &mut Vec<Finding>) {
     let autoscaler_accounts: Vec<String> = super::access::identities_from_rbac(snapshot)
         .into_iter()
         .filter_map(|id| {

@@ -28,16 +28,16 @@ pub struct FlavorFit {
     /// Instance type.
     pub instance_type: String,
     /// The member MachineDeployment (`namespace/name`).
-    pub machine_deployment: String,
+    pub(crate) machine_deployment: String,
     /// Allocatable on a fresh node (capacity minus DaemonSet overhead).
-    pub allocatable: Resources,
+    pub(crate) allocatable: Resources,
     /// Price per hour.
     pub price_per_hour: Price,
     /// Whether it fits.
     pub fits: bool,
     /// Why not, as data.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unfit: Option<Unfit>,
+    pub(crate) unfit: Option<Unfit>,
     /// Why not, as a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -53,7 +53,7 @@ pub struct NodeFit {
     pub fits: bool,
     /// Why not, as data.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unfit: Option<Unfit>,
+    pub(crate) unfit: Option<Unfit>,
     /// Why not, as a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -347,7 +347,7 @@ pub struct MachineSummary {
     /// `namespace/name`.
     pub name: String,
     /// Its MachineDeployment.
-    pub machine_deployment: Option<String>,
+    pub(crate) machine_deployment: Option<String>,
     /// `status.phase`.
     pub phase: Option<String>,
     /// `spec.providerID`.
@@ -363,7 +363,7 @@ pub struct NodeSummary {
     /// Name.
     pub name: String,
     /// `spec.providerID`.
-    pub provider_id: Option<String>,
+    pub(crate) provider_id: Option<String>,
     /// Ready condition (`True`, `False`, `not reported`).
     pub ready: String,
     /// Taints.
@@ -389,7 +389,7 @@ pub struct ClaimExplanation {
     /// Its Node(s).
     pub nodes: Vec<NodeSummary>,
     /// The first broken link of its chain, as data.
-    pub blocker: Option<Blocker>,
+    pub(crate) blocker: Option<Blocker>,
     /// What `doctor` concludes about it.
     pub finding: Finding,
 }

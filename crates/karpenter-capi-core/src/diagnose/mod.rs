@@ -19,10 +19,10 @@ pub mod controller;
 pub mod crds;
 pub mod credentials;
 pub mod explain;
-pub mod nodeclaims;
-pub mod scope;
-pub mod setup;
-pub mod shapes;
+pub(crate) mod nodeclaims;
+pub(crate) mod scope;
+pub(crate) mod setup;
+pub(crate) mod shapes;
 pub mod watches;
 
 use std::fmt;
@@ -243,7 +243,7 @@ pub struct Finding {
 
 impl Finding {
     /// A finding in an area.
-    pub fn new(
+    pub(crate) fn new(
         area: Area,
         cause: Cause,
         severity: Severity,
@@ -381,7 +381,7 @@ fn foreign_marks(snapshot: &Snapshot, out: &mut Vec<Finding>) {
 }
 
 /// `Kind/namespace/name`, or `Kind/name` when the namespace is empty.
-pub fn subject(kind: &str, namespace: &str, name: &str) -> String {
+pub(crate) fn subject(kind: &str, namespace: &str, name: &str) -> String {
     if namespace.is_empty() {
         format!("{kind}/{name}")
     } else {
@@ -390,7 +390,7 @@ pub fn subject(kind: &str, namespace: &str, name: &str) -> String {
 }
 
 /// Seconds from `since` to `now` (0 when `since` is in the future or unknown).
-pub fn age_secs(since: Option<Timestamp>, now: Timestamp) -> i64 {
+pub(crate) fn age_secs(since: Option<Timestamp>, now: Timestamp) -> i64 {
     since
         .map(|t| now.as_second() - t.as_second())
         .unwrap_or(0)
@@ -398,7 +398,7 @@ pub fn age_secs(since: Option<Timestamp>, now: Timestamp) -> i64 {
 }
 
 /// A number of seconds as a Go duration (`7m30s`).
-pub fn format_secs(secs: i64) -> String {
+pub(crate) fn format_secs(secs: i64) -> String {
     GoDuration(u64::try_from(secs.max(0)).unwrap_or(0)).to_string()
 }
 
@@ -422,7 +422,7 @@ pub fn suggest<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Ve
 }
 
 /// Levenshtein distance over characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     strsim::levenshtein(a, b)
 }
 

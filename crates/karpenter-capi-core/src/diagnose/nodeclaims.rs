@@ -22,7 +22,7 @@ const AREA: Area = Area::NodeClaims;
 /// The first broken link of a NodeClaim's chain, with its evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "cause", rename_all_fields = "camelCase")]
-pub enum Blocker {
+pub(crate) enum Blocker {
     /// No Machine is bound to the claim.
     MachineNotFound {
         /// The Machine the claim's annotation names, when it names one that does not exist.
@@ -98,7 +98,7 @@ pub enum Blocker {
 
 impl Blocker {
     /// The cause code.
-    pub fn cause(&self) -> Cause {
+    pub(crate) fn cause(&self) -> Cause {
         match self {
             Blocker::MachineNotFound { .. } => Cause::MachineNotFound,
             Blocker::MachineFailed { .. } => Cause::MachineFailed,
@@ -114,7 +114,7 @@ impl Blocker {
     }
 
     /// Broken for good: waiting does not help, whatever the claim's age.
-    pub fn is_failure(&self) -> bool {
+    pub(crate) fn is_failure(&self) -> bool {
         matches!(
             self,
             Blocker::MachineNotFound {
@@ -127,7 +127,7 @@ impl Blocker {
     }
 
     /// The evidence, as one sentence.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Blocker::MachineNotFound {
                 launch_failed: Some(failure),
@@ -193,7 +193,7 @@ impl Blocker {
     }
 
     /// The fix.
-    pub fn remedy(&self, claim: &str, chain: &ClaimChain<'_>) -> String {
+    pub(crate) fn remedy(&self, claim: &str, chain: &ClaimChain<'_>) -> String {
         let ns_machine = |m: &str| {
             m.split_once('/')
                 .map(|(ns, n)| format!("-n {ns} {n}"))
@@ -241,21 +241,21 @@ impl Blocker {
 
 /// A NodeClaim with what it is bound to and where its chain breaks.
 #[derive(Debug, Clone)]
-pub struct ClaimChain<'a> {
+pub(crate) struct ClaimChain<'a> {
     /// The claim.
-    pub claim: &'a NodeClaimRecord,
+    pub(crate) claim: &'a NodeClaimRecord,
     /// Its Machine, if found.
-    pub machine: Option<&'a MachineRecord>,
+    pub(crate) machine: Option<&'a MachineRecord>,
     /// Nodes matching its providerID (or its Machine's node without one).
-    pub nodes: Vec<&'a NodeRecord>,
+    pub(crate) nodes: Vec<&'a NodeRecord>,
     /// The providerID used (the claim's, else its Machine's).
-    pub provider_id: Option<String>,
+    pub(crate) provider_id: Option<String>,
     /// The first broken link, if any.
-    pub blocker: Option<Blocker>,
+    pub(crate) blocker: Option<Blocker>,
 }
 
 /// Walks a claim's chain.
-pub fn chain<'a>(snapshot: &'a Snapshot, claim: &'a NodeClaimRecord) -> ClaimChain<'a> {
+pub(crate) fn chain<'a>(snapshot: &'a Snapshot, claim: &'a NodeClaimRecord) -> ClaimChain<'a> {
     let mut c = ClaimChain {
         claim,
         machine: None,
@@ -399,7 +399,7 @@ pub fn chain<'a>(snapshot: &'a Snapshot, claim: &'a NodeClaimRecord) -> ClaimCha
 }
 
 /// Judges a claim's chain at `now`: one finding.
-pub fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> Finding {
+pub(crate) fn judge(chain: &ClaimChain<'_>, now: jiff::Timestamp, config: &Config) -> Finding {
     let claim = chain.claim;
     let subject = super::subject("NodeClaim", "", &claim.name);
     let age = age_secs(claim.created, now);
@@ -518,7 +518,12 @@ fn clock_since(clock: &LivenessClock) -> String {
 }
 
 /// Runs the NodeClaim checks.
-pub fn check(snapshot: &Snapshot, now: jiff::Timestamp, config: &Config, out: &mut Vec<Finding>) {
+pub(crate) fn check(
+    snapshot: &Snapshot,
+    now: jiff::Timestamp,
+    config: &Config,
+    out: &mut Vec<Finding>,
+) {
     for claim in &snapshot.nodeclaims {
         out.push(judge(&chain(snapshot, claim), now, config));
     }

@@ -67,7 +67,7 @@ fn workload_subject(pod: &PodRecord) -> String {
 }
 
 /// Runs the scope checks (Setup area).
-pub fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     let mut per_namespace: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for md in &snapshot.machine_deployments {
         if let Some(c) = cluster_of(&md.object) {

@@ -24,7 +24,7 @@ use crate::vocab::keys::UNREGISTERED_TAINT_KEY;
 const AREA: Area = Area::Setup;
 
 /// Runs the setup checks.
-pub fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     check_pools(snapshot, out);
     check_machine_deployments(snapshot, out);
 }

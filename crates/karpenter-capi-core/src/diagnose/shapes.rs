@@ -13,7 +13,7 @@ use crate::vocab::keys::HASH_VERSION_ANNOTATION;
 use crate::vocab::keys::MEMBER_LABEL;
 
 /// Runs the shape checks. NodeClaim findings go to the NodeClaims area, the others to Setup.
-pub fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for md in &snapshot.machine_deployments {
         let (ns, name) = (md.object.namespace(), md.object.name());
         if let Some(value) = member_label_value(&md.object) {

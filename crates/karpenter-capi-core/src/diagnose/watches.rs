@@ -41,7 +41,7 @@ pub fn decode(value: &str) -> Result<Vec<FailingWatch>, serde_json::Error> {
 
 /// One error per watch the held controller Lease lists as failing, naming the resource, the
 /// error and since when; a warning when the annotation cannot be read.
-pub fn check(snapshot: &Snapshot, now: Timestamp, out: &mut Vec<Finding>) {
+pub(crate) fn check(snapshot: &Snapshot, now: Timestamp, out: &mut Vec<Finding>) {
     for lease in snapshot.objects.iter().filter(|o| {
         o.group() == "coordination.k8s.io"
             && o.kind == "Lease"

@@ -7,29 +7,29 @@ use serde_json::Value;
 /// One status condition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Condition {
+pub(crate) struct Condition {
     /// Type, e.g. `Registered`.
     #[serde(rename = "type")]
-    pub type_: String,
+    pub(crate) type_: String,
     /// `True`, `False` or `Unknown`.
-    pub status: String,
+    pub(crate) status: String,
     /// CamelCase reason.
-    pub reason: String,
+    pub(crate) reason: String,
     /// Message.
-    pub message: String,
+    pub(crate) message: String,
     /// When the status last changed.
-    pub last_transition_time: Option<Timestamp>,
+    pub(crate) last_transition_time: Option<Timestamp>,
 }
 
 impl Condition {
     /// Whether the status is `True`.
-    pub fn is_true(&self) -> bool {
+    pub(crate) fn is_true(&self) -> bool {
         self.status == "True"
     }
 }
 
 /// Reads `status.conditions` (a list of objects) leniently.
-pub fn conditions_at(value: &Value, pointer: &str) -> Vec<Condition> {
+pub(crate) fn conditions_at(value: &Value, pointer: &str) -> Vec<Condition> {
     value
         .pointer(pointer)
         .and_then(Value::as_array)
@@ -54,6 +54,6 @@ pub fn conditions_at(value: &Value, pointer: &str) -> Vec<Condition> {
 }
 
 /// The condition of a type, if present.
-pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+pub(crate) fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == type_)
 }

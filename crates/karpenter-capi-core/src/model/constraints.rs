@@ -11,29 +11,29 @@ use super::pod::AffinityTerm;
 /// One `topologySpreadConstraints` entry, with `matchLabelKeys` merged into its selector.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SpreadConstraint {
+pub(crate) struct SpreadConstraint {
     /// The node label whose values are the domains.
-    pub topology_key: String,
+    pub(crate) topology_key: String,
     /// The largest allowed difference between a domain's count and the smallest count.
-    pub max_skew: i32,
+    pub(crate) max_skew: i32,
     /// `DoNotSchedule` (true) or `ScheduleAnyway` (false). A `ScheduleAnyway` constraint is
     /// treated as required until the pod cannot be placed otherwise, as Karpenter does.
-    pub hard: bool,
+    pub(crate) hard: bool,
     /// Which pods (in the pod's namespace) are counted.
-    pub selector: LabelSelector,
+    pub(crate) selector: LabelSelector,
     /// Below this many eligible domains, the smallest count is taken as 0.
-    pub min_domains: Option<i32>,
+    pub(crate) min_domains: Option<i32>,
     /// `nodeAffinityPolicy: Honor` (the default): only nodes matching the pod's node selector
     /// and required node affinity are counted.
-    pub honor_node_affinity: bool,
+    pub(crate) honor_node_affinity: bool,
     /// `nodeTaintsPolicy: Honor` (default Ignore): only nodes whose taints the pod tolerates
     /// are counted.
-    pub honor_node_taints: bool,
+    pub(crate) honor_node_taints: bool,
 }
 
 impl SpreadConstraint {
     /// How the constraint reads in reasons and relaxation notes.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{} maxSkew {} on {} for {}",
             if self.hard {
@@ -50,48 +50,48 @@ impl SpreadConstraint {
 
 /// A preferred pod (anti-)affinity term and its weight.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct WeightedTerm {
+pub(crate) struct WeightedTerm {
     /// 1-100; heavier terms are kept longer when relaxing.
-    pub weight: i32,
+    pub(crate) weight: i32,
     /// The term.
-    pub term: AffinityTerm,
+    pub(crate) term: AffinityTerm,
 }
 
 /// A preferred node affinity term and its weight.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct WeightedNodeTerm {
+pub(crate) struct WeightedNodeTerm {
     /// 1-100.
-    pub weight: i32,
+    pub(crate) weight: i32,
     /// All must hold.
-    pub requirements: Vec<Requirement>,
+    pub(crate) requirements: Vec<Requirement>,
 }
 
 /// A PersistentVolumeClaim a pod's volume uses.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ClaimRef {
+pub(crate) struct ClaimRef {
     /// The claim's name (in the pod's namespace).
-    pub name: String,
+    pub(crate) name: String,
     /// The StorageClass the claim will have when it is not in the input yet (a generic
     /// ephemeral volume or a StatefulSet's volumeClaimTemplate).
-    pub storage_class: Option<String>,
+    pub(crate) storage_class: Option<String>,
 }
 
 /// Where a volume lets the pod run: one of the alternatives must hold (each an AND).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct VolumeRequirement {
     /// The claim's name.
-    pub claim: String,
+    pub(crate) claim: String,
     /// What pins it: `PersistentVolume <name>` or `StorageClass <name>`.
-    pub source: String,
+    pub(crate) source: String,
     /// Alternatives (ORed); each a list of requirements (ANDed).
-    pub alternatives: Vec<Vec<Requirement>>,
+    pub(crate) alternatives: Vec<Vec<Requirement>>,
 }
 
 impl VolumeRequirement {
     /// The first requirement of the first alternative that the labels do not meet, if no
     /// alternative holds.
-    pub fn unmet(&self, labels: &Labels) -> Option<&Requirement> {
+    pub(crate) fn unmet(&self, labels: &Labels) -> Option<&Requirement> {
         let mut first = None;
         for alt in &self.alternatives {
             match alt.iter().find(|r| !r.matches(labels)) {
@@ -109,7 +109,7 @@ type FieldError = (String, String);
 
 /// Reads `spec.topologySpreadConstraints`; `matchLabelKeys` adds `key In [pod's value]` for
 /// each key the pod has (kube-scheduler ignores keys the pod lacks).
-pub fn spread_constraints(
+pub(crate) fn spread_constraints(
     spec: &PodSpec,
     labels: &Labels,
     field: &str,
@@ -197,7 +197,7 @@ fn spread_constraint(
 }
 
 /// A selector that matches no pod.
-pub fn nothing() -> LabelSelector {
+pub(crate) fn nothing() -> LabelSelector {
     LabelSelector {
         requirements: vec![Requirement::new("\u{0}no-selector", Operator::Exists, &[])],
     }
@@ -205,7 +205,7 @@ pub fn nothing() -> LabelSelector {
 
 /// The PersistentVolumeClaims of a pod's volumes: `persistentVolumeClaim.claimName`, and generic
 /// ephemeral volumes (`<pod>-<volume>`, with their template's StorageClass).
-pub fn claims(spec: &PodSpec, pod_name: &str) -> Vec<ClaimRef> {
+pub(crate) fn claims(spec: &PodSpec, pod_name: &str) -> Vec<ClaimRef> {
     let mut out = Vec::new();
     for v in spec.volumes.iter().flatten() {
         if let Some(pvc) = &v.persistent_volume_claim {
@@ -229,6 +229,6 @@ pub fn claims(spec: &PodSpec, pod_name: &str) -> Vec<ClaimRef> {
 
 /// Sorts preferred terms heaviest first (stable: equal weights keep their order), the order in
 /// which Karpenter keeps them while relaxing.
-pub fn heaviest_first<T>(terms: &mut [T], weight: impl Fn(&T) -> i32) {
+pub(crate) fn heaviest_first<T>(terms: &mut [T], weight: impl Fn(&T) -> i32) {
     terms.sort_by_key(|t| std::cmp::Reverse(weight(t)));
 }

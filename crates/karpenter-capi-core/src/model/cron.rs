@@ -14,7 +14,7 @@ const STAR: u64 = 1 << 63;
 /// A parsed schedule: one bit per allowed value of each field, as robfig's `SpecSchedule` holds
 /// it (the seconds field of `ParseStandard` is always `0`, so it is not stored).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cron {
+pub(crate) struct Cron {
     minute: u64,
     hour: u64,
     dom: u64,
@@ -187,7 +187,7 @@ fn field(text: &str, b: &Bounds) -> Result<u64, String> {
 /// as the API server's Go regexp reads it: the first branch is anchored only at the start, the
 /// second only at the end; `.` is any character but `\n`, `\s` is `[\t\n\f\r ]`. It is what
 /// keeps robfig's `@every 1h` out of a NodePool.
-pub fn crd_schedule_pattern_matches(text: &str) -> bool {
+pub(crate) fn crd_schedule_pattern_matches(text: &str) -> bool {
     const MACROS: [&str; 7] = [
         "annually", "yearly", "monthly", "weekly", "daily", "midnight", "hourly",
     ];
@@ -298,7 +298,7 @@ impl Cron {
     /// (core `Budget.IsActive` calls it with `TZ=UTC ` before the schedule): `@yearly`,
     /// `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly` exactly, or five
     /// fields `minute hour day-of-month month day-of-week`.
-    pub fn parse(text: &str) -> Result<Cron, String> {
+    pub(crate) fn parse(text: &str) -> Result<Cron, String> {
         let wrap = |e: String| format!("invalid schedule {text:?}: {e}");
         if !crd_schedule_pattern_matches(text) {
             return Err(wrap(
@@ -399,7 +399,8 @@ impl Cron {
     }
 
     /// Whether the schedule fires at this minute (UTC).
-    pub fn matches(&self, t: Timestamp) -> bool {
+    #[cfg(test)]
+    pub(crate) fn matches(&self, t: Timestamp) -> bool {
         let c = civil(floor_second(t));
         self.minute & (1 << c.minute) != 0
             && self.hour & (1 << c.hour) != 0
@@ -411,7 +412,7 @@ impl Cron {
     /// `None` when there is none before robfig gives up (a wrap past the year five after `t`'s).
     /// Mirrors robfig/cron v3 `SpecSchedule.Next` in UTC, field by field: a month, day or hour
     /// that cannot match is skipped whole, so a search over years costs microseconds.
-    pub fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
+    pub(crate) fn next_after(&self, t: Timestamp) -> Option<Timestamp> {
         if self.never() {
             return None;
         }
@@ -481,7 +482,7 @@ impl Cron {
     /// `now - duration` is not after `now`. A window ending exactly at `now` is over; there is
     /// no cap on the duration. When robfig finds no hit within its five years, `Next` returns
     /// Go's zero time, which is not after `now`: the budget is active, as upstream.
-    pub fn active(&self, now: Timestamp, duration_secs: i64) -> bool {
+    pub(crate) fn active(&self, now: Timestamp, duration_secs: i64) -> bool {
         let checkpoint = now
             .checked_sub(SignedDuration::from_secs(duration_secs.max(0)))
             .unwrap_or(Timestamp::MIN);

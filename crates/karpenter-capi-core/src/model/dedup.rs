@@ -16,11 +16,11 @@ use crate::error::Error;
 
 /// The objects to use, in input order, and one note per duplicate dropped.
 #[derive(Debug, Default)]
-pub struct Unique {
+pub(crate) struct Unique {
     /// Each object once.
-    pub objects: Vec<RawObject>,
+    pub(crate) objects: Vec<RawObject>,
     /// `MachineDeployment capi/md-1 is given twice (a.yaml#1, b.yaml#2); used once`.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// An object given again unchanged: its display name and the origins of both copies.
@@ -32,7 +32,7 @@ type Repeat = (String, String, String);
 /// # Errors
 /// Two objects with the same key whose contents differ (in the same version, or with different
 /// uids): the error names both origins.
-pub fn unique(objects: Vec<RawObject>) -> Result<Unique, Error> {
+pub(crate) fn unique(objects: Vec<RawObject>) -> Result<Unique, Error> {
     let mut out = Unique::default();
     // Key -> index in `out.objects`.
     let mut seen: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();

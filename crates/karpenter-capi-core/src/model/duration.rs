@@ -16,7 +16,7 @@ impl GoDuration {
         self.0
     }
     /// Seconds as a signed number, for timestamp arithmetic.
-    pub fn as_secs_i64(self) -> i64 {
+    pub(crate) fn as_secs_i64(self) -> i64 {
         i64::try_from(self.0).unwrap_or(i64::MAX)
     }
 }

@@ -23,7 +23,7 @@ impl Price {
     pub const UNIT: i64 = 1_000_000_000;
 
     /// Parses a non-negative decimal (`0.05`, `1`, `0.123456789`).
-    pub fn parse(text: &str) -> Result<Price, String> {
+    pub(crate) fn parse(text: &str) -> Result<Price, String> {
         let t = text.trim();
         let bad = || {
             format!(
@@ -59,7 +59,7 @@ impl Price {
     /// The default model used when a flavor has no price: proportional to resources,
     /// 0.02 per vCPU-hour + 0.0025 per GiB-hour + 1.00 per GPU-hour (a public-cloud general
     /// purpose ratio; only the ratios matter for choosing).
-    pub fn default_model(capacity: &Resources) -> Price {
+    pub(crate) fn default_model(capacity: &Resources) -> Price {
         let cpu = i128::from(capacity.cpu_millis) * 20_000; // 0.02 / 1000 millicores
         let mem = i128::from(capacity.memory_bytes) * 2_500_000 / (1i128 << 30);
         let gpu: i128 = capacity
@@ -104,11 +104,11 @@ pub enum PriceSource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FlavorProblem {
     /// The field, e.g. `metadata.annotations[capacity.cluster-autoscaler.kubernetes.io/cpu]`.
-    pub field: String,
+    pub(crate) field: String,
     /// What is wrong.
-    pub problem: String,
+    pub(crate) problem: String,
     /// True when the annotation is missing (rather than unparsable).
-    pub missing: bool,
+    pub(crate) missing: bool,
 }
 
 /// What one new node of a member MachineDeployment would offer.
@@ -142,7 +142,7 @@ impl Flavor {
     }
 
     /// Reads the flavor of a MachineDeployment from its annotations.
-    pub fn from_machine_deployment(md: &RawObject) -> Result<Flavor, FlavorProblem> {
+    pub(crate) fn from_machine_deployment(md: &RawObject) -> Result<Flavor, FlavorProblem> {
         let meta = &md.meta;
         let ann_field = |key: &str| format!("metadata.annotations[{key}]");
         let required = |key: &'static str| -> Result<&str, FlavorProblem> {
@@ -297,12 +297,12 @@ impl Flavor {
 /// empty value, exactly as upstream lists them (`MatchingLabels{member: ""}` in the provider's
 /// `providers/machinedeployment/machinedeployment.go`). A value (`"true"`) makes it no member
 /// upstream, so not here either; `doctor` reports it (`MemberLabelWithValue`).
-pub fn is_member(md: &RawObject) -> bool {
+pub(crate) fn is_member(md: &RawObject) -> bool {
     labels_of(&md.meta).get(MEMBER_LABEL).map(String::as_str) == Some("")
 }
 
 /// The value of a membership label that has one (not a member; see [`is_member`]).
-pub fn member_label_value(md: &RawObject) -> Option<String> {
+pub(crate) fn member_label_value(md: &RawObject) -> Option<String> {
     labels_of(&md.meta)
         .get(MEMBER_LABEL)
         .filter(|v| !v.is_empty())

@@ -11,18 +11,18 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 pub struct HostPort {
     /// `TCP` (the API default), `UDP` or `SCTP`.
-    pub protocol: String,
+    pub(crate) protocol: String,
     /// The port on the host.
-    pub port: i32,
+    pub(crate) port: i32,
     /// The host address; None when unspecified (`0.0.0.0`, `::` or empty): every address.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_ip: Option<String>,
+    pub(crate) host_ip: Option<String>,
 }
 
 impl HostPort {
     /// A port from a container port's fields; an empty or unspecified address (`0.0.0.0`, `::`)
     /// is None, an address is kept in its canonical form (so `::ffff:10.0.0.1` is `10.0.0.1`).
-    pub fn new(protocol: Option<&str>, port: i32, host_ip: Option<&str>) -> HostPort {
+    pub(crate) fn new(protocol: Option<&str>, port: i32, host_ip: Option<&str>) -> HostPort {
         let protocol = match protocol {
             None | Some("") => "TCP".to_string(),
             Some(p) => p.to_string(),
@@ -44,7 +44,7 @@ impl HostPort {
 
     /// Whether two ports cannot be taken on one node: same protocol and port, and the same
     /// address or either one unspecified.
-    pub fn clashes(&self, other: &HostPort) -> bool {
+    pub(crate) fn clashes(&self, other: &HostPort) -> bool {
         self.protocol == other.protocol
             && self.port == other.port
             && match (&self.host_ip, &other.host_ip) {

@@ -8,11 +8,11 @@ use crate::vocab::keys;
 use serde::Serialize;
 
 /// A set of labels.
-pub type Labels = BTreeMap<String, String>;
+pub(crate) type Labels = BTreeMap<String, String>;
 
 /// A requirement operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum Operator {
+pub(crate) enum Operator {
     /// The label's value is one of the values.
     In,
     /// The label is absent or its value is none of the values.
@@ -33,7 +33,7 @@ pub enum Operator {
 
 impl Operator {
     /// Parses the operator as written in Kubernetes objects.
-    pub fn parse(text: &str) -> Option<Operator> {
+    pub(crate) fn parse(text: &str) -> Option<Operator> {
         Some(match text {
             "In" => Operator::In,
             "NotIn" => Operator::NotIn,
@@ -58,16 +58,16 @@ impl fmt::Display for Operator {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Requirement {
     /// The label key.
-    pub key: String,
+    pub(crate) key: String,
     /// The operator.
-    pub operator: Operator,
+    pub(crate) operator: Operator,
     /// The values (empty for Exists / DoesNotExist).
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
 }
 
 impl Requirement {
     /// A requirement from its parts.
-    pub fn new(key: &str, operator: Operator, values: &[&str]) -> Requirement {
+    pub(crate) fn new(key: &str, operator: Operator, values: &[&str]) -> Requirement {
         Requirement {
             key: key.to_string(),
             operator,
@@ -76,12 +76,12 @@ impl Requirement {
     }
 
     /// Whether a set of labels satisfies the requirement.
-    pub fn matches(&self, labels: &Labels) -> bool {
+    pub(crate) fn matches(&self, labels: &Labels) -> bool {
         self.matches_value(labels.get(&self.key).map(String::as_str))
     }
 
     /// Whether a label value (None: the label is absent) satisfies the requirement.
-    pub fn matches_value(&self, value: Option<&str>) -> bool {
+    pub(crate) fn matches_value(&self, value: Option<&str>) -> bool {
         let compare = |want: fn(i64, i64) -> bool| -> bool {
             match (
                 value.and_then(|v| v.parse::<i64>().ok()),
@@ -124,19 +124,19 @@ impl fmt::Display for Requirement {
 /// A label selector: `matchLabels` and `matchExpressions`, all of which must hold.
 /// An empty selector matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     /// Requirements, `matchLabels` turned into `In [value]`.
-    pub requirements: Vec<Requirement>,
+    pub(crate) requirements: Vec<Requirement>,
 }
 
 impl LabelSelector {
     /// Whether the labels satisfy every requirement.
-    pub fn matches(&self, labels: &Labels) -> bool {
+    pub(crate) fn matches(&self, labels: &Labels) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 
     /// Reads a Kubernetes `LabelSelector`; an unknown operator is reported as the error.
-    pub fn from_k8s(
+    pub(crate) fn from_k8s(
         selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     ) -> Result<LabelSelector, String> {
         let mut requirements: Vec<Requirement> = selector
@@ -186,7 +186,7 @@ impl fmt::Display for LabelSelector {
 }
 
 /// Parses `k1=v1,k2=v2` (Cluster Autoscaler's `labels` annotation). Empty entries are skipped.
-pub fn parse_label_list(text: &str) -> Result<Labels, String> {
+pub(crate) fn parse_label_list(text: &str) -> Result<Labels, String> {
     let mut labels = Labels::new();
     for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let (k, v) = entry
@@ -202,7 +202,7 @@ pub fn parse_label_list(text: &str) -> Result<Labels, String> {
 
 /// Karpenter's well-known labels (core `pkg/apis/v1/labels.go` `WellKnownLabels`): allowed on
 /// NodeClaims even inside a restricted domain.
-pub const WELL_KNOWN: &[&str] = &[
+pub(crate) const WELL_KNOWN: &[&str] = &[
     keys::NODEPOOL,
     keys::ZONE,
     "topology.kubernetes.io/region",
@@ -216,7 +216,7 @@ pub const WELL_KNOWN: &[&str] = &[
 /// Whether Karpenter refuses this label on a NodeClaim (core `pkg/apis/v1/labels.go`
 /// `IsRestrictedLabel`): a key in the `karpenter.sh` domain (or a subdomain) that is not
 /// well-known, or `kubernetes.io/hostname`.
-pub fn is_restricted_label(key: &str) -> bool {
+pub(crate) fn is_restricted_label(key: &str) -> bool {
     if WELL_KNOWN.contains(&key) {
         return false;
     }
@@ -225,7 +225,7 @@ pub fn is_restricted_label(key: &str) -> bool {
 }
 
 /// Whether a key is in a label domain that Cluster API copies from Machines to Nodes.
-pub fn is_capi_propagated(key: &str) -> bool {
+pub(crate) fn is_capi_propagated(key: &str) -> bool {
     let prefix = key.split_once('/').map(|(p, _)| p).unwrap_or("");
     [
         "node-role.kubernetes.io",

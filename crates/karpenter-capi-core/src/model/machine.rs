@@ -32,37 +32,37 @@ const OUR_MARK_REASONS: &[&str] = &[
 #[serde(rename_all = "camelCase")]
 pub struct MachineRecord {
     /// Namespace.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// apiVersion it was read with.
-    pub api_version: String,
+    pub(crate) api_version: String,
     /// Labels.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// Creation time.
-    pub created: Option<Timestamp>,
+    pub(crate) created: Option<Timestamp>,
     /// Being deleted.
-    pub deleting: bool,
+    pub(crate) deleting: bool,
     /// Its MachineDeployment's name (label).
-    pub deployment: Option<String>,
+    pub(crate) deployment: Option<String>,
     /// Claimed by a NodeClaim (membership label on the Machine).
-    pub claimed: bool,
+    pub(crate) claimed: bool,
     /// Carries `cluster.x-k8s.io/delete-machine`.
-    pub marked_for_deletion: bool,
+    pub(crate) marked_for_deletion: bool,
     /// That mark is ours (see [`MARKED_FOR_ANNOTATION`]).
-    pub marked_by_us: bool,
+    pub(crate) marked_by_us: bool,
     /// `spec.providerID`.
-    pub provider_id: Option<String>,
+    pub(crate) provider_id: Option<String>,
     /// `status.nodeRef.name`.
-    pub node_name: Option<String>,
+    pub(crate) node_name: Option<String>,
     /// `status.phase`.
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
     /// Status conditions.
-    pub conditions: Vec<Condition>,
+    pub(crate) conditions: Vec<Condition>,
     /// A terminal failure reported by the Machine (`reason: message`).
-    pub failure: Option<String>,
+    pub(crate) failure: Option<String>,
     /// Its MachineSet (controller owner reference, else the `cluster.x-k8s.io/set-name` label).
-    pub machine_set: Option<String>,
+    pub(crate) machine_set: Option<String>,
 }
 
 /// A failure reported only through conditions (Cluster API v1beta2, where `failureReason` and
@@ -89,7 +89,7 @@ fn condition_failure(conditions: &[Condition]) -> Option<String> {
 
 impl MachineRecord {
     /// Reads a Machine.
-    pub fn from_object(obj: &RawObject) -> MachineRecord {
+    pub(crate) fn from_object(obj: &RawObject) -> MachineRecord {
         let labels = obj.meta.labels.clone().unwrap_or_default();
         let annotations = obj.meta.annotations.clone().unwrap_or_default();
         let s = |p: &str| obj.str_at(p).filter(|v| !v.is_empty()).map(str::to_string);
@@ -151,14 +151,14 @@ impl MachineRecord {
     }
 
     /// `namespace/deployment` of its MachineDeployment, if labelled.
-    pub fn deployment_key(&self) -> Option<String> {
+    pub(crate) fn deployment_key(&self) -> Option<String> {
         self.deployment
             .as_ref()
             .map(|d| format!("{}/{}", self.namespace, d))
     }
 
     /// Counts toward a MachineDeployment's live replicas (not being deleted or marked).
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         !self.deleting && !self.marked_for_deletion
     }
 }

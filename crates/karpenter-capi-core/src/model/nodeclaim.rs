@@ -19,45 +19,45 @@ pub struct NodeClaimRecord {
     /// Name.
     pub name: String,
     /// UID (for the Node's owner reference).
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// Labels.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// Annotations.
     pub annotations: Labels,
     /// Creation time.
-    pub created: Option<Timestamp>,
+    pub(crate) created: Option<Timestamp>,
     /// Being deleted.
     pub deleting: bool,
     /// `metadata.deletionTimestamp`, when being deleted: `terminationGracePeriod` counts from it.
-    pub deleted_at: Option<Timestamp>,
+    pub(crate) deleted_at: Option<Timestamp>,
     /// `karpenter.sh/nodepool` label.
-    pub node_pool: Option<String>,
+    pub(crate) node_pool: Option<String>,
     /// `node.kubernetes.io/instance-type` label.
-    pub instance_type: Option<String>,
+    pub(crate) instance_type: Option<String>,
     /// The bound Machine (`namespace/name`) from the annotation.
-    pub machine: Option<String>,
+    pub(crate) machine: Option<String>,
     /// The MachineDeployment it was planned on (our annotation), if any.
-    pub machine_deployment: Option<String>,
+    pub(crate) machine_deployment: Option<String>,
     /// `status.providerID`.
-    pub provider_id: Option<String>,
+    pub(crate) provider_id: Option<String>,
     /// `status.nodeName`.
     pub node_name: Option<String>,
     /// `spec.resources.requests`.
-    pub requests: Resources,
+    pub(crate) requests: Resources,
     /// Status conditions.
-    pub conditions: Vec<Condition>,
+    pub(crate) conditions: Vec<Condition>,
     /// `spec.startupTaints` as `key=value:Effect`.
-    pub startup_taints: Vec<super::taints::Taint>,
+    pub(crate) startup_taints: Vec<super::taints::Taint>,
     /// `spec.taints`.
-    pub taints: Vec<super::taints::Taint>,
+    pub(crate) taints: Vec<super::taints::Taint>,
     /// `status.lastPodEventTime`: when a pod last arrived on or left its node.
-    pub last_pod_event: Option<Timestamp>,
+    pub(crate) last_pod_event: Option<Timestamp>,
     /// `spec.expireAfter` as written.
-    pub expire_after: Option<String>,
+    pub(crate) expire_after: Option<String>,
     /// `spec.terminationGracePeriod` as written.
-    pub termination_grace_period: Option<String>,
+    pub(crate) termination_grace_period: Option<String>,
     /// `metadata.finalizers`.
-    pub finalizers: Vec<String>,
+    pub(crate) finalizers: Vec<String>,
     /// The keys of `spec.requirements`: what the claim's NodePool required when the claim was
     /// made (we, upstream Karpenter and adoption all copy the pool's requirements there). Empty
     /// when the claim records none. Drift by a requirement key the claim's labels lack is judged
@@ -68,7 +68,7 @@ pub struct NodeClaimRecord {
 
 impl NodeClaimRecord {
     /// Reads a NodeClaim leniently (status may be partial on a young claim).
-    pub fn from_object(obj: &RawObject) -> NodeClaimRecord {
+    pub(crate) fn from_object(obj: &RawObject) -> NodeClaimRecord {
         let labels = obj.meta.labels.clone().unwrap_or_default();
         let annotations = obj.meta.annotations.clone().unwrap_or_default();
         let s = |p: &str| obj.str_at(p).filter(|v| !v.is_empty()).map(str::to_string);

@@ -12,25 +12,25 @@ use crate::vocab::keys;
 
 /// A resource limit of a NodePool (`cpu` in millicores, `memory` in bytes, `nodes` a count).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// Resource name.
-    pub resource: String,
+    pub(crate) resource: String,
     /// The limit, in the resource's integer unit.
-    pub amount: i64,
+    pub(crate) amount: i64,
 }
 
 /// One disruption budget, as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BudgetSpec {
+pub(crate) struct BudgetSpec {
     /// `nodes`: a count or a percentage.
-    pub nodes: String,
+    pub(crate) nodes: String,
     /// Cron schedule (UTC), if any.
-    pub schedule: Option<String>,
+    pub(crate) schedule: Option<String>,
     /// How long the schedule stays active.
-    pub duration: Option<String>,
+    pub(crate) duration: Option<String>,
     /// The reasons it applies to (empty: all).
-    pub reasons: Vec<String>,
+    pub(crate) reasons: Vec<String>,
 }
 
 /// A NodePool.
@@ -40,46 +40,46 @@ pub struct NodePool {
     /// Name.
     pub name: String,
     /// UID (for owner references), when read from a cluster or a dump.
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// Weight (higher first).
-    pub weight: i32,
+    pub(crate) weight: i32,
     /// Requirements every node of the pool satisfies.
-    pub requirements: Vec<Requirement>,
+    pub(crate) requirements: Vec<Requirement>,
     /// `minValues` of the requirements, per key (the largest when a key repeats, as Karpenter
     /// merges requirements): a NodeClaim must keep at least this many distinct values of the key
     /// among its instance types.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub min_values: std::collections::BTreeMap<String, usize>,
+    pub(crate) min_values: std::collections::BTreeMap<String, usize>,
     /// `spec.template.metadata.labels`.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// `spec.template.metadata.annotations`.
-    pub annotations: Labels,
+    pub(crate) annotations: Labels,
     /// Taints every node gets.
-    pub taints: Vec<Taint>,
+    pub(crate) taints: Vec<Taint>,
     /// Taints every node starts with, removed by something else once ready.
-    pub startup_taints: Vec<Taint>,
+    pub(crate) startup_taints: Vec<Taint>,
     /// Limits.
-    pub limits: Vec<Limit>,
+    pub(crate) limits: Vec<Limit>,
     /// The node class name (`spec.template.spec.nodeClassRef.name`).
-    pub node_class: Option<String>,
+    pub(crate) node_class: Option<String>,
     /// `spec.template.spec.nodeClassRef` as written.
-    pub node_class_ref: Option<serde_json::Value>,
+    pub(crate) node_class_ref: Option<serde_json::Value>,
     /// `WhenEmpty` or `WhenEmptyOrUnderutilized`.
-    pub consolidation_policy: String,
+    pub(crate) consolidation_policy: String,
     /// As written (`30s`, `Never`).
-    pub consolidate_after: Option<String>,
+    pub(crate) consolidate_after: Option<String>,
     /// Budgets as written; default `[{nodes: 10%}]`.
-    pub budgets: Vec<BudgetSpec>,
+    pub(crate) budgets: Vec<BudgetSpec>,
     /// As written; default `720h`.
-    pub expire_after: Option<String>,
+    pub(crate) expire_after: Option<String>,
     /// As written.
-    pub termination_grace_period: Option<String>,
+    pub(crate) termination_grace_period: Option<String>,
     /// `status.nodes` as reported (None: no object, or not reported yet).
-    pub status_nodes: Option<i64>,
+    pub(crate) status_nodes: Option<i64>,
     /// `status.resources` as reported.
-    pub status_resources: Option<std::collections::BTreeMap<String, String>>,
+    pub(crate) status_resources: Option<std::collections::BTreeMap<String, String>>,
     /// `status.conditions[Ready].status == "True"`, when reported.
-    pub ready: Option<bool>,
+    pub(crate) ready: Option<bool>,
     /// `metadata.deletionTimestamp` is set: the pool is going away and provisions nothing.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub deleting: bool,
@@ -91,7 +91,7 @@ pub struct NodePool {
 
 impl NodePool {
     /// An implicit pool with no requirements, limits or taints, used when a scenario has none.
-    pub fn implicit() -> NodePool {
+    pub(crate) fn implicit() -> NodePool {
         NodePool {
             name: "default".to_string(),
             uid: None,
@@ -124,7 +124,7 @@ impl NodePool {
     }
 
     /// Reads a NodePool object.
-    pub fn from_object(obj: &RawObject) -> Result<NodePool, Error> {
+    pub(crate) fn from_object(obj: &RawObject) -> Result<NodePool, Error> {
         let v = &obj.value;
         let spec_field = "spec.template.spec";
         let mut requirements = Vec::new();
@@ -286,7 +286,7 @@ impl NodePool {
 
     /// The labels every node of this pool gets from the pool: template labels, the pool label,
     /// and single-valued `In` requirements.
-    pub fn node_labels(&self) -> Labels {
+    pub(crate) fn node_labels(&self) -> Labels {
         let mut labels = self.labels.clone();
         for r in &self.requirements {
             if r.operator == Operator::In && r.values.len() == 1 {
@@ -308,7 +308,8 @@ impl NodePool {
     }
 
     /// The limit on a resource, if any.
-    pub fn limit(&self, resource: &str) -> Option<i64> {
+    #[cfg(test)]
+    pub(crate) fn limit(&self, resource: &str) -> Option<i64> {
         self.limits
             .iter()
             .find(|l| l.resource == resource)
@@ -325,18 +326,18 @@ fn ready_condition(object: &serde_json::Value) -> Option<bool> {
 /// A ClusterAPINodeClass.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NodeClass {
+pub(crate) struct NodeClass {
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// `spec.scalableResourceSelector`: replaces the membership label when set.
-    pub selector: Option<LabelSelector>,
+    pub(crate) selector: Option<LabelSelector>,
     /// `status.conditions[Ready]`, when reported.
-    pub ready: Option<bool>,
+    pub(crate) ready: Option<bool>,
 }
 
 impl NodeClass {
     /// Reads a ClusterAPINodeClass object.
-    pub fn from_object(obj: &RawObject) -> Result<NodeClass, Error> {
+    pub(crate) fn from_object(obj: &RawObject) -> Result<NodeClass, Error> {
         let selector = obj
             .typed::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>(
                 "/spec/scalableResourceSelector",

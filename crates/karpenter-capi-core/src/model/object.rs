@@ -20,7 +20,7 @@ pub struct RawObject {
     /// The whole object.
     pub value: Value,
     /// Values clamped while reading it (times past year 9999's last representable instant).
-    pub oddities: Vec<crate::model::odd::Oddity>,
+    pub(crate) oddities: Vec<crate::model::odd::Oddity>,
 }
 
 impl RawObject {
@@ -92,7 +92,7 @@ impl RawObject {
     }
 
     /// The version part of apiVersion.
-    pub fn version(&self) -> &str {
+    pub(crate) fn version(&self) -> &str {
         self.api_version
             .rsplit_once('/')
             .map(|(_, v)| v)
@@ -109,12 +109,12 @@ impl RawObject {
     }
 
     /// Namespace, or empty for cluster-scoped objects.
-    pub fn namespace(&self) -> &str {
+    pub(crate) fn namespace(&self) -> &str {
         self.meta.namespace.as_deref().unwrap_or("")
     }
 
     /// `Kind namespace/name` or `Kind name`, for messages.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         if self.namespace().is_empty() {
             format!("{} {}", self.kind, self.name())
         } else {
@@ -123,7 +123,7 @@ impl RawObject {
     }
 
     /// An [`Error::Object`] about this object.
-    pub fn error(&self, field: impl Into<String>, problem: impl Into<String>) -> Error {
+    pub(crate) fn error(&self, field: impl Into<String>, problem: impl Into<String>) -> Error {
         Error::Object {
             origin: self.origin.clone(),
             object: self.display(),
@@ -133,7 +133,7 @@ impl RawObject {
     }
 
     /// `namespace/name`, or `name` for cluster-scoped objects.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         if self.namespace().is_empty() {
             self.name().to_string()
         } else {
@@ -142,7 +142,7 @@ impl RawObject {
     }
 
     /// A clamped value of this object, as data.
-    pub fn oddity(
+    pub(crate) fn oddity(
         &self,
         field: impl Into<String>,
         value: impl Into<String>,
@@ -160,12 +160,12 @@ impl RawObject {
     }
 
     /// The string at a JSON pointer (`/spec/replicas`), if it is a string.
-    pub fn str_at(&self, pointer: &str) -> Option<&str> {
+    pub(crate) fn str_at(&self, pointer: &str) -> Option<&str> {
         self.value.pointer(pointer).and_then(Value::as_str)
     }
 
     /// Deserializes a part of the object into a typed value, naming the field on error.
-    pub fn typed<T: serde::de::DeserializeOwned>(
+    pub(crate) fn typed<T: serde::de::DeserializeOwned>(
         &self,
         pointer: &str,
         field: &str,
@@ -180,12 +180,12 @@ impl RawObject {
 }
 
 /// Labels of an ObjectMeta, empty when unset.
-pub fn labels_of(meta: &ObjectMeta) -> crate::model::labels::Labels {
+pub(crate) fn labels_of(meta: &ObjectMeta) -> crate::model::labels::Labels {
     meta.labels.clone().unwrap_or_default()
 }
 
 /// Annotation value, if set.
-pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+pub(crate) fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
     meta.annotations
         .as_ref()
         .and_then(|a| a.get(key))

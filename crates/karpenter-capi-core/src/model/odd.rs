@@ -44,7 +44,7 @@ pub struct Oddity {
 
 impl Oddity {
     /// `Kind/namespace/name` (or `Kind/name`), the subject of the `doctor` finding.
-    pub fn subject(&self) -> String {
+    pub(crate) fn subject(&self) -> String {
         format!("{}/{}", self.kind, self.name)
     }
 }
@@ -68,14 +68,14 @@ impl fmt::Display for Oddity {
 
 /// The latest instant a timestamp holds (jiff's, 2 hours short of the end of year 9999, since
 /// it keeps room for any UTC offset); Kubernetes accepts times up to `9999-12-31T23:59:59Z`.
-pub fn latest_time() -> jiff::Timestamp {
+pub(crate) fn latest_time() -> jiff::Timestamp {
     jiff::Timestamp::MAX
 }
 
 /// Rewrites, in place, every RFC 3339 time string that lies past [`latest_time`] (the last
 /// hours of year 9999) to that latest time, returning the JSON paths and values rewritten.
 /// Only strings of that shape are touched; everything else is left as is.
-pub fn clamp_times(value: &mut Value) -> Vec<(String, String)> {
+pub(crate) fn clamp_times(value: &mut Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     clamp_times_at(value, &mut String::new(), &mut out);
     out
@@ -131,7 +131,7 @@ fn looks_like_time(s: &str) -> bool {
 /// container, init container and overhead requests and limits, a workload's template, a Node's
 /// capacity and allocatable beyond `i64` (the largest value), a NodePool's negative (0) or
 /// overflowing limits.
-pub fn clamped_quantities(kind: &str, value: &Value) -> Vec<(String, String, i64)> {
+pub(crate) fn clamped_quantities(kind: &str, value: &Value) -> Vec<(String, String, i64)> {
     let mut out = Vec::new();
     if kind == "NodePool" {
         for (name, q) in value

@@ -18,11 +18,11 @@ use crate::vocab::keys;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct AffinityTerm {
     /// Which pods the term is about.
-    pub selector: LabelSelector,
+    pub(crate) selector: LabelSelector,
     /// The topology domain (`kubernetes.io/hostname`, `topology.kubernetes.io/zone`, ...).
-    pub topology_key: String,
+    pub(crate) topology_key: String,
     /// Namespaces the selected pods may be in; empty means every namespace.
-    pub namespaces: Vec<String>,
+    pub(crate) namespaces: Vec<String>,
 }
 
 impl AffinityTerm {
@@ -49,40 +49,40 @@ pub struct PodDemand {
     /// The requests counted from the containers alone (plus overhead), when pod-level
     /// resources replaced them in [`PodDemand::requests`]: what Karpenter v1.5 counts.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub container_requests: Option<Resources>,
+    pub(crate) container_requests: Option<Resources>,
     /// `spec.nodeSelector` as `In` requirements, ANDed with the affinity terms.
-    pub node_selector: Vec<Requirement>,
+    pub(crate) node_selector: Vec<Requirement>,
     /// Required node affinity: a node must satisfy one of these terms (empty: no constraint).
-    pub node_affinity: Vec<Vec<Requirement>>,
+    pub(crate) node_affinity: Vec<Vec<Requirement>>,
     /// Tolerations.
     pub tolerations: Vec<Toleration>,
     /// Required pod anti-affinity terms.
     pub anti_affinity: Vec<AffinityTerm>,
     /// Required pod affinity terms.
-    pub affinity: Vec<AffinityTerm>,
+    pub(crate) affinity: Vec<AffinityTerm>,
     /// Host ports its containers take on the node.
     pub host_ports: Vec<HostPort>,
     /// Topology spread constraints (`ScheduleAnyway` ones until relaxed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub spread: Vec<SpreadConstraint>,
+    pub(crate) spread: Vec<SpreadConstraint>,
     /// Preferred pod affinity terms, heaviest first; treated as required until relaxed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub preferred_affinity: Vec<WeightedTerm>,
+    pub(crate) preferred_affinity: Vec<WeightedTerm>,
     /// Preferred pod anti-affinity terms, heaviest first; treated as required until relaxed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub preferred_anti_affinity: Vec<WeightedTerm>,
+    pub(crate) preferred_anti_affinity: Vec<WeightedTerm>,
     /// Preferred node affinity terms, heaviest first; the first is treated as required until
     /// relaxed (Karpenter's order).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub preferred_node_affinity: Vec<WeightedNodeTerm>,
+    pub(crate) preferred_node_affinity: Vec<WeightedNodeTerm>,
     /// PreferNoSchedule taints keep it off as NoSchedule ones do: set by Karpenter's planning
     /// until its last relaxation step ([`crate::sched::strategy::Relaxing`]); the
     /// kube-scheduler (false) only prefers other nodes.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub prefer_no_schedule_hard: bool,
+    pub(crate) prefer_no_schedule_hard: bool,
     /// PersistentVolumeClaims its volumes use.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub claims: Vec<ClaimRef>,
+    pub(crate) claims: Vec<ClaimRef>,
     /// Where those volumes let it run (resolved by the loader from PVs and StorageClasses).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volume_requirements: Vec<VolumeRequirement>,
@@ -96,7 +96,7 @@ impl PodDemand {
 
     /// Whether any node requirement of the pod (selector, required or preferred node affinity,
     /// volume topology) is about this label key.
-    pub fn requires_label(&self, key: &str) -> bool {
+    pub(crate) fn requires_label(&self, key: &str) -> bool {
         self.node_selector
             .iter()
             .chain(self.node_affinity.iter().flatten())
@@ -136,7 +136,7 @@ impl PodDemand {
     }
 
     /// Whether the pod has preferences left to relax.
-    pub fn has_preferences(&self) -> bool {
+    pub(crate) fn has_preferences(&self) -> bool {
         !self.preferred_affinity.is_empty()
             || !self.preferred_anti_affinity.is_empty()
             || !self.preferred_node_affinity.is_empty()
@@ -145,7 +145,7 @@ impl PodDemand {
 
     /// Whether any constraint of the pod depends on pods on other nodes (affinity, non-hostname
     /// anti-affinity, preferred terms, topology spread).
-    pub fn has_topology(&self) -> bool {
+    pub(crate) fn has_topology(&self) -> bool {
         !self.affinity.is_empty()
             || !self.spread.is_empty()
             || !self.preferred_affinity.is_empty()
@@ -159,7 +159,7 @@ impl PodDemand {
     /// Drops one preference, in Karpenter's order (`preferences.go`): the heaviest preferred
     /// pod affinity term, then pod anti-affinity term, then node affinity term, then a
     /// `ScheduleAnyway` spread constraint. Returns what was dropped, or None when nothing is left.
-    pub fn relax(&mut self) -> Option<String> {
+    pub(crate) fn relax(&mut self) -> Option<String> {
         if !self.preferred_affinity.is_empty() {
             let t = self.preferred_affinity.remove(0);
             return Some(format!(
@@ -191,7 +191,7 @@ impl PodDemand {
     }
 
     /// Reads a pod spec (of a Pod or a template). `field` prefixes error locations.
-    pub fn from_spec(
+    pub(crate) fn from_spec(
         namespace: &str,
         name: &str,
         labels: Labels,

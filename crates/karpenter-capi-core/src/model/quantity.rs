@@ -7,11 +7,11 @@ use std::fmt;
 
 /// Why a quantity string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuantityError {
+pub(crate) struct QuantityError {
     /// The text as given.
-    pub text: String,
+    pub(crate) text: String,
     /// What is wrong with it.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 impl fmt::Display for QuantityError {
@@ -126,7 +126,7 @@ impl Exact {
 }
 
 /// CPU in millicores (`"3"` → 3000, `"100m"` → 100, `"0.5"` → 500).
-pub fn parse_millis(text: &str) -> Result<i64, QuantityError> {
+pub(crate) fn parse_millis(text: &str) -> Result<i64, QuantityError> {
     parse_exact(text)?.scaled_ceil(3).ok_or(QuantityError {
         text: text.to_string(),
         reason: "too large",
@@ -134,7 +134,7 @@ pub fn parse_millis(text: &str) -> Result<i64, QuantityError> {
 }
 
 /// Bytes or counts (`"8Gi"` → 8589934592, `"8G"` → 8000000000, `"110"` → 110).
-pub fn parse_units(text: &str) -> Result<i64, QuantityError> {
+pub(crate) fn parse_units(text: &str) -> Result<i64, QuantityError> {
     parse_exact(text)?.scaled_ceil(0).ok_or(QuantityError {
         text: text.to_string(),
         reason: "too large",
@@ -143,12 +143,12 @@ pub fn parse_units(text: &str) -> Result<i64, QuantityError> {
 
 /// Like [`parse_millis`] for a quantity the API server accepted: one too large for an `i64`
 /// (`1e50`) is the largest value, with `true` saying it was saturated.
-pub fn read_millis(text: &str) -> Result<(i64, bool), QuantityError> {
+pub(crate) fn read_millis(text: &str) -> Result<(i64, bool), QuantityError> {
     Ok(saturate(parse_exact(text)?.scaled_ceil(3)))
 }
 
 /// Like [`parse_units`], saturating as [`read_millis`] does (`9Ei` of memory).
-pub fn read_units(text: &str) -> Result<(i64, bool), QuantityError> {
+pub(crate) fn read_units(text: &str) -> Result<(i64, bool), QuantityError> {
     Ok(saturate(parse_exact(text)?.scaled_ceil(0)))
 }
 
@@ -162,7 +162,7 @@ fn saturate(value: Option<i64>) -> (i64, bool) {
 /// A NodePool limit (`spec.limits`, a ResourceList where the API accepts any sign and size):
 /// a negative value is 0 (no room), one beyond `i64` the largest value. Returns the amount and
 /// whether it was clamped.
-pub fn read_limit(text: &str, millis: bool) -> Result<(i64, bool), QuantityError> {
+pub(crate) fn read_limit(text: &str, millis: bool) -> Result<(i64, bool), QuantityError> {
     let t = text.trim();
     if let Some(positive) = t.strip_prefix('-') {
         let exact = parse_exact(positive)?;
@@ -186,7 +186,7 @@ pub fn format_millis(millis: i64) -> String {
 
 /// Formats bytes with the exact suffix that gives the shortest text (binary preferred on ties),
 /// else plain bytes: `8Gi`, `8G`, `1536Mi`.
-pub fn format_bytes(bytes: i64) -> String {
+pub(crate) fn format_bytes(bytes: i64) -> String {
     const SUFFIXES: [(&str, i64); 8] = [
         ("Ti", 1 << 40),
         ("Gi", 1 << 30),
@@ -231,7 +231,7 @@ pub fn format_memory(bytes: i64) -> String {
 }
 
 /// Approximate bytes in GiB with one decimal (see [`format_memory`], which uses it from 1 GiB).
-pub fn format_gib(bytes: i64) -> String {
+pub(crate) fn format_gib(bytes: i64) -> String {
     let tenths = (i128::from(bytes) * 10 + (1 << 29)) / (1 << 30);
     format!("{}.{}Gi", tenths / 10, tenths % 10)
 }

@@ -9,13 +9,13 @@ use serde::Serialize;
 use super::quantity::{self, QuantityError};
 
 /// The well-known resource names.
-pub const CPU: &str = "cpu";
+pub(crate) const CPU: &str = "cpu";
 /// Memory in bytes.
-pub const MEMORY: &str = "memory";
+pub(crate) const MEMORY: &str = "memory";
 /// Local ephemeral storage in bytes.
-pub const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
+pub(crate) const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
 /// Pod slots.
-pub const PODS: &str = "pods";
+pub(crate) const PODS: &str = "pods";
 
 /// A set of resource amounts. Extended resources (`nvidia.com/gpu`, hugepages) are counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
@@ -41,18 +41,18 @@ fn is_zero(v: &i64) -> bool {
 
 /// One resource that does not fit: how much is needed and how much is free.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Shortfall {
+pub(crate) struct Shortfall {
     /// Resource name (`cpu`, `memory`, `pods`, `nvidia.com/gpu`, ...).
-    pub resource: String,
+    pub(crate) resource: String,
     /// Amount needed, in the resource's integer unit.
-    pub need: i64,
+    pub(crate) need: i64,
     /// Amount free.
-    pub free: i64,
+    pub(crate) free: i64,
 }
 
 impl Shortfall {
     /// The amount in the resource's natural notation (`3100m`, `7.5Gi`, `110`).
-    pub fn format_amount(resource: &str, amount: i64) -> String {
+    pub(crate) fn format_amount(resource: &str, amount: i64) -> String {
         match resource {
             CPU => quantity::format_millis(amount),
             MEMORY | EPHEMERAL_STORAGE => quantity::format_memory(amount),
@@ -76,7 +76,7 @@ impl fmt::Display for Shortfall {
 impl Resources {
     /// How many copies of these requests fit in `free`, resource by resource (unbounded when
     /// nothing is requested).
-    pub fn copies_in(&self, free: &Resources) -> i64 {
+    pub(crate) fn copies_in(&self, free: &Resources) -> i64 {
         let per = |need: i64, have: i64| {
             if need <= 0 {
                 i64::MAX
@@ -100,7 +100,7 @@ impl Resources {
     /// Reads a Kubernetes resource list (`{cpu: "4", memory: 8Gi}`); returns the offending
     /// resource name with the error. An amount beyond `i64` (`9Ei`) is the largest value
     /// ([`crate::model::odd`] reports it); sums and differences saturate, so it stays that.
-    pub fn from_quantities<'a>(
+    pub(crate) fn from_quantities<'a>(
         list: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Resources, (String, QuantityError)> {
         let mut out = Resources::default();
@@ -139,7 +139,7 @@ impl Resources {
     }
 
     /// Element-wise difference (may go negative: an over-committed node), saturating.
-    pub fn sub(&mut self, other: &Resources) {
+    pub(crate) fn sub(&mut self, other: &Resources) {
         self.cpu_millis = self.cpu_millis.saturating_sub(other.cpu_millis);
         self.memory_bytes = self.memory_bytes.saturating_sub(other.memory_bytes);
         self.ephemeral_storage_bytes = self
@@ -153,7 +153,7 @@ impl Resources {
     }
 
     /// Element-wise max (a pod's effective request over init containers).
-    pub fn max(&mut self, other: &Resources) {
+    pub(crate) fn max(&mut self, other: &Resources) {
         self.cpu_millis = self.cpu_millis.max(other.cpu_millis);
         self.memory_bytes = self.memory_bytes.max(other.memory_bytes);
         self.ephemeral_storage_bytes = self
@@ -167,14 +167,14 @@ impl Resources {
     }
 
     /// `self + other`.
-    pub fn plus(&self, other: &Resources) -> Resources {
+    pub(crate) fn plus(&self, other: &Resources) -> Resources {
         let mut r = self.clone();
         r.add(other);
         r
     }
 
     /// `self - other`.
-    pub fn minus(&self, other: &Resources) -> Resources {
+    pub(crate) fn minus(&self, other: &Resources) -> Resources {
         let mut r = self.clone();
         r.sub(other);
         r
@@ -182,7 +182,7 @@ impl Resources {
 
     /// The first resource of `self` (a demand) that exceeds `free`, in the order cpu, memory,
     /// ephemeral-storage, pods, then extended resources by name.
-    pub fn shortfall(&self, free: &Resources) -> Option<Shortfall> {
+    pub(crate) fn shortfall(&self, free: &Resources) -> Option<Shortfall> {
         let scalar = [
             (CPU, self.cpu_millis, free.cpu_millis),
             (MEMORY, self.memory_bytes, free.memory_bytes),
@@ -230,7 +230,7 @@ impl Resources {
     }
 
     /// The amount of one named resource, in its integer unit.
-    pub fn get(&self, name: &str) -> i64 {
+    pub(crate) fn get(&self, name: &str) -> i64 {
         match name {
             CPU => self.cpu_millis,
             MEMORY => self.memory_bytes,

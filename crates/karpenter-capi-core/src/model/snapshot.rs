@@ -14,7 +14,6 @@ use super::pod::PodDemand;
 use super::resources::Resources;
 use super::taints::Taint;
 use crate::vocab::keys;
-use crate::vocab::keys::MEMBER_LABEL;
 
 /// A pod and its scheduling state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -28,47 +27,47 @@ pub struct PodRecord {
     pub node_name: Option<String>,
     /// Kubernetes marked it `PodScheduled=False/Unschedulable`, or it has no status at all
     /// (hand-written or expanded from a workload).
-    pub marked_unschedulable: bool,
+    pub(crate) marked_unschedulable: bool,
     /// It has a nominatedNodeName (preemption in progress).
-    pub nominated: bool,
+    pub(crate) nominated: bool,
     /// Owned by a DaemonSet or a Node (static pod).
     pub daemon: bool,
     /// Succeeded or Failed.
-    pub terminal: bool,
+    pub(crate) terminal: bool,
     /// Being deleted (`metadata.deletionTimestamp`): never evicted again.
-    pub terminating: bool,
+    pub(crate) terminating: bool,
     /// `metadata.deletionTimestamp`, when reported: a pod terminating for over a minute no
     /// longer holds a drain, and one due past its claim's deadline is deleted again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deleted_at: Option<Timestamp>,
+    pub(crate) deleted_at: Option<Timestamp>,
     /// Its `Ready` condition is `False` (a PodDisruptionBudget with
     /// `unhealthyPodEvictionPolicy: AlwaysAllow` does not hold such a pod).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub not_ready: bool,
+    pub(crate) not_ready: bool,
     /// `spec.terminationGracePeriodSeconds`, when set (the API server defaults it to 30).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub grace_seconds: Option<i64>,
+    pub(crate) grace_seconds: Option<i64>,
     /// A static pod's mirror (`kubernetes.io/config.mirror` or owned by its Node): never evicted.
-    pub mirror: bool,
+    pub(crate) mirror: bool,
     /// `metadata.uid`: the precondition of its eviction or forced delete.
     pub uid: Option<String>,
     /// Has scheduling gates.
-    pub gated: bool,
+    pub(crate) gated: bool,
     /// `kind/name` of its controller owner, if any.
-    pub owner: Option<String>,
+    pub(crate) owner: Option<String>,
     /// Creation time.
-    pub created: Option<Timestamp>,
+    pub(crate) created: Option<Timestamp>,
     /// `status.startTime` (when the kubelet started it), when reported.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub started: Option<Timestamp>,
+    pub(crate) started: Option<Timestamp>,
     /// Annotations (shared by every copy of the snapshot, like the demand).
     #[serde(serialize_with = "serialize_shared")]
     pub annotations: std::sync::Arc<Labels>,
     /// Priority class name.
-    pub priority_class: Option<String>,
+    pub(crate) priority_class: Option<String>,
     /// `status.phase`, when reported.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
     /// Containers with their images and what the kubelet reports about them (`doctor` judges
     /// the controller's own pods by these).
     #[serde(
@@ -95,9 +94,9 @@ fn serialize_shared<T: Serialize, S: serde::Serializer>(
 #[serde(rename_all = "camelCase")]
 pub struct ContainerRecord {
     /// Container name.
-    pub name: String,
+    pub(crate) name: String,
     /// Image reference.
-    pub image: String,
+    pub(crate) image: String,
     /// `command` then `args`, as written (`doctor` reads the controller's flags from them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
@@ -132,7 +131,7 @@ pub struct NodeRecord {
     /// `metadata.finalizers`.
     pub finalizers: Vec<String>,
     /// Labels.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// Annotations (shared by every copy of the snapshot, like the demand).
     #[serde(serialize_with = "serialize_shared")]
     pub annotations: std::sync::Arc<Labels>,
@@ -141,26 +140,26 @@ pub struct NodeRecord {
     /// `status.allocatable`.
     pub allocatable: Resources,
     /// `status.capacity`.
-    pub capacity: Resources,
+    pub(crate) capacity: Resources,
     /// `spec.providerID`.
-    pub provider_id: Option<String>,
+    pub(crate) provider_id: Option<String>,
     /// `Ready` condition: Some(true) when True.
     pub ready: Option<bool>,
     /// `spec.unschedulable` (cordoned).
-    pub unschedulable: bool,
+    pub(crate) unschedulable: bool,
     /// Creation time.
-    pub created: Option<Timestamp>,
+    pub(crate) created: Option<Timestamp>,
     /// Being deleted (`metadata.deletionTimestamp`), held by a finalizer.
-    pub deleting: bool,
+    pub(crate) deleting: bool,
 }
 
 /// A DaemonSet's pod, as overhead on every node it would run on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DaemonSetRecord {
+pub(crate) struct DaemonSetRecord {
     /// `namespace/name`.
-    pub name: String,
+    pub(crate) name: String,
     /// Its pod template.
-    pub pod: PodDemand,
+    pub(crate) pod: PodDemand,
 }
 
 /// A MachineDeployment, member or not, with the flavor it offers (or why it offers none).
@@ -190,11 +189,11 @@ pub struct Snapshot {
     /// Nodes.
     pub nodes: Vec<NodeRecord>,
     /// DaemonSets.
-    pub daemonsets: Vec<DaemonSetRecord>,
+    pub(crate) daemonsets: Vec<DaemonSetRecord>,
     /// NodePools (an implicit `default` pool when the input had none).
     pub nodepools: Vec<NodePool>,
     /// ClusterAPINodeClasses.
-    pub nodeclasses: Vec<NodeClass>,
+    pub(crate) nodeclasses: Vec<NodeClass>,
     /// MachineDeployments.
     pub machine_deployments: Vec<MachineDeploymentRecord>,
     /// Our NodeClaims (their `nodeClassRef` is a `ClusterAPINodeClass`, or names none).
@@ -220,7 +219,7 @@ pub struct Snapshot {
     /// also in `warnings`).
     pub oddities: Vec<super::odd::Oddity>,
     /// Kinds not used by the core, with counts.
-    pub skipped: BTreeMap<String, usize>,
+    pub(crate) skipped: BTreeMap<String, usize>,
     /// True when the NodePool list was empty and `default` was implied.
     pub implicit_nodepool: bool,
     /// The latest pod event the watches saw per node (a pod bound to it, or one on it going
@@ -240,7 +239,7 @@ impl Snapshot {
     /// The member MachineDeployments of a NodePool: those with the membership label (empty
     /// value), narrowed by its node class's `scalableResourceSelector` when set — both, as
     /// upstream's `machinedeployment.go` List combines them.
-    pub fn members_of<'a>(
+    pub(crate) fn members_of<'a>(
         &'a self,
         pool: &NodePool,
     ) -> impl Iterator<Item = &'a MachineDeploymentRecord> + 'a {
@@ -258,7 +257,7 @@ impl Snapshot {
     }
 
     /// Every member MachineDeployment of any pool (deduplicated, in input order).
-    pub fn all_members(&self) -> Vec<&MachineDeploymentRecord> {
+    pub(crate) fn all_members(&self) -> Vec<&MachineDeploymentRecord> {
         let mut seen = std::collections::BTreeSet::new();
         let mut out = Vec::new();
         for pool in &self.nodepools {
@@ -272,21 +271,19 @@ impl Snapshot {
     }
 
     /// Objects of a kind kept in [`Snapshot::objects`].
-    pub fn objects_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a RawObject> + 'a {
+    pub(crate) fn objects_of<'a>(
+        &'a self,
+        kind: &'a str,
+    ) -> impl Iterator<Item = &'a RawObject> + 'a {
         self.objects.iter().filter(move |o| o.kind == kind)
     }
-}
-
-/// Whether a label map carries the membership label (used on Machines and templates).
-pub fn has_member_label(labels: &Labels) -> bool {
-    labels.contains_key(MEMBER_LABEL)
 }
 
 impl Snapshot {
     /// The MachineDeployment (`namespace/name`) a NodeClaim is for: our annotation, else its
     /// bound Machine's deployment, else the member of its NodePool with its instance type (and
     /// zone, when labelled).
-    pub fn claim_machine_deployment(
+    pub(crate) fn claim_machine_deployment(
         &self,
         claim: &super::nodeclaim::NodeClaimRecord,
     ) -> Option<String> {
@@ -319,7 +316,7 @@ impl Snapshot {
     }
 
     /// NodeClaims launched or launching whose Node is not in the snapshot yet (not deleting).
-    pub fn in_flight_claims(
+    pub(crate) fn in_flight_claims(
         &self,
     ) -> impl Iterator<Item = &super::nodeclaim::NodeClaimRecord> + '_ {
         // Sets built once: a scan of the nodes per claim is quadratic at thousands of nodes.
@@ -345,7 +342,7 @@ impl Snapshot {
 /// Node by scanning every Node is quadratic at thousands of claims (10,000 claims × 10,000
 /// Nodes in one pass).
 #[derive(Debug)]
-pub struct NodeIndex<'a> {
+pub(crate) struct NodeIndex<'a> {
     nodes: &'a [NodeRecord],
     by_name: std::collections::HashMap<&'a str, usize>,
     by_provider_id: std::collections::HashMap<&'a str, usize>,
@@ -354,7 +351,7 @@ pub struct NodeIndex<'a> {
 impl<'a> NodeIndex<'a> {
     /// Indexes the snapshot's Nodes (the first of duplicate names or providerIDs wins, as a
     /// scan in order would find it).
-    pub fn new(snapshot: &'a Snapshot) -> NodeIndex<'a> {
+    pub(crate) fn new(snapshot: &'a Snapshot) -> NodeIndex<'a> {
         let mut by_name = std::collections::HashMap::with_capacity(snapshot.nodes.len());
         let mut by_provider_id = std::collections::HashMap::with_capacity(snapshot.nodes.len());
         for (i, n) in snapshot.nodes.iter().enumerate() {
@@ -372,12 +369,19 @@ impl<'a> NodeIndex<'a> {
 
     /// A claim's Node: the first Node named as its `status.nodeName` or carrying its
     /// providerID (the same Node a scan in order finds).
-    pub fn of_claim(&self, claim: &super::nodeclaim::NodeClaimRecord) -> Option<&'a NodeRecord> {
+    pub(crate) fn of_claim(
+        &self,
+        claim: &super::nodeclaim::NodeClaimRecord,
+    ) -> Option<&'a NodeRecord> {
         self.find(claim.node_name.as_deref(), claim.provider_id.as_deref())
     }
 
     /// The first Node with this name or this providerID.
-    pub fn find(&self, name: Option<&str>, provider_id: Option<&str>) -> Option<&'a NodeRecord> {
+    pub(crate) fn find(
+        &self,
+        name: Option<&str>,
+        provider_id: Option<&str>,
+    ) -> Option<&'a NodeRecord> {
         let by_name = name.and_then(|n| self.by_name.get(n).copied());
         let by_pid = provider_id.and_then(|p| self.by_provider_id.get(p).copied());
         let i = match (by_name, by_pid) {
@@ -388,7 +392,7 @@ impl<'a> NodeIndex<'a> {
     }
 
     /// The Node of this name.
-    pub fn named(&self, name: &str) -> Option<&'a NodeRecord> {
+    pub(crate) fn named(&self, name: &str) -> Option<&'a NodeRecord> {
         self.by_name.get(name).and_then(|&i| self.nodes.get(i))
     }
 }

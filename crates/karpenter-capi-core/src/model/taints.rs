@@ -17,7 +17,7 @@ pub enum Effect {
 
 impl Effect {
     /// Parses an effect name.
-    pub fn parse(text: &str) -> Option<Effect> {
+    pub(crate) fn parse(text: &str) -> Option<Effect> {
         Some(match text {
             "NoSchedule" => Effect::NoSchedule,
             "PreferNoSchedule" => Effect::PreferNoSchedule,
@@ -46,7 +46,7 @@ pub struct Taint {
 
 impl Taint {
     /// A taint from its parts.
-    pub fn new(key: &str, value: &str, effect: Effect) -> Taint {
+    pub(crate) fn new(key: &str, value: &str, effect: Effect) -> Taint {
         Taint {
             key: key.to_string(),
             value: value.to_string(),
@@ -71,7 +71,7 @@ impl Taint {
     }
 
     /// Parses a comma-separated list (Cluster Autoscaler's `taints` annotation).
-    pub fn parse_list(text: &str) -> Result<Vec<Taint>, String> {
+    pub(crate) fn parse_list(text: &str) -> Result<Vec<Taint>, String> {
         text.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
@@ -80,7 +80,7 @@ impl Taint {
     }
 
     /// Reads a k8s-openapi taint.
-    pub fn from_k8s(t: &k8s_openapi::api::core::v1::Taint) -> Result<Taint, String> {
+    pub(crate) fn from_k8s(t: &k8s_openapi::api::core::v1::Taint) -> Result<Taint, String> {
         let effect = Effect::parse(&t.effect).ok_or_else(|| {
             format!(
                 "unknown taint effect {:?} (valid: NoSchedule, PreferNoSchedule, NoExecute)",
@@ -91,7 +91,7 @@ impl Taint {
     }
 
     /// Whether this taint keeps non-tolerating pods off a node (PreferNoSchedule does not).
-    pub fn is_hard(&self) -> bool {
+    pub(crate) fn is_hard(&self) -> bool {
         self.effect != Effect::PreferNoSchedule
     }
 }
@@ -110,18 +110,20 @@ impl fmt::Display for Taint {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Toleration {
     /// Key; None with `Exists` tolerates every taint.
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// `Exists` (any value) rather than `Equal`.
-    pub exists: bool,
+    pub(crate) exists: bool,
     /// Value for `Equal`.
-    pub value: String,
+    pub(crate) value: String,
     /// Effect; None matches every effect.
-    pub effect: Option<Effect>,
+    pub(crate) effect: Option<Effect>,
 }
 
 impl Toleration {
     /// Reads a k8s-openapi toleration.
-    pub fn from_k8s(t: &k8s_openapi::api::core::v1::Toleration) -> Result<Toleration, String> {
+    pub(crate) fn from_k8s(
+        t: &k8s_openapi::api::core::v1::Toleration,
+    ) -> Result<Toleration, String> {
         let exists = match t.operator.as_deref() {
             None | Some("") | Some("Equal") => false,
             Some("Exists") => true,
@@ -146,7 +148,8 @@ impl Toleration {
     }
 
     /// Tolerates every taint (`operator: Exists` without a key).
-    pub fn everything() -> Toleration {
+    #[cfg(test)]
+    pub(crate) fn everything() -> Toleration {
         Toleration {
             key: None,
             exists: true,
@@ -156,7 +159,7 @@ impl Toleration {
     }
 
     /// Whether this toleration matches the taint.
-    pub fn tolerates(&self, taint: &Taint) -> bool {
+    pub(crate) fn tolerates(&self, taint: &Taint) -> bool {
         if self.effect.is_some_and(|e| e != taint.effect) {
             return false;
         }
@@ -169,7 +172,7 @@ impl Toleration {
 }
 
 /// Taints Karpenter treats as ephemeral: a node carrying one is not initialized yet.
-pub fn is_ephemeral(key: &str) -> bool {
+pub(crate) fn is_ephemeral(key: &str) -> bool {
     matches!(
         key,
         "node.kubernetes.io/not-ready"
@@ -181,7 +184,7 @@ pub fn is_ephemeral(key: &str) -> bool {
 
 /// Taints a node carries only while it joins: the ephemeral ones, plus the one Cluster API's
 /// kubeadm bootstrap adds until its first label sync.
-pub fn is_joining(key: &str) -> bool {
+pub(crate) fn is_joining(key: &str) -> bool {
     is_ephemeral(key) || key == "node.cluster.x-k8s.io/uninitialized"
 }
 
@@ -196,7 +199,7 @@ pub fn first_untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) ->
 /// [`first_untolerated`], PreferNoSchedule taints included when `soft_too` (Karpenter's
 /// planner treats them as hard until it relaxes them, core `scheduling/taints.go`
 /// `ToleratesPod`).
-pub fn first_untolerated_with<'a>(
+pub(crate) fn first_untolerated_with<'a>(
     taints: &'a [Taint],
     tolerations: &[Toleration],
     soft_too: bool,

@@ -19,13 +19,13 @@ use crate::vocab::keys;
 #[serde(rename_all = "camelCase")]
 pub struct ClaimRecord {
     /// Namespace.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// `spec.volumeName`: the volume it is bound to.
-    pub volume_name: Option<String>,
+    pub(crate) volume_name: Option<String>,
     /// `spec.storageClassName`.
-    pub storage_class: Option<String>,
+    pub(crate) storage_class: Option<String>,
 }
 
 /// Where a PersistentVolume or StorageClass lets pods run: alternatives (ORed) of
@@ -33,13 +33,13 @@ pub struct ClaimRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TopologyRecord {
     /// Name.
-    pub name: String,
+    pub(crate) name: String,
     /// Alternatives.
-    pub alternatives: Vec<Vec<Requirement>>,
+    pub(crate) alternatives: Vec<Vec<Requirement>>,
 }
 
 /// Reads a PersistentVolumeClaim.
-pub fn claim_record(obj: &RawObject) -> Result<ClaimRecord, Error> {
+pub(crate) fn claim_record(obj: &RawObject) -> Result<ClaimRecord, Error> {
     let pvc: PersistentVolumeClaim = serde::Deserialize::deserialize(&obj.value)
         .map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pvc.spec.unwrap_or_default();
@@ -53,7 +53,7 @@ pub fn claim_record(obj: &RawObject) -> Result<ClaimRecord, Error> {
 
 /// Reads a PersistentVolume's `spec.nodeAffinity.required`. For local and hostPath volumes the
 /// hostname requirement is dropped, as Karpenter does: the node it names may be replaced.
-pub fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
+pub(crate) fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
     let pv: PersistentVolume = serde::Deserialize::deserialize(&obj.value)
         .map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pv.spec.unwrap_or_default();
@@ -86,7 +86,7 @@ pub fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
 }
 
 /// Reads a StorageClass's `allowedTopologies` (each term's expressions are `In`).
-pub fn storage_class_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
+pub(crate) fn storage_class_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
     let sc: StorageClass = serde::Deserialize::deserialize(&obj.value)
         .map_err(|e| obj.error("spec", e.to_string()))?;
     let alternatives = sc
@@ -139,7 +139,7 @@ fn term_requirements(
 /// Fills in every pod's volume requirements from the claims, volumes and StorageClasses of the
 /// snapshot. A claim, volume or class missing from the input leaves the pod unrestricted by it,
 /// with one warning for all pending pods so affected.
-pub fn resolve(snapshot: &mut Snapshot) {
+pub(crate) fn resolve(snapshot: &mut Snapshot) {
     let mut missing: Vec<String> = Vec::new();
     for pi in 0..snapshot.pods.len() {
         if snapshot.pods[pi].demand.claims.is_empty() {

@@ -20,21 +20,21 @@ use crate::vocab::keys;
 pub struct Offering {
     /// Index of the NodePool in the snapshot.
     #[serde(skip)]
-    pub pool_index: usize,
+    pub(crate) pool_index: usize,
     /// NodePool name.
-    pub node_pool: String,
+    pub(crate) node_pool: String,
     /// NodePool weight.
-    pub weight: i32,
+    pub(crate) weight: i32,
     /// The flavor.
     pub flavor: Flavor,
     /// Labels of a new node (without its hostname).
     pub labels: Labels,
     /// Taints a pod must tolerate (NodePool taints, plus the flavor's when honoured).
-    pub taints: Vec<Taint>,
+    pub(crate) taints: Vec<Taint>,
     /// DaemonSet pods that would run on each new node, `namespace/name`.
-    pub daemonsets: Vec<String>,
+    pub(crate) daemonsets: Vec<String>,
     /// Their summed requests.
-    pub overhead: Resources,
+    pub(crate) overhead: Resources,
     /// Their host ports, taken on every new node of the offering.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<HostPort>,
@@ -47,16 +47,16 @@ pub struct Offering {
 #[serde(rename_all = "camelCase")]
 pub struct Excluded {
     /// NodePool.
-    pub node_pool: String,
+    pub(crate) node_pool: String,
     /// Instance type.
-    pub instance_type: String,
+    pub(crate) instance_type: String,
     /// Why.
-    pub unfit: Unfit,
+    pub(crate) unfit: Unfit,
 }
 
 /// Where a DaemonSet is judged to run on an offering's new nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DaemonScope {
+pub(crate) enum DaemonScope {
     /// Per flavor, against the new node's labels and taints, whatever its size (core v1.14
     /// `scheduler.go` `buildDaemonOverheadGroups`, `isDaemonPodCompatible` per instance type).
     Flavor,
@@ -78,7 +78,7 @@ pub fn offerings(snapshot: &Snapshot, flavor_taints: bool) -> (Vec<Offering>, Ve
 }
 
 /// [`offerings`] with the DaemonSets judged in this scope.
-pub fn offerings_with(
+pub(crate) fn offerings_with(
     snapshot: &Snapshot,
     flavor_taints: bool,
     scope: DaemonScope,
@@ -107,7 +107,7 @@ pub fn offerings_with(
 }
 
 /// A flavor offered without any NodePool (Cluster Autoscaler's view: node groups only).
-pub fn bare_offerings(snapshot: &Snapshot) -> Vec<Offering> {
+pub(crate) fn bare_offerings(snapshot: &Snapshot) -> Vec<Offering> {
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for md in snapshot.all_members() {
@@ -367,7 +367,7 @@ fn with_daemonsets(
 /// hard taints (PreferNoSchedule never keeps a DaemonSet pod off), its node selector holds and
 /// one of its required node-affinity terms does. Resources and preferences do not decide.
 /// Mirrors core v1.14 `scheduler.go` `isDaemonPodCompatible`.
-pub fn daemon_runs_on(pod: &PodDemand, labels: &Labels, taints: &[Taint]) -> bool {
+pub(crate) fn daemon_runs_on(pod: &PodDemand, labels: &Labels, taints: &[Taint]) -> bool {
     first_untolerated(taints, &pod.tolerations).is_none()
         && pod.node_requirement_unmet(labels).is_none()
 }
@@ -478,7 +478,7 @@ pub fn validate(snapshot: &Snapshot) -> Result<(), crate::error::Error> {
 }
 
 /// Warnings about the catalog the user should see (default prices).
-pub fn warnings(snapshot: &Snapshot) -> Vec<String> {
+pub(crate) fn warnings(snapshot: &Snapshot) -> Vec<String> {
     snapshot
         .all_members()
         .iter()

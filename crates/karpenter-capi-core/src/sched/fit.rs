@@ -13,7 +13,7 @@ use crate::model::taints::{Taint, first_untolerated_with};
 /// Why a pod cannot go somewhere.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason", rename_all = "camelCase")]
-pub enum Unfit {
+pub(crate) enum Unfit {
     /// Not enough of a resource.
     Insufficient {
         /// Resource name.
@@ -171,7 +171,7 @@ pub enum Unfit {
 
 impl Unfit {
     /// The reason as a sentence about `subject` (a flavor's instance type or a node's name).
-    pub fn describe(&self, subject: &str) -> String {
+    pub(crate) fn describe(&self, subject: &str) -> String {
         match self {
             Unfit::Insufficient {
                 resource,
@@ -313,7 +313,7 @@ impl Unfit {
 }
 
 /// How a topology domain is named in reasons: `zone nova-b`, `node worker-3`, else the key.
-pub fn domain_word(topology_key: &str) -> &str {
+pub(crate) fn domain_word(topology_key: &str) -> &str {
     match topology_key {
         crate::vocab::keys::ZONE => "zone",
         crate::vocab::keys::HOSTNAME => "node",
@@ -325,9 +325,9 @@ pub fn domain_word(topology_key: &str) -> &str {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rejection {
     /// A flavor's instance type (`c3-4`) or a node's name.
-    pub subject: String,
+    pub(crate) subject: String,
     /// Why.
-    pub unfit: Unfit,
+    pub(crate) unfit: Unfit,
 }
 
 impl fmt::Display for Rejection {
@@ -344,7 +344,7 @@ impl fmt::Display for Rejection {
 /// The static part of a fit: taints, node requirements, resources against `free`.
 /// Pod (anti-)affinity and host ports depend on what else is placed, and are checked by the
 /// cluster state.
-pub fn static_fit(
+pub(crate) fn static_fit(
     pod: &PodDemand,
     labels: &Labels,
     taints: &[Taint],
@@ -381,7 +381,12 @@ pub fn static_fit(
 
 /// [`static_fit`] as a yes or no, without building a reason: the hot path of search. Both
 /// come from one check ([`static_block`]), so they cannot disagree.
-pub fn static_ok(pod: &PodDemand, labels: &Labels, taints: &[Taint], free: &Resources) -> bool {
+pub(crate) fn static_ok(
+    pod: &PodDemand,
+    labels: &Labels,
+    taints: &[Taint],
+    free: &Resources,
+) -> bool {
     static_block(pod, labels, taints, free).is_none()
 }
 

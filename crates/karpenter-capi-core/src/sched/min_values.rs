@@ -21,7 +21,7 @@ use crate::vocab::keys;
 
 /// The NodePools that set `minValues`, with the offerings a claim of theirs may list.
 #[derive(Debug, Clone)]
-pub struct MinValues {
+pub(crate) struct MinValues {
     pools: Vec<PoolMin>,
 }
 
@@ -39,18 +39,22 @@ struct PoolMin {
 /// What a new node of a pool with `minValues` keeps: the pool (its place in [`MinValues`]) and
 /// the offerings still able to hold every pod placed on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimOptions {
+pub(crate) struct ClaimOptions {
     /// The pool.
-    pub pool: usize,
+    pub(crate) pool: usize,
     /// Indices into the pool's offerings.
-    pub options: Vec<usize>,
+    pub(crate) options: Vec<usize>,
 }
 
 impl MinValues {
     /// The pools of the snapshot that set `minValues`, each with its offerings among `offerings`
     /// (every offering, not one per group of interchangeable ones: a key such as the zone counts
     /// flavors a planner may treat as one). None when no pool sets `minValues`.
-    pub fn new(snapshot: &Snapshot, offerings: &[Offering], budget: &Budget) -> Option<MinValues> {
+    pub(crate) fn new(
+        snapshot: &Snapshot,
+        offerings: &[Offering],
+        budget: &Budget,
+    ) -> Option<MinValues> {
         let pools: Vec<PoolMin> = snapshot
             .nodepools
             .iter()
@@ -70,7 +74,7 @@ impl MinValues {
 
     /// A fresh claim of this pool, every offering still an option; None when the pool sets no
     /// `minValues`.
-    pub fn start(&self, pool: &str) -> Option<ClaimOptions> {
+    pub(crate) fn start(&self, pool: &str) -> Option<ClaimOptions> {
         let at = self.pools.iter().position(|p| p.name == pool)?;
         Some(ClaimOptions {
             pool: at,
@@ -80,7 +84,7 @@ impl MinValues {
 
     /// The options a claim keeps when a pod of this demand joins it on a node with these labels,
     /// the claim's pods then requesting `total` in all.
-    pub fn narrowed(
+    pub(crate) fn narrowed(
         &self,
         claim: &ClaimOptions,
         demand: &PodDemand,
@@ -98,7 +102,7 @@ impl MinValues {
 
     /// Why a claim of this pool with these options may not exist, if it may not: the first key
     /// (by name) with fewer distinct values than its `minValues`.
-    pub fn unmet(&self, claim: &ClaimOptions, options: &[usize]) -> Option<Unfit> {
+    pub(crate) fn unmet(&self, claim: &ClaimOptions, options: &[usize]) -> Option<Unfit> {
         let pool = &self.pools[claim.pool];
         unmet_among(
             &pool.name,
@@ -109,7 +113,7 @@ impl MinValues {
 
     /// Why a claim of this pool holding only a pod of this demand may not exist, if it may not
     /// (the pod's NodePool gate). None also when the pool sets no `minValues`.
-    pub fn unmet_alone(&self, pool: &str, demand: &PodDemand) -> Option<Unfit> {
+    pub(crate) fn unmet_alone(&self, pool: &str, demand: &PodDemand) -> Option<Unfit> {
         let p = self.pools.iter().find(|p| p.name == pool)?;
         unmet_among(
             &p.name,
@@ -123,7 +127,7 @@ impl MinValues {
 
 /// The first key of `min` whose distinct values among `options` are fewer than its minimum, as
 /// a reason (core `InstanceTypes.SatisfiesMinValues`).
-pub fn unmet_among<'a>(
+pub(crate) fn unmet_among<'a>(
     pool: &str,
     min: &[(String, usize)],
     options: impl Iterator<Item = &'a Offering> + Clone,
@@ -143,7 +147,7 @@ pub fn unmet_among<'a>(
 }
 
 /// The value of a label key on an offering's nodes; the instance type is its flavor's name.
-pub fn label_value<'a>(o: &'a Offering, key: &str) -> Option<&'a String> {
+pub(crate) fn label_value<'a>(o: &'a Offering, key: &str) -> Option<&'a String> {
     if key == keys::INSTANCE_TYPE {
         return Some(&o.flavor.instance_type);
     }
@@ -195,7 +199,7 @@ fn topology_keys(demand: &PodDemand) -> impl Iterator<Item = &str> {
 /// Karpenter v1.14 sends at most this many instance types in a NodeClaim (`MaxInstanceTypes`
 /// in core `provisioning/scheduling/nodeclaimtemplate.go`; its test suites lower it to 60, the
 /// v1.5 value the `karpenter-capi` strategy keeps), cheapest first.
-pub const MAX_INSTANCE_TYPES: usize = 600;
+pub(crate) const MAX_INSTANCE_TYPES: usize = 600;
 
 /// The instance types a NodeClaim for this planned node lists when its NodePool sets
 /// `minValues`: every flavor of the pool (within its limits) that holds all the node's pods,
@@ -203,7 +207,7 @@ pub const MAX_INSTANCE_TYPES: usize = 600;
 /// them, being one that holds them. None when the pool sets no `minValues`. Core's claim lists
 /// its remaining `InstanceTypeOptions` the same way (`nodeclaimtemplate.go` `ToNodeClaim`), and
 /// its provider launches the cheapest; ours launches the planned flavor's MachineDeployment.
-pub fn claim_instance_types(
+pub(crate) fn claim_instance_types(
     snapshot: &Snapshot,
     node: &super::strategy::NewNode,
 ) -> Option<Vec<String>> {

@@ -2,15 +2,14 @@
 //! state a plan grows, and the provisioning strategies.
 
 pub mod catalog;
-pub mod fit;
-pub mod min_values;
+pub(crate) mod fit;
+pub(crate) mod min_values;
 pub mod report;
-pub mod state;
+pub(crate) mod state;
 pub mod strategy;
-pub mod topology;
+pub(crate) mod topology;
 
 #[cfg(test)]
 mod conformance;
 
-pub use fit::{Rejection, Unfit};
-pub use strategy::{Placement, Strategy};
+pub(crate) use fit::{Rejection, Unfit};

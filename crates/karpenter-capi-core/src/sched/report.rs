@@ -152,7 +152,7 @@ impl StrategyReport {
 }
 
 /// `(price - bound) / bound` in percent, to one decimal; none for a zero bound.
-pub fn percent_above(price: Price, bound: Price) -> Option<f64> {
+pub(crate) fn percent_above(price: Price, bound: Price) -> Option<f64> {
     (bound.0 > 0).then(|| {
         let tenths =
             (i128::from(price.0 - bound.0) * 1000 + i128::from(bound.0) / 2) / i128::from(bound.0);
@@ -162,7 +162,7 @@ pub fn percent_above(price: Price, bound: Price) -> Option<f64> {
 
 impl SimulationReport {
     /// Builds the report of several placements, with each one's extra cost over `cost`.
-    pub fn new(snapshot: &Snapshot, placements: &[Placement]) -> SimulationReport {
+    pub(crate) fn new(snapshot: &Snapshot, placements: &[Placement]) -> SimulationReport {
         let mut strategies: Vec<StrategyReport> = placements
             .iter()
             .map(|p| StrategyReport::from_placement(snapshot, p))

@@ -20,7 +20,7 @@ use crate::vocab::keys;
 
 /// Where a node in the plan comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeOrigin {
+pub(crate) enum NodeOrigin {
     /// An existing Node (index into the snapshot's nodes).
     Existing(usize),
     /// A node launched but not yet registered, of this offering (index into the offerings).
@@ -31,36 +31,36 @@ pub enum NodeOrigin {
 
 /// A node during planning.
 #[derive(Debug, Clone)]
-pub struct PlanNode {
+pub(crate) struct PlanNode {
     /// Where it comes from.
-    pub origin: NodeOrigin,
+    pub(crate) origin: NodeOrigin,
     /// Name (hostname label) — synthetic for new nodes.
-    pub name: String,
+    pub(crate) name: String,
     /// Labels, including the hostname.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// Taints pods must tolerate.
-    pub taints: Vec<Taint>,
+    pub(crate) taints: Vec<Taint>,
     /// Cordoned nodes take no pods.
-    pub cordoned: bool,
+    pub(crate) cordoned: bool,
     /// Free allocatable.
-    pub free: Resources,
+    pub(crate) free: Resources,
     /// Requests of the pods placed by this plan.
-    pub requested: Resources,
+    pub(crate) requested: Resources,
     /// Pods placed by this plan (snapshot pod indices).
-    pub pods: Vec<usize>,
+    pub(crate) pods: Vec<usize>,
     /// Host ports in use (the pods' and, on a new node, its DaemonSets').
-    pub ports: Vec<HostPort>,
+    pub(crate) ports: Vec<HostPort>,
     /// On a new node of a pool with `minValues` (when the plan tracks them): the offerings its
     /// NodeClaim may still list.
-    pub claim: Option<ClaimOptions>,
+    pub(crate) claim: Option<ClaimOptions>,
 }
 
 /// The evolving cluster.
 #[derive(Debug, Clone)]
-pub struct ClusterState<'a> {
+pub(crate) struct ClusterState<'a> {
     snapshot: &'a Snapshot,
     /// Nodes, existing first.
-    pub nodes: Vec<PlanNode>,
+    pub(crate) nodes: Vec<PlanNode>,
     /// Pod (anti-)affinity terms and what they select per domain.
     affinity: AffinityIndex,
     /// Topology spread groups and their counts.
@@ -86,7 +86,7 @@ impl<'a> ClusterState<'a> {
     /// The existing nodes of the snapshot with their bound pods subtracted, then the in-flight
     /// NodeClaims (launched or launching, no Node yet) as empty nodes of their offering, so
     /// pending pods count on them before any new node is planned.
-    pub fn new(snapshot: &'a Snapshot, offerings: &[Offering]) -> ClusterState<'a> {
+    pub(crate) fn new(snapshot: &'a Snapshot, offerings: &[Offering]) -> ClusterState<'a> {
         let mut state = ClusterState {
             snapshot,
             nodes: Vec::new(),
@@ -235,7 +235,7 @@ impl<'a> ClusterState<'a> {
     }
 
     /// The snapshot this state plans over.
-    pub fn snapshot(&self) -> &'a Snapshot {
+    pub(crate) fn snapshot(&self) -> &'a Snapshot {
         self.snapshot
     }
 
@@ -247,7 +247,12 @@ impl<'a> ClusterState<'a> {
     }
 
     /// Adds a node of an offering (new or in flight) and returns its index.
-    pub fn open(&mut self, offering: &Offering, origin: NodeOrigin, name: Option<String>) -> usize {
+    pub(crate) fn open(
+        &mut self,
+        offering: &Offering,
+        origin: NodeOrigin,
+        name: Option<String>,
+    ) -> usize {
         self.new_count += 1;
         let name = name
             .unwrap_or_else(|| format!("{}-new-{}", offering.flavor.instance_type, self.new_count));
@@ -273,14 +278,14 @@ impl<'a> ClusterState<'a> {
     }
 
     /// Removes the last node if it holds no pods (a speculative node that took nothing).
-    pub fn close_if_empty(&mut self, node: usize) {
+    pub(crate) fn close_if_empty(&mut self, node: usize) {
         if node + 1 == self.nodes.len() && self.nodes[node].pods.is_empty() {
             self.nodes.pop();
         }
     }
 
     /// Whether a pod (snapshot index) can go on a node now.
-    pub fn fits(&self, pod: usize, node: usize) -> Result<(), Unfit> {
+    pub(crate) fn fits(&self, pod: usize, node: usize) -> Result<(), Unfit> {
         let n = &self.nodes[node];
         if n.cordoned {
             return Err(Unfit::Cordoned);
@@ -303,7 +308,7 @@ impl<'a> ClusterState<'a> {
 
     /// Keeps the NodePools' `minValues` from here on: each new node then tracks the offerings
     /// its NodeClaim may list, and takes no pod that would leave them short ([`MinValues`]).
-    pub fn track_min_values(&mut self, min_values: Option<Arc<MinValues>>) {
+    pub(crate) fn track_min_values(&mut self, min_values: Option<Arc<MinValues>>) {
         self.min_values = min_values;
     }
 
@@ -318,7 +323,7 @@ impl<'a> ClusterState<'a> {
     }
 
     /// Why the node's claim may not take the pod under its pool's `minValues`, if it may not.
-    pub fn claim_unmet(&self, pod: usize, node: usize) -> Option<Unfit> {
+    pub(crate) fn claim_unmet(&self, pod: usize, node: usize) -> Option<Unfit> {
         let mv = self.min_values.as_deref()?;
         let (claim, options) = self.claim_after(pod, node)?;
         mv.unmet(claim, &options)
@@ -326,7 +331,7 @@ impl<'a> ClusterState<'a> {
 
     /// Whether a pod can go on a node now: [`ClusterState::fits`] as a yes or no, without
     /// building a reason for the static part (the hot path of search).
-    pub fn can_place(&self, pod: usize, node: usize) -> bool {
+    pub(crate) fn can_place(&self, pod: usize, node: usize) -> bool {
         let n = &self.nodes[node];
         if n.cordoned {
             return false;
@@ -342,14 +347,14 @@ impl<'a> ClusterState<'a> {
     /// Pod anti-affinity (required both directions, preferred of the pod itself), pod affinity
     /// (required and preferred) against the pods already in the node's topology domains, and
     /// the pod's topology spread constraints.
-    pub fn topology_fit(&self, pod: usize, labels: &Labels) -> Result<(), Unfit> {
+    pub(crate) fn topology_fit(&self, pod: usize, labels: &Labels) -> Result<(), Unfit> {
         let demand = &self.snapshot.pods[pod].demand;
         self.affinity.check(self.snapshot, pod, demand, labels)?;
         self.spread.check(pod, demand, labels)
     }
 
     /// [`ClusterState::topology_fit`] as a yes or no, without building a reason.
-    pub fn topology_admits(&self, pod: usize, labels: &Labels) -> bool {
+    pub(crate) fn topology_admits(&self, pod: usize, labels: &Labels) -> bool {
         let demand = &self.snapshot.pods[pod].demand;
         self.affinity.admits(pod, demand, labels) && self.spread.admits(pod, demand, labels)
     }
@@ -358,7 +363,7 @@ impl<'a> ClusterState<'a> {
     /// [`ClusterState::close_if_empty`] from here on are undone by
     /// [`ClusterState::end_trial`], at the cost of what they changed rather than a copy of the
     /// whole cluster (a search tries hundreds of alternatives on one state).
-    pub fn begin_trial(&mut self) {
+    pub(crate) fn begin_trial(&mut self) {
         debug_assert!(self.journal.is_none(), "trials do not nest");
         self.journal = Some(Journal {
             nodes: self.nodes.len(),
@@ -370,7 +375,7 @@ impl<'a> ClusterState<'a> {
 
     /// Undoes everything since [`ClusterState::begin_trial`]: placements in reverse order, then
     /// the nodes it opened and the nodes it touched.
-    pub fn end_trial(&mut self) {
+    pub(crate) fn end_trial(&mut self) {
         let Some(journal) = self.journal.take() else {
             return;
         };
@@ -392,7 +397,7 @@ impl<'a> ClusterState<'a> {
     }
 
     /// Places a pod on a node (the caller checked [`ClusterState::fits`]).
-    pub fn place(&mut self, pod: usize, node: usize) {
+    pub(crate) fn place(&mut self, pod: usize, node: usize) {
         if let Some(j) = &mut self.journal {
             if node < j.nodes && !j.saved.iter().any(|(i, _)| *i == node) {
                 j.saved.push((node, self.nodes[node].clone()));
@@ -417,7 +422,7 @@ impl<'a> ClusterState<'a> {
     }
 
     /// The nodes that stand before any new one (existing and in flight), in order.
-    pub fn standing_nodes(&self) -> Vec<usize> {
+    pub(crate) fn standing_nodes(&self) -> Vec<usize> {
         (0..self.nodes.len())
             .filter(|&n| !matches!(self.nodes[n].origin, NodeOrigin::New(_)))
             .collect()
@@ -428,7 +433,7 @@ impl<'a> ClusterState<'a> {
     /// as core `scheduler.go` `add` does: a node the pod's topology turned away before the
     /// batch may take it once the batch has filled other domains (a zone spread that allows a
     /// second pod on the in-flight claim of zone a once zone b has one).
-    pub fn place_on_standing(&mut self, pod: usize, standing: &[usize]) -> bool {
+    pub(crate) fn place_on_standing(&mut self, pod: usize, standing: &[usize]) -> bool {
         let requests = &self.snapshot.pods[pod].demand.requests;
         let found = standing
             .iter()
@@ -442,13 +447,8 @@ impl<'a> ClusterState<'a> {
 
     /// Whether any pod has constraints that span nodes: pod affinity, anti-affinity on a
     /// topology other than the hostname, preferred pod (anti-)affinity, topology spread.
-    pub fn has_cross_node_constraints(&self) -> bool {
+    pub(crate) fn has_cross_node_constraints(&self) -> bool {
         self.snapshot.pods.iter().any(|p| p.demand.has_topology())
-    }
-
-    /// The topology keys spread constraints use.
-    pub fn spread_keys(&self) -> impl Iterator<Item = &str> {
-        self.spread.keys()
     }
 }
 

@@ -18,7 +18,7 @@ use crate::vocab::keys::MEMBER_LABEL;
 use crate::vocab::keys::{MACHINE_ANNOTATION, MACHINE_DEPLOYMENT_ANNOTATION};
 
 /// Carries out one action; on a failed write, runs its rollback and reports the failure.
-pub fn apply_action(c: &mut SimCluster, action: &Action) -> Result<(), String> {
+pub(crate) fn apply_action(c: &mut SimCluster, action: &Action) -> Result<(), String> {
     let steps = action.steps();
     for w in &steps.writes {
         if let Err(e) = apply_write(c, w) {
@@ -32,7 +32,7 @@ pub fn apply_action(c: &mut SimCluster, action: &Action) -> Result<(), String> {
 }
 
 /// Carries out actions in order; failures become warnings (the next pass retries, as in `run`).
-pub fn apply_all(c: &mut SimCluster, actions: &[Action]) {
+pub(crate) fn apply_all(c: &mut SimCluster, actions: &[Action]) {
     for a in actions {
         if let Err(e) = apply_action(c, a) {
             c.warn(e);
@@ -44,7 +44,7 @@ pub fn apply_all(c: &mut SimCluster, actions: &[Action]) {
 /// execute`): the actions in order, skipping those whose scope an earlier failed action
 /// blocked, then the status updates (none about a blocked object). Failures become warnings.
 /// Returns the actions carried out (not the status updates), for action logs.
-pub fn apply_plan(c: &mut SimCluster, plan: &crate::controller::Plan) -> Vec<String> {
+pub(crate) fn apply_plan(c: &mut SimCluster, plan: &crate::controller::Plan) -> Vec<String> {
     let mut blocked: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut done = Vec::new();
     for a in &plan.actions {

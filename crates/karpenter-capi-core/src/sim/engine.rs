@@ -69,13 +69,13 @@ pub struct StrategyTimeline {
     /// Events the simulation processed.
     pub events: usize,
     /// Pods evicted (and recreated) by disruption or scale-down.
-    pub evictions: usize,
+    pub(crate) evictions: usize,
     /// The trace's pods alive over time (ms, count), a point per change.
     #[serde(skip)]
-    pub alive: Vec<(Ms, usize)>,
+    pub(crate) alive: Vec<(Ms, usize)>,
     /// Node objects left at the end (the scenario's included).
     #[serde(skip)]
-    pub nodes_at_end: usize,
+    pub(crate) nodes_at_end: usize,
     /// Writes or situations the simulation could not carry out as asked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -86,7 +86,7 @@ pub struct StrategyTimeline {
 #[serde(rename_all = "camelCase")]
 pub struct Reference {
     /// Where the numbers come from.
-    pub source: &'static str,
+    pub(crate) source: &'static str,
     /// The milestones it reports.
     pub milestones: MilestoneSecs,
 }
@@ -112,7 +112,7 @@ pub struct Timeline {
 }
 
 /// The report's measurements for `seed-first-run` (upstream karpenter-capi).
-pub fn reference(trace: &str) -> Option<Reference> {
+pub(crate) fn reference(trace: &str) -> Option<Reference> {
     (trace == "seed-first-run").then_some(Reference {
         source: "seed field report (upstream karpenter-capi)",
         milestones: MilestoneSecs {
@@ -138,7 +138,7 @@ pub fn replay(
 }
 
 /// Replays one autoscaler (as set up by the caller) over a trace.
-pub fn replay_agent(
+pub(crate) fn replay_agent(
     scenario: &Snapshot,
     trace: &Trace,
     agent: &mut dyn peers::Agent,

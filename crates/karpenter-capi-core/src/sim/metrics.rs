@@ -11,51 +11,51 @@ use crate::model::flavor::Price;
 
 /// When the first of each thing happened, in milliseconds from the start of the trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Milestones {
+pub(crate) struct Milestones {
     /// First NodeClaim created.
-    pub claim: Option<Ms>,
+    pub(crate) claim: Option<Ms>,
     /// First MachineDeployment replicas raised.
-    pub scale: Option<Ms>,
+    pub(crate) scale: Option<Ms>,
     /// First Node registered (Karpenter: the claim's `Registered`; Cluster Autoscaler: joined).
-    pub registered: Option<Ms>,
+    pub(crate) registered: Option<Ms>,
     /// First Node initialized (Karpenter: the claim's `Initialized`; Cluster Autoscaler: Ready).
-    pub initialized: Option<Ms>,
+    pub(crate) initialized: Option<Ms>,
     /// Every pod of the first step Running.
-    pub running: Option<Ms>,
+    pub(crate) running: Option<Ms>,
     /// From the load leaving to no NodeClaim, no Machine and every MachineDeployment at zero.
-    pub zero: Option<Ms>,
+    pub(crate) zero: Option<Ms>,
 }
 
 /// A point of the nodes/cost series: from `t` on, this many Machines cost this much per hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Point {
+pub(crate) struct Point {
     /// Time.
-    pub t: Ms,
+    pub(crate) t: Ms,
     /// Machines (billed from creation until gone).
-    pub nodes: usize,
+    pub(crate) nodes: usize,
     /// Their summed price per hour.
-    pub price: Price,
+    pub(crate) price: Price,
 }
 
 /// Collects what happens during one replay.
 #[derive(Debug, Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     /// Milestones.
-    pub milestones: Milestones,
+    pub(crate) milestones: Milestones,
     /// The series, one point per change.
-    pub series: Vec<Point>,
+    pub(crate) series: Vec<Point>,
     machines: BTreeMap<String, Price>,
     pods: HashMap<String, (Ms, Option<Ms>)>,
     first_wave: BTreeSet<String>,
     first_wave_closed: bool,
     load_removed: Option<Ms>,
     /// Pods evicted (and recreated by their workload).
-    pub evictions: usize,
+    pub(crate) evictions: usize,
     /// The trace's pods alive (created, not yet removed; pending ones included) over time: a
     /// point per change.
-    pub alive: Vec<(Ms, usize)>,
+    pub(crate) alive: Vec<(Ms, usize)>,
     /// Kubernetes Events written.
-    pub events: usize,
+    pub(crate) events: usize,
 }
 
 fn first(slot: &mut Option<Ms>, now: Ms) {
@@ -66,24 +66,24 @@ fn first(slot: &mut Option<Ms>, now: Ms) {
 
 impl Recorder {
     /// A NodeClaim was created.
-    pub fn claim(&mut self, now: Ms) {
+    pub(crate) fn claim(&mut self, now: Ms) {
         first(&mut self.milestones.claim, now);
     }
     /// A MachineDeployment's replicas went up.
-    pub fn scale_up(&mut self, now: Ms) {
+    pub(crate) fn scale_up(&mut self, now: Ms) {
         first(&mut self.milestones.scale, now);
     }
     /// A Node was registered.
-    pub fn registered(&mut self, now: Ms) {
+    pub(crate) fn registered(&mut self, now: Ms) {
         first(&mut self.milestones.registered, now);
     }
     /// A Node was initialized.
-    pub fn initialized(&mut self, now: Ms) {
+    pub(crate) fn initialized(&mut self, now: Ms) {
         first(&mut self.milestones.initialized, now);
     }
 
     /// A Machine now exists (billing starts) or is gone (billing stops).
-    pub fn machine(&mut self, now: Ms, key: &str, price: Option<Price>) {
+    pub(crate) fn machine(&mut self, now: Ms, key: &str, price: Option<Price>) {
         match price {
             Some(p) => {
                 self.machines.insert(key.to_string(), p);
@@ -104,7 +104,7 @@ impl Recorder {
     }
 
     /// The trace's workloads now have `count` pods.
-    pub fn alive(&mut self, now: Ms, count: usize) {
+    pub(crate) fn alive(&mut self, now: Ms, count: usize) {
         match self.alive.last_mut() {
             Some(last) if last.0 == now => last.1 = count,
             _ => self.alive.push((now, count)),
@@ -112,12 +112,12 @@ impl Recorder {
     }
 
     /// Machines billed right now.
-    pub fn machines(&self) -> usize {
+    pub(crate) fn machines(&self) -> usize {
         self.machines.len()
     }
 
     /// A pod was created by the trace (or recreated after an eviction).
-    pub fn pod_created(&mut self, now: Ms, key: &str, first_wave: bool) {
+    pub(crate) fn pod_created(&mut self, now: Ms, key: &str, first_wave: bool) {
         self.pods.insert(key.to_string(), (now, None));
         if first_wave && !self.first_wave_closed {
             self.first_wave.insert(key.to_string());
@@ -125,12 +125,12 @@ impl Recorder {
     }
 
     /// Closes the first wave: later pods do not count toward the `running` milestone.
-    pub fn close_first_wave(&mut self) {
+    pub(crate) fn close_first_wave(&mut self) {
         self.first_wave_closed = true;
     }
 
     /// A pod is Running.
-    pub fn pod_running(&mut self, now: Ms, key: &str) {
+    pub(crate) fn pod_running(&mut self, now: Ms, key: &str) {
         if let Some((_, running)) = self.pods.get_mut(key) {
             first(running, now);
         }
@@ -147,7 +147,7 @@ impl Recorder {
     }
 
     /// The trace's workloads now have no pod (`true`) or have some again (`false`).
-    pub fn load(&mut self, now: Ms, gone: bool) {
+    pub(crate) fn load(&mut self, now: Ms, gone: bool) {
         if gone {
             if self.load_removed.is_none() {
                 self.load_removed = Some(now);
@@ -159,7 +159,7 @@ impl Recorder {
     }
 
     /// Records scale-to-zero once nothing is left (called after every step of time).
-    pub fn check_zero(&mut self, now: Ms, nothing_left: bool) {
+    pub(crate) fn check_zero(&mut self, now: Ms, nothing_left: bool) {
         if let (Some(removed), None) = (self.load_removed, self.milestones.zero)
             && nothing_left
         {
@@ -168,7 +168,7 @@ impl Recorder {
     }
 
     /// Times to Running (ms, sorted) and how many pods never ran.
-    pub fn times_to_running(&self) -> (Vec<Ms>, usize) {
+    pub(crate) fn times_to_running(&self) -> (Vec<Ms>, usize) {
         let mut times: Vec<Ms> = self
             .pods
             .values()
@@ -180,7 +180,7 @@ impl Recorder {
     }
 
     /// Node-hours and total cost from the series up to `end`.
-    pub fn totals(&self, end: Ms) -> (f64, f64) {
+    pub(crate) fn totals(&self, end: Ms) -> (f64, f64) {
         let mut node_ms: i128 = 0;
         let mut cost_nano_ms: i128 = 0;
         for (i, p) in self.series.iter().enumerate() {
@@ -198,7 +198,7 @@ impl Recorder {
 }
 
 /// Nearest-rank percentile of sorted values.
-pub fn percentile(sorted: &[Ms], pct: usize) -> Option<Ms> {
+pub(crate) fn percentile(sorted: &[Ms], pct: usize) -> Option<Ms> {
     if sorted.is_empty() {
         return None;
     }
@@ -207,7 +207,7 @@ pub fn percentile(sorted: &[Ms], pct: usize) -> Option<Ms> {
 }
 
 /// Seconds, for reports.
-pub fn secs(ms: Option<Ms>) -> Option<f64> {
+pub(crate) fn secs(ms: Option<Ms>) -> Option<f64> {
     ms.map(|m| m as f64 / 1000.0)
 }
 
@@ -216,9 +216,9 @@ pub fn secs(ms: Option<Ms>) -> Option<f64> {
 #[serde(rename_all = "camelCase")]
 pub struct TimeToRunning {
     /// Pods that reached Running.
-    pub pods: usize,
+    pub(crate) pods: usize,
     /// Pods removed (or still pending at the end) before ever running.
-    pub never_ran: usize,
+    pub(crate) never_ran: usize,
     /// Median, seconds.
     pub p50: Option<f64>,
     /// 95th percentile, seconds.
@@ -229,7 +229,7 @@ pub struct TimeToRunning {
 
 impl TimeToRunning {
     /// From the recorder.
-    pub fn of(rec: &Recorder) -> TimeToRunning {
+    pub(crate) fn of(rec: &Recorder) -> TimeToRunning {
         let (times, never) = rec.times_to_running();
         TimeToRunning {
             pods: times.len(),

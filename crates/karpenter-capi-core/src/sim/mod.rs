@@ -10,24 +10,24 @@
 //!
 //! Pure: no I/O, no clock; progress is reported through a callback.
 
-pub mod apply;
-pub mod bound;
-pub mod cluster;
+pub(crate) mod apply;
+pub(crate) mod bound;
+pub(crate) mod cluster;
 pub mod compare;
 pub mod engine;
-pub mod metrics;
-pub mod params;
-pub mod peers;
+pub(crate) mod metrics;
+pub(crate) mod params;
+pub(crate) mod peers;
 pub mod trace;
 
 pub use engine::{Timeline, replay, replay_all};
 pub use trace::Trace;
 
 /// Simulated time: milliseconds since the start of the trace.
-pub type Ms = i64;
+pub(crate) type Ms = i64;
 
 /// Rounds up to the next multiple of `period` (for loops that run on a fixed period).
-pub fn ceil_to(t: Ms, period: Ms) -> Ms {
+pub(crate) fn ceil_to(t: Ms, period: Ms) -> Ms {
     if period <= 0 {
         return t;
     }

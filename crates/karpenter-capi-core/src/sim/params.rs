@@ -12,33 +12,33 @@ use crate::model::duration::GoDuration;
 /// Boot latencies of one flavor, each measured from the Machine's creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Boot {
+pub(crate) struct Boot {
     /// The infrastructure server exists: the Machine gets its `spec.providerID`.
-    pub provider_id: Ms,
+    pub(crate) provider_id: Ms,
     /// The kubelet registers the Node (with the bootstrap template's taints).
-    pub node_join: Ms,
+    pub(crate) node_join: Ms,
     /// The Node reports `Ready=True` (the bare image has installed containerd and the kubelet).
-    pub node_ready: Ms,
+    pub(crate) node_ready: Ms,
 }
 
 /// Every latency the simulation uses, in milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Latencies {
+pub(crate) struct Latencies {
     /// A MachineSet creates a Machine this long after its replicas went up.
-    pub machine_create: Ms,
+    pub(crate) machine_create: Ms,
     /// Boot latencies of every flavor without its own entry.
-    pub boot: Boot,
+    pub(crate) boot: Boot,
     /// Boot latencies per instance type.
-    pub flavors: BTreeMap<String, Boot>,
+    pub(crate) flavors: BTreeMap<String, Boot>,
     /// CAPI removes `node.cluster.x-k8s.io/uninitialized` this long after the Node joined.
-    pub capi_uninitialized: Ms,
+    pub(crate) capi_uninitialized: Ms,
     /// A bound pod is Running this long after binding (image pull, sandbox, CNI).
-    pub pod_start: Ms,
+    pub(crate) pod_start: Ms,
     /// A Machine being deleted is gone (server deleted, Node removed) after this long.
-    pub machine_delete: Ms,
+    pub(crate) machine_delete: Ms,
     /// Upstream karpenter-capi: NodeClaim created → the provider scales its MachineDeployment.
-    pub upstream_launch: Ms,
+    pub(crate) upstream_launch: Ms,
 }
 
 impl Default for Latencies {
@@ -69,7 +69,7 @@ impl Default for Latencies {
 
 impl Latencies {
     /// The boot latencies of an instance type.
-    pub fn boot_of(&self, instance_type: &str) -> Boot {
+    pub(crate) fn boot_of(&self, instance_type: &str) -> Boot {
         self.flavors
             .get(instance_type)
             .copied()
@@ -80,7 +80,7 @@ impl Latencies {
 /// Latencies as written in a trace file (`latencies:`), every field optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawLatencies {
+pub(crate) struct RawLatencies {
     machine_create: Option<String>,
     #[serde(rename = "providerID")]
     provider_id: Option<String>,
@@ -97,7 +97,7 @@ pub struct RawLatencies {
 /// One flavor's boot latencies as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RawBoot {
+pub(crate) struct RawBoot {
     #[serde(rename = "providerID")]
     provider_id: Option<String>,
     node_join: Option<String>,
@@ -105,14 +105,14 @@ pub struct RawBoot {
 }
 
 /// Parses a Go duration (`30s`, `1m30s`) into milliseconds; the error names the field.
-pub fn duration_ms(text: &str, field: &str) -> Result<Ms, String> {
+pub(crate) fn duration_ms(text: &str, field: &str) -> Result<Ms, String> {
     let d: GoDuration = text.parse().map_err(|e| format!("{field}: {e}"))?;
     Ok(d.as_secs_i64().saturating_mul(1000))
 }
 
 impl RawLatencies {
     /// Applies the fields that are set over the defaults.
-    pub fn resolve(&self) -> Result<Latencies, String> {
+    pub(crate) fn resolve(&self) -> Result<Latencies, String> {
         let mut l = Latencies::default();
         let set = |slot: &mut Ms, v: &Option<String>, field: &str| -> Result<(), String> {
             if let Some(text) = v {

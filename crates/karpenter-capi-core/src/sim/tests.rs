@@ -6,7 +6,7 @@ use super::trace::{self, Trace};
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
 use crate::sched::strategy::StrategyName;
-use karpenter_capi_testkit::Edit;
+use karpenter_capi_testkit::{Edit, World};
 
 fn built_in(name: &str) -> (Trace, Snapshot) {
     let trace = trace::built_in(name).unwrap();
@@ -112,25 +112,23 @@ fn idle_time_costs_no_events() {
 /// The seed catalog (c3-4 0.05/h, c3-8 0.10/h, c3-16 0.20/h, a 100m/128Mi DaemonSet) without
 /// its CPU limit, with this consolidation policy and `expireAfter`.
 fn catalog(policy: &str, expire_after: &str) -> Snapshot {
-    let text = include_str!("../../scenarios/default.yaml")
-        .edit("  limits:\n    cpu: '20'\n", "")
-        .edit(
-            "consolidationPolicy: WhenEmptyOrUnderutilized\n",
-            &format!("consolidationPolicy: {policy}\n"),
-        )
-        .edit(
-            "expireAfter: Never",
-            &format!("expireAfter: {expire_after}"),
-        );
-    // Without the scenario's own pending Deployment: the traces bring their pods.
-    let text: Vec<&str> = text
-        .split("\n---\n")
-        .filter(|doc| !doc.contains("kind: Deployment\n"))
-        .collect();
-    let text = text.join("\n---\n");
+    let world = World::from_yaml(include_str!("../../scenarios/default.yaml"))
+        // Without the scenario's own pending Deployment: the traces bring their pods.
+        .retain(|o| o["kind"] != "Deployment")
+        .with("NodePool", "default", |p| {
+            let spec = &mut p["spec"];
+            assert!(spec.as_object_mut().unwrap().remove("limits").is_some());
+            assert_eq!(
+                spec["disruption"]["consolidationPolicy"],
+                "WhenEmptyOrUnderutilized"
+            );
+            spec["disruption"]["consolidationPolicy"] = policy.into();
+            assert_eq!(spec["template"]["spec"]["expireAfter"], "Never");
+            spec["template"]["spec"]["expireAfter"] = expire_after.into();
+        });
     snapshot_from_sources(&[Source {
         name: "catalog".into(),
-        text,
+        text: world.text(),
     }])
     .unwrap()
 }

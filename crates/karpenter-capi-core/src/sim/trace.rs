@@ -12,7 +12,7 @@ use crate::error::Error;
 
 /// Where a workload's pod template comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Template {
+pub(crate) enum Template {
     /// Pods of the scenario owned by this `Kind/name` (e.g. `Deployment/inflate`).
     Scenario(String),
     /// Written in the trace.
@@ -28,18 +28,18 @@ pub enum Template {
 
 /// A set of identical pods the trace scales.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Workload {
+pub(crate) struct Workload {
     /// Name (pods are `<name>-<n>`).
-    pub name: String,
+    pub(crate) name: String,
     /// Namespace.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Its pod template.
-    pub template: Template,
+    pub(crate) template: Template,
 }
 
 /// What a step does to a workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// Set the number of pods (scale-down removes pending pods first, then the newest).
     Scale(i64),
     /// Create this many more pods, each removed after `lifetime` when set.
@@ -53,28 +53,28 @@ pub enum Change {
 
 /// One change at one time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub(crate) struct Step {
     /// When, from the start of the trace.
     pub at: Ms,
     /// Index into [`Trace::workloads`].
-    pub workload: usize,
+    pub(crate) workload: usize,
     /// What.
-    pub change: Change,
+    pub(crate) change: Change,
 }
 
 /// A resolved trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trace {
     /// Its name (for reports).
-    pub name: String,
+    pub(crate) name: String,
     /// The workloads.
-    pub workloads: Vec<Workload>,
+    pub(crate) workloads: Vec<Workload>,
     /// Steps, sorted by time (stable: file order within a time).
-    pub steps: Vec<Step>,
+    pub(crate) steps: Vec<Step>,
     /// Latencies (the seed's, with the trace's overrides).
-    pub latencies: Latencies,
+    pub(crate) latencies: Latencies,
     /// How long to keep replaying after the last step (default 30 minutes).
-    pub settle: Ms,
+    pub(crate) settle: Ms,
 }
 
 /// The built-in scenario: eight 1-vCPU pods on a three-flavor catalog (what `simulate` and
@@ -337,7 +337,7 @@ impl Trace {
     /// after its steps, as the replay orders them. Exact for workloads that are either scaled
     /// or added to; a replacement of an evicted pod changes nothing here (it inherits the
     /// evicted pod's expiry).
-    pub fn alive(&self, until: Ms) -> Vec<(Ms, Vec<i64>)> {
+    pub(crate) fn alive(&self, until: Ms) -> Vec<(Ms, Vec<i64>)> {
         // Per workload, the expiry of each live pod in creation order (`None`: never).
         let mut live: Vec<Vec<Option<Ms>>> = vec![Vec::new(); self.workloads.len()];
         let mut expiries: BTreeMap<Ms, Vec<usize>> = BTreeMap::new();
@@ -454,7 +454,14 @@ pub fn from_scenario(snapshot: &crate::model::snapshot::Snapshot, hold: Ms) -> T
 }
 
 /// Scale steps from `from` to `to`, one every `every` between `start` and `end`.
-pub fn ramp(workload: usize, from: i64, to: i64, start: Ms, end: Ms, every: Ms) -> Vec<Step> {
+pub(crate) fn ramp(
+    workload: usize,
+    from: i64,
+    to: i64,
+    start: Ms,
+    end: Ms,
+    every: Ms,
+) -> Vec<Step> {
     let mut out = Vec::new();
     let span = (end - start).max(1);
     let mut t = start;
@@ -477,7 +484,7 @@ pub fn ramp(workload: usize, from: i64, to: i64, start: Ms, end: Ms, every: Ms) 
 /// `pods` arrivals over `over`, grouped every `every`, at a rate `trough + (1 - trough)·(1 -
 /// cos(2πt/over))/2` of the peak (low at the start and the end, peak half-way), each living
 /// `lifetime`. The counts are exact: the cumulative target is rounded, so they sum to `pods`.
-pub fn diurnal(
+pub(crate) fn diurnal(
     workload: usize,
     pods: i64,
     over: Ms,

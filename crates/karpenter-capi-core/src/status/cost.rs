@@ -21,7 +21,7 @@ pub struct CostSummary {
     /// The NodePools' nodes, summed (nodes of unknown price count 0).
     pub current_per_hour: Price,
     /// The nodes no NodePool manages, summed where their flavor is known.
-    pub unmanaged_per_hour: Price,
+    pub(crate) unmanaged_per_hour: Price,
     /// Nodes whose price is unknown (no flavor found for them), managed or not.
     pub unpriced_nodes: usize,
     /// Workload pods planned from scratch by each strategy.

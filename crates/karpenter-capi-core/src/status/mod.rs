@@ -20,7 +20,7 @@ use crate::model::resources::Resources;
 use crate::model::snapshot::{NodeRecord, Snapshot};
 use crate::vocab::keys;
 
-pub use cost::{CostSummary, StrategyCost};
+pub(crate) use cost::CostSummary;
 pub use pending::{PendingPod, PendingReason};
 
 /// The NodePool name rows use for nodes no NodePool manages (control plane, static workers).
@@ -31,7 +31,7 @@ pub const UNMANAGED: &str = "";
 #[serde(rename_all = "camelCase")]
 pub struct ClusterStatus {
     /// The time ages are measured at.
-    pub now: Timestamp,
+    pub(crate) now: Timestamp,
     /// The currency prices are in, when the user named one (prices carry no unit otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
@@ -106,7 +106,7 @@ pub struct NodeStatus {
     pub machine_deployment: Option<String>,
     /// Creation time.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub created: Option<Timestamp>,
+    pub(crate) created: Option<Timestamp>,
     /// Seconds since creation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub age_seconds: Option<i64>,
@@ -127,7 +127,7 @@ pub struct NodeStatus {
     pub price_per_hour: Option<Price>,
     /// Labels (for `-l` and custom columns).
     #[serde(skip)]
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
 }
 
 /// Where a NodeClaim in flight is.
@@ -174,7 +174,7 @@ pub struct ClaimStatus {
     pub phase: ClaimPhase,
     /// Its Node, when registered.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
     /// Seconds since creation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub age_seconds: Option<i64>,

@@ -74,7 +74,7 @@ impl PendingReason {
 
 /// The pending pods (not bound, not finished, not DaemonSet pods), by `namespace/name`, each with
 /// why; the pods that can be planned get `cost`'s plan, as the controller would make it.
-pub fn pending(snapshot: &Snapshot, now: Timestamp) -> Vec<PendingPod> {
+pub(crate) fn pending(snapshot: &Snapshot, now: Timestamp) -> Vec<PendingPod> {
     let waiting: Vec<usize> = (0..snapshot.pods.len())
         .filter(|&i| {
             let p = &snapshot.pods[i];

@@ -3,26 +3,26 @@
 //! size bounds, and the price proposals of karpenter-provider-cluster-api.
 
 /// CPU capacity (quantity).
-pub const CPU: &str = "capacity.cluster-autoscaler.kubernetes.io/cpu";
+pub(crate) const CPU: &str = "capacity.cluster-autoscaler.kubernetes.io/cpu";
 /// Memory capacity (quantity).
-pub const MEMORY: &str = "capacity.cluster-autoscaler.kubernetes.io/memory";
+pub(crate) const MEMORY: &str = "capacity.cluster-autoscaler.kubernetes.io/memory";
 /// Pod capacity (integer, default 110).
-pub const MAX_PODS: &str = "capacity.cluster-autoscaler.kubernetes.io/maxPods";
+pub(crate) const MAX_PODS: &str = "capacity.cluster-autoscaler.kubernetes.io/maxPods";
 /// Ephemeral storage capacity (quantity).
-pub const EPHEMERAL_DISK: &str = "capacity.cluster-autoscaler.kubernetes.io/ephemeral-disk";
+pub(crate) const EPHEMERAL_DISK: &str = "capacity.cluster-autoscaler.kubernetes.io/ephemeral-disk";
 /// GPU count (integer), with [`GPU_TYPE`].
-pub const GPU_COUNT: &str = "capacity.cluster-autoscaler.kubernetes.io/gpu-count";
+pub(crate) const GPU_COUNT: &str = "capacity.cluster-autoscaler.kubernetes.io/gpu-count";
 /// GPU resource name, e.g. `nvidia.com/gpu`.
-pub const GPU_TYPE: &str = "capacity.cluster-autoscaler.kubernetes.io/gpu-type";
+pub(crate) const GPU_TYPE: &str = "capacity.cluster-autoscaler.kubernetes.io/gpu-type";
 /// The would-be node's labels, `k=v,k2=v2`.
-pub const LABELS: &str = "capacity.cluster-autoscaler.kubernetes.io/labels";
+pub(crate) const LABELS: &str = "capacity.cluster-autoscaler.kubernetes.io/labels";
 /// The would-be node's taints, `k=v:Effect,...`.
 pub const TAINTS: &str = "capacity.cluster-autoscaler.kubernetes.io/taints";
 /// Price per hour (karpenter-provider-cluster-api PR #92 proposal).
 pub const PRICE: &str = "capacity.cluster-autoscaler.kubernetes.io/price";
 /// Price per hour (karpenter-provider-cluster-api PR #57 proposal).
-pub const PRICE_ALT: &str = "cluster.x-k8s.io/machine-current-price";
+pub(crate) const PRICE_ALT: &str = "cluster.x-k8s.io/machine-current-price";
 /// Minimum replicas.
-pub const MIN_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
+pub(crate) const MIN_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
 /// Maximum replicas.
-pub const MAX_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+pub(crate) const MAX_SIZE: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";

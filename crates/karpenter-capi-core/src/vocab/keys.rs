@@ -3,42 +3,42 @@
 //! (`karpenter-capi/...`), each defined once.
 
 /// The instance type (flavor) of a node.
-pub const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
+pub(crate) const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 /// The zone of a node.
-pub const ZONE: &str = "topology.kubernetes.io/zone";
+pub(crate) const ZONE: &str = "topology.kubernetes.io/zone";
 /// The node's hostname: unique per node.
-pub const HOSTNAME: &str = "kubernetes.io/hostname";
+pub(crate) const HOSTNAME: &str = "kubernetes.io/hostname";
 /// CPU architecture.
-pub const ARCH: &str = "kubernetes.io/arch";
+pub(crate) const ARCH: &str = "kubernetes.io/arch";
 /// Operating system.
-pub const OS: &str = "kubernetes.io/os";
+pub(crate) const OS: &str = "kubernetes.io/os";
 /// Karpenter's capacity type (on-demand, spot, reserved).
-pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
+pub(crate) const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 /// The NodePool a node belongs to.
-pub const NODEPOOL: &str = "karpenter.sh/nodepool";
+pub(crate) const NODEPOOL: &str = "karpenter.sh/nodepool";
 /// Annotation that blocks disruption of a node or a pod (`"true"`).
-pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+pub(crate) const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
 /// The label naming a Machine's MachineDeployment.
-pub const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
 /// The label naming a Machine's MachineSet.
-pub const SET_NAME_LABEL: &str = "cluster.x-k8s.io/set-name";
+pub(crate) const SET_NAME_LABEL: &str = "cluster.x-k8s.io/set-name";
 /// The annotation that makes CAPI delete this Machine first on scale-down.
 pub const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-machine";
 /// Our annotation beside `cluster.x-k8s.io/delete-machine`: the mark is ours, for this NodeClaim
 /// (or `surplus`). A mark without it is someone else's.
-pub const MARKED_FOR_ANNOTATION: &str = "karpenter-capi/marked-for";
+pub(crate) const MARKED_FOR_ANNOTATION: &str = "karpenter-capi/marked-for";
 /// The NodeClaim annotation naming its Machine (`namespace/name`), shared with the upstream provider.
 pub const MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/machine";
 /// Our annotation naming the MachineDeployment a NodeClaim was planned on (`namespace/name`).
-pub const MACHINE_DEPLOYMENT_ANNOTATION: &str = "karpenter-capi/machine-deployment";
+pub(crate) const MACHINE_DEPLOYMENT_ANNOTATION: &str = "karpenter-capi/machine-deployment";
 /// Karpenter's NodePool hash annotation.
-pub const NODEPOOL_HASH_ANNOTATION: &str = "karpenter.sh/nodepool-hash";
+pub(crate) const NODEPOOL_HASH_ANNOTATION: &str = "karpenter.sh/nodepool-hash";
 /// The membership label on a MachineDeployment's `metadata.labels`.
-pub const MEMBER_LABEL: &str = "node.cluster.x-k8s.io/karpenter-member";
+pub(crate) const MEMBER_LABEL: &str = "node.cluster.x-k8s.io/karpenter-member";
 /// Karpenter's taint on a node that has not been adopted yet.
-pub const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
+pub(crate) const UNREGISTERED_TAINT_KEY: &str = "karpenter.sh/unregistered";
 /// Karpenter's taint on a node being disrupted.
-pub const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
+pub(crate) const DISRUPTED_TAINT_KEY: &str = "karpenter.sh/disrupted";
 /// The well-known Node label that takes a node out of cloud load balancers' targets (Kubernetes'
 /// service controller checks for the key); core's terminator sets it on a terminating Node.
 pub const EXCLUDE_FROM_LOAD_BALANCERS_LABEL: &str =
@@ -46,49 +46,50 @@ pub const EXCLUDE_FROM_LOAD_BALANCERS_LABEL: &str =
 /// The value core's terminator gives [`EXCLUDE_FROM_LOAD_BALANCERS_LABEL`].
 pub const EXCLUDE_FROM_LOAD_BALANCERS_VALUE: &str = "karpenter";
 /// Our NodeClaim annotation recording when the drain of its node started (RFC 3339).
-pub const DRAIN_STARTED_ANNOTATION: &str = "karpenter-capi/drain-started";
+pub(crate) const DRAIN_STARTED_ANNOTATION: &str = "karpenter-capi/drain-started";
 /// Karpenter's NodeClaim annotation: when its node must be gone, the claim's deletion time plus
 /// its `terminationGracePeriod` (RFC 3339).
-pub const TERMINATION_TIMESTAMP_ANNOTATION: &str = "karpenter.sh/nodeclaim-termination-timestamp";
+pub(crate) const TERMINATION_TIMESTAMP_ANNOTATION: &str =
+    "karpenter.sh/nodeclaim-termination-timestamp";
 /// Karpenter's Node and NodeClaim finalizer.
 pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
 /// Our NodeClaim annotation recording why its node is being disrupted (voluntary reasons wait for
 /// a home for the pods; forceful ones drain at once).
-pub const DISRUPTION_REASON_ANNOTATION: &str = "karpenter-capi/disruption-reason";
+pub(crate) const DISRUPTION_REASON_ANNOTATION: &str = "karpenter-capi/disruption-reason";
 /// Our NodeClaim annotation: how many replacements its disruption command waits for.
-pub const REPLACEMENTS_ANNOTATION: &str = "karpenter-capi/replacements";
+pub(crate) const REPLACEMENTS_ANNOTATION: &str = "karpenter-capi/replacements";
 /// The taint every node must register with so Karpenter adopts it.
-pub const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered:NoExecute";
+pub(crate) const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered:NoExecute";
 /// Karpenter's annotation naming the version of the hash in [`NODEPOOL_HASH_ANNOTATION`].
-pub const HASH_VERSION_ANNOTATION: &str = "karpenter.sh/nodepool-hash-version";
+pub(crate) const HASH_VERSION_ANNOTATION: &str = "karpenter.sh/nodepool-hash-version";
 /// Our NodeClaim annotation recording when a Machine was adopted (RFC 3339).
-pub const ADOPTED_ANNOTATION: &str = "karpenter-capi/adopted";
+pub(crate) const ADOPTED_ANNOTATION: &str = "karpenter-capi/adopted";
 /// The node-class label Karpenter puts on nodes: `<group>/<lowercase kind>`.
-pub const NODE_CLASS_LABEL: &str = "karpenter.cluster.x-k8s.io/clusterapinodeclass";
+pub(crate) const NODE_CLASS_LABEL: &str = "karpenter.cluster.x-k8s.io/clusterapinodeclass";
 /// Our NodeClaim annotation: a hash of its MachineDeployment's `spec.template` at creation.
-pub const TEMPLATE_HASH_ANNOTATION: &str = "karpenter-capi/machine-template-hash";
+pub(crate) const TEMPLATE_HASH_ANNOTATION: &str = "karpenter-capi/machine-template-hash";
 /// The annotation on a replacement NodeClaim naming the nodes it replaces (comma-separated).
-pub const REPLACES_ANNOTATION: &str = "karpenter-capi/replaces";
+pub(crate) const REPLACES_ANNOTATION: &str = "karpenter-capi/replaces";
 /// Our annotation on the leader-election Lease: the controller's watches failing for longer
 /// than the bound, as JSON (`diagnose::watches`); absent while every watch works. `doctor`
 /// reads it, since it cannot see a running controller's memory.
 pub const WATCH_HEALTH_ANNOTATION: &str = "karpenter-capi/watch-health";
 /// Cluster API's pause annotation (on a Cluster or any of its objects).
-pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+pub(crate) const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 /// Cluster API's label naming a Machine's or MachineDeployment's Cluster.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 /// Label Karpenter puts on a node it adopted.
-pub const REGISTERED_LABEL: &str = "karpenter.sh/registered";
+pub(crate) const REGISTERED_LABEL: &str = "karpenter.sh/registered";
 /// Label Karpenter puts on a node once its NodeClaim is initialized.
 pub const INITIALIZED_LABEL: &str = "karpenter.sh/initialized";
 /// CAPI's taint on a Node until the Machine controller has synced its labels.
-pub const CAPI_UNINITIALIZED_TAINT_KEY: &str = "node.cluster.x-k8s.io/uninitialized";
+pub(crate) const CAPI_UNINITIALIZED_TAINT_KEY: &str = "node.cluster.x-k8s.io/uninitialized";
 /// The node lifecycle controller's taint on a Node that is not Ready.
-pub const NOT_READY_TAINT_KEY: &str = "node.kubernetes.io/not-ready";
+pub(crate) const NOT_READY_TAINT_KEY: &str = "node.kubernetes.io/not-ready";
 /// The annotation on the kubeconfig Secret saying when its token expires (RFC 3339).
 pub const TOKEN_EXPIRES_ANNOTATION: &str = "karpenter-capi.sh/token-expires";
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// The type of a legacy, never-expiring ServiceAccount token Secret.
 pub const LEGACY_TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
 /// Names the ServiceAccount of a legacy token Secret.
-pub const SERVICE_ACCOUNT_ANNOTATION: &str = "kubernetes.io/service-account.name";
+pub(crate) const SERVICE_ACCOUNT_ANNOTATION: &str = "kubernetes.io/service-account.name";

@@ -7,4 +7,4 @@ pub mod keys;
 pub mod kinds;
 pub mod names;
 pub mod permissions;
-pub mod reasons;
+pub(crate) mod reasons;

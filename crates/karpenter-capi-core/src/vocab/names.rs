@@ -22,12 +22,12 @@ pub const LEADER_ELECTION: &str = "karpenter-capi-leader-election";
 /// The Secret with the management kubeconfig.
 pub const MANAGEMENT_KUBECONFIG_SECRET: &str = "karpenter-capi-management-kubeconfig";
 /// The key of the kubeconfig in that Secret.
-pub const MANAGEMENT_KUBECONFIG_KEY: &str = "kubeconfig";
+pub(crate) const MANAGEMENT_KUBECONFIG_KEY: &str = "kubeconfig";
 /// The key of a minted token in that Secret (the kubeconfig's `tokenFile`).
-pub const MANAGEMENT_TOKEN_KEY: &str = "token";
+pub(crate) const MANAGEMENT_TOKEN_KEY: &str = "token";
 /// Where the Deployment mounts it.
-pub const MANAGEMENT_KUBECONFIG_DIR: &str = "/etc/karpenter-capi/management";
+pub(crate) const MANAGEMENT_KUBECONFIG_DIR: &str = "/etc/karpenter-capi/management";
 /// The NodePool and ClusterAPINodeClass.
-pub const NODEPOOL: &str = "default";
+pub(crate) const NODEPOOL: &str = "default";
 /// The Service (and optional ServiceMonitor) of the controller's `/metrics`.
 pub const METRICS_SERVICE: &str = "karpenter-capi-metrics";

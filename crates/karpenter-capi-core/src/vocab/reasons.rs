@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// `pkg/apis/v1/nodepool.go` `DisruptionReason`); `Expired` is the expiry of `expireAfter`, a
 /// forceful disruption that no budget names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum DisruptionReason {
+pub(crate) enum DisruptionReason {
     /// Removal of an empty node.
     Empty,
     /// Consolidation of an underutilized node (deleted or replaced by a cheaper one).
@@ -22,7 +22,7 @@ pub enum DisruptionReason {
 
 impl DisruptionReason {
     /// Every reason, in the order above.
-    pub const ALL: [DisruptionReason; 4] = [
+    pub(crate) const ALL: [DisruptionReason; 4] = [
         DisruptionReason::Empty,
         DisruptionReason::Underutilized,
         DisruptionReason::Drifted,
@@ -30,7 +30,7 @@ impl DisruptionReason {
     ];
 
     /// The reason as Karpenter spells it (annotations, Events, metrics, JSON).
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             DisruptionReason::Empty => "Empty",
             DisruptionReason::Underutilized => "Underutilized",
@@ -40,25 +40,25 @@ impl DisruptionReason {
     }
 
     /// The reason spelled `text`, exactly (case matters, as in the API).
-    pub fn parse(text: &str) -> Option<DisruptionReason> {
+    pub(crate) fn parse(text: &str) -> Option<DisruptionReason> {
         DisruptionReason::ALL
             .into_iter()
             .find(|r| r.as_str() == text)
     }
 
     /// The reason a budget's `reasons` list may name as `text` (the CRD's enum: not `Expired`).
-    pub fn parse_budget(text: &str) -> Option<DisruptionReason> {
+    pub(crate) fn parse_budget(text: &str) -> Option<DisruptionReason> {
         DisruptionReason::parse(text).filter(|r| r.budgeted())
     }
 
     /// Whether budgets can name this reason.
-    pub const fn budgeted(self) -> bool {
+    pub(crate) const fn budgeted(self) -> bool {
         !matches!(self, DisruptionReason::Expired)
     }
 
     /// Whether this disruption is voluntary (emptiness, consolidation, drift: the claim is
     /// deleted only once its pods have a home) rather than forceful (expiry: drained at once).
-    pub const fn is_voluntary(self) -> bool {
+    pub(crate) const fn is_voluntary(self) -> bool {
         matches!(
             self,
             DisruptionReason::Empty | DisruptionReason::Underutilized | DisruptionReason::Drifted

@@ -48,6 +48,24 @@ pub async fn connect_both(workload: &ClusterTarget, management: &ClusterTarget) 
     })
 }
 
+/// Connects to both clusters and runs the continuous controller until SIGTERM/SIGINT, on a
+/// runtime of its own: two worker threads keep the metrics endpoint answering during a plan.
+pub fn run_blocking(
+    workload: &ClusterTarget,
+    management: &ClusterTarget,
+    settings: DaemonSettings,
+) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(crate::error::Error::Io)?;
+    rt.block_on(async {
+        let clients = connect_both(workload, management).await?;
+        run(clients, settings).await
+    })
+}
+
 /// Runs the continuous controller until SIGTERM/SIGINT.
 pub async fn run(clients: Clients, settings: DaemonSettings) -> Result<()> {
     let listener = metrics::bind(&settings.metrics_bind_address).await?;

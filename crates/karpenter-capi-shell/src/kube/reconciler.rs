@@ -134,6 +134,14 @@ impl PassReport {
             .collect()
     }
 
+    /// How many of the pass's actions were applied.
+    pub fn applied(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.outcome == ActionOutcome::Applied)
+            .count()
+    }
+
     /// The pass as an error when an action failed.
     pub fn into_result(self) -> Result<PassReport> {
         let failed: Vec<&ActionResult> = self.results.iter().filter(|r| r.failed()).collect();

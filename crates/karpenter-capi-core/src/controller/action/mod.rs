@@ -12,7 +12,7 @@ use crate::vocab::keys::TERMINATION_FINALIZER;
 
 mod steps;
 
-pub use steps::{Steps, capi_type, initial_conditions};
+pub(crate) use steps::{Steps, capi_type, initial_conditions};
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -405,7 +405,7 @@ pub enum Action {
 impl Action {
     /// A `deleteNodeClaim` of `claim` (its Machine named, so a failed deletion holds back the
     /// Machine's removal; our finalizer added first when the claim lacks it).
-    pub fn delete_node_claim(
+    pub(crate) fn delete_node_claim(
         claim: &crate::model::nodeclaim::NodeClaimRecord,
         reason: impl Into<String>,
         message: impl Into<String>,

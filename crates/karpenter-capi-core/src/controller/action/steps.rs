@@ -32,7 +32,7 @@ pub struct Steps {
 }
 
 /// The resource type of a Cluster API object read with this apiVersion.
-pub fn capi_type(base: ResourceType, api_version: &str) -> ResourceType {
+pub(crate) fn capi_type(base: ResourceType, api_version: &str) -> ResourceType {
     if api_version.ends_with("/v1beta1") {
         ResourceType {
             version: "v1beta1",
@@ -62,7 +62,7 @@ fn condition(type_: &str, status: &str, reason: &str, message: &str) -> Conditio
 /// A new NodeClaim's conditions: Karpenter's ready set (`Launched`, `Registered`,
 /// `Initialized`, and `Ready` over them) all Unknown until each step happens (operatorpkg's
 /// `AwaitingReconciliation`), so `kubectl get nodeclaims` reads as under Karpenter.
-pub fn initial_conditions() -> Vec<ConditionUpdate> {
+pub(crate) fn initial_conditions() -> Vec<ConditionUpdate> {
     ["Launched", "Registered", "Initialized", "Ready"]
         .iter()
         .map(|t| {

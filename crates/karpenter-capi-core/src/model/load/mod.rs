@@ -38,7 +38,7 @@ pub struct Source {
 /// The most pods workload templates (`replicas`, `parallelism`) are expanded to, in all: far
 /// beyond any real cluster's pending pods, and small enough that a typo (`replicas: 1000000000`)
 /// is an error naming the field instead of an out-of-memory abort.
-pub const MAX_EXPANDED_PODS: i64 = 100_000;
+pub(crate) const MAX_EXPANDED_PODS: i64 = 100_000;
 
 /// Builds a snapshot from objects. Invalid pods and NodePools are errors (a real API server
 /// would have rejected them); problems with MachineDeployment annotations are recorded on the

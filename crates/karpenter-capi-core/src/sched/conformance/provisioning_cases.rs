@@ -14,7 +14,10 @@ fn pool(spec: &str) -> String {
     )
 }
 
-fn only_node(s: &crate::model::snapshot::Snapshot, p: &crate::sched::Placement) -> String {
+fn only_node(
+    s: &crate::model::snapshot::Snapshot,
+    p: &crate::sched::strategy::Placement,
+) -> String {
     let got = nodes(s, p);
     assert_eq!(got.len(), 1, "{got:?}");
     got[0].0.clone()

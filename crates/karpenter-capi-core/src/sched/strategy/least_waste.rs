@@ -11,7 +11,7 @@ use crate::sched::state::{ClusterState, NodeOrigin};
 use crate::sched::strategy::StrategyName;
 
 /// The least-waste strategy.
-pub struct LeastWaste;
+pub(crate) struct LeastWaste;
 
 /// One expansion option: a node group, how many nodes, which pods.
 struct Estimate {

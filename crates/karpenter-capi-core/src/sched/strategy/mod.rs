@@ -3,10 +3,10 @@
 //! Karpenter's pod queue order, existing nodes first, NodePool limits and MachineDeployment
 //! max sizes, and the reasons a pod stays unschedulable.
 
-pub mod cost;
-pub mod karpenter_capi;
-pub mod least_waste;
-pub mod name;
+pub(crate) mod cost;
+pub(crate) mod karpenter_capi;
+pub(crate) mod least_waste;
+pub(crate) mod name;
 
 pub use name::StrategyName;
 
@@ -40,9 +40,9 @@ pub struct Placement {
     /// New nodes to provision.
     pub new_nodes: Vec<NewNode>,
     /// Pods placed on existing nodes: (pod, node name).
-    pub on_existing: Vec<(usize, String)>,
+    pub(crate) on_existing: Vec<(usize, String)>,
     /// Pods placed on nodes launched but not registered yet: (pod, node name).
-    pub on_in_flight: Vec<(usize, String)>,
+    pub(crate) on_in_flight: Vec<(usize, String)>,
     /// Pods that fit nowhere, with a reason per flavor.
     pub unschedulable: Vec<(usize, Vec<Rejection>)>,
     /// A lower bound on the price per hour of the new nodes any plan needs for the pods left
@@ -71,7 +71,7 @@ impl Placement {
     }
 
     /// Total capacity of the new nodes.
-    pub fn capacity(&self) -> Resources {
+    pub(crate) fn capacity(&self) -> Resources {
         let mut total = Resources::default();
         for n in &self.new_nodes {
             total.add(&n.offering.flavor.capacity);
@@ -121,7 +121,7 @@ pub fn by_name(name: StrategyName) -> Box<dyn Strategy> {
 /// NodePool template has a PreferNoSchedule taint — a toleration for PreferNoSchedule taints.
 /// `least-waste` (Cluster Autoscaler, the kube-scheduler's view) keeps every term and treats
 /// PreferNoSchedule as soft.
-pub struct Relaxing<S>(pub S);
+pub(crate) struct Relaxing<S>(pub S);
 
 /// What Karpenter's planning holds back of a pod until relaxed: its later required
 /// node-affinity terms.
@@ -248,7 +248,7 @@ fn karpenter_view(
 /// Karpenter's queue (`byCPUAndMemoryDescending` in core `provisioning/scheduling/queue.go`):
 /// CPU request descending, memory descending, creation time, then uid (a pod read from a file
 /// may have none: those sort first), then `namespace/name`, so the order is total.
-pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
+pub(crate) fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
     let mut q = pending.to_vec();
     q.sort_by(|&a, &b| {
         let (pa, pb) = (&snapshot.pods[a], &snapshot.pods[b]);
@@ -270,7 +270,7 @@ pub fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> {
 }
 
 /// Places what fits on existing (and in-flight) nodes, first fit in queue order; returns the rest.
-pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize> {
+pub(crate) fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize> {
     let mut rest = Vec::new();
     for &pod in queue {
         // Room first: it turns most full nodes away before the whole fit check.
@@ -286,10 +286,10 @@ pub fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize
 }
 
 /// A pod (snapshot index) and the node it is placed on.
-pub type PodOnNode = (usize, String);
+pub(crate) type PodOnNode = (usize, String);
 
 /// Collects the pods placed on existing and in-flight nodes of a state.
-pub fn existing_placements(state: &ClusterState) -> (Vec<PodOnNode>, Vec<PodOnNode>) {
+pub(crate) fn existing_placements(state: &ClusterState) -> (Vec<PodOnNode>, Vec<PodOnNode>) {
     let mut existing = Vec::new();
     let mut in_flight = Vec::new();
     for n in &state.nodes {
@@ -305,7 +305,7 @@ pub fn existing_placements(state: &ClusterState) -> (Vec<PodOnNode>, Vec<PodOnNo
 }
 
 /// The new nodes of a state.
-pub fn new_nodes(state: &ClusterState, offerings: &[Offering]) -> Vec<NewNode> {
+pub(crate) fn new_nodes(state: &ClusterState, offerings: &[Offering]) -> Vec<NewNode> {
     state
         .nodes
         .iter()
@@ -323,7 +323,7 @@ pub fn new_nodes(state: &ClusterState, offerings: &[Offering]) -> Vec<NewNode> {
 
 /// NodePool limits and MachineDeployment max sizes, as a plan consumes them.
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// Per NodePool name: (resource, limit, usage).
     pools: HashMap<String, Vec<(String, i64, i64)>>,
     /// Per MachineDeployment: (max, current + planned).
@@ -333,7 +333,7 @@ pub struct Budget {
 impl Budget {
     /// Usage from existing nodes of each pool (by the `karpenter.sh/nodepool` label) and current
     /// replicas of each MachineDeployment.
-    pub fn new(snapshot: &Snapshot) -> Budget {
+    pub(crate) fn new(snapshot: &Snapshot) -> Budget {
         let mut pools = HashMap::new();
         for pool in &snapshot.nodepools {
             let nodes: Vec<_> = snapshot
@@ -391,14 +391,14 @@ impl Budget {
     }
 
     /// Why one more node of this offering is not allowed, if it is not.
-    pub fn check(&self, o: &Offering) -> Result<(), Unfit> {
+    pub(crate) fn check(&self, o: &Offering) -> Result<(), Unfit> {
         self.check_pool(o)?;
         self.check_size(o)
     }
 
     /// The NodePool-limit part of [`Budget::check`]: one more node of this offering's capacity
     /// would exceed a limit of its pool.
-    pub fn check_pool(&self, o: &Offering) -> Result<(), Unfit> {
+    pub(crate) fn check_pool(&self, o: &Offering) -> Result<(), Unfit> {
         if let Some(limits) = self.pools.get(&o.node_pool) {
             for (resource, limit, usage) in limits {
                 let add = if resource == "nodes" {
@@ -420,7 +420,7 @@ impl Budget {
     }
 
     /// The MachineDeployment part of [`Budget::check`]: its max size is reached.
-    pub fn check_size(&self, o: &Offering) -> Result<(), Unfit> {
+    pub(crate) fn check_size(&self, o: &Offering) -> Result<(), Unfit> {
         if let Some((max, used)) = self.sizes.get(&o.flavor.machine_deployment)
             && used + 1 > *max
         {
@@ -433,7 +433,7 @@ impl Budget {
     }
 
     /// How many more nodes of this offering are allowed.
-    pub fn room(&self, o: &Offering) -> i64 {
+    pub(crate) fn room(&self, o: &Offering) -> i64 {
         let mut room = i64::MAX;
         if let Some(limits) = self.pools.get(&o.node_pool) {
             for (resource, limit, usage) in limits {
@@ -456,7 +456,7 @@ impl Budget {
     /// Charges a NodePool's limits with one node of the largest of these options, per resource
     /// (what a NodeClaim that may still become any of them could use), as Karpenter does for an
     /// in-batch NodeClaim (`subtractMax` in core `provisioning/scheduling/scheduler.go`).
-    pub fn charge_pool_max(&mut self, node_pool: &str, options: &[&Offering]) {
+    pub(crate) fn charge_pool_max(&mut self, node_pool: &str, options: &[&Offering]) {
         if options.is_empty() {
             return;
         }
@@ -476,14 +476,14 @@ impl Budget {
     }
 
     /// Records one more node of this offering's MachineDeployment (not its pool's limits).
-    pub fn take_size(&mut self, o: &Offering) {
+    pub(crate) fn take_size(&mut self, o: &Offering) {
         if let Some((_, used)) = self.sizes.get_mut(&o.flavor.machine_deployment) {
             *used += 1;
         }
     }
 
     /// Records one more node of this offering.
-    pub fn take(&mut self, o: &Offering) {
+    pub(crate) fn take(&mut self, o: &Offering) {
         if let Some(limits) = self.pools.get_mut(&o.node_pool) {
             for (resource, _, usage) in limits.iter_mut() {
                 *usage += if resource == "nodes" {
@@ -501,7 +501,7 @@ impl Budget {
 
 /// Why a pod fits none of the offerings: one rejection per offering (a fresh node of it, with
 /// the plan's budget and topology as they ended).
-pub fn rejections(
+pub(crate) fn rejections(
     state: &ClusterState,
     budget: &Budget,
     offerings: &[Offering],
@@ -560,7 +560,7 @@ pub fn rejections(
 }
 
 /// Fills in the unschedulable list for pods the strategy could not place.
-pub fn finish(
+pub(crate) fn finish(
     strategy: StrategyName,
     state: &ClusterState,
     budget: &Budget,
@@ -586,7 +586,7 @@ pub fn finish(
 
 impl Budget {
     /// Gives back one node of this offering (a planned node moved to another flavor).
-    pub fn release(&mut self, o: &Offering) {
+    pub(crate) fn release(&mut self, o: &Offering) {
         if let Some(limits) = self.pools.get_mut(&o.node_pool) {
             for (resource, _, usage) in limits.iter_mut() {
                 *usage -= if resource == "nodes" {

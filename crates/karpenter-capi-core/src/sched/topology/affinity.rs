@@ -106,7 +106,7 @@ struct Domains {
 /// Every (anti-)affinity term of the snapshot's pods and what each selects where, plus, per
 /// required anti-affinity term, the pods carrying it per domain (for the reverse check).
 #[derive(Debug, Clone, Default)]
-pub struct AffinityIndex {
+pub(crate) struct AffinityIndex {
     terms: Arc<Terms>,
     /// Per term.
     selected: Vec<Domains>,
@@ -132,7 +132,7 @@ enum Block {
 
 impl AffinityIndex {
     /// The terms of every pod (bound pods' required anti-affinity included).
-    pub fn new(snapshot: &Snapshot) -> AffinityIndex {
+    pub(crate) fn new(snapshot: &Snapshot) -> AffinityIndex {
         let mut numbering = Numbering::default();
         let mut carried = Vec::with_capacity(snapshot.pods.len());
         for p in &snapshot.pods {
@@ -190,12 +190,12 @@ impl AffinityIndex {
     }
 
     /// Whether no pod has any term.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.terms.terms.is_empty()
     }
 
     /// Records a pod (snapshot index `pod`, whose demand is `demand`) on a node with these labels.
-    pub fn record(&mut self, pod: usize, demand: &PodDemand, labels: &Labels) {
+    pub(crate) fn record(&mut self, pod: usize, demand: &PodDemand, labels: &Labels) {
         if self.is_empty() {
             return;
         }
@@ -235,7 +235,7 @@ impl AffinityIndex {
 
     /// Takes back the last [`AffinityIndex::record`] of this pod on a node with these labels
     /// (records are taken back in reverse order, so each domain's first pod stays right).
-    pub fn unrecord(&mut self, pod: usize, demand: &PodDemand, labels: &Labels) {
+    pub(crate) fn unrecord(&mut self, pod: usize, demand: &PodDemand, labels: &Labels) {
         if self.is_empty() {
             return;
         }
@@ -325,12 +325,12 @@ impl AffinityIndex {
 
     /// Whether pod `pod` (of `demand`) may go on a node with these labels: [`Self::check`] as a
     /// yes or no, without building a reason.
-    pub fn admits(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> bool {
+    pub(crate) fn admits(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> bool {
         self.is_empty() || self.block(pod, demand, labels).is_none()
     }
 
     /// Whether `demand` (pod `pod`) may go on a node with these labels; the reason otherwise.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         snapshot: &Snapshot,
         pod: usize,

@@ -9,8 +9,8 @@
 //! minimum is 0 for the hostname key (a new node is always a fresh domain) and when there are
 //! fewer eligible domains than `minDomains`.
 
-pub mod affinity;
-pub mod place;
+pub(crate) mod affinity;
+pub(crate) mod place;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -99,7 +99,7 @@ struct Skew {
 
 /// Every spread group of the pods being planned, and their counts as the plan grows.
 #[derive(Debug, Clone, Default)]
-pub struct Spread {
+pub(crate) struct Spread {
     groups: Vec<Group>,
     /// Per pod with constraints (snapshot index): its groups, in the order of its constraints.
     owned: Arc<ahash::AHashMap<usize, Vec<usize>>>,
@@ -109,7 +109,7 @@ impl Spread {
     /// The groups of every unbound pod's constraints, with their domains registered from the
     /// nodes (`labels`, `taints` of each) and the offerings. Counts start at 0: the caller
     /// records the bound pods.
-    pub fn new(
+    pub(crate) fn new(
         snapshot: &Snapshot,
         nodes: &[(&Labels, &[Taint])],
         offerings: &[Offering],
@@ -159,12 +159,12 @@ impl Spread {
     }
 
     /// Whether any pod has a spread constraint.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }
 
     /// Counts a pod placed or bound on a node with these labels and taints.
-    pub fn record(&mut self, pod: &PodDemand, labels: &Labels, taints: &[Taint]) {
+    pub(crate) fn record(&mut self, pod: &PodDemand, labels: &Labels, taints: &[Taint]) {
         for g in &mut self.groups {
             if let Some(domain) = labels.get(&g.key)
                 && g.selects(pod)
@@ -183,7 +183,7 @@ impl Spread {
     /// Takes back a [`Spread::record`] of a pod on a node with these labels and taints. A
     /// hostname domain left at 0 goes (a node's domain exists while it holds a counted pod or
     /// was registered); the other keys' domains were all registered and stay.
-    pub fn unrecord(&mut self, pod: &PodDemand, labels: &Labels, taints: &[Taint]) {
+    pub(crate) fn unrecord(&mut self, pod: &PodDemand, labels: &Labels, taints: &[Taint]) {
         for g in &mut self.groups {
             if let Some(domain) = labels.get(&g.key)
                 && g.selects(pod)
@@ -224,13 +224,18 @@ impl Spread {
     }
 
     /// [`Spread::check`] as a yes or no, without building a reason.
-    pub fn admits(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> bool {
+    pub(crate) fn admits(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> bool {
         self.is_empty() || self.violated(pod, demand, labels).is_none()
     }
 
     /// Whether the pod (snapshot index) may go on a node with these labels, by its own spread
     /// constraints; the first one violated otherwise, with its numbers.
-    pub fn check(&self, pod: usize, demand: &PodDemand, labels: &Labels) -> Result<(), Unfit> {
+    pub(crate) fn check(
+        &self,
+        pod: usize,
+        demand: &PodDemand,
+        labels: &Labels,
+    ) -> Result<(), Unfit> {
         let Some((i, numbers)) = self.violated(pod, demand, labels) else {
             return Ok(());
         };
@@ -250,11 +255,6 @@ impl Spread {
                 min_domains: short,
             }),
         }
-    }
-
-    /// The topology keys of every group.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.groups.iter().map(|g| g.key.as_str())
     }
 }
 

@@ -27,7 +27,7 @@ const MAX_GROUP: usize = 256;
 /// Places `pods` (snapshot indices, in queue order) on new nodes; `permits(pod, offering)` says
 /// which offerings a pod may use (weight, static fit, budget at the start). Returns the pods
 /// placed nowhere.
-pub fn pack(
+pub(crate) fn pack(
     state: &mut ClusterState,
     budget: &mut Budget,
     offerings: &[Offering],
@@ -336,7 +336,7 @@ fn domain_keys(state: &ClusterState) -> Vec<String> {
 
 /// Label keys (other than the hostname) that the snapshot's pods' spread and (anti-)affinity
 /// terms use: offerings differing in these are different domains.
-pub fn topology_label_keys(snapshot: &crate::model::snapshot::Snapshot) -> Vec<String> {
+pub(crate) fn topology_label_keys(snapshot: &crate::model::snapshot::Snapshot) -> Vec<String> {
     let mut out = std::collections::BTreeSet::new();
     for p in &snapshot.pods {
         let d = &p.demand;

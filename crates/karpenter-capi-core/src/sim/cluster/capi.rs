@@ -7,7 +7,7 @@ use crate::vocab::keys::NOT_READY_TAINT_KEY;
 
 impl SimCluster {
     /// Brings a MachineDeployment's Machines to its replicas, as its MachineSet does.
-    pub fn reconcile_machine_set(&mut self, md_key: &str) {
+    pub(crate) fn reconcile_machine_set(&mut self, md_key: &str) {
         let Some(md) = self
             .snap
             .machine_deployments
@@ -237,7 +237,7 @@ impl SimCluster {
     }
 
     /// Starts deleting a Machine: CAPI cordons and drains its Node, then deletes the server.
-    pub fn delete_machine(&mut self, mk: &str) {
+    pub(crate) fn delete_machine(&mut self, mk: &str) {
         let Some(m) = self.snap.machines.iter_mut().find(|x| x.key() == mk) else {
             return;
         };
@@ -261,7 +261,7 @@ impl SimCluster {
     }
 
     /// Evicts every non-DaemonSet pod of a node.
-    pub fn drain(&mut self, node: &str) {
+    pub(crate) fn drain(&mut self, node: &str) {
         let pods: Vec<String> = self
             .snap
             .pods
@@ -314,7 +314,7 @@ impl SimCluster {
     }
 
     /// Removes a Node object and its DaemonSet pods.
-    pub fn remove_node(&mut self, node: &str) {
+    pub(crate) fn remove_node(&mut self, node: &str) {
         self.snap.nodes.retain(|n| n.name != node);
         self.snap
             .pods

@@ -17,7 +17,7 @@
 //! scheduler stand-in in `scheduler`; this file holds the state and the event loop.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use jiff::Timestamp;
 
@@ -48,7 +48,7 @@ use capi::bootstrap_taints;
 
 /// Something that happens at a time.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Event {
+pub(crate) enum Event {
     /// A trace step (index into the trace's steps).
     Trace(usize),
     /// These pods' lifetime ended.
@@ -73,15 +73,15 @@ pub enum Event {
 
 /// How the autoscaler under test shapes the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mode {
+pub(crate) struct Mode {
     /// Nodes register with Karpenter's `karpenter.sh/unregistered` taint (Karpenter setups);
     /// Cluster Autoscaler setups use a bootstrap template without it.
-    pub karpenter: bool,
+    pub(crate) karpenter: bool,
     /// Karpenter's termination controller runs beside the autoscaler: a deleted NodeClaim
     /// stays (deleting) until its Machine is gone, then goes. Ours runs its own termination:
     /// its claims carry `karpenter.sh/termination`, which the API server honours (a deleted
     /// claim stays deleting until the controller removes the finalizer).
-    pub claim_finalizer: bool,
+    pub(crate) claim_finalizer: bool,
 }
 
 /// A Machine the simulation created, and what it bills.
@@ -92,25 +92,25 @@ struct MachineInfo {
 }
 
 /// The simulated clusters (workload and management in one).
-pub struct SimCluster {
+pub(crate) struct SimCluster {
     /// Everything the autoscaler sees.
-    pub snap: Snapshot,
+    pub(crate) snap: Snapshot,
     /// The current time.
-    pub now: Ms,
+    pub(crate) now: Ms,
     /// What `now == 0` is as a timestamp.
-    pub base: Timestamp,
+    pub(crate) base: Timestamp,
     /// Latencies.
-    pub lat: Latencies,
+    pub(crate) lat: Latencies,
     /// Mode.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// Measurements.
-    pub rec: Recorder,
+    pub(crate) rec: Recorder,
     /// When a pod last arrived on or left each node (Karpenter's `lastPodEventTime`).
-    pub last_pod_event: HashMap<String, Ms>,
+    pub(crate) last_pod_event: HashMap<String, Ms>,
     /// Things that did not go as the simulation expected (unsupported writes, ...).
-    pub warnings: BTreeSet<String>,
+    pub(crate) warnings: BTreeSet<String>,
     /// The NodeClaim the last `Create` made (its name is generated), for the status write after it.
-    pub last_created_claim: Option<String>,
+    pub(crate) last_created_claim: Option<String>,
     trace: Trace,
     /// When each of the trace's pods with a lifetime expires (a replacement inherits it).
     expiry: HashMap<String, Ms>,
@@ -131,7 +131,7 @@ pub struct SimCluster {
 }
 
 /// A short name suffix from a counter, like the API server's generated names.
-pub fn suffix(n: u64) -> String {
+pub(crate) fn suffix(n: u64) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut x = n.wrapping_mul(2_654_435_761) % 14_348_907; // 27^5
     let mut out = String::new();
@@ -145,7 +145,7 @@ pub fn suffix(n: u64) -> String {
 impl SimCluster {
     /// The scenario's cluster, with the trace's workloads resolved to pod templates (their
     /// scenario pods removed: the trace decides when they exist).
-    pub fn new(scenario: &Snapshot, trace: &Trace, mode: Mode) -> Result<SimCluster, Error> {
+    pub(crate) fn new(scenario: &Snapshot, trace: &Trace, mode: Mode) -> Result<SimCluster, Error> {
         let base: Timestamp = scenario
             .now
             .unwrap_or(Timestamp::from_second(1_796_032_800).unwrap_or(Timestamp::UNIX_EPOCH));
@@ -251,28 +251,28 @@ impl SimCluster {
     }
 
     /// The pod template of each of the trace's workloads, in the trace's order.
-    pub fn templates(&self) -> &[PodDemand] {
+    pub(crate) fn templates(&self) -> &[PodDemand] {
         &self.templates
     }
 
     /// `now` as a timestamp.
-    pub fn ts(&self, at: Ms) -> Timestamp {
+    pub(crate) fn ts(&self, at: Ms) -> Timestamp {
         Timestamp::from_millisecond(self.base.as_millisecond() + at).unwrap_or(self.base)
     }
 
     /// Queues an event.
-    pub fn push(&mut self, at: Ms, event: Event) {
+    pub(crate) fn push(&mut self, at: Ms, event: Event) {
         self.seq += 1;
         self.queue.push(Reverse((at, self.seq, event)));
     }
 
     /// The time of the next event, if any.
-    pub fn next_time(&self) -> Option<Ms> {
+    pub(crate) fn next_time(&self) -> Option<Ms> {
         self.queue.peek().map(|Reverse((t, _, _))| *t)
     }
 
     /// The next event due at or before `t`.
-    pub fn pop_due(&mut self, t: Ms) -> Option<Event> {
+    pub(crate) fn pop_due(&mut self, t: Ms) -> Option<Event> {
         if self.next_time()? > t {
             return None;
         }
@@ -280,7 +280,7 @@ impl SimCluster {
     }
 
     /// Asks for the autoscaler to be woken at `at` (replacing any earlier request), or never.
-    pub fn set_wake(&mut self, at: Option<Ms>) {
+    pub(crate) fn set_wake(&mut self, at: Option<Ms>) {
         let at = at.map(|t| t.max(self.now));
         if at != self.wake_at {
             self.wake_at = at;
@@ -291,7 +291,7 @@ impl SimCluster {
     }
 
     /// Whether a popped `Wake` is the current request (stale ones are ignored).
-    pub fn take_wake(&mut self) -> bool {
+    pub(crate) fn take_wake(&mut self) -> bool {
         if self.wake_at == Some(self.now) {
             self.wake_at = None;
             true
@@ -301,18 +301,18 @@ impl SimCluster {
     }
 
     /// Notes that the cluster changed (a watch event for the autoscaler).
-    pub fn touch(&mut self) {
+    pub(crate) fn touch(&mut self) {
         self.changed = true;
         self.sched_dirty = true;
     }
 
     /// Whether the cluster changed since the last call.
-    pub fn take_changed(&mut self) -> bool {
+    pub(crate) fn take_changed(&mut self) -> bool {
         std::mem::take(&mut self.changed)
     }
 
     /// Records a warning once.
-    pub fn warn(&mut self, text: String) {
+    pub(crate) fn warn(&mut self, text: String) {
         self.warnings.insert(text);
     }
 
@@ -325,17 +325,17 @@ impl SimCluster {
     }
 
     /// Machines of a MachineDeployment being created right now.
-    pub fn creating(&self, md_key: &str) -> i64 {
+    pub(crate) fn creating(&self, md_key: &str) -> i64 {
         self.creating.get(md_key).copied().unwrap_or(0)
     }
 
     /// Whether a Node is being deleted (its Machine is gone, a finalizer holds it).
-    pub fn node_deleting(&self, node: &str) -> bool {
+    pub(crate) fn node_deleting(&self, node: &str) -> bool {
         self.deleting_nodes.contains(node)
     }
 
     /// Whether nothing the autoscaler made is left.
-    pub fn nothing_left(&self) -> bool {
+    pub(crate) fn nothing_left(&self) -> bool {
         self.snap.nodeclaims.is_empty()
             && self.rec.machines() == 0
             && self
@@ -346,7 +346,7 @@ impl SimCluster {
     }
 
     /// Handles one event.
-    pub fn handle(&mut self, event: Event) {
+    pub(crate) fn handle(&mut self, event: Event) {
         match event {
             Event::Trace(i) => self.trace_step(i),
             Event::Expire(pods) => {
@@ -447,17 +447,6 @@ fn inline_template(
             path: format!("trace {trace}"),
             problem: format!("workload {name}: no pod template"),
         })
-}
-
-/// Machines per MachineDeployment key, for the peers' views.
-pub fn machines_by_md(snap: &Snapshot) -> BTreeMap<String, Vec<&MachineRecord>> {
-    let mut out: BTreeMap<String, Vec<&MachineRecord>> = BTreeMap::new();
-    for m in &snap.machines {
-        if let Some(d) = m.deployment_key() {
-            out.entry(d).or_default().push(m);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use super::*;
 
 impl SimCluster {
     /// Runs the kube-scheduler stand-in if anything changed since it last ran.
-    pub fn schedule(&mut self) {
+    pub(crate) fn schedule(&mut self) {
         if !std::mem::take(&mut self.sched_dirty) {
             return;
         }

@@ -113,7 +113,7 @@ impl SimCluster {
     }
 
     /// Deletes a pod (its workload scaled down or its lifetime ended).
-    pub fn remove_pod(&mut self, pod: &str) {
+    pub(crate) fn remove_pod(&mut self, pod: &str) {
         let Some(i) = self.snap.pods.iter().position(|p| p.demand.key() == pod) else {
             return;
         };
@@ -130,7 +130,7 @@ impl SimCluster {
     /// Evicts a pod: it goes, and its workload creates a replacement (a standalone pod is
     /// simply pending again; a DaemonSet pod just goes). The replacement inherits the evicted
     /// pod's expiry time: the trace's job still ends when it would have (its remaining lifetime).
-    pub fn evict_pod(&mut self, pod: &str) {
+    pub(crate) fn evict_pod(&mut self, pod: &str) {
         let Some(p) = self.snap.pods.iter_mut().find(|p| p.demand.key() == pod) else {
             return;
         };

@@ -25,19 +25,19 @@ use crate::sim::{Ms, ceil_to};
 use crate::vocab::keys;
 
 /// `--scan-interval`.
-pub const SCAN: Ms = 10_000;
+pub(crate) const SCAN: Ms = 10_000;
 /// Where in its period the scan loop runs: its phase is unknown, so the middle of the interval.
-pub const PHASE: Ms = 5_000;
+pub(crate) const PHASE: Ms = 5_000;
 /// `--scale-down-unneeded-time`.
-pub const UNNEEDED: Ms = 600_000;
+pub(crate) const UNNEEDED: Ms = 600_000;
 /// `--scale-down-delay-after-add`.
-pub const DELAY_AFTER_ADD: Ms = 600_000;
+pub(crate) const DELAY_AFTER_ADD: Ms = 600_000;
 /// `--scale-down-utilization-threshold`, in per-mille.
-pub const THRESHOLD_PERMILLE: i64 = 500;
+pub(crate) const THRESHOLD_PERMILLE: i64 = 500;
 
 /// The Cluster Autoscaler peer.
 #[derive(Default)]
-pub struct ClusterAutoscaler {
+pub(crate) struct ClusterAutoscaler {
     scan_at: Option<Ms>,
     deadline: Option<Ms>,
     last_scale_up: Option<Ms>,

@@ -1,9 +1,9 @@
 //! The autoscalers a replay can run: ours (the real controller), upstream karpenter-capi and
 //! Cluster Autoscaler, each reacting to cluster changes and to its own timers.
 
-pub mod autoscaler;
-pub mod ours;
-pub mod upstream;
+pub(crate) mod autoscaler;
+pub(crate) mod ours;
+pub(crate) mod upstream;
 
 use super::Ms;
 use super::cluster::{Mode, SimCluster};
@@ -12,7 +12,7 @@ use crate::model::nodepool::NodePool;
 use crate::sched::strategy::StrategyName;
 
 /// An autoscaler under simulation.
-pub trait Agent {
+pub(crate) trait Agent {
     /// Which strategy it stands for.
     fn strategy(&self) -> StrategyName;
     /// How it shapes the cluster (bootstrap taint, claim finalizer).
@@ -26,7 +26,7 @@ pub trait Agent {
 }
 
 /// The agent for a strategy.
-pub fn agent(strategy: StrategyName) -> Box<dyn Agent> {
+pub(crate) fn agent(strategy: StrategyName) -> Box<dyn Agent> {
     match strategy {
         StrategyName::Cost => Box::new(ours::Ours::new(crate::controller::Config::default())),
         StrategyName::KarpenterCapi => Box::new(upstream::Upstream::default()),
@@ -35,13 +35,13 @@ pub fn agent(strategy: StrategyName) -> Box<dyn Agent> {
 }
 
 /// The earliest of some optional times.
-pub fn earliest(times: impl IntoIterator<Item = Option<Ms>>) -> Option<Ms> {
+pub(crate) fn earliest(times: impl IntoIterator<Item = Option<Ms>>) -> Option<Ms> {
     times.into_iter().flatten().min()
 }
 
 /// A NodePool's `consolidateAfter` in milliseconds (`None` for `Never` or unparsable; unset
 /// means 0, as Karpenter defaults it).
-pub fn consolidate_after(pool: &NodePool) -> Option<Ms> {
+pub(crate) fn consolidate_after(pool: &NodePool) -> Option<Ms> {
     match pool.consolidate_after.as_deref() {
         None => Some(0),
         Some(text) => match text.parse::<NillableDuration>() {
@@ -52,13 +52,13 @@ pub fn consolidate_after(pool: &NodePool) -> Option<Ms> {
 }
 
 /// Milliseconds from the start of the replay to a timestamp.
-pub fn at(c: &SimCluster, t: jiff::Timestamp) -> Ms {
+pub(crate) fn at(c: &SimCluster, t: jiff::Timestamp) -> Ms {
     t.as_millisecond() - c.base.as_millisecond()
 }
 
 /// The provisioner's batching window (Karpenter's and ours alike): the earliest time the batch
 /// of provisionable pods closes — 1 s after the newest pod, 10 s after the oldest.
-pub fn batch_closes(c: &SimCluster, idle: Ms, max: Ms) -> Option<Ms> {
+pub(crate) fn batch_closes(c: &SimCluster, idle: Ms, max: Ms) -> Option<Ms> {
     let created: Vec<Ms> = c
         .snap
         .pods

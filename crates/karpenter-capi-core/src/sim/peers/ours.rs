@@ -23,11 +23,11 @@ use crate::sim::cluster::{Mode, SimCluster};
 use crate::vocab::keys::DRAIN_STARTED_ANNOTATION;
 
 /// `run`'s resync period.
-pub const RESYNC: Ms = 10_000;
+pub(crate) const RESYNC: Ms = 10_000;
 
 /// Which of `run`'s resync passes the replay runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resync {
+pub(crate) enum Resync {
     /// Only those where a clock of the controller can change its mind (the default).
     WhenDue,
     /// Every one (a pass every 10 s): slow, for checking [`Resync::WhenDue`].
@@ -35,7 +35,7 @@ pub enum Resync {
 }
 
 /// Our controller.
-pub struct Ours {
+pub(crate) struct Ours {
     config: Config,
     resync: Resync,
     first_change: Option<Ms>,
@@ -49,17 +49,17 @@ pub struct Ours {
     /// to measure what it changes).
     remember: bool,
     /// Every action carried out, with its time (`name target`).
-    pub log: Vec<(Ms, String)>,
+    pub(crate) log: Vec<(Ms, String)>,
 }
 
 impl Ours {
     /// With these settings.
-    pub fn new(config: Config) -> Ours {
+    pub(crate) fn new(config: Config) -> Ours {
         Ours::with_resync(config, Resync::WhenDue)
     }
 
     /// With these settings and resync passes.
-    pub fn with_resync(config: Config, resync: Resync) -> Ours {
+    pub(crate) fn with_resync(config: Config, resync: Resync) -> Ours {
         Ours {
             config,
             resync,
@@ -75,7 +75,8 @@ impl Ours {
 
     /// This controller with a consolidation memo that forgets after every pass: every pass
     /// searches in full.
-    pub fn forgetting(mut self) -> Ours {
+    #[cfg(test)]
+    pub(crate) fn forgetting(mut self) -> Ours {
         self.remember = false;
         self
     }

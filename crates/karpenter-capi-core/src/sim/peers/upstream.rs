@@ -51,21 +51,21 @@ use crate::vocab::keys::DISRUPTED_TAINT_KEY;
 use crate::vocab::reasons::DisruptionReason;
 
 /// Karpenter's disruption polling period.
-pub const POLL: Ms = 10_000;
+pub(crate) const POLL: Ms = 10_000;
 /// Karpenter's consolidation command validation delay (`consolidationTTL`).
-pub const VALIDATION: Ms = 15_000;
+pub(crate) const VALIDATION: Ms = 15_000;
 /// `MultiNodeConsolidationTimeoutDuration`.
-pub const MULTI_NODE_TIMEOUT: Ms = 60_000;
+pub(crate) const MULTI_NODE_TIMEOUT: Ms = 60_000;
 /// `SingleNodeConsolidationTimeoutDuration`.
-pub const SINGLE_NODE_TIMEOUT: Ms = 180_000;
+pub(crate) const SINGLE_NODE_TIMEOUT: Ms = 180_000;
 /// Multi-node consolidation considers at most this many candidates.
-pub const MULTI_NODE_MAX: usize = 100;
+pub(crate) const MULTI_NODE_MAX: usize = 100;
 /// `ConsolidationState` forces a new search this long after the last change.
-pub const FORCE_AFTER: Ms = 300_000;
+pub(crate) const FORCE_AFTER: Ms = 300_000;
 
 /// Karpenter's disruption methods, in the order the controller tries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Method {
+pub(crate) enum Method {
     /// `Emptiness`.
     Empty,
     /// `MultiNodeConsolidation`.
@@ -92,13 +92,13 @@ impl Method {
 
 /// A disruption command waiting for its validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
+pub(crate) struct Command {
     /// The method that computed it.
-    pub method: Method,
+    pub(crate) method: Method,
     /// The candidates' claims, in DisruptionCost order.
-    pub claims: Vec<String>,
+    pub(crate) claims: Vec<String>,
     /// When it is validated and carried out.
-    pub at: Ms,
+    pub(crate) at: Ms,
 }
 
 /// A disruption candidate.
@@ -113,7 +113,7 @@ struct Cand {
 
 /// The upstream peer.
 #[derive(Default)]
-pub struct Upstream {
+pub(crate) struct Upstream {
     config: Config,
     first_change: Option<Ms>,
     debounce: Option<Ms>,
@@ -134,9 +134,9 @@ pub struct Upstream {
     unseen_pools: BTreeSet<String>,
     passes: usize,
     /// Modelled compute time of one scheduling simulation, for the consolidation timeouts.
-    pub scheduling_cost: Ms,
+    pub(crate) scheduling_cost: Ms,
     /// Commands carried out: (time, method, claims).
-    pub log: Vec<(Ms, Method, Vec<String>)>,
+    pub(crate) log: Vec<(Ms, Method, Vec<String>)>,
 }
 
 impl Upstream {

@@ -15,7 +15,7 @@ use crate::model::resources::Resources;
 use crate::sched::catalog::Offering;
 use crate::sched::state::{ClusterState, NodeOrigin};
 use crate::sched::strategy::Budget;
-pub use packing_optimizer::Solved;
+pub(crate) use packing_optimizer::Solved;
 use packing_optimizer::colgen::{ClassSpec, Problem};
 use packing_optimizer::integer::Node;
 
@@ -23,18 +23,18 @@ use packing_optimizer::integer::Node;
 /// pattern optimizer does not model (pod affinity, anti-affinity on a topology wider than a
 /// node, topology spread, preferences: [`PodDemand::has_topology`]). Such pods go through the
 /// checked one-at-a-time placement after the optimized ones.
-pub fn needs_sequential(d: &PodDemand) -> bool {
+pub(crate) fn needs_sequential(d: &PodDemand) -> bool {
     d.has_topology()
 }
 
 /// A class: its pods (snapshot indices) and what the optimizer knows about it.
-pub struct Classes {
+pub(crate) struct Classes {
     /// Pods per class.
-    pub pods: Vec<Vec<usize>>,
+    pub(crate) pods: Vec<Vec<usize>>,
     /// The problem over the offerings that differ for these classes.
-    pub problem: Problem,
+    pub(crate) problem: Problem,
     /// Per offering of the problem: the caller's offering it stands for.
-    pub offering: Vec<usize>,
+    pub(crate) offering: Vec<usize>,
 }
 
 /// The resource dimensions of a batch: cpu, memory, ephemeral storage, pods, then every
@@ -58,7 +58,7 @@ fn vector(r: &Resources, dims: &[String]) -> Vec<i64> {
 
 /// A pod's class: its demand without name, namespace and labels, and which of `terms` select it
 /// (labels and namespace matter only through those). Pods of one class fit the same nodes.
-pub fn class_key(d: &PodDemand, terms: &[&AffinityTerm]) -> (PodDemand, Vec<bool>) {
+pub(crate) fn class_key(d: &PodDemand, terms: &[&AffinityTerm]) -> (PodDemand, Vec<bool>) {
     let selected = terms
         .iter()
         .map(|t| t.selects(&d.namespace, &d.labels))
@@ -72,7 +72,7 @@ pub fn class_key(d: &PodDemand, terms: &[&AffinityTerm]) -> (PodDemand, Vec<bool
 
 /// Groups `pods` into classes: identical demand, and selected by the same (anti-)affinity
 /// terms of any pod (labels and namespace matter only through those).
-pub fn classes(
+pub(crate) fn classes(
     state: &ClusterState,
     offerings: &[Offering],
     allowed: &Allowed,
@@ -176,7 +176,7 @@ pub fn classes(
 /// tenth of a second of a core's time in the optimizer for a batch up to 500 pods, up to half a
 /// second above, where most batches finish their search before the budget (measured in
 /// docs/benchmarks.md).
-pub fn work_for(pods: usize) -> u64 {
+pub(crate) fn work_for(pods: usize) -> u64 {
     if pods <= 500 {
         SMALL_BATCH_WORK
     } else {
@@ -185,24 +185,24 @@ pub fn work_for(pods: usize) -> u64 {
 }
 
 /// Units of work for a batch of at most 500 pods.
-pub const SMALL_BATCH_WORK: u64 = 15_000_000;
+pub(crate) const SMALL_BATCH_WORK: u64 = 15_000_000;
 /// Units of work for a larger batch.
-pub const LARGE_BATCH_WORK: u64 = 50_000_000;
+pub(crate) const LARGE_BATCH_WORK: u64 = 50_000_000;
 /// Units of work for one consolidation trial (the pods of a few nodes; a pass runs up to ~30).
-pub const TRIAL_WORK: u64 = 1_500_000;
+pub(crate) const TRIAL_WORK: u64 = 1_500_000;
 
 /// The wall-clock safety net of one optimizer run of `work` units: a millisecond per thousand
 /// units, at least a second (50 s for a large batch, 1.5 s for a consolidation trial). An idle
 /// core spends about 10 M units per 100 ms (docs/benchmarks.md), so this is some fifty times
 /// what a budget takes and normal inputs never reach it; when one does, the plan says so
 /// (`cutShort`), because it then depends on the machine's speed.
-pub fn safety_net(work: u64) -> Duration {
+pub(crate) fn safety_net(work: u64) -> Duration {
     Duration::from_millis((work / 1_000).max(1_000))
 }
 
 /// Column generation, diving and local search over the classes (`packing_optimizer`) within
 /// `work` units, with the plan's nodes mapped back to the caller's offerings.
-pub fn optimize(classes: &Classes, work: u64) -> Solved {
+pub(crate) fn optimize(classes: &Classes, work: u64) -> Solved {
     let meter = Work::new(work, safety_net(work));
     let mut solved = packing_optimizer::optimize(&classes.problem, &meter);
     for node in &mut solved.nodes {
@@ -213,7 +213,7 @@ pub fn optimize(classes: &Classes, work: u64) -> Solved {
 
 /// Opens the planned nodes and places their pods through the checked fit (within the
 /// budget); returns the pods that did not go where planned.
-pub fn materialise(
+pub(crate) fn materialise(
     state: &mut ClusterState,
     budget: &mut Budget,
     offerings: &[Offering],

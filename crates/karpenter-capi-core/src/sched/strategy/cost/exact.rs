@@ -10,7 +10,7 @@ use crate::sched::catalog::Offering;
 use crate::sched::strategy::Budget;
 
 /// Batches up to this many pods are solved exactly (3^n subset pairs).
-pub const EXACT_LIMIT: usize = 12;
+pub(crate) const EXACT_LIMIT: usize = 12;
 
 /// Lexicographic objective: price, then total CPU capacity, memory capacity, node count.
 type Objective = (i64, i64, i64, i64);
@@ -29,10 +29,10 @@ fn add(a: Objective, b: Objective) -> Objective {
 }
 
 /// A node of the solution: (offering, pods).
-pub type SolvedNode = (usize, Vec<usize>);
+pub(crate) type SolvedNode = (usize, Vec<usize>);
 
 /// The optimal nodes for `pods`, or None when there are too many offerings for the bit masks.
-pub fn solve(
+pub(crate) fn solve(
     snapshot: &Snapshot,
     offerings: &[Offering],
     allowed: &Allowed,
@@ -133,7 +133,7 @@ pub fn solve(
 }
 
 /// Whether the solution respects NodePool limits and MachineDeployment max sizes.
-pub fn within_budget(budget: &Budget, offerings: &[Offering], nodes: &[SolvedNode]) -> bool {
+pub(crate) fn within_budget(budget: &Budget, offerings: &[Offering], nodes: &[SolvedNode]) -> bool {
     let mut b = budget.clone();
     for (o, _) in nodes {
         if b.check(&offerings[*o]).is_err() {

@@ -16,7 +16,7 @@ use crate::vocab::keys;
 
 /// The pods of `pending` (not placed on standing nodes) that wait for their targets, each with
 /// its reason; computed to a fixed point, since a target that waits is not placed either.
-pub fn waiting(state: &ClusterState, pending: &[usize]) -> BTreeMap<usize, Unfit> {
+pub(crate) fn waiting(state: &ClusterState, pending: &[usize]) -> BTreeMap<usize, Unfit> {
     let snapshot = state.snapshot();
     let mut out: BTreeMap<usize, Unfit> = BTreeMap::new();
     if !pending

@@ -65,7 +65,8 @@ impl Forecast {
     }
 
     /// Pods expected in all.
-    pub fn total(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> usize {
         self.expected.iter().map(|&(_, n)| n).sum()
     }
 }

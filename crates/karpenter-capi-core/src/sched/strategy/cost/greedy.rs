@@ -17,11 +17,11 @@ use crate::vocab::keys;
 /// Everything that makes pods schedule alike, except their names (and, for classes of pods
 /// that repel each other, their sizes).
 #[derive(Debug, PartialEq, Eq, Hash)]
-pub struct DemandKey(PodDemand);
+pub(crate) struct DemandKey(PodDemand);
 
 impl DemandKey {
     /// The key of a demand; `with_requests: false` ignores its requests.
-    pub fn of(d: &PodDemand, with_requests: bool) -> DemandKey {
+    pub(crate) fn of(d: &PodDemand, with_requests: bool) -> DemandKey {
         let mut copy = d.clone();
         copy.name.clear();
         if !with_requests {
@@ -32,7 +32,7 @@ impl DemandKey {
 
     /// The key of a demand without its name, namespace and labels: pods alike for the fit on
     /// a node with no pods.
-    pub fn unlabelled(d: &PodDemand) -> DemandKey {
+    pub(crate) fn unlabelled(d: &PodDemand) -> DemandKey {
         let mut copy = d.clone();
         copy.name.clear();
         copy.namespace.clear();
@@ -42,14 +42,14 @@ impl DemandKey {
 
     /// [`DemandKey::unlabelled`] without the requests either: what a node's labels and
     /// taints see of a pod.
-    pub fn without_requests(d: &PodDemand) -> DemandKey {
+    pub(crate) fn without_requests(d: &PodDemand) -> DemandKey {
         let mut key = DemandKey::unlabelled(d);
         key.0.requests = Resources::default();
         key
     }
 
     /// The demand this key stands for.
-    pub fn demand(&self) -> &PodDemand {
+    pub(crate) fn demand(&self) -> &PodDemand {
         &self.0
     }
 }
@@ -244,7 +244,7 @@ fn fill(
 }
 
 /// Packs the pods onto new nodes; returns the pods it could not place.
-pub fn pack(
+pub(crate) fn pack(
     state: &mut ClusterState,
     budget: &mut Budget,
     offerings: &[Offering],
@@ -435,7 +435,7 @@ fn fill_open_nodes(state: &mut ClusterState, allowed: &Allowed, classes: &mut [C
 }
 
 /// Moves each new node to the cheapest offering that still holds its pods, if that is cheaper.
-pub fn downsize(
+pub(crate) fn downsize(
     state: &mut ClusterState,
     budget: &mut Budget,
     offerings: &[Offering],

@@ -10,11 +10,11 @@
 //! bounds) knows nothing of Kubernetes and lives in `crates/packing-optimizer`; [`engine`] turns
 //! pods and offerings into its classes and its nodes back into placements.
 
-pub mod engine;
-pub mod exact;
-pub mod followers;
+pub(crate) mod engine;
+pub(crate) mod exact;
+pub(crate) mod followers;
 pub mod foresight;
-pub mod greedy;
+pub(crate) mod greedy;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,27 +33,27 @@ use crate::sched::strategy::StrategyName;
 use crate::vocab::keys;
 
 /// The `cost` strategy.
-pub struct Cost;
+pub(crate) struct Cost;
 
 /// Which offerings each pending pod may use, computed once per distinct demand.
-pub struct Allowed {
+pub(crate) struct Allowed {
     /// Per pod (snapshot index): its demand's index.
-    pub demand_of: HashMap<usize, usize>,
+    pub(crate) demand_of: HashMap<usize, usize>,
     /// Per distinct demand: a mask over the offerings.
-    pub masks: Vec<Vec<bool>>,
+    pub(crate) masks: Vec<Vec<bool>>,
     /// Per distinct demand: the NodePools passed over because a claim holding it alone would
     /// miss their `minValues` ([`crate::sched::min_values`]).
-    pub blocked: Vec<Vec<Unfit>>,
+    pub(crate) blocked: Vec<Vec<Unfit>>,
 }
 
 impl Allowed {
     /// Whether `pod` may use offering `o`.
-    pub fn permits(&self, pod: usize, o: usize) -> bool {
+    pub(crate) fn permits(&self, pod: usize, o: usize) -> bool {
         self.demand_of.get(&pod).is_some_and(|&d| self.masks[d][o])
     }
 
     /// The offerings `pod` may use.
-    pub fn list(&self, pod: usize) -> Vec<usize> {
+    pub(crate) fn list(&self, pod: usize) -> Vec<usize> {
         match self.demand_of.get(&pod) {
             Some(&d) => (0..self.masks[d].len())
                 .filter(|&o| self.masks[d][o])
@@ -63,7 +63,7 @@ impl Allowed {
     }
 
     /// Whether `pod` may use any offering.
-    pub fn any(&self, pod: usize) -> bool {
+    pub(crate) fn any(&self, pod: usize) -> bool {
         self.demand_of
             .get(&pod)
             .is_some_and(|&d| self.masks[d].iter().any(|&b| b))
@@ -96,7 +96,7 @@ impl Strategy for Foreseeing {
 
 /// `cost`'s plan with the optimizer's budget in units of work (default: by batch size, see
 /// [`engine::work_for`]); consolidation's many trials pass a small one.
-pub fn plan_within(snapshot: &Snapshot, pending: &[usize], work: Option<u64>) -> Placement {
+pub(crate) fn plan_within(snapshot: &Snapshot, pending: &[usize], work: Option<u64>) -> Placement {
     {
         let (all_offerings, _) = catalog::offerings(snapshot, true);
         let offerings = distinct(snapshot, &all_offerings);
@@ -464,7 +464,7 @@ fn fits_empty(demand: &PodDemand, o: &Offering) -> bool {
 }
 
 /// Whether two pods may not share a node (hostname anti-affinity either way, or a host port).
-pub fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
+pub(crate) fn conflict(a: &PodDemand, b: &PodDemand) -> bool {
     let anti = |x: &PodDemand, y: &PodDemand| {
         x.anti_affinity
             .iter()

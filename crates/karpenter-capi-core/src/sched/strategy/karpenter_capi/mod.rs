@@ -40,10 +40,10 @@ mod tests;
 
 /// Karpenter v1.5 (`MaxInstanceTypes` in core `provisioning/scheduling/nodeclaimtemplate.go`,
 /// 60 in the version the provider vendors) truncates a NodeClaim's instance types to this many.
-pub const MAX_INSTANCE_TYPES: usize = 60;
+pub(crate) const MAX_INSTANCE_TYPES: usize = 60;
 
 /// The upstream strategy.
-pub struct KarpenterCapi;
+pub(crate) struct KarpenterCapi;
 
 /// A NodeClaim being filled: its NodePool, the instance types still possible (offering indices
 /// in list order), its pods' summed requests, and when it was opened.
