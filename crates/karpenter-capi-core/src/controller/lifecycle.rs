@@ -12,7 +12,7 @@ use super::Config;
 use super::action::Action;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
-use crate::model::snapshot::{NodeRecord, Snapshot};
+use crate::model::snapshot::{MachineIndex, NodeRecord, Snapshot};
 
 /// Age of a claim at `now`, in seconds (0 when unknown).
 pub fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
@@ -238,8 +238,9 @@ pub fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Acti
         .filter(|c| !c.deleting && !skip.contains(&c.name))
         .collect();
     claims.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+    let machines = MachineIndex::new(snapshot);
     for claim in claims {
-        match (&claim.machine, bound_machine(snapshot, claim)) {
+        match (&claim.machine, machines.bound(claim)) {
             (None, _) => {
                 let Some(md) = snapshot.claim_machine_deployment(claim) else {
                     continue;
@@ -312,6 +313,7 @@ pub fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeR
 /// registered claims whose Node is Ready without startup or ephemeral taints.
 pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut actions = Vec::new();
+    let machines = MachineIndex::new(snapshot);
     for claim in snapshot
         .nodeclaims
         .iter()
@@ -321,9 +323,9 @@ pub fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> 
         let pid = claim
             .provider_id
             .clone()
-            .or_else(|| bound_machine(snapshot, claim).and_then(|m| m.provider_id.clone()));
+            .or_else(|| machines.bound(claim).and_then(|m| m.provider_id.clone()));
         let Some(pid) = pid else { continue };
-        let nodes = nodes_for(snapshot, &pid);
+        let nodes = machines.nodes_for(&pid);
         let [node] = nodes.as_slice() else { continue };
         if !claim.condition_true("Registered") {
             let mut labels: BTreeMap<String, String> = claim.labels.clone();
