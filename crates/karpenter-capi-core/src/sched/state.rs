@@ -568,7 +568,7 @@ mod tests {
                     ..Resources::default()
                 };
                 // Some nodes turn the pod away for other reasons.
-                let accept = |n: usize| (n as u64 + round) % 5 != 0;
+                let accept = |n: usize| !(n as u64 + round).is_multiple_of(5);
                 let scan = (0..nodes).find(|&n| need.fits_in(&free[n]) && accept(n));
                 let found = index.first(&need, |n| need.fits_in(&free[n]) && accept(n));
                 assert_eq!(found, scan, "{nodes} nodes, round {round}");
