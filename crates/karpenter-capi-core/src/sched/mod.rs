@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod fit;
+pub mod free_index;
 pub mod min_values;
 pub mod report;
 pub mod state;

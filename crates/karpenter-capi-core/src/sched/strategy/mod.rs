@@ -14,7 +14,8 @@ use std::collections::HashMap;
 
 use super::catalog::Offering;
 use super::fit::{Rejection, Unfit, static_fit};
-use super::state::{ClusterState, FreeIndex, NodeOrigin};
+use super::free_index::FreeIndex;
+use super::state::{ClusterState, NodeOrigin};
 use crate::model::flavor::Price;
 use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
