@@ -12,7 +12,7 @@ use super::Config;
 use super::action::Action;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
-use crate::model::snapshot::{NodeRecord, Snapshot};
+use crate::model::snapshot::{MachineIndex, NodeRecord, Snapshot};
 
 /// Age of a claim at `now`, in seconds (0 when unknown).
 pub(crate) fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
@@ -230,8 +230,9 @@ pub(crate) fn bind_and_launch(snapshot: &Snapshot, skip: &BTreeSet<String>) -> V
         .filter(|c| !c.deleting && !skip.contains(&c.name))
         .collect();
     claims.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+    let machines = MachineIndex::new(snapshot);
     for claim in claims {
-        match (&claim.machine, bound_machine(snapshot, claim)) {
+        match (&claim.machine, machines.bound(claim)) {
             (None, _) => {
                 let Some(md) = snapshot.claim_machine_deployment(claim) else {
                     continue;
@@ -291,7 +292,8 @@ fn claim_machine(m: &MachineRecord, claim: &str) -> Action {
     }
 }
 
-/// The Nodes with this providerID.
+/// The Nodes with this providerID, by a scan (the index's tests compare against it).
+#[cfg(test)]
 pub(crate) fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeRecord> {
     snapshot
         .nodes
@@ -304,6 +306,7 @@ pub(crate) fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'
 /// registered claims whose Node is Ready without startup or ephemeral taints.
 pub(crate) fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut actions = Vec::new();
+    let machines = MachineIndex::new(snapshot);
     for claim in snapshot
         .nodeclaims
         .iter()
@@ -313,9 +316,9 @@ pub(crate) fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<Strin
         let pid = claim
             .provider_id
             .clone()
-            .or_else(|| bound_machine(snapshot, claim).and_then(|m| m.provider_id.clone()));
+            .or_else(|| machines.bound(claim).and_then(|m| m.provider_id.clone()));
         let Some(pid) = pid else { continue };
-        let nodes = nodes_for(snapshot, &pid);
+        let nodes = machines.nodes_for(&pid);
         let [node] = nodes.as_slice() else { continue };
         if !claim.condition_true("Registered") {
             let mut labels: BTreeMap<String, String> = claim.labels.clone();

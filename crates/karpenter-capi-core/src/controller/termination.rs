@@ -32,7 +32,7 @@ use super::pdb::{Pdbs, home_for_movable};
 use super::rollout::scale_down_hold;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
-use crate::model::snapshot::{NodeRecord, Snapshot};
+use crate::model::snapshot::{MachineIndex, NodeRecord, Snapshot};
 use crate::vocab::keys::{
     DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION, EXCLUDE_FROM_LOAD_BALANCERS_LABEL,
     TERMINATION_FINALIZER, TERMINATION_TIMESTAMP_ANNOTATION,
@@ -127,13 +127,14 @@ pub(crate) fn terminate(
         out.deleted_claims.insert(claim.name.clone());
     }
     if snapshot.machines_observed {
+        let machines = MachineIndex::new(snapshot);
         for claim in snapshot
             .nodeclaims
             .iter()
             .filter(|c| !c.deleting && !skip.contains(&c.name) && c.condition_true("Registered"))
         {
             let Some(key) = &claim.machine else { continue };
-            if bound_machine(snapshot, claim).is_some() {
+            if machines.bound(claim).is_some() {
                 continue;
             }
             let ready = node_of(snapshot, claim).is_some_and(|n| n.ready == Some(true));

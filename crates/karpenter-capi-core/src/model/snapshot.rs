@@ -397,6 +397,62 @@ impl<'a> NodeIndex<'a> {
     }
 }
 
+/// The Machines of a snapshot by `namespace/name`, and the Nodes by providerID (all of them, in
+/// order), built once per pass: a claim's Machine or Nodes found by scanning every Machine or
+/// Node is quadratic at thousands of claims.
+#[derive(Debug)]
+pub struct MachineIndex<'a> {
+    machines: &'a [super::machine::MachineRecord],
+    by_key: std::collections::HashMap<String, usize>,
+    nodes_by_provider_id: std::collections::HashMap<&'a str, Vec<&'a NodeRecord>>,
+}
+
+impl<'a> MachineIndex<'a> {
+    /// Indexes the snapshot's Machines (the first of duplicate keys wins, as a scan in order
+    /// would find it) and Nodes.
+    pub fn new(snapshot: &'a Snapshot) -> MachineIndex<'a> {
+        let mut by_key = std::collections::HashMap::with_capacity(snapshot.machines.len());
+        for (i, m) in snapshot.machines.iter().enumerate() {
+            // A claim names its Machine as `namespace/name`, split at the first `/`: a
+            // namespace holding one (never so in a cluster) could not be named.
+            if !m.namespace.contains('/') {
+                by_key
+                    .entry(format!("{}/{}", m.namespace, m.name))
+                    .or_insert(i);
+            }
+        }
+        let mut nodes_by_provider_id: std::collections::HashMap<&str, Vec<&NodeRecord>> =
+            std::collections::HashMap::with_capacity(snapshot.nodes.len());
+        for n in &snapshot.nodes {
+            if let Some(pid) = n.provider_id.as_deref() {
+                nodes_by_provider_id.entry(pid).or_default().push(n);
+            }
+        }
+        MachineIndex {
+            machines: &snapshot.machines,
+            by_key,
+            nodes_by_provider_id,
+        }
+    }
+
+    /// The Machine a claim's annotation names, if it exists (`lifecycle::bound_machine`).
+    pub fn bound(
+        &self,
+        claim: &super::nodeclaim::NodeClaimRecord,
+    ) -> Option<&'a super::machine::MachineRecord> {
+        let key = claim.machine.as_deref().filter(|k| k.contains('/'))?;
+        self.by_key.get(key).and_then(|&i| self.machines.get(i))
+    }
+
+    /// The Nodes with this providerID, in order.
+    pub fn nodes_for(&self, provider_id: &str) -> Vec<&'a NodeRecord> {
+        self.nodes_by_provider_id
+            .get(provider_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,5 +508,88 @@ mod tests {
                 "{name:?} {pid:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_machine_index_finds_what_a_scan_in_order_finds() {
+        let machine = |ns: &str, name: &str, pid: &str| {
+            format!(
+                "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {{name: {name}, namespace: {ns}}}\nspec: {{clusterName: c, providerID: '{pid}'}}\n"
+            )
+        };
+        let claim = |name: &str, machine: &str| {
+            format!(
+                "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {{name: {name}, annotations: {{cluster.x-k8s.io/machine: '{machine}'}}}}\nspec: {{requirements: []}}\n"
+            )
+        };
+        let node = |name: &str, pid: &str| {
+            format!(
+                "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nspec: {{providerID: '{pid}'}}\n"
+            )
+        };
+        let text = [
+            machine("capi", "a", "p:1"),
+            machine("other", "a", "p:2"),
+            machine("capi", "b", "p:3"),
+            claim("c1", "capi/a"),
+            claim("c2", "other/a"),
+            claim("c3", "capi/zz"),
+            claim("c4", "noslash"),
+            claim("c5", "capi/b"),
+            claim("c6", "/a"),
+            node("n1", "p:1"),
+            node("n2", "p:3"),
+            node("n3", "p:1"),
+        ]
+        .concat();
+        let snapshot = crate::model::load::snapshot_from_sources(&[crate::model::load::Source {
+            name: "t.yaml".into(),
+            text,
+        }])
+        .unwrap();
+        let index = MachineIndex::new(&snapshot);
+        let found: Vec<Option<String>> = snapshot
+            .nodeclaims
+            .iter()
+            .map(|c| {
+                index
+                    .bound(c)
+                    .map(super::super::machine::MachineRecord::key)
+            })
+            .collect();
+        let scanned: Vec<Option<String>> = snapshot
+            .nodeclaims
+            .iter()
+            .map(|c| crate::controller::lifecycle::bound_machine(&snapshot, c).map(|m| m.key()))
+            .collect();
+        assert_eq!(found, scanned);
+        assert_eq!(
+            found,
+            [
+                Some("capi/a"),
+                Some("other/a"),
+                None,
+                None,
+                Some("capi/b"),
+                None
+            ]
+            .map(|k| k.map(str::to_string))
+        );
+        let names = |pid: &str| -> Vec<String> {
+            index
+                .nodes_for(pid)
+                .iter()
+                .map(|n| n.name.clone())
+                .collect()
+        };
+        assert_eq!(names("p:1"), ["n1", "n3"]);
+        assert_eq!(names("p:9"), Vec::<String>::new());
+        assert_eq!(
+            names("p:1"),
+            crate::controller::lifecycle::nodes_for(&snapshot, "p:1")
+                .iter()
+                .map(|n| n.name.clone())
+                .collect::<Vec<_>>()
+        );
     }
 }

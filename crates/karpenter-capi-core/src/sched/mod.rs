@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub(crate) mod fit;
+pub(crate) mod free_index;
 pub(crate) mod min_values;
 pub mod report;
 pub(crate) mod state;

@@ -22,6 +22,7 @@ use crate::error::Error;
 
 mod parse;
 mod records;
+mod stream;
 
 pub use parse::parse_source;
 use records::{expand_workload, node_record, pod_record, template_labels, template_spec};
@@ -58,10 +59,48 @@ pub fn build_snapshot_tolerant(objects: Vec<RawObject>) -> Result<Snapshot, Erro
 /// Owners whose pods (or, for Deployments, ReplicaSets) are in the input, so their templates are
 /// not expanded too; and the pods expanded so far.
 #[derive(Default)]
-struct Expansion {
+pub(super) struct Expansion {
     owners_with_pods: BTreeSet<String>,
     deployments_with_replicasets: BTreeSet<String>,
     expanded: i64,
+}
+
+/// Which owners an owner key is noted among ([`owner_keys`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum OwnerOf {
+    /// An owner of a pod in the input.
+    Pod,
+    /// A Deployment owning a ReplicaSet in the input.
+    ReplicaSet,
+}
+
+/// The owners (`Kind/namespace/name`) an object of `kind` in `namespace` notes: a pod's owners,
+/// and a ReplicaSet's Deployment.
+pub(super) fn owner_keys(
+    kind: &str,
+    namespace: &str,
+    owners: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference],
+) -> Vec<(OwnerOf, String)> {
+    owners
+        .iter()
+        .filter_map(|r| {
+            let of = match kind {
+                "Pod" => OwnerOf::Pod,
+                "ReplicaSet" if r.kind == "Deployment" => OwnerOf::ReplicaSet,
+                _ => return None,
+            };
+            Some((of, format!("{}/{}/{}", r.kind, namespace, r.name)))
+        })
+        .collect()
+}
+
+impl Expansion {
+    fn note(&mut self, of: OwnerOf, key: String) {
+        match of {
+            OwnerOf::Pod => self.owners_with_pods.insert(key),
+            OwnerOf::ReplicaSet => self.deployments_with_replicasets.insert(key),
+        };
+    }
 }
 
 /// A snapshot built one object at a time, so a caller holding its objects in another form (the
@@ -93,13 +132,8 @@ impl Builder {
         namespace: &str,
         owners: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference],
     ) {
-        for r in owners {
-            let owner = format!("{}/{}/{}", r.kind, namespace, r.name);
-            if kind == "Pod" {
-                self.expansion.owners_with_pods.insert(owner);
-            } else if kind == "ReplicaSet" && r.kind == "Deployment" {
-                self.expansion.deployments_with_replicasets.insert(owner);
-            }
+        for (of, key) in owner_keys(kind, namespace, owners) {
+            self.expansion.note(of, key);
         }
     }
 
@@ -112,7 +146,7 @@ impl Builder {
                 .map(|(field, text, used)| obj.oddity(field, text, used.to_string())),
         );
         let (origin, kind, name) = (obj.origin.clone(), obj.kind.clone(), obj.key());
-        match add_object(&mut self.snap, obj, &mut self.expansion) {
+        match convert(obj).and_then(|r| commit(&mut self.snap, r, &mut self.expansion)) {
             Ok(()) => self.oddities.extend(odd),
             Err(e) if self.tolerant => {
                 let (field, value) = match e {
@@ -189,11 +223,33 @@ fn foreign_node_class(node_class_ref: Option<&serde_json::Value>) -> Option<Stri
     (!ours).then(|| format!("{kind}.{group}"))
 }
 
-/// Classifies one object into the snapshot.
-fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) -> Result<(), Error> {
-    match (obj.group(), obj.kind.as_str()) {
-        ("", "Pod") => snap.pods.push(std::sync::Arc::new(pod_record(&obj)?)),
-        ("", "Node") => snap.nodes.push(node_record(&obj)?),
+/// One object read into what the snapshot keeps of it: all that can be done without looking
+/// at other objects (workload templates, which need every object's owners, are expanded when
+/// the record is committed, [`commit`]).
+pub(super) enum Record {
+    Pod(PodRecord),
+    Node(NodeRecord),
+    DaemonSet(DaemonSetRecord),
+    Workload(RawObject),
+    /// A NodePool, and the foreign node class it names if any.
+    NodePool(NodePool, Option<String>),
+    NodeClass(NodeClass),
+    /// A NodeClaim, and whether its node class is another Karpenter's.
+    NodeClaim(super::nodeclaim::NodeClaimRecord, bool),
+    Machine(super::machine::MachineRecord),
+    VolumeClaim(super::volume::ClaimRecord),
+    Volume(super::volume::TopologyRecord),
+    StorageClass(super::volume::TopologyRecord),
+    MachineDeployment(MachineDeploymentRecord),
+    Other(RawObject),
+}
+
+/// Reads one object into its [`Record`]; pure, so objects convert independently (on every
+/// core, as they are parsed).
+pub(super) fn convert(obj: RawObject) -> Result<Record, Error> {
+    Ok(match (obj.group(), obj.kind.as_str()) {
+        ("", "Pod") => Record::Pod(pod_record(&obj)?),
+        ("", "Node") => Record::Node(node_record(&obj)?),
         ("apps", "DaemonSet") => {
             let spec = template_spec(&obj)?;
             let pod = PodDemand::from_spec(
@@ -207,12 +263,57 @@ fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) ->
             // The DaemonSet controller places its pods by required constraints only.
             let mut pod = pod;
             pod.preferred_node_affinity.clear();
-            snap.daemonsets.push(DaemonSetRecord {
+            Record::DaemonSet(DaemonSetRecord {
                 name: format!("{}/{}", obj.namespace(), obj.name()),
                 pod,
-            });
+            })
         }
-        (group, kind) if expands_templates(group, kind) => {
+        (group, kind) if expands_templates(group, kind) => Record::Workload(obj),
+        ("karpenter.sh", "NodePool") => {
+            let pool = NodePool::from_object(&obj)?;
+            let foreign = foreign_node_class(pool.node_class_ref.as_ref());
+            Record::NodePool(pool, foreign)
+        }
+        ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
+            Record::NodeClass(NodeClass::from_object(&obj)?)
+        }
+        ("karpenter.sh", "NodeClaim") => Record::NodeClaim(
+            super::nodeclaim::NodeClaimRecord::from_object(&obj),
+            foreign_node_class(obj.value.pointer("/spec/nodeClassRef")).is_some(),
+        ),
+        ("cluster.x-k8s.io", "Machine") => {
+            Record::Machine(super::machine::MachineRecord::from_object(&obj))
+        }
+        ("", "PersistentVolumeClaim") => Record::VolumeClaim(super::volume::claim_record(&obj)?),
+        ("", "PersistentVolume") => Record::Volume(super::volume::volume_record(&obj)?),
+        ("storage.k8s.io", "StorageClass") => {
+            Record::StorageClass(super::volume::storage_class_record(&obj)?)
+        }
+        ("cluster.x-k8s.io", "MachineDeployment") => {
+            let member = is_member(&obj);
+            let flavor = Flavor::from_machine_deployment(&obj);
+            Record::MachineDeployment(MachineDeploymentRecord {
+                object: obj,
+                member,
+                flavor,
+            })
+        }
+        _ => Record::Other(obj),
+    })
+}
+
+/// Places one record into the snapshot, in input order: workloads are expanded here, once the
+/// owners of every object are noted.
+pub(super) fn commit(
+    snap: &mut Snapshot,
+    record: Record,
+    expansion: &mut Expansion,
+) -> Result<(), Error> {
+    match record {
+        Record::Pod(p) => snap.pods.push(std::sync::Arc::new(p)),
+        Record::Node(n) => snap.nodes.push(n),
+        Record::DaemonSet(d) => snap.daemonsets.push(d),
+        Record::Workload(obj) => {
             let key = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
             let covered = expansion.owners_with_pods.contains(&key)
                 || (obj.kind == "Deployment"
@@ -221,50 +322,24 @@ fn add_object(snap: &mut Snapshot, obj: RawObject, expansion: &mut Expansion) ->
                 expand_workload(&obj, &mut snap.pods, &mut expansion.expanded)?;
             }
         }
-        ("karpenter.sh", "NodePool") => {
-            let pool = NodePool::from_object(&obj)?;
-            match foreign_node_class(pool.node_class_ref.as_ref()) {
-                None => snap.nodepools.push(pool),
-                // Another Karpenter's pool (core IsManaged: its node class is not ours).
-                Some(gk) => snap.warnings.push(format!(
-                    "NodePool {}: its nodeClassRef is a {gk}, not a ClusterAPINodeClass: left to the Karpenter that owns it",
-                    pool.name
-                )),
-            }
-        }
-        ("karpenter.cluster.x-k8s.io", "ClusterAPINodeClass") => {
-            snap.nodeclasses.push(NodeClass::from_object(&obj)?)
-        }
-        ("karpenter.sh", "NodeClaim") => {
-            let claim = super::nodeclaim::NodeClaimRecord::from_object(&obj);
-            if foreign_node_class(obj.value.pointer("/spec/nodeClassRef")).is_some() {
-                snap.foreign_claims.push(claim)
-            } else {
-                snap.nodeclaims.push(claim)
-            }
-        }
-        ("cluster.x-k8s.io", "Machine") => {
+        Record::NodePool(pool, None) => snap.nodepools.push(pool),
+        // Another Karpenter's pool (core IsManaged: its node class is not ours).
+        Record::NodePool(pool, Some(gk)) => snap.warnings.push(format!(
+            "NodePool {}: its nodeClassRef is a {gk}, not a ClusterAPINodeClass: left to the Karpenter that owns it",
+            pool.name
+        )),
+        Record::NodeClass(c) => snap.nodeclasses.push(c),
+        Record::NodeClaim(claim, true) => snap.foreign_claims.push(claim),
+        Record::NodeClaim(claim, false) => snap.nodeclaims.push(claim),
+        Record::Machine(m) => {
             snap.machines_observed = true;
-            snap.machines
-                .push(super::machine::MachineRecord::from_object(&obj))
+            snap.machines.push(m)
         }
-        ("", "PersistentVolumeClaim") => {
-            snap.volume_claims.push(super::volume::claim_record(&obj)?)
-        }
-        ("", "PersistentVolume") => snap.volumes.push(super::volume::volume_record(&obj)?),
-        ("storage.k8s.io", "StorageClass") => snap
-            .storage_classes
-            .push(super::volume::storage_class_record(&obj)?),
-        ("cluster.x-k8s.io", "MachineDeployment") => {
-            let member = is_member(&obj);
-            let flavor = Flavor::from_machine_deployment(&obj);
-            snap.machine_deployments.push(MachineDeploymentRecord {
-                object: obj,
-                member,
-                flavor,
-            });
-        }
-        _ => {
+        Record::VolumeClaim(c) => snap.volume_claims.push(c),
+        Record::Volume(v) => snap.volumes.push(v),
+        Record::StorageClass(c) => snap.storage_classes.push(c),
+        Record::MachineDeployment(md) => snap.machine_deployments.push(md),
+        Record::Other(obj) => {
             if !is_known_auxiliary(&obj) {
                 *snap.skipped.entry(obj.kind.clone()).or_insert(0) += 1;
             }
@@ -298,7 +373,19 @@ pub fn snapshot_from_sources(sources: &[Source]) -> Result<Snapshot, Error> {
 
 /// Parses several sources, uses each object once ([`super::dedup`]) and builds the snapshot;
 /// returns it with one note per repeated object, for the caller to show.
+///
+/// Each object becomes its record as it is read ([`stream`]), so a dump is never held whole
+/// as parsed values; only inputs that may give an object twice are read again whole, to
+/// compare the copies.
 pub fn load_sources(sources: &[Source]) -> Result<(Snapshot, Vec<String>), Error> {
+    let mut loaded = Vec::new();
+    for s in sources {
+        loaded.extend(parse::parse_source_with(s, stream::load)?);
+    }
+    if !stream::repeats(&loaded) {
+        return Ok((stream::build(loaded)?, Vec::new()));
+    }
+    drop(loaded);
     let mut objects = Vec::new();
     for s in sources {
         objects.extend(parse_source(s)?);

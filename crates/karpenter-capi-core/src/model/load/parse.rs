@@ -7,6 +7,17 @@ use super::*;
 /// Errors name the file, the document and its first line. An empty input (nothing but blanks,
 /// comments or NUL bytes) is an error, not an empty success.
 pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
+    parse_source_with(source, |o| o)
+}
+
+/// [`parse_source`], each object handed to `each` as soon as it is read, on the worker that
+/// parsed it, so a caller that keeps only what `each` makes of an object never holds every
+/// object parsed at once (a parsed object costs about ten times its text). The errors, and the
+/// order of the results, are [`parse_source`]'s.
+pub(super) fn parse_source_with<T: Send>(
+    source: &Source,
+    each: impl Fn(RawObject) -> T + Sync,
+) -> Result<Vec<T>, Error> {
     if source.text.contains('\0') {
         let problem = if source
             .text
@@ -34,9 +45,15 @@ pub fn parse_source(source: &Source) -> Result<Vec<RawObject>, Error> {
         .collect();
     // Documents parse independently, on every core; the first error in file order wins.
     let parsed = crate::parallel::map(&documents, |&(doc, line, text)| {
+        let origin = format!("{}#{doc}", source.name);
+        // Read as a stream when it can be (a `List`'s items one at a time); anything unusual
+        // is read again whole, below, so results and errors are the same either way.
+        if let Some(read) = super::stream::document(text, &origin, &each) {
+            return read;
+        }
         let value = parse_document(text).map_err(|e| yaml_error(source, doc, line, &e))?;
         let mut objects = Vec::new();
-        flatten(value, &format!("{}#{doc}", source.name), &mut objects)?;
+        flatten(value, &origin, &mut |o| objects.push(each(o)))?;
         Ok::<_, Error>(objects)
     });
     let mut out = Vec::new();
@@ -83,7 +100,7 @@ fn yaml_error(source: &Source, doc: usize, first_line: usize, e: &serde_saphyr::
 /// faster on large dumps, else YAML. The YAML parser's budget grows with the document (a
 /// `kubectl get pods -A -o yaml` of 20,000 pods is one `List` of millions of nodes); the
 /// alias limits stay at their defaults, so an alias bomb is still refused.
-fn parse_document(text: &str) -> Result<Value, serde_saphyr::Error> {
+pub(super) fn parse_document(text: &str) -> Result<Value, serde_saphyr::Error> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{')
         && let Ok(value) = serde_json::from_str::<Value>(text)
@@ -96,7 +113,7 @@ fn parse_document(text: &str) -> Result<Value, serde_saphyr::Error> {
 /// Parser options for a document of `len` bytes: every budget that counts what the input itself
 /// holds (nodes, events, scalar bytes) is at least the input's length, since each costs at
 /// least one byte of it; expansion by aliases, which does not, keeps the default limits.
-fn yaml_options(len: usize) -> serde_saphyr::Options {
+pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
     serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_nodes: len.max(250_000),
@@ -106,7 +123,13 @@ fn yaml_options(len: usize) -> serde_saphyr::Options {
     }
 }
 
-fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), Error> {
+/// Hands the objects of one parsed value to `out`: the value itself, or a `List`'s items (each
+/// flattened in turn); null holds none.
+pub(super) fn flatten(
+    value: Value,
+    origin: &str,
+    out: &mut dyn FnMut(RawObject),
+) -> Result<(), Error> {
     match value {
         Value::Null => Ok(()),
         Value::Object(ref map)
@@ -128,7 +151,7 @@ fn flatten(value: Value, origin: &str, out: &mut Vec<RawObject>) -> Result<(), E
             Ok(())
         }
         Value::Object(_) => {
-            out.push(RawObject::from_value(value, origin)?);
+            out(RawObject::from_value(value, origin)?);
             Ok(())
         }
         _ => Err(Error::Input {

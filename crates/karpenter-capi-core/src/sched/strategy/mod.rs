@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use super::catalog::Offering;
 use super::fit::{Rejection, Unfit, static_fit};
+use super::free_index::FreeIndex;
 use super::state::{ClusterState, NodeOrigin};
 use crate::model::flavor::Price;
 use crate::model::resources::Resources;
@@ -272,13 +273,19 @@ pub(crate) fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> 
 /// Places what fits on existing (and in-flight) nodes, first fit in queue order; returns the rest.
 pub(crate) fn place_on_existing(state: &mut ClusterState, queue: &[usize]) -> Vec<usize> {
     let mut rest = Vec::new();
+    // Full nodes are skipped in runs ([`FreeIndex`]): the first node that takes the pod is the
+    // one a scan in order finds.
+    let mut free = FreeIndex::new(state);
     for &pod in queue {
         // Room first: it turns most full nodes away before the whole fit check.
         let requests = &state.snapshot().pods[pod].demand.requests;
-        match (0..state.nodes.len())
-            .find(|&n| requests.fits_in(&state.nodes[n].free) && state.can_place(pod, n))
-        {
-            Some(n) => state.place(pod, n),
+        match free.first(requests, |n| {
+            requests.fits_in(&state.nodes[n].free) && state.can_place(pod, n)
+        }) {
+            Some(n) => {
+                state.place(pod, n);
+                free.update(n, &state.nodes[n].free);
+            }
             None => rest.push(pod),
         }
     }
