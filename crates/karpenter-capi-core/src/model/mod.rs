@@ -6,6 +6,7 @@ pub mod constraints;
 pub mod cron;
 pub mod dedup;
 pub mod duration;
+pub mod fields;
 pub mod flavor;
 #[cfg(test)]
 mod fuzz;
