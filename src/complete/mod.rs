@@ -401,10 +401,13 @@ fn complete_flags(walk: &Walk<'_>, current: &str) -> Completion {
 fn complete_value(walk: &Walk<'_>, arg: &Arg, current: &str) -> Plan {
     let possible = arg.get_possible_values();
     if !possible.is_empty() {
-        // A closed set: offer what matches, and never fall back to file names.
+        // A closed set: offer what matches, and never fall back to file names; for -o only the
+        // formats this command takes.
+        let output = arg.get_id().as_str() == "output";
         let matching = possible
             .into_iter()
             .filter(|v| !v.is_hide_set() && v.get_name().starts_with(current))
+            .filter(|v| !output || crate::cli::output_accepts(walk.cmd.get_name(), v.get_name()))
             .map(|v| Candidate::new(v.get_name(), v.get_help().map(|h| h.to_string())))
             .collect();
         return Plan::Done(Completion::values(matching));
@@ -545,7 +548,7 @@ mod tests {
     #[test]
     fn flags_of_the_subcommand_including_globals() {
         let (flags, directive) = values("simulate --s");
-        assert_eq!(flags, ["--strategy"]);
+        assert_eq!(flags, ["--strategy", "--selector"]);
         assert_eq!(directive, directive::NO_FILE_COMP);
         assert_eq!(values("simulate --o").0, ["--output"]);
         assert_eq!(
@@ -592,7 +595,27 @@ mod tests {
             ]
         );
         assert_eq!(values("status --no-h").0, ["--no-headers"]);
-        assert_eq!(values("doctor -o j").0, ["json", "jsonpath="]);
+        // -o offers exactly what each command takes.
+        assert_eq!(values("doctor -o j").0, ["json"]);
+        assert_eq!(values("status -o j").0, ["json", "jsonpath="]);
+        assert_eq!(values("doctor -o ").0, ["table", "wide", "json", "yaml"]);
+        assert_eq!(
+            values("simulate --output ").0,
+            ["table", "wide", "json", "yaml"]
+        );
+        assert_eq!(
+            values("status -o ").0,
+            [
+                "table",
+                "wide",
+                "json",
+                "yaml",
+                "name",
+                "jsonpath=",
+                "custom-columns="
+            ]
+        );
+        assert!(values("uninstall -o ").0.is_empty());
         assert_eq!(values("run --log-format ").0, ["text", "json"]);
         assert_eq!(values("init --capi-version ").0, ["v1beta2", "v1beta1"]);
         assert_eq!(
