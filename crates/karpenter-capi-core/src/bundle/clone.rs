@@ -364,12 +364,19 @@ mod tests {
         let wrong = json!({"joinConfiguration": {"nodeRegistration": {"taints": [
             {"key": "karpenter.sh/unregistered", "effect": "NoSchedule"}]}}});
         assert_eq!(
-            bootstrap_spec(&wrong, &[], 110, V1BETA2).unwrap()["joinConfiguration"]["nodeRegistration"]["taints"],
+            bootstrap_spec(&wrong, &[], 110, V1BETA2).unwrap()["joinConfiguration"]["nodeRegistration"]
+                ["taints"],
             json!([{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}])
         );
         // No joinConfiguration at all: one is made for the taint and max-pods.
         assert_eq!(
-            bootstrap_spec(&json!({}), &["gpu=true:NoSchedule".to_string()], 110, V1BETA2).unwrap(),
+            bootstrap_spec(
+                &json!({}),
+                &["gpu=true:NoSchedule".to_string()],
+                110,
+                V1BETA2
+            )
+            .unwrap(),
             json!({"joinConfiguration": {"nodeRegistration": {
                 "taints": [
                     {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},
@@ -377,14 +384,17 @@ mod tests {
                 "kubeletExtraArgs": [{"name": "max-pods", "value": "110"}]}}})
         );
         assert_eq!(
-            bootstrap_spec(&json!([]), &[], 110, V1BETA2).unwrap_err().to_string(),
+            bootstrap_spec(&json!([]), &[], 110, V1BETA2)
+                .unwrap_err()
+                .to_string(),
             "KubeadmConfigTemplate: spec.template.spec is not an object"
         );
     }
 
     #[test]
     fn max_pods_is_the_flavors_in_either_form_of_kubelet_args() {
-        let args = |spec: Value| spec["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"].clone();
+        let args =
+            |spec: Value| spec["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"].clone();
         // v1beta2's list: the worker's value replaced in place, its other arguments kept.
         let worker = json!({"joinConfiguration": {"nodeRegistration": {"kubeletExtraArgs": [
             {"name": "cloud-provider", "value": "external"}, {"name": "max-pods", "value": "110"}]}}});
@@ -420,7 +430,10 @@ mod tests {
             json!({"failureDomain": "nova", "nodeDrainTimeout": "10m", "nodeVolumeDetachTimeout": "5m",
                 "nodeDeletionTimeout": "20s", "readinessGates": [{"conditionType": "Ready"}]})
         );
-        assert_eq!(machine_deployment_fields(&json!({})), MachineDeploymentFields::default());
+        assert_eq!(
+            machine_deployment_fields(&json!({})),
+            MachineDeploymentFields::default()
+        );
     }
 
     #[test]

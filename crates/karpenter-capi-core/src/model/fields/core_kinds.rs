@@ -10,7 +10,12 @@ use super::Seg;
 
 /// Notes the unknown fields of `value`, an object of `apiVersion` + `kind`, into `found`;
 /// false if the kind is none of the built-in kinds judged here.
-pub(super) fn judge(api_version: &str, kind: &str, value: Value, found: &mut Vec<Vec<Seg>>) -> bool {
+pub(super) fn judge(
+    api_version: &str,
+    kind: &str,
+    value: Value,
+    found: &mut Vec<Vec<Seg>>,
+) -> bool {
     macro_rules! kinds {
         ($($api:literal, $kind:literal => $ty:ty;)*) => {
             match (api_version, kind) {
@@ -76,8 +81,8 @@ fn segments(p: &serde_ignored::Path, out: &mut Vec<Seg>) {
             segments(parent, out);
             out.push(Seg::Key(key.clone()));
         }
-        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
-            segments(parent, out)
-        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => segments(parent, out),
     }
 }

@@ -33,7 +33,10 @@ fn a_list_is_judged_item_by_item_across_documents() {
     let text = "apiVersion: v1\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d}\n  spec:\n    replica: 5\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n}\nkind: List\n---\napiVersion: v1\nkind: Node\nmetadata: {name: m}\nspec:\n  unschedulable: true\n  taint: []\n";
     assert_eq!(
         found(text),
-        vec![("spec.replica".to_string(), 7), ("spec.taint".to_string(), 18)]
+        vec![
+            ("spec.replica".to_string(), 7),
+            ("spec.taint".to_string(), 18)
+        ]
     );
 }
 
