@@ -170,7 +170,10 @@ fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
     ) {
         printer.structured(&timeline)?;
     } else {
-        printer.write(&crate::render::timeline::render(&timeline))?;
+        printer.write(&crate::render::timeline::render_with(
+            &timeline,
+            args.no_headers,
+        ))?;
     }
     Ok(Outcome::Success)
 }

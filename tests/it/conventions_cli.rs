@@ -304,6 +304,14 @@ fn simulate_selects_pending_pods_with_l_and_drops_headers() {
     let headless = String::from_utf8_lossy(&headless.stdout).to_string();
     assert!(!headless.contains("STRATEGY"), "{headless}");
     assert!(headless.starts_with("cost "), "{headless}");
+    let timeline = bin()
+        .args(["simulate", "--timeline", "--no-headers"])
+        .output()
+        .unwrap();
+    assert_eq!(timeline.status.code(), Some(0));
+    let timeline = String::from_utf8_lossy(&timeline.stdout).to_string();
+    assert!(!timeline.contains("STRATEGY"), "{timeline}");
+    assert!(timeline.contains("\n\nreport (upstream) "), "{timeline}");
     // No pending pod matches: nothing is provisioned by any strategy.
     let none = bin()
         .args(["simulate", "-f", &seed, "-l", "app=nothing-has-this"])
@@ -311,12 +319,20 @@ fn simulate_selects_pending_pods_with_l_and_drops_headers() {
         .unwrap();
     assert_eq!(none.status.code(), Some(0));
     let none = String::from_utf8_lossy(&none.stdout).to_string();
-    for line in none.lines().skip(1).take(3) {
-        assert!(
-            line.split_whitespace().nth(1) == Some("-") || line.contains(" 0 "),
-            "{none}"
-        );
-    }
+    let rows: Vec<Vec<&str>> = none
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().take(5).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ["cost", "-", "0", "0", "0.0000"],
+            ["karpenter-capi", "-", "0", "0", "0.0000"],
+            ["least-waste", "-", "0", "0", "0.0000"]
+        ],
+        "{none}"
+    );
     let bad = bin()
         .args(["simulate", "-f", &seed, "-l", "a b"])
         .output()
