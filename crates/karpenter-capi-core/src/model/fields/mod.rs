@@ -133,14 +133,20 @@ fn path_text(path: &[Seg]) -> String {
     out
 }
 
-/// The unknown fields of one object, with their lines.
-fn judge(object: &Node) -> Vec<(String, usize)> {
+/// The unknown fields of one object, with their lines. `status` is not judged: the server and
+/// controllers write it, never the user, and a newer server's status fields (a dump of a cluster
+/// newer than the schemas known here) are no typo.
+fn judge(object: Node) -> Vec<(String, usize)> {
+    let object = match object {
+        Node::Map(entries) => Node::Map(entries.into_iter().filter(|e| e.0 != "status").collect()),
+        other => other,
+    };
     let (Some(api_version), Some(kind)) = (object.str("apiVersion"), object.str("kind")) else {
         return Vec::new();
     };
     let mut found: Vec<Vec<Seg>> = Vec::new();
     if let Some(tree) = schema::tree(api_version, kind) {
-        walk(object, tree, &mut Vec::new(), &mut found);
+        walk(&object, tree, &mut Vec::new(), &mut found);
     } else if !core_kinds::judge(api_version, kind, object.to_value(), &mut found) {
         return Vec::new();
     }
@@ -224,7 +230,7 @@ impl<'de> Visitor<'de> for DocVisitor {
             }
         }
         if !list {
-            found.extend(judge(&Node::Map(entries)));
+            found.extend(judge(Node::Map(entries)));
         }
         Ok(DocFindings(found))
     }
@@ -250,7 +256,7 @@ impl<'de> Visitor<'de> for Items<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(item) = seq.next_element_seed(NodeSeed)? {
-            self.0.extend(judge(&item));
+            self.0.extend(judge(item));
         }
         Ok(())
     }

@@ -46,6 +46,13 @@ fn kinds_without_a_schema_and_clean_objects_yield_nothing() {
     assert!(
         found("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers: [{name: c, image: x}]\n").is_empty()
     );
+    // Status is the server's: a newer server's status fields are no typo.
+    assert!(
+        found(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  declaredFeatures: [x]\n"
+        )
+        .is_empty()
+    );
     // Not YAML: left to the loader.
     assert!(found("a: [\n").is_empty());
 }
