@@ -222,7 +222,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__doctor)
-            opts="-f -R -n -o -v -h -V --filename --recursive --now --launch-timeout --registration-timeout --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-f -R -A -n -o -v -h -V --filename --recursive --now --validate --all-namespaces --launch-timeout --registration-timeout --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -238,6 +238,10 @@ _kubectl_karpenter_capi() {
                     ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate)
+                    COMPREPLY=($(compgen -W "warn strict ignore" -- "${cur}"))
                     return 0
                     ;;
                 --launch-timeout)
@@ -304,7 +308,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__explain)
-            opts="-f -R -n -o -v -h -V --filename --recursive --now --management-namespace --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version pod nodeclaim"
+            opts="-f -R -A -n -o -v -h -V --filename --recursive --now --validate --management-namespace --all-namespaces --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version pod nodeclaim"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -320,6 +324,10 @@ _kubectl_karpenter_capi() {
                     ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate)
+                    COMPREPLY=($(compgen -W "warn strict ignore" -- "${cur}"))
                     return 0
                     ;;
                 --management-namespace)
@@ -820,7 +828,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__run)
-            opts="-f -R -n -o -v -h -V --filename --recursive --now --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --cluster-name --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-f -R -n -o -v -h -V --filename --recursive --now --validate --once --dry-run --batch-idle-duration --batch-max-duration --launch-timeout --registration-timeout --leader-elect --leader-election-namespace --metrics-bind-address --log-format --cluster-name --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -836,6 +844,10 @@ _kubectl_karpenter_capi() {
                     ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate)
+                    COMPREPLY=($(compgen -W "warn strict ignore" -- "${cur}"))
                     return 0
                     ;;
                 --dry-run)
@@ -930,7 +942,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__simulate)
-            opts="-f -R -n -o -v -h -V --filename --recursive --now --strategy --consolidate --live --timeline --trace --chart --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-f -R -l -n -o -v -h -V --filename --recursive --now --validate --strategy --consolidate --live --timeline --trace --chart --selector --no-headers --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -948,6 +960,10 @@ _kubectl_karpenter_capi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --validate)
+                    COMPREPLY=($(compgen -W "warn strict ignore" -- "${cur}"))
+                    return 0
+                    ;;
                 --strategy)
                     COMPREPLY=($(compgen -W "cost karpenter-capi least-waste" -- "${cur}"))
                     return 0
@@ -957,6 +973,14 @@ _kubectl_karpenter_capi() {
                     return 0
                     ;;
                 --chart)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1016,7 +1040,7 @@ _kubectl_karpenter_capi() {
             return 0
             ;;
         kubectl_karpenter_capi__subcmd__status)
-            opts="-f -R -w -l -n -o -v -h -V --filename --recursive --now --watch --interval --selector --no-headers --currency --no-compare --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
+            opts="-f -R -A -w -l -n -o -v -h -V --filename --recursive --now --validate --all-namespaces --watch --interval --selector --no-headers --currency --no-compare --kubeconfig --context --namespace --management-kubeconfig --management-context --output --color --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1032,6 +1056,10 @@ _kubectl_karpenter_capi() {
                     ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate)
+                    COMPREPLY=($(compgen -W "warn strict ignore" -- "${cur}"))
                     return 0
                     ;;
                 --interval)

@@ -133,6 +133,9 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand init; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l validate -d 'Fields the objects\' schemas lack, as kubectl\'s --validate: `warn` names each on stderr with its file:line, `strict` also fails (exit 2), `ignore` skips the check (and its parse)' -r -f -a "warn\t'Warn on stderr and go on'
+strict\t'Warn, then fail with exit 2'
+ignore\t'Do not check'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l launch-timeout -d 'Judge NodeClaims without a providerID as stuck after this long (as `run` does)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l registration-timeout -d 'Judge NodeClaims not registered as stuck after this long (as `run` does)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -153,10 +156,14 @@ never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s A -l all-namespaces -d 'Every namespace (the default without -n), as kubectl\'s -A; not with -n'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l validate -d 'Fields the objects\' schemas lack, as kubectl\'s --validate: `warn` names each on stderr with its file:line, `strict` also fails (exit 2), `ignore` skips the check (and its parse)' -r -f -a "warn\t'Warn on stderr and go on'
+strict\t'Warn, then fail with exit 2'
+ignore\t'Do not check'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l management-namespace -d 'Namespace of the Cluster API objects on the management cluster (default: every namespace). Here -n is the pod\'s namespace, and never scopes this listing' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l context -d 'The kubeconfig context of the workload cluster' -r
@@ -176,15 +183,20 @@ never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s A -l all-namespaces -d 'List the Cluster API objects of every namespace (the default without --management-namespace), as kubectl\'s -A; not with --management-namespace'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l validate -d 'Fields the objects\' schemas lack, as kubectl\'s --validate: `warn` names each on stderr with its file:line, `strict` also fails (exit 2), `ignore` skips the check (and its parse)' -r -f -a "warn\t'Warn on stderr and go on'
+strict\t'Warn, then fail with exit 2'
+ignore\t'Do not check'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l strategy -d 'Run only this strategy (default: all three, compared)' -r -f -a "cost\t'Ours: the cheapest set of nodes per hour for all placeable pods'
 karpenter-capi\t'The upstream Karpenter Cluster API provider: price 0 everywhere, first name wins'
 least-waste\t'Cluster Autoscaler\'s default least-waste expander'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l trace -d 'The load trace to replay: a YAML trace file, or a built-in one (seed-first-run, seed-benchmark). Without it, -f\'s pending workloads arrive at T+0 and leave at T+10m' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l chart -d 'Also draw the replay as an SVG: nodes and cost per hour over time, one line per strategy' -r -F
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s l -l selector -d 'Only the pending pods whose labels match this selector (kubectl\'s syntax: k=v, k!=v, k, !k, k in (a,b), k notin (a,b)); running pods stay where they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l kubeconfig -d 'Path to the workload cluster\'s kubeconfig (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l context -d 'The kubeconfig context of the workload cluster' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s n -l namespace -d 'Namespace of the Cluster API objects (the cluster\'s namespace on the management cluster); for `explain pod`, the pod\'s namespace (there --management-namespace scopes Cluster API)' -r
@@ -206,10 +218,14 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l consolidate -d 'Show what consolidation would do to the running nodes instead of provisioning'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l live -d 'Read the live workload and management clusters instead of files or the built-in scenario'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l timeline -d 'Replay the strategies over time against simulated Cluster API and kubelets: milestones, time to Running, nodes and cost per strategy (default trace: the seed report\'s first run)'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -l no-headers -d 'Print the tables without their header lines'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand simulate" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l validate -d 'Fields the objects\' schemas lack, as kubectl\'s --validate: `warn` names each on stderr with its file:line, `strict` also fails (exit 2), `ignore` skips the check (and its parse)' -r -f -a "warn\t'Warn on stderr and go on'
+strict\t'Warn, then fail with exit 2'
+ignore\t'Do not check'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l interval -d 'How often -w re-reads' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s l -l selector -d 'Only the nodes whose labels match this selector (kubectl\'s syntax: k=v, k!=v, k, !k, k in (a,b), k notin (a,b)); NodePool totals count only them, the cost comparison counts every node' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l currency -d 'The currency of the flavors\' prices, shown with them (e.g. EUR for OVHcloud); prices carry no unit otherwise' -r
@@ -231,6 +247,7 @@ never\t'Never'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s v -l v -d 'Log verbosity, as kubectl\'s -v: 0 warnings, 2 info, 4 debug, 6 and up trace' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l request-timeout -d 'How long to wait for one API request before giving up, as kubectl\'s: a duration (1s, 2m, 3h) or 0 for no limit beyond the client\'s own (30s to connect)' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s R -l recursive -d 'Read the directories given with -f recursively, as kubectl\'s -R'
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s A -l all-namespaces -d 'Every namespace (the default without -n), as kubectl\'s -A; not with -n'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s w -l watch -d 'After the first view, keep re-reading (the live clusters or the -f files) every --interval and print the view again whenever it changed, until Ctrl-C'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l no-headers -d 'Print tables (and custom columns) without their header lines'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -l no-compare -d 'Skip what each strategy would pay for the current pods (it plans every pod again, which takes a while on large clusters)'
@@ -238,6 +255,9 @@ complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subco
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand status" -s V -l version -d 'Print version'
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -s f -l filename -d 'Read Kubernetes objects from a file, a directory of .yaml/.yml/.json files, or `-` for stdin, instead of a cluster. Repeatable; `kubectl get ... -o yaml` dumps work as they are' -r
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l now -d 'Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken' -r
+complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l validate -d 'Fields the objects\' schemas lack, as kubectl\'s --validate: `warn` names each on stderr with its file:line, `strict` also fails (exit 2), `ignore` skips the check (and its parse)' -r -f -a "warn\t'Warn on stderr and go on'
+strict\t'Warn, then fail with exit 2'
+ignore\t'Do not check'"
 complete -c kubectl-karpenter_capi -n "__fish_kubectl_karpenter_capi_using_subcommand run" -l dry-run -d '`client` (or `--dry-run` alone) prints the plan without writing anything; `server` is refused: a pass\'s writes depend on each other, so the server could not judge them one by one' -r -f -a "none\t'Write for real'
 client\t'Only print what would be written; nothing is sent'
 server\t'Ask the API server to validate without persisting'"

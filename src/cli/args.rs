@@ -20,6 +20,22 @@ pub struct SourceArgs {
     /// Evaluate ages and timeouts as of this time (RFC 3339), e.g. when the dump was taken.
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<jiff::Timestamp>,
+    /// Fields the objects' schemas lack, as kubectl's --validate: `warn` names each on stderr
+    /// with its file:line, `strict` also fails (exit 2), `ignore` skips the check (and its parse).
+    #[arg(long, value_enum, default_value_t = Validate::Warn, value_name = "MODE")]
+    pub validate: Validate,
+}
+
+/// What `--validate` does with unknown fields in `-f` inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Validate {
+    /// Warn on stderr and go on.
+    #[default]
+    Warn,
+    /// Warn, then fail with exit 2.
+    Strict,
+    /// Do not check.
+    Ignore,
 }
 
 /// Arguments of `simulate`.
@@ -67,6 +83,27 @@ pub struct SimulateArgs {
     /// Also draw the replay as an SVG: nodes and cost per hour over time, one line per strategy.
     #[arg(long, value_name = "FILE", requires = "timeline")]
     pub chart: Option<std::path::PathBuf>,
+    /// Only the pending pods whose labels match this selector (kubectl's syntax: k=v, k!=v, k,
+    /// !k, k in (a,b), k notin (a,b)); running pods stay where they are.
+    #[arg(
+        short = 'l',
+        long,
+        value_name = "SELECTOR",
+        conflicts_with = "timeline"
+    )]
+    pub selector: Option<String>,
+    /// Print the tables without their header lines.
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
+/// `-A/--all-namespaces`, as kubectl's: every namespace, said explicitly (the default when no
+/// namespace is given); it cannot be combined with the namespace flag it overrides.
+#[derive(Debug, Args, Clone, Default)]
+pub struct AllNamespaces {
+    /// Every namespace (the default without -n), as kubectl's -A; not with -n.
+    #[arg(short = 'A', long = "all-namespaces", conflicts_with = "namespace")]
+    pub all_namespaces: bool,
 }
 
 /// Arguments of `explain`.
@@ -90,6 +127,10 @@ pub struct ExplainArgs {
     /// namespace). Here -n is the pod's namespace, and never scopes this listing.
     #[arg(long, value_name = "NAMESPACE")]
     pub management_namespace: Option<String>,
+    /// List the Cluster API objects of every namespace (the default without
+    /// --management-namespace), as kubectl's -A; not with --management-namespace.
+    #[arg(short = 'A', long, conflicts_with = "management_namespace")]
+    pub all_namespaces: bool,
 }
 
 /// What `explain` can explain.
@@ -114,6 +155,9 @@ pub struct DoctorArgs {
     /// Objects to check instead of the live clusters.
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Every namespace.
+    #[command(flatten)]
+    pub all: AllNamespaces,
     /// Judge NodeClaims without a providerID as stuck after this long (as `run` does).
     #[arg(long, default_value = "5m", value_name = "DURATION")]
     pub launch_timeout: GoDuration,

@@ -15,11 +15,11 @@ mod values;
 
 pub use crate::sched::strategy::StrategyName;
 pub use args::{
-    CompletionArgs, DoctorArgs, ExplainArgs, ExplainKind, LogFormat, RunArgs, SimulateArgs,
-    SourceArgs, UninstallArgs,
+    AllNamespaces, CompletionArgs, DoctorArgs, ExplainArgs, ExplainKind, LogFormat, RunArgs,
+    SimulateArgs, SourceArgs, UninstallArgs, Validate,
 };
 pub use init::{InitArgs, InitCommand, InitKubeconfigArgs};
-pub use output::{OutputMode, parse as parse_output};
+pub use output::{OutputMode, accepts as output_accepts, parse as parse_output};
 pub use status::StatusArgs;
 
 /// `--version`: the crate version and the git commit build.rs recorded, as `version` prints them.

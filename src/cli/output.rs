@@ -50,6 +50,21 @@ impl OutputMode {
     }
 }
 
+/// Whether `command` takes `-o` with `value` (a format, or a template's `jsonpath=` /
+/// `custom-columns=` prefix): `name` and the templates only `status`, none `completion` and
+/// `uninstall` (they print no formats). The parser refuses and completion leaves out the same.
+pub fn accepts(command: &str, value: &str) -> bool {
+    let status_only =
+        value == "name" || value.starts_with("jsonpath") || value.starts_with("custom-columns");
+    match command {
+        "completion" | "uninstall" => false,
+        "status" => true,
+        "init" | "doctor" | "explain" | "simulate" | "run" | "version" => !status_only,
+        // No subcommand yet: anything some command takes.
+        _ => true,
+    }
+}
+
 /// Parses an `-o` value.
 ///
 /// # Errors

@@ -25,6 +25,9 @@ pub struct StatusArgs {
     /// Objects to show instead of the live clusters (see -f).
     #[command(flatten)]
     pub source: SourceArgs,
+    /// Every namespace.
+    #[command(flatten)]
+    pub all: super::AllNamespaces,
     /// After the first view, keep re-reading (the live clusters or the -f files) every
     /// --interval and print the view again whenever it changed, until Ctrl-C.
     #[arg(short = 'w', long)]

@@ -19,7 +19,9 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
     if args.timeline {
         return timeline(&args, printer);
     }
-    let snapshot = if args.live {
+    let selector = crate::status::selector::parse(args.selector.as_deref().unwrap_or(""))
+        .map_err(|e| Error::usage(format!("-l: {e}")))?;
+    let mut snapshot = if args.live {
         super::doctor::load(
             global,
             &args.source,
@@ -42,19 +44,25 @@ pub fn run(global: &GlobalArgs, args: SimulateArgs, printer: &Printer) -> Result
     } else {
         super::source::snapshot(&args.source, printer)?
     };
+    // -l narrows the pending pods only: the running ones still hold their nodes.
+    if !selector.is_empty() {
+        snapshot
+            .pods
+            .retain(|p| !p.is_pending() || selector.iter().all(|r| r.matches(&p.demand.labels)));
+    }
     if args.consolidate {
         let report = consolidate(&snapshot, args.strategy)?;
         for w in counted(notes(&snapshot)) {
             printer.note(&w)?;
         }
-        print_consolidation(printer, &report)?;
+        print_consolidation(printer, &report, args.no_headers)?;
         return Ok(Outcome::Success);
     }
     let report = simulate(&snapshot, args.strategy)?;
     for w in counted(notes(&snapshot)) {
         printer.note(&w)?;
     }
-    print_report(printer, &report)?;
+    print_report(printer, &report, args.no_headers)?;
     Ok(Outcome::Success)
 }
 
@@ -162,7 +170,10 @@ fn timeline(args: &SimulateArgs, printer: &Printer) -> Result<Outcome> {
     ) {
         printer.structured(&timeline)?;
     } else {
-        printer.write(&crate::render::timeline::render(&timeline))?;
+        printer.write(&crate::render::timeline::render_with(
+            &timeline,
+            args.no_headers,
+        ))?;
     }
     Ok(Outcome::Success)
 }

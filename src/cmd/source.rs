@@ -3,22 +3,45 @@
 
 use jiff::Timestamp;
 
-use crate::cli::SourceArgs;
+use crate::cli::{SourceArgs, Validate};
 use crate::error::Result;
 use crate::input::read_sources;
-use crate::model::load::load_sources;
+use crate::model::fields::unknown_fields;
+use crate::model::load::{Source, load_sources};
 use crate::model::snapshot::Snapshot;
 use crate::render::Printer;
 
 /// Reads the `-f` inputs and builds the snapshot, each object once; a repeated object is noted on
-/// stderr (stdout stays the command's output).
+/// stderr (stdout stays the command's output), and so is each field no schema of its object's
+/// kind has, as `kubectl --validate=warn` warns ([`warn_unknown_fields`]).
 pub fn snapshot(source: &SourceArgs, printer: &Printer) -> Result<Snapshot> {
+    snapshot_with(source, printer, true)
+}
+
+/// [`snapshot`], warning about unknown fields only if `warn` (`status -w` warns on its first
+/// read only, not on every re-read of the same files).
+pub fn snapshot_with(source: &SourceArgs, printer: &Printer, warn: bool) -> Result<Snapshot> {
     let (snapshot, notes) = {
         // A spinner on a terminal when reading and parsing take over a second (large dumps); not
         // while someone may be typing the input on a terminal.
         let _spinner = (!reads_typed_input(&source.files))
             .then(|| printer.spinner(loading_message(&source.files)));
-        load_sources(&read_sources(&source.files, source.recursive)?)?
+        let sources = read_sources(&source.files, source.recursive)?;
+        let unknown = if warn && source.validate != Validate::Ignore {
+            unknown_field_warnings(&sources)
+        } else {
+            Vec::new()
+        };
+        for line in &unknown {
+            printer.err(line)?;
+        }
+        if source.validate == Validate::Strict && !unknown.is_empty() {
+            return Err(crate::error::Error::usage(format!(
+                "{} unknown field(s) in the input (--validate=strict; --validate=warn only warns)",
+                unknown.len()
+            )));
+        }
+        load_sources(&sources)?
     };
     for note in crate::model::dedup::counted(notes) {
         printer.err(&format!("note: {note}"))?;
@@ -46,6 +69,37 @@ pub fn log_warnings(snapshot: &Snapshot) {
     for w in &snapshot.warnings {
         tracing::warn!("{w}");
     }
+}
+
+/// The unknown-field warnings of the inputs, kubectl's words with the place added: one line per
+/// field path, at its first place, with a count when it recurs (the same typo in every pod of a
+/// dump reads once). A separate pass over the text from the loader's ([`unknown_fields`]): it
+/// parses the text a second time, one object at a time, so it costs parse time but holds no
+/// second copy of a large dump.
+pub fn unknown_field_warnings(sources: &[Source]) -> Vec<String> {
+    let mut order: Vec<(String, String, usize)> = Vec::new();
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for source in sources {
+        for u in unknown_fields(source) {
+            let n = counts.entry(u.path.clone()).or_insert(0);
+            if *n == 0 {
+                order.push((u.path, u.file, u.line));
+            }
+            *n += 1;
+        }
+    }
+    order
+        .into_iter()
+        .map(|(path, file, line)| {
+            let times = counts.get(&path).copied().unwrap_or(1);
+            let more = if times > 1 {
+                format!(", {times} times")
+            } else {
+                String::new()
+            };
+            format!("Warning: unknown field \"{path}\" ({file}:{line}{more})")
+        })
+        .collect()
 }
 
 /// Whether `-f -` reads a terminal (input typed or pasted by hand).

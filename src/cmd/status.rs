@@ -51,6 +51,7 @@ pub fn run(global: &GlobalArgs, args: StatusArgs, printer: &Printer) -> Result<O
         };
         let mut stop = std::pin::pin!(tokio::signal::ctrl_c());
         let mut shown: Option<ClusterStatus> = None;
+        let mut first = true;
         loop {
             let read = async {
                 match &clients {
@@ -60,7 +61,7 @@ pub fn run(global: &GlobalArgs, args: StatusArgs, printer: &Printer) -> Result<O
                         live_status(w, m, subject, ns, now, &options).await
                     }
                     None => {
-                        let snapshot = super::source::snapshot(&args.source, printer)?;
+                        let snapshot = super::source::snapshot_with(&args.source, printer, first)?;
                         let now = args.source.now.or(snapshot.now);
                         Ok(build(
                             &snapshot,
@@ -74,6 +75,7 @@ pub fn run(global: &GlobalArgs, args: StatusArgs, printer: &Printer) -> Result<O
                 r = read => r?,
                 _ = &mut stop => break,
             };
+            first = false;
             if shown.as_ref().is_none_or(|s| !s.same_state(&status)) {
                 let mut frame = Vec::new();
                 if redraw {

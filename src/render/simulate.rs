@@ -10,16 +10,32 @@ use crate::render::{Printer, Style, paint};
 use crate::sched::report::{SimulationReport, StrategyReport};
 use crate::sim::compare::ConsolidationReport;
 
-/// Prints the report per the printer's format.
-pub fn print_report(printer: &Printer, report: &SimulationReport) -> Result<()> {
+/// Prints the report per the printer's format; `no_headers` drops the tables' header lines.
+pub fn print_report(printer: &Printer, report: &SimulationReport, no_headers: bool) -> Result<()> {
     match printer.format {
         OutputFormat::Json | OutputFormat::Yaml => printer.structured(report),
-        OutputFormat::Table | OutputFormat::Wide => printer.write(&report_text(
-            report,
-            printer.format == OutputFormat::Wide,
-            printer.color,
-        )),
+        OutputFormat::Table | OutputFormat::Wide => {
+            let wide = printer.format == OutputFormat::Wide;
+            let text = NO_HEADERS.with(|h| {
+                h.set(no_headers);
+                let text = report_text(report, wide, printer.color);
+                h.set(false);
+                text
+            });
+            printer.write(&text)
+        }
     }
+}
+
+thread_local! {
+    /// `--no-headers` for the tables [`report_text`] builds (set only around one call, so the
+    /// text functions the tests call keep their signatures).
+    static NO_HEADERS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A table with `header`, headless under `--no-headers`.
+fn table(header: &[&str]) -> Table {
+    Table::new(header).without_header(NO_HEADERS.with(std::cell::Cell::get))
 }
 
 /// Width at which the NEW NODES cell wraps onto more lines (between node groups).
@@ -90,7 +106,7 @@ pub fn report_text(report: &SimulationReport, wide: bool, color: bool) -> String
     if report.strategies.len() == 1 {
         out.push_str(&detail_table(&report.strategies[0], wide));
     } else {
-        let mut t = Table::new(&[
+        let mut t = table(&[
             "STRATEGY",
             "NEW NODES",
             "VCPU",
@@ -230,7 +246,7 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
     if wide {
         header.push("POD NAMES");
     }
-    let mut t = Table::new(&header);
+    let mut t = table(&header);
     for (i, n) in s.nodes.iter().enumerate() {
         let mut row = vec![
             format!("new-{}", i + 1),
@@ -270,11 +286,22 @@ fn detail_table(s: &StrategyReport, wide: bool) -> String {
 }
 
 /// The consolidation table (or the structured report) of `simulate --consolidate`.
-pub fn print_consolidation(printer: &Printer, report: &ConsolidationReport) -> Result<()> {
+pub fn print_consolidation(
+    printer: &Printer,
+    report: &ConsolidationReport,
+    no_headers: bool,
+) -> Result<()> {
     if matches!(printer.format, OutputFormat::Json | OutputFormat::Yaml) {
         return printer.structured(report);
     }
-    let mut t = Table::new(&[
+    NO_HEADERS.with(|h| h.set(no_headers));
+    let result = consolidation_text(printer, report);
+    NO_HEADERS.with(|h| h.set(false));
+    result
+}
+
+fn consolidation_text(printer: &Printer, report: &ConsolidationReport) -> Result<()> {
+    let mut t = table(&[
         "STRATEGY",
         "REMOVE",
         "REPLACE WITH",

@@ -5,6 +5,8 @@
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// `--no-headers`: the rows only (widths from the rows too).
+    headless: bool,
 }
 
 impl Table {
@@ -13,7 +15,14 @@ impl Table {
         Table {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
+            headless: false,
         }
+    }
+
+    /// The same table printed without its header line, as kubectl's `--no-headers`, if `yes`.
+    pub fn without_header(mut self, yes: bool) -> Table {
+        self.headless = yes;
+        self
     }
 
     /// Adds a row (missing cells print empty).
@@ -35,7 +44,8 @@ impl Table {
             .len()
             .max(self.rows.iter().map(Vec::len).max().unwrap_or(0));
         let mut widths = vec![0; cols];
-        for row in std::iter::once(&self.header).chain(self.rows.iter()) {
+        let header = (!self.headless).then_some(&self.header);
+        for row in header.into_iter().chain(self.rows.iter()) {
             for (i, cell) in row.iter().enumerate() {
                 for line in cell.lines() {
                     widths[i] = widths[i].max(visible_width(line));
@@ -43,7 +53,7 @@ impl Table {
             }
         }
         let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(self.rows.iter()) {
+        for row in header.into_iter().chain(self.rows.iter()) {
             let cells: Vec<Vec<&str>> = (0..cols)
                 .map(|i| row.get(i).map(|c| c.lines().collect()).unwrap_or_default())
                 .collect();

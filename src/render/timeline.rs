@@ -30,6 +30,11 @@ pub fn human(secs: f64) -> String {
 
 /// Renders the table and a closing summary line.
 pub fn render(t: &Timeline) -> String {
+    render_with(t, false)
+}
+
+/// [`render`], the table without its header line under `--no-headers`.
+pub fn render_with(t: &Timeline, no_headers: bool) -> String {
     let mut table = Table::new(&[
         "STRATEGY",
         "CLAIM",
@@ -45,7 +50,8 @@ pub fn render(t: &Timeline) -> String {
         "NODE-HOURS",
         "COST",
         "VS BOUND",
-    ]);
+    ])
+    .without_header(no_headers);
     if let Some(r) = &t.reference {
         let mut row = vec!["report (upstream)".to_string()];
         let mut cells = milestone_cells(&r.milestones);

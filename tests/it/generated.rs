@@ -1,5 +1,6 @@
 //! Drift tests for the files generated from the clap definitions and committed: the shell
-//! completion scripts in `completions/` and the man pages in `man/`.
+//! completion scripts in `completions/`, the man pages in `man/`, and the unknown-field check's
+//! known fields of the CRD fixtures.
 //!
 //! After changing a flag or a help text, regenerate them with
 //! `KARPENTER_CAPI_REGENERATE=1 cargo test --test generated` and commit the result.
@@ -107,5 +108,36 @@ fn a_man_page_per_visible_subcommand() {
             "kubectl-karpenter_capi-completion.1",
             "kubectl-karpenter_capi-version.1",
         ]
+    );
+}
+
+/// The unknown-field check's trees of the Karpenter and Cluster API kinds
+/// (`crates/karpenter-capi-core/src/model/fields/known.json`) are generated from the CRD fixtures,
+/// so a fixture update that adds a field cannot leave the check warning about it.
+#[test]
+fn known_fields_are_those_of_the_crd_fixtures() {
+    let dir = crate::support::fixtures().join("crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let crds: Vec<serde_json::Value> = files
+        .iter()
+        .map(|p| serde_saphyr::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    let text = karpenter_capi::model::fields::schema::known_json(&crds);
+    assert!(text.contains("\"cluster.x-k8s.io/v1beta2/MachineDeployment\": "));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/karpenter-capi-core/src/model/fields/known.json");
+    if std::env::var_os(REGENERATE).is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    assert!(
+        std::fs::read_to_string(&path).unwrap() == text,
+        "{} is out of date; regenerate it with\n  {REGENERATE}=1 cargo test --test it generated\nand commit the result.",
+        path.display()
     );
 }

@@ -1,7 +1,8 @@
 //! `init --from-cluster` clones the cluster's own worker templates: read from the in-memory API,
-//! compared field by field with the worker's (only the unregistered taint and the flavor may
-//! differ), validated against the CRD fixtures, and run end to end through the binary against
-//! the in-memory API served on localhost.
+//! compared field by field with the worker's (only the unregistered taint, the kubelet's
+//! max-pods and the flavor may differ; the member MachineDeployments copy the worker's placement
+//! and deletion fields), validated against the CRD fixtures, and run end to end through the
+//! binary against the in-memory API served on localhost.
 
 use crate::common;
 use crate::support;
@@ -23,7 +24,7 @@ fn worker_bootstrap() -> Value {
                 "kubeletExtraArgs": [
                     {"name": "cloud-provider", "value": "external"},
                     {"name": "node-labels", "value": "example.com/pool=general"},
-                    {"name": "max-pods", "value": "110"}],
+                    {"name": "max-pods", "value": "100"}],
                 "taints": [{"key": "example.com/pool", "value": "general", "effect": "PreferNoSchedule"}]}},
             "files": [
                 {"path": "/etc/containerd/certs.d/docker.io/hosts.toml", "owner": "root:root", "permissions": "0644",
@@ -70,11 +71,25 @@ fn management_objects() -> Vec<Value> {
         if member {
             labels["node.cluster.x-k8s.io/karpenter-member"] = json!("");
         }
-        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+        let mut md = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
             "metadata": {"name": name, "namespace": "capi-ovh", "labels": labels},
             "spec": {"clusterName": "capi-ovh", "replicas": 1, "template": {"spec": {"clusterName": "capi-ovh", "version": "v1.36.1",
                 "bootstrap": {"configRef": {"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfigTemplate", "name": bootstrap}},
-                "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachineTemplate", "name": infra}}}}})
+                "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "OpenStackMachineTemplate", "name": infra}}}}});
+        if !member {
+            // The worker's own placement and deletion settings, which the members copy, and
+            // settings they must not copy (deletion order, pause, rollout).
+            md["spec"]["deletion"] = json!({"order": "Newest"});
+            md["spec"]["paused"] = json!(false);
+            md["spec"]["rollout"] = json!({"strategy": {"type": "RollingUpdate"}});
+            let spec = &mut md["spec"]["template"]["spec"];
+            spec["failureDomain"] = json!("nova");
+            spec["minReadySeconds"] = json!(30);
+            spec["deletion"] = json!({"nodeDrainTimeoutSeconds": 600,
+                "nodeVolumeDetachTimeoutSeconds": 300, "nodeDeletionTimeoutSeconds": 20});
+            spec["readinessGates"] = json!([{"conditionType": "example.com/NetworkReady"}]);
+        }
+        md
     };
     vec![
         json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "capi-ovh", "namespace": "capi-ovh"},
@@ -174,8 +189,16 @@ async fn clones_differ_from_the_worker_only_in_the_taint_and_the_flavor() {
     let clone = &kct.value["spec"]["template"]["spec"];
     assert_eq!(
         diff(worker, clone),
-        vec!["/joinConfiguration/nodeRegistration/taints/1"],
-        "only the unregistered taint is added"
+        vec![
+            "/joinConfiguration/nodeRegistration/kubeletExtraArgs/2/value",
+            "/joinConfiguration/nodeRegistration/taints/1"
+        ],
+        "only the unregistered taint is added, and max-pods is the flavors'"
+    );
+    // The kubelet holds as many pods as the members' capacity annotation says.
+    assert_eq!(
+        clone["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"][2],
+        json!({"name": "max-pods", "value": "110"})
     );
     assert_eq!(
         clone["joinConfiguration"]["nodeRegistration"]["taints"],
@@ -209,8 +232,35 @@ async fn clones_differ_from_the_worker_only_in_the_taint_and_the_flavor() {
         assert_eq!(clone["flavor"], flavor);
         assert_eq!(t.api_version, "infrastructure.cluster.x-k8s.io/v1beta1");
     }
-    // The member MachineDeployments point at the clones.
-    let md = of_kind(&bundle, "MachineDeployment")[1];
+    // The member MachineDeployments copy the worker's placement and deletion fields: field by
+    // field, their Machine template differs only in the references to the clones, and of the
+    // worker's own spec nothing but those fields is taken.
+    let worker_md = management_objects()
+        .into_iter()
+        .find(|o| o["metadata"]["name"] == "capi-ovh-md-0")
+        .unwrap();
+    let mds = of_kind(&bundle, "MachineDeployment");
+    assert_eq!(mds.len(), 3);
+    for md in &mds {
+        assert_eq!(
+            diff(
+                &worker_md["spec"]["template"]["spec"],
+                &md.value["spec"]["template"]["spec"]
+            ),
+            vec!["/bootstrap/configRef/name", "/infrastructureRef/name"],
+            "{}",
+            md.yaml
+        );
+        assert_eq!(
+            md.value["spec"]["template"]["spec"]["failureDomain"],
+            "nova"
+        );
+        assert_eq!(md.value["spec"]["rollout"]["strategy"]["type"], "OnDelete");
+        assert_eq!(md.value["spec"]["replicas"], 0);
+        assert!(md.value["spec"].get("deletion").is_none());
+        assert!(md.value["spec"].get("paused").is_none());
+    }
+    let md = mds[1];
     assert_eq!(
         md.value["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"],
         "capi-ovh-karpenter"
@@ -226,11 +276,14 @@ async fn clones_validate_against_the_crd_fixtures() {
     let (bundle, _) = cloned_bundle().await;
     let crds = support::crds();
     let mut checked = 0;
-    for doc in bundle
-        .management
-        .iter()
-        .filter(|d| d.kind == "KubeadmConfigTemplate" || d.kind == "OpenStackMachineTemplate")
-    {
+    for doc in bundle.management.iter().filter(|d| {
+        [
+            "KubeadmConfigTemplate",
+            "OpenStackMachineTemplate",
+            "MachineDeployment",
+        ]
+        .contains(&d.kind.as_str())
+    }) {
         let schema = support::crd_schema(&crds, &doc.api_version, &doc.kind)
             .unwrap_or_else(|| panic!("no fixture for {} {}", doc.api_version, doc.kind));
         assert_eq!(
@@ -241,7 +294,7 @@ async fn clones_validate_against_the_crd_fixtures() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 1 + 3);
+    assert_eq!(checked, 1 + 3 + 3);
     // The check can fail: a field the CRD does not have is caught in a clone too.
     let mut broken = of_kind(&bundle, "KubeadmConfigTemplate")[0].clone();
     broken.value["spec"]["template"]["spec"]["preKubeadmCommand"] = json!(["typo"]);
@@ -359,7 +412,10 @@ fn init_from_cluster_through_the_binary_against_the_in_memory_api() {
             &worker_bootstrap()["spec"]["template"]["spec"],
             &kct["spec"]["template"]["spec"]
         ),
-        vec!["/joinConfiguration/nodeRegistration/taints/1"]
+        vec![
+            "/joinConfiguration/nodeRegistration/kubeletExtraArgs/2/value",
+            "/joinConfiguration/nodeRegistration/taints/1"
+        ]
     );
     let osmt = find("OpenStackMachineTemplate", "capi-ovh-karpenter-c3-16");
     assert_eq!(
@@ -373,6 +429,12 @@ fn init_from_cluster_through_the_binary_against_the_in_memory_api() {
     // the Secret (separate management cluster).
     let md = find("MachineDeployment", "capi-ovh-karpenter-c3-4");
     assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.36.1");
+    // The worker's placement and deletion fields, through the binary too.
+    assert_eq!(md["spec"]["template"]["spec"]["failureDomain"], "nova");
+    assert_eq!(
+        md["spec"]["template"]["spec"]["deletion"],
+        json!({"nodeDrainTimeoutSeconds": 600, "nodeVolumeDetachTimeoutSeconds": 300, "nodeDeletionTimeoutSeconds": 20})
+    );
     let deployment = find("Deployment", "karpenter-capi");
     assert!(
         deployment

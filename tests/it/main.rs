@@ -34,6 +34,7 @@ mod init_cli;
 mod init_clone;
 mod init_kustomize;
 mod init_live;
+mod init_rejects;
 mod init_schema;
 mod init_topology;
 mod kubectl;

@@ -68,6 +68,56 @@ pub struct CloneSource {
     pub infrastructure: SourceTemplate,
     /// The KubeadmConfigTemplate (None when the worker bootstraps otherwise: init then generates one).
     pub bootstrap: Option<SourceTemplate>,
+    /// The worker MachineDeployment's own fields the members copy ([`machine_deployment_fields`]).
+    pub machine_deployment_fields: MachineDeploymentFields,
+}
+
+/// The fields of the worker MachineDeployment that say how its Machines live and go, copied into
+/// every member so Karpenter's nodes are placed, drained and deleted as the workers are.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MachineDeploymentFields {
+    /// Fields of `spec` (v1beta1's `minReadySeconds`).
+    pub spec: serde_json::Map<String, Value>,
+    /// Fields of `spec.template.spec`: the failure domain, the drain, volume-detach and deletion
+    /// timeouts (v1beta1's `node*Timeout`, v1beta2's `deletion`), v1beta2's `minReadySeconds`,
+    /// the readiness gates.
+    pub template_spec: serde_json::Map<String, Value>,
+}
+
+/// `spec` fields copied from the worker MachineDeployment. Not copied: replicas, selector,
+/// clusterName, the rollout and deletion-order strategy (members roll out OnDelete and our
+/// controller picks the Machine to remove), paused, rolloutAfter, naming and remediation.
+const COPIED_SPEC: &[&str] = &["minReadySeconds"];
+
+/// `spec.template.spec` fields copied from the worker MachineDeployment. Not copied: the
+/// bootstrap and infrastructure references, clusterName, version (init's own), providerID,
+/// and Machine taints (a NodePool would not know them).
+const COPIED_TEMPLATE_SPEC: &[&str] = &[
+    "failureDomain",
+    "nodeDrainTimeout",
+    "nodeVolumeDetachTimeout",
+    "nodeDeletionTimeout",
+    "deletion",
+    "minReadySeconds",
+    "readinessGates",
+];
+
+/// The fields of a worker MachineDeployment (as served, at the Cluster API version init writes)
+/// that the members copy.
+pub fn machine_deployment_fields(md: &Value) -> MachineDeploymentFields {
+    let pick = |from: Option<&Value>, names: &[&str]| -> serde_json::Map<String, Value> {
+        names
+            .iter()
+            .filter_map(|n| {
+                let v = from?.get(*n)?;
+                (!v.is_null()).then(|| (n.to_string(), v.clone()))
+            })
+            .collect()
+    };
+    MachineDeploymentFields {
+        spec: pick(md.get("spec"), COPIED_SPEC),
+        template_spec: pick(md.pointer("/spec/template/spec"), COPIED_TEMPLATE_SPEC),
+    }
 }
 
 /// A reference from a MachineDeployment to a template: v1beta2 names the group, v1beta1 the
@@ -154,7 +204,16 @@ pub fn is_kubeadm(r: &TemplateRef) -> bool {
 /// `taints` (the unregistered taint first, then `extra`) added to
 /// `joinConfiguration.nodeRegistration.taints` where the worker has no taint of that key.
 /// A worker taint with the unregistered key gets the NoExecute effect Karpenter expects.
-pub(crate) fn bootstrap_spec(worker: &Value, extra: &[String]) -> Result<Value, Error> {
+/// The kubelet's `max-pods` is set to the flavor's pod capacity (`max_pods`, what the member's
+/// capacity annotation tells the scheduler), as init's own template sets it, replacing the
+/// worker's: kubeletExtraArgs is a map in v1beta1 and a `{name, value}` list in v1beta2
+/// (`api_version`, the template's, decides when the worker sets no argument).
+pub(crate) fn bootstrap_spec(
+    worker: &Value,
+    extra: &[String],
+    max_pods: i64,
+    api_version: &str,
+) -> Result<Value, Error> {
     let mut spec = worker.clone();
     let mut wanted = vec![taint_value(UNREGISTERED_TAINT)?];
     for t in extra {
@@ -195,6 +254,30 @@ pub(crate) fn bootstrap_spec(worker: &Value, extra: &[String]) -> Result<Value, 
             }
             Some(_) => {}
             None => taints.push(w),
+        }
+    }
+    let list_form = api_version.ends_with("/v1beta2");
+    let args = registration
+        .entry("kubeletExtraArgs")
+        .or_insert_with(|| if list_form { json!([]) } else { json!({}) });
+    let pods = json!(max_pods.to_string());
+    match args {
+        Value::Object(map) => {
+            map.insert("max-pods".to_string(), pods);
+        }
+        Value::Array(list) => {
+            match list
+                .iter_mut()
+                .find(|a| a.get("name").and_then(Value::as_str) == Some("max-pods"))
+            {
+                Some(a) => a["value"] = pods,
+                None => list.push(json!({"name": "max-pods", "value": pods})),
+            }
+        }
+        _ => {
+            return Err(Error::usage(
+                "KubeadmConfigTemplate: joinConfiguration.nodeRegistration.kubeletExtraArgs is neither a map nor a list",
+            ));
         }
     }
     Ok(spec)
@@ -265,35 +348,95 @@ pub(crate) fn taint_value(text: &str) -> Result<Value, Error> {
 mod tests {
     use super::*;
 
+    const V1BETA2: &str = "bootstrap.cluster.x-k8s.io/v1beta2";
+    const V1BETA1: &str = "bootstrap.cluster.x-k8s.io/v1beta1";
+
     #[test]
     fn existing_taints_are_kept_and_ours_added_once() {
         let worker = json!({"joinConfiguration": {"nodeRegistration": {
             "name": "{{ local_hostname }}",
+            "kubeletExtraArgs": [{"name": "max-pods", "value": "110"}],
             "taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]}}});
-        let spec = bootstrap_spec(&worker, &[]).unwrap();
+        let spec = bootstrap_spec(&worker, &[], 110, V1BETA2).unwrap();
         assert_eq!(
             spec["joinConfiguration"]["nodeRegistration"]["taints"],
             json!([{"key": "dedicated", "value": "infra", "effect": "NoSchedule"},
                    {"key": "karpenter.sh/unregistered", "effect": "NoExecute"}])
         );
         // Cloning a clone adds nothing; a wrong effect on our key is corrected.
-        assert_eq!(bootstrap_spec(&spec, &[]).unwrap(), spec);
+        assert_eq!(bootstrap_spec(&spec, &[], 110, V1BETA2).unwrap(), spec);
         let wrong = json!({"joinConfiguration": {"nodeRegistration": {"taints": [
             {"key": "karpenter.sh/unregistered", "effect": "NoSchedule"}]}}});
         assert_eq!(
-            bootstrap_spec(&wrong, &[]).unwrap()["joinConfiguration"]["nodeRegistration"]["taints"],
+            bootstrap_spec(&wrong, &[], 110, V1BETA2).unwrap()["joinConfiguration"]["nodeRegistration"]
+                ["taints"],
             json!([{"key": "karpenter.sh/unregistered", "effect": "NoExecute"}])
         );
-        // No joinConfiguration at all: one is made for the taint.
+        // No joinConfiguration at all: one is made for the taint and max-pods.
         assert_eq!(
-            bootstrap_spec(&json!({}), &["gpu=true:NoSchedule".to_string()]).unwrap(),
-            json!({"joinConfiguration": {"nodeRegistration": {"taints": [
-                {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},
-                {"key": "gpu", "value": "true", "effect": "NoSchedule"}]}}})
+            bootstrap_spec(
+                &json!({}),
+                &["gpu=true:NoSchedule".to_string()],
+                110,
+                V1BETA2
+            )
+            .unwrap(),
+            json!({"joinConfiguration": {"nodeRegistration": {
+                "taints": [
+                    {"key": "karpenter.sh/unregistered", "effect": "NoExecute"},
+                    {"key": "gpu", "value": "true", "effect": "NoSchedule"}],
+                "kubeletExtraArgs": [{"name": "max-pods", "value": "110"}]}}})
         );
         assert_eq!(
-            bootstrap_spec(&json!([]), &[]).unwrap_err().to_string(),
+            bootstrap_spec(&json!([]), &[], 110, V1BETA2)
+                .unwrap_err()
+                .to_string(),
             "KubeadmConfigTemplate: spec.template.spec is not an object"
+        );
+    }
+
+    #[test]
+    fn max_pods_is_the_flavors_in_either_form_of_kubelet_args() {
+        let args =
+            |spec: Value| spec["joinConfiguration"]["nodeRegistration"]["kubeletExtraArgs"].clone();
+        // v1beta2's list: the worker's value replaced in place, its other arguments kept.
+        let worker = json!({"joinConfiguration": {"nodeRegistration": {"kubeletExtraArgs": [
+            {"name": "cloud-provider", "value": "external"}, {"name": "max-pods", "value": "110"}]}}});
+        assert_eq!(
+            args(bootstrap_spec(&worker, &[], 58, V1BETA2).unwrap()),
+            json!([{"name": "cloud-provider", "value": "external"}, {"name": "max-pods", "value": "58"}])
+        );
+        // v1beta1's map; a worker without arguments gets its version's form.
+        let worker = json!({"joinConfiguration": {"nodeRegistration": {"kubeletExtraArgs": {
+            "cloud-provider": "external"}}}});
+        assert_eq!(
+            args(bootstrap_spec(&worker, &[], 58, V1BETA1).unwrap()),
+            json!({"cloud-provider": "external", "max-pods": "58"})
+        );
+        assert_eq!(
+            args(bootstrap_spec(&json!({}), &[], 58, V1BETA1).unwrap()),
+            json!({"max-pods": "58"})
+        );
+    }
+
+    #[test]
+    fn the_workers_placement_and_deletion_fields_are_copied_and_nothing_else() {
+        let md = json!({"spec": {"replicas": 3, "minReadySeconds": 30, "paused": true,
+            "strategy": {"type": "RollingUpdate"},
+            "template": {"spec": {"clusterName": "c", "version": "v1.36.1", "providerID": "x",
+                "failureDomain": "nova", "nodeDrainTimeout": "10m", "nodeVolumeDetachTimeout": "5m",
+                "nodeDeletionTimeout": "20s", "readinessGates": [{"conditionType": "Ready"}],
+                "bootstrap": {}, "infrastructureRef": {}}}}});
+        let f = machine_deployment_fields(&md);
+        assert_eq!(Value::Object(f.spec), json!({"minReadySeconds": 30}));
+        assert_eq!(
+            Value::Object(f.template_spec),
+            json!({"failureDomain": "nova", "nodeDrainTimeout": "10m", "nodeVolumeDetachTimeout": "5m",
+                "nodeDeletionTimeout": "20s", "readinessGates": [{"conditionType": "Ready"}]})
+        );
+        assert_eq!(
+            machine_deployment_fields(&json!({})),
+            MachineDeploymentFields::default()
         );
     }
 

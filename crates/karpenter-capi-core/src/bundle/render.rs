@@ -272,7 +272,10 @@ pub(crate) fn context(input: &SetupInput) -> Result<Value, Error> {
             }
             // Cloned from the cluster's worker: its spec whole, plus the taints.
             let cloned = match input.clone_from.as_ref().and_then(|c| c.bootstrap.as_ref()) {
-                Some(b) => Some((b, clone::bootstrap_spec(&b.spec, &extra)?)),
+                Some(b) => Some((
+                    b,
+                    clone::bootstrap_spec(&b.spec, &extra, f.max_pods, &b.api_version)?,
+                )),
                 None => None,
             };
             kubeadm.push(json!({
@@ -316,6 +319,9 @@ pub(crate) fn context(input: &SetupInput) -> Result<Value, Error> {
             "labels": labels.join(","),
             "taints": if taints.is_empty() { Value::Null } else { json!(taints.join(",")) },
             "clone_spec": clone_spec(input, f),
+            // The worker MachineDeployment's placement and deletion fields (--from-cluster).
+            "md_spec": md_fields(input, |m| &m.spec),
+            "md_template_spec": md_fields(input, |m| &m.template_spec),
         }));
     }
 
@@ -458,6 +464,19 @@ fn clone_spec(input: &SetupInput, f: &super::FlavorSpec) -> Value {
     let worker = &source.infrastructure;
     let field = clone::flavor_field(&worker.kind, &worker.spec);
     clone::infrastructure_spec(&worker.spec, field, f)
+}
+
+/// Some of the worker MachineDeployment's copied fields, or null (no clone, or none set).
+fn md_fields(
+    input: &SetupInput,
+    part: impl Fn(&clone::MachineDeploymentFields) -> &serde_json::Map<String, Value>,
+) -> Value {
+    match &input.clone_from {
+        Some(c) if !part(&c.machine_deployment_fields).is_empty() => {
+            Value::Object(part(&c.machine_deployment_fields).clone())
+        }
+        _ => Value::Null,
+    }
 }
 
 fn environment(templates: &Templates) -> Result<minijinja::Environment<'static>, Error> {

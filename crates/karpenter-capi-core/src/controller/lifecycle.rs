@@ -12,7 +12,7 @@ use super::Config;
 use super::action::Action;
 use crate::model::machine::MachineRecord;
 use crate::model::nodeclaim::NodeClaimRecord;
-use crate::model::snapshot::{MachineIndex, NodeRecord, Snapshot};
+use crate::model::snapshot::{MachineIndex, Snapshot};
 
 /// Age of a claim at `now`, in seconds (0 when unknown).
 pub(crate) fn age(created: Option<Timestamp>, now: Timestamp) -> i64 {
@@ -294,7 +294,10 @@ fn claim_machine(m: &MachineRecord, claim: &str) -> Action {
 
 /// The Nodes with this providerID, by a scan (the index's tests compare against it).
 #[cfg(test)]
-pub(crate) fn nodes_for<'a>(snapshot: &'a Snapshot, provider_id: &str) -> Vec<&'a NodeRecord> {
+pub(crate) fn nodes_for<'a>(
+    snapshot: &'a Snapshot,
+    provider_id: &str,
+) -> Vec<&'a crate::model::snapshot::NodeRecord> {
     snapshot
         .nodes
         .iter()

@@ -76,7 +76,7 @@ impl Requirement {
     }
 
     /// Whether a set of labels satisfies the requirement.
-    pub(crate) fn matches(&self, labels: &Labels) -> bool {
+    pub fn matches(&self, labels: &Labels) -> bool {
         self.matches_value(labels.get(&self.key).map(String::as_str))
     }
 

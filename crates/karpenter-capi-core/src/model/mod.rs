@@ -6,6 +6,7 @@ pub(crate) mod constraints;
 pub(crate) mod cron;
 pub mod dedup;
 pub mod duration;
+pub mod fields;
 pub mod flavor;
 #[cfg(test)]
 mod fuzz;

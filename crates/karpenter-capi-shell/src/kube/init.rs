@@ -315,6 +315,7 @@ pub async fn read_defaults(
         machine_deployment: worker_name,
         infrastructure,
         bootstrap,
+        machine_deployment_fields: clone::machine_deployment_fields(worker),
     });
     Ok(out)
 }

@@ -1,0 +1,346 @@
+//! Unknown fields in input objects, as `kubectl --validate=warn` reports them: a field the kind's
+//! schema does not have (`spec.replica` for `spec.replicas`) is named with its file and line.
+//!
+//! A pass of its own over the input text, apart from the loader (`super::load`), so either can
+//! change alone. It streams: one object at a time is held (with the line of each key), judged and
+//! dropped, and a `List` document's items one by one, so a dump of 100,000 pods costs a second
+//! parse of its text but never a second copy of it in memory. Kinds with no known schema are not
+//! judged; a document that does not parse is left to the loader, which reports it.
+
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::load::Source;
+
+mod core_kinds;
+pub mod schema;
+
+/// A field no schema of its object's kind has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// kubectl's form: `spec.template.spec.containers[0].imagePullPolic`.
+    pub path: String,
+    /// The input it is in (a path or `<stdin>`).
+    pub file: String,
+    /// Its 1-based line in that input.
+    pub line: usize,
+}
+
+/// Every unknown field of the objects in `source`, in input order.
+pub fn unknown_fields(source: &Source) -> Vec<UnknownField> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: source.text.len().max(250_000),
+            max_events: source.text.len().saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: source.text.len().max(64 << 20),
+        },
+    };
+    // Documents are judged as they are read; a document that does not parse ends the pass (the
+    // loader reports it), keeping what the documents before it found.
+    let docs: Vec<DocFindings> =
+        serde_saphyr::from_multiple_with_options(&source.text, options).unwrap_or_default();
+    docs.into_iter()
+        .flat_map(|d| d.0)
+        .map(|(path, line)| UnknownField {
+            path,
+            file: source.name.clone(),
+            line,
+        })
+        .collect()
+}
+
+/// A YAML node with the line of each mapping key: one object's worth, judged and dropped.
+#[derive(Debug)]
+enum Node {
+    Map(Vec<(String, usize, Node)>),
+    Seq(Vec<Node>),
+    Scalar(Value),
+}
+
+impl Node {
+    fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Map(entries) => entries.iter().find(|e| e.0 == key).map(|e| &e.2),
+            _ => None,
+        }
+    }
+
+    fn str(&self, key: &str) -> Option<&str> {
+        match self.get(key) {
+            Some(Node::Scalar(Value::String(s))) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The plain JSON value (for the k8s-openapi types' own check).
+    fn to_value(&self) -> Value {
+        match self {
+            Node::Map(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, _, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
+            Node::Seq(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            Node::Scalar(v) => v.clone(),
+        }
+    }
+
+    /// The line of the key at `path` (the deepest key found on the way).
+    fn line_of(&self, path: &[Seg]) -> usize {
+        let mut node = self;
+        let mut line = 0;
+        for seg in path {
+            let next = match (seg, node) {
+                (Seg::Key(k), Node::Map(entries)) => entries.iter().find(|e| &e.0 == k).map(|e| {
+                    line = e.1;
+                    &e.2
+                }),
+                (Seg::Index(i), Node::Seq(items)) => items.get(*i),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => break,
+            }
+        }
+        line
+    }
+}
+
+/// One step of a field path.
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// kubectl's spelling of a path: keys joined by dots, list indexes in brackets.
+fn path_text(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The unknown fields of one object, with their lines. `status` is not judged: the server and
+/// controllers write it, never the user, and a newer server's status fields (a dump of a cluster
+/// newer than the schemas known here) are no typo.
+fn judge(object: Node) -> Vec<(String, usize)> {
+    let object = match object {
+        Node::Map(entries) => Node::Map(entries.into_iter().filter(|e| e.0 != "status").collect()),
+        other => other,
+    };
+    let (Some(api_version), Some(kind)) = (object.str("apiVersion"), object.str("kind")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Vec<Seg>> = Vec::new();
+    if let Some(tree) = schema::tree(api_version, kind) {
+        walk(&object, tree, &mut Vec::new(), &mut found);
+    } else if !core_kinds::judge(api_version, kind, object.to_value(), &mut found) {
+        return Vec::new();
+    }
+    found
+        .iter()
+        .map(|p| (path_text(p), object.line_of(p)))
+        .collect()
+}
+
+/// Walks `node` along its schema tree, noting each key the tree lacks.
+fn walk(node: &Node, tree: &Value, path: &mut Vec<Seg>, found: &mut Vec<Vec<Seg>>) {
+    let Value::Object(fields) = tree else {
+        return;
+    };
+    match node {
+        Node::Map(entries) => {
+            let free = (fields.len() == 1).then(|| fields.get("*")).flatten();
+            for (key, _, child) in entries {
+                path.push(Seg::Key(key.clone()));
+                // Every object's top-level metadata is an ObjectMeta (CRDs say only `object`).
+                if path.len() == 1 && key == "metadata" {
+                    core_kinds::judge_metadata(child.to_value(), path, found);
+                } else if let Some(sub) = free.or_else(|| fields.get(key)) {
+                    walk(child, sub, path, found);
+                } else {
+                    found.push(path.clone());
+                }
+                path.pop();
+            }
+        }
+        Node::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Seg::Index(i));
+                walk(item, tree, path, found);
+                path.pop();
+            }
+        }
+        Node::Scalar(_) => {}
+    }
+}
+
+/// What one document yields: its unknown fields (path, line).
+struct DocFindings(Vec<(String, usize)>);
+
+impl<'de> Deserialize<'de> for DocFindings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DocVisitor)
+    }
+}
+
+struct DocVisitor;
+
+impl<'de> Visitor<'de> for DocVisitor {
+    type Value = DocFindings;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Kubernetes object or list")
+    }
+
+    fn visit_unit<E>(self) -> Result<DocFindings, E> {
+        Ok(DocFindings(Vec::new()))
+    }
+
+    fn visit_none<E>(self) -> Result<DocFindings, E> {
+        Ok(DocFindings(Vec::new()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DocFindings, A::Error> {
+        // A top-level `items` list (a `List`, whatever its `kind` line says, which kubectl prints
+        // after it) is judged item by item as it streams; anything else is one object.
+        let mut found = Vec::new();
+        let mut entries = Vec::new();
+        let mut list = false;
+        while let Some(key) = map.next_key::<serde_saphyr::Spanned<String>>()? {
+            if key.value == "items" {
+                list = true;
+                map.next_value_seed(Items(&mut found))?;
+            } else {
+                let value = map.next_value_seed(NodeSeed)?;
+                entries.push((key.value, key.referenced.line() as usize, value));
+            }
+        }
+        if !list {
+            found.extend(judge(Node::Map(entries)));
+        }
+        Ok(DocFindings(found))
+    }
+}
+
+/// A list's items, each judged and dropped as it is read.
+struct Items<'a>(&'a mut Vec<(String, usize)>);
+
+impl<'de> DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Items<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(item) = seq.next_element_seed(NodeSeed)? {
+            self.0.extend(judge(item));
+        }
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// Reads one [`Node`], keys with their lines.
+struct NodeSeed;
+
+impl<'de> DeserializeSeed<'de> for NodeSeed {
+    type Value = Node;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a YAML value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::Bool(v)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::from(v)))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::from(v)))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::from(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::String(v.to_string())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::String(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::Null))
+    }
+
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Scalar(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(NodeSeed)? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<serde_saphyr::Spanned<String>>()? {
+            let value = map.next_value_seed(NodeSeed)?;
+            entries.push((key.value, key.referenced.line() as usize, value));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests;
