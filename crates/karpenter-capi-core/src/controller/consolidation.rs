@@ -169,10 +169,208 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     }
 }
 
+/// What bounds every trial of one search from above, counted once per search: the free CPU and
+/// memory of each node (allocatable less its pods' requests, as the scheduler counts them, never
+/// below zero), the requests of the pods each node would have to move, the room of in-flight
+/// claims, and each flavor's capacity and price. A trial whose pods exceed all the room there
+/// is plus the largest flavor cheaper than what it removes cannot succeed (its pods would be
+/// unschedulable, need two new nodes, or a node as dear as the removed ones): it is rejected
+/// without its scheduling simulation. Only a necessary condition, so no decision changes.
+/// The replay's upstream peer uses the same sums to skip simulations that cannot fit.
+pub struct Room {
+    /// Per node: (free, movable demand), CPU millis and memory bytes.
+    nodes: std::collections::HashMap<String, ([i64; 2], [i64; 2])>,
+    /// Free room of every node plus the capacity of in-flight claims.
+    total_free: [i64; 2],
+    /// (price, capacity) of each flavor.
+    flavors: Vec<(i64, [i64; 2])>,
+}
+
+impl Room {
+    /// The sums over `snapshot`.
+    pub fn new(snapshot: &Snapshot) -> Room {
+        let mut nodes: std::collections::HashMap<String, ([i64; 2], [i64; 2])> = snapshot
+            .nodes
+            .iter()
+            .map(|n| {
+                let a = &n.allocatable;
+                (n.name.clone(), ([a.cpu_millis, a.memory_bytes], [0, 0]))
+            })
+            .collect();
+        for p in snapshot.pods.iter().filter(|p| !p.terminal) {
+            let Some(entry) = p.node_name.as_deref().and_then(|n| nodes.get_mut(n)) else {
+                continue;
+            };
+            let r = &p.demand.requests;
+            entry.0[0] -= r.cpu_millis;
+            entry.0[1] -= r.memory_bytes;
+            if !p.daemon {
+                entry.1[0] += r.cpu_millis;
+                entry.1[1] += r.memory_bytes;
+            }
+        }
+        let mut total_free = [0i64; 2];
+        for (free, _) in nodes.values_mut() {
+            free[0] = free[0].max(0);
+            free[1] = free[1].max(0);
+            total_free[0] += free[0];
+            total_free[1] += free[1];
+        }
+        let flavors: Vec<(String, i64, [i64; 2])> = snapshot
+            .all_members()
+            .into_iter()
+            .filter_map(|md| md.flavor.as_ref().ok())
+            .map(|f| {
+                (
+                    f.machine_deployment.clone(),
+                    f.price.0,
+                    [f.capacity.cpu_millis, f.capacity.memory_bytes],
+                )
+            })
+            .collect();
+        let largest = flavors.iter().fold([0i64; 2], |m, f| {
+            [m[0].max(f.2[0]), m[1].max(f.2[1])]
+        });
+        for claim in snapshot.in_flight_claims() {
+            // The claim's flavor's capacity (never less than the room the scheduler gives it);
+            // the largest flavor when its MachineDeployment is not known here.
+            let cap = snapshot
+                .claim_machine_deployment(claim)
+                .and_then(|md| flavors.iter().find(|f| f.0 == md))
+                .map_or(largest, |f| f.2);
+            total_free[0] += cap[0];
+            total_free[1] += cap[1];
+        }
+        Room {
+            nodes,
+            total_free,
+            flavors: flavors.into_iter().map(|(_, p, c)| (p, c)).collect(),
+        }
+    }
+
+    /// The free room (CPU millis, memory bytes) left without `nodes` (in-flight claims
+    /// included), and the requests of the pods those nodes would have to move (DaemonSet pods
+    /// aside). Each node counts once.
+    pub fn without<'a>(&self, nodes: impl IntoIterator<Item = &'a str>) -> ([i64; 2], [i64; 2]) {
+        let names: std::collections::BTreeSet<&str> = nodes.into_iter().collect();
+        let (mut free, mut demand) = (self.total_free, [0i64; 2]);
+        for name in names {
+            if let Some((f, d)) = self.nodes.get(name) {
+                for k in 0..2 {
+                    free[k] -= f[k];
+                    demand[k] += d[k];
+                }
+            }
+        }
+        (free, demand)
+    }
+
+    /// Whether the pods of `remove` cannot fit the room left plus one flavor cheaper than them.
+    fn cannot_pay(&self, remove: &[Candidate]) -> bool {
+        let (free, demand) = self.without(remove.iter().map(|c| c.node.as_str()));
+        let removed: i64 = remove.iter().map(|c| c.price.0).sum();
+        let new = self
+            .flavors
+            .iter()
+            .filter(|(price, _)| *price < removed)
+            .fold([0i64; 2], |m, (_, c)| [m[0].max(c[0]), m[1].max(c[1])]);
+        (0..2).any(|k| demand[k] > free[k] + new[k])
+    }
+}
+
+/// One copy of the snapshot for all the trials of a search: each trial edits it into the view
+/// [`without`] builds (its nodes taken out, their claims deleting, their pods pending) and puts
+/// it back afterwards, instead of copying the whole snapshot per trial.
+struct Scratch {
+    work: Snapshot,
+}
+
+impl Scratch {
+    fn new(snapshot: &Snapshot) -> Scratch {
+        Scratch {
+            work: snapshot.clone(),
+        }
+    }
+
+    /// Runs `f` on the snapshot as if `remove` were gone (exactly [`without`]'s view: the same
+    /// nodes in the same order, the same pods moved), then restores it.
+    fn without<R>(&mut self, remove: &[Candidate], f: impl FnOnce(&Snapshot, &[usize]) -> R) -> R {
+        let view = &mut self.work;
+        let names: std::collections::BTreeSet<&str> =
+            remove.iter().map(|c| c.node.as_str()).collect();
+        let mut taken: Vec<(usize, crate::model::snapshot::NodeRecord)> = Vec::new();
+        let mut i = 0;
+        while i < view.nodes.len() {
+            if names.contains(view.nodes[i].name.as_str()) {
+                // Recorded at its index among the nodes before it, so reinserting in order
+                // restores the same sequence.
+                taken.push((i + taken.len(), view.nodes.remove(i)));
+            } else {
+                i += 1;
+            }
+        }
+        let mut marked = Vec::new();
+        for (k, c) in view.nodeclaims.iter_mut().enumerate() {
+            if !c.deleting && remove.iter().any(|r| r.claim == c.name) {
+                c.deleting = true;
+                marked.push(k);
+            }
+        }
+        let mut moved = Vec::new();
+        let mut originals = Vec::new();
+        for (i, slot) in view.pods.iter_mut().enumerate() {
+            if slot.node_name.as_deref().is_some_and(|n| names.contains(n)) {
+                originals.push((i, slot.clone()));
+                let p = std::sync::Arc::make_mut(slot);
+                if p.daemon {
+                    p.terminal = true;
+                } else {
+                    p.node_name = None;
+                    p.marked_unschedulable = true;
+                    moved.push(i);
+                }
+            }
+        }
+        let out = f(view, &moved);
+        for (i, p) in originals {
+            view.pods[i] = p;
+        }
+        for k in marked {
+            view.nodeclaims[k].deleting = false;
+        }
+        for (i, n) in taken {
+            view.nodes.insert(i, n);
+        }
+        out
+    }
+}
+
+/// [`trial`] on the search's scratch copy, rejected without a simulation when [`Room`] shows
+/// it cannot succeed.
+/// The copy is made at the first trial that needs it.
+fn trial_within(
+    snapshot: &Snapshot,
+    scratch: &mut Option<Scratch>,
+    room: &Room,
+    remove: &[Candidate],
+) -> Option<Decision> {
+    if room.cannot_pay(remove) {
+        return None;
+    }
+    scratch
+        .get_or_insert_with(|| Scratch::new(snapshot))
+        .without(remove, |view, moved| decide(view, moved, remove))
+}
+
 /// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
 pub fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
     let (view, moved) = without(snapshot, remove);
-    let placement = plan_within(&view, &moved, Some(trial_budget()));
+    decide(&view, &moved, remove)
+}
+
+/// [`trial`]'s decision over the view without `remove`, its pods `moved`.
+fn decide(view: &Snapshot, moved: &[usize], remove: &[Candidate]) -> Option<Decision> {
+    let placement = plan_within(view, moved, Some(trial_budget()));
     if !placement.unschedulable.is_empty() {
         return None;
     }
@@ -231,13 +429,15 @@ pub fn consolidate_from(
     resume: Option<usize>,
 ) -> (Option<Decision>, Option<usize>) {
     let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
+    let room = Room::new(snapshot);
+    let mut scratch = None;
     if resume.is_none() && limit >= 2 {
         // Largest working prefix by binary search.
         let (mut lo, mut hi) = (2usize, limit);
         let mut best = None;
         while lo <= hi {
             let mid = (lo + hi) / 2;
-            match trial(snapshot, &candidates[..mid])
+            match trial_within(snapshot, &mut scratch, &room, &candidates[..mid])
                 .filter(|d| !replaces_with_own_type(snapshot, d))
             {
                 Some(d) => {
@@ -258,7 +458,7 @@ pub fn consolidate_from(
     let end = (start + SINGLE_NODE_TRIALS).min(candidates.len());
     let found = candidates[start..end]
         .iter()
-        .find_map(|c| trial(snapshot, std::slice::from_ref(c)));
+        .find_map(|c| trial_within(snapshot, &mut scratch, &room, std::slice::from_ref(c)));
     let next = (found.is_none() && end < candidates.len()).then_some(end);
     (found, next)
 }

@@ -396,6 +396,19 @@ impl Upstream {
     /// `SimulateScheduling` producing no new NodeClaim: with every price 0 nothing is cheaper,
     /// so a replacement is never launched).
     fn fits_elsewhere(&self, c: &SimCluster, nodes: &[&str]) -> bool {
+        // The requests to place against all the room there is (a necessary condition): most
+        // searches on a busy cluster end here, without copying the snapshot.
+        let room = crate::controller::consolidation::Room::new(&c.snap);
+        let (free, mut demand) = room.without(nodes.iter().copied());
+        for p in c.snap.pods.iter() {
+            if !p.daemon && !p.terminal && p.node_name.is_none() && p.is_pending() {
+                demand[0] += p.demand.requests.cpu_millis;
+                demand[1] += p.demand.requests.memory_bytes;
+            }
+        }
+        if (0..2).any(|k| demand[k] > free[k]) {
+            return false;
+        }
         let (offerings, _) = catalog::offerings(&c.snap, false);
         let mut view = c.snap.clone();
         let mut moving = Vec::new();
