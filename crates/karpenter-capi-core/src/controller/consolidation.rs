@@ -169,52 +169,104 @@ pub fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     }
 }
 
-/// What bounds every trial of one search from above, counted once per search: the free CPU and
-/// memory of each node (allocatable less its pods' requests, as the scheduler counts them, never
-/// below zero), the requests of the pods each node would have to move, the room of in-flight
-/// claims, and each flavor's capacity and price. A trial whose pods exceed all the room there
-/// is plus the largest flavor cheaper than what it removes cannot succeed (its pods would be
-/// unschedulable, need two new nodes, or a node as dear as the removed ones): it is rejected
-/// without its scheduling simulation. Only a necessary condition, so no decision changes.
-/// The replay's upstream peer uses the same sums to skip simulations that cannot fit.
+/// What bounds every trial of one search from above, counted once per search: each node's free
+/// CPU and memory (allocatable less its pods' requests, as the scheduler counts them, never below
+/// zero) and the pods it would have to move, the capacity of in-flight claims, and each flavor's
+/// capacity and price. A trial cannot succeed (its pods would be unschedulable, need two new
+/// nodes, or a node as dear as the removed ones) when its pods exceed all the room there is
+/// plus the largest flavor cheaper than what it removes: in CPU or memory summed, or in count,
+/// each node holding at most as many of them as it has room for their smallest request. Such a
+/// trial is rejected without its scheduling simulation. Only a necessary condition, so no
+/// decision changes. The replay's upstream peer uses the same sums to skip simulations.
 pub struct Room {
-    /// Per node: (free, movable demand), CPU millis and memory bytes.
-    nodes: std::collections::HashMap<String, ([i64; 2], [i64; 2])>,
-    /// Free room of every node plus the capacity of in-flight claims.
-    total_free: [i64; 2],
+    /// Per node: its free room and the pods it would move.
+    nodes: std::collections::HashMap<String, NodeRoom>,
+    /// The capacity of each in-flight claim's flavor.
+    in_flight: Vec<[i64; 2]>,
     /// (price, capacity) of each flavor.
     flavors: Vec<(i64, [i64; 2])>,
 }
 
+/// One node's free room (CPU millis, memory bytes) and its pods other than DaemonSet pods.
+#[derive(Default)]
+struct NodeRoom {
+    free: [i64; 2],
+    moving: Vec<[i64; 2]>,
+}
+
+/// The pods some nodes would move: their summed requests, their count, and the smallest
+/// request in each resource.
+pub struct Moving {
+    sum: [i64; 2],
+    count: i64,
+    least: [i64; 2],
+}
+
+impl Moving {
+    /// None so far.
+    pub fn new() -> Moving {
+        Moving {
+            sum: [0, 0],
+            count: 0,
+            least: [i64::MAX, i64::MAX],
+        }
+    }
+
+    /// One more pod of these requests (CPU millis, memory bytes).
+    pub fn add(&mut self, r: [i64; 2]) {
+        for k in 0..2 {
+            self.sum[k] += r[k];
+            self.least[k] = self.least[k].min(r[k]);
+        }
+        self.count += 1;
+    }
+
+    /// How many of these pods at most fit in `room`.
+    fn fit(&self, room: [i64; 2]) -> i64 {
+        (0..2)
+            .filter(|&k| self.least[k] > 0)
+            .map(|k| room[k].max(0) / self.least[k])
+            .min()
+            .unwrap_or(i64::MAX)
+    }
+}
+
+impl Default for Moving {
+    fn default() -> Moving {
+        Moving::new()
+    }
+}
+
 impl Room {
-    /// The sums over `snapshot`.
+    /// The room of `snapshot`.
     pub fn new(snapshot: &Snapshot) -> Room {
-        let mut nodes: std::collections::HashMap<String, ([i64; 2], [i64; 2])> = snapshot
+        let mut nodes: std::collections::HashMap<String, NodeRoom> = snapshot
             .nodes
             .iter()
             .map(|n| {
                 let a = &n.allocatable;
-                (n.name.clone(), ([a.cpu_millis, a.memory_bytes], [0, 0]))
+                (
+                    n.name.clone(),
+                    NodeRoom {
+                        free: [a.cpu_millis, a.memory_bytes],
+                        moving: Vec::new(),
+                    },
+                )
             })
             .collect();
         for p in snapshot.pods.iter().filter(|p| !p.terminal) {
             let Some(entry) = p.node_name.as_deref().and_then(|n| nodes.get_mut(n)) else {
                 continue;
             };
-            let r = &p.demand.requests;
-            entry.0[0] -= r.cpu_millis;
-            entry.0[1] -= r.memory_bytes;
+            let r = [p.demand.requests.cpu_millis, p.demand.requests.memory_bytes];
+            entry.free[0] -= r[0];
+            entry.free[1] -= r[1];
             if !p.daemon {
-                entry.1[0] += r.cpu_millis;
-                entry.1[1] += r.memory_bytes;
+                entry.moving.push(r);
             }
         }
-        let mut total_free = [0i64; 2];
-        for (free, _) in nodes.values_mut() {
-            free[0] = free[0].max(0);
-            free[1] = free[1].max(0);
-            total_free[0] += free[0];
-            total_free[1] += free[1];
+        for n in nodes.values_mut() {
+            n.free = [n.free[0].max(0), n.free[1].max(0)];
         }
         let flavors: Vec<(String, i64, [i64; 2])> = snapshot
             .all_members()
@@ -228,53 +280,79 @@ impl Room {
                 )
             })
             .collect();
-        let largest = flavors.iter().fold([0i64; 2], |m, f| {
-            [m[0].max(f.2[0]), m[1].max(f.2[1])]
-        });
-        for claim in snapshot.in_flight_claims() {
-            // The claim's flavor's capacity (never less than the room the scheduler gives it);
-            // the largest flavor when its MachineDeployment is not known here.
-            let cap = snapshot
-                .claim_machine_deployment(claim)
-                .and_then(|md| flavors.iter().find(|f| f.0 == md))
-                .map_or(largest, |f| f.2);
-            total_free[0] += cap[0];
-            total_free[1] += cap[1];
-        }
+        let largest = flavors
+            .iter()
+            .fold([0i64; 2], |m, f| [m[0].max(f.2[0]), m[1].max(f.2[1])]);
+        // Each in-flight claim at its flavor's capacity (never less than the room the scheduler
+        // gives it); the largest flavor when its MachineDeployment is not known here.
+        let in_flight = snapshot
+            .in_flight_claims()
+            .map(|claim| {
+                snapshot
+                    .claim_machine_deployment(claim)
+                    .and_then(|md| flavors.iter().find(|f| f.0 == md))
+                    .map_or(largest, |f| f.2)
+            })
+            .collect();
         Room {
             nodes,
-            total_free,
+            in_flight,
             flavors: flavors.into_iter().map(|(_, p, c)| (p, c)).collect(),
         }
     }
 
-    /// The free room (CPU millis, memory bytes) left without `nodes` (in-flight claims
-    /// included), and the requests of the pods those nodes would have to move (DaemonSet pods
-    /// aside). Each node counts once.
-    pub fn without<'a>(&self, nodes: impl IntoIterator<Item = &'a str>) -> ([i64; 2], [i64; 2]) {
-        let names: std::collections::BTreeSet<&str> = nodes.into_iter().collect();
-        let (mut free, mut demand) = (self.total_free, [0i64; 2]);
-        for name in names {
-            if let Some((f, d)) = self.nodes.get(name) {
-                for k in 0..2 {
-                    free[k] -= f[k];
-                    demand[k] += d[k];
+    /// The pods `nodes` would move (each node counted once), added to `moving`.
+    pub fn moving<'a>(&self, nodes: &std::collections::BTreeSet<&'a str>, moving: &mut Moving) {
+        for name in nodes {
+            if let Some(n) = self.nodes.get(*name) {
+                for r in &n.moving {
+                    moving.add(*r);
                 }
             }
         }
-        (free, demand)
+    }
+
+    /// Whether `moving` cannot fit the room of every node but `nodes`, in-flight claims and
+    /// `extra` (a new node's capacity) together.
+    pub fn cannot_fit(
+        &self,
+        nodes: &std::collections::BTreeSet<&str>,
+        moving: &Moving,
+        extra: [i64; 2],
+    ) -> bool {
+        if moving.count == 0 {
+            return false;
+        }
+        let (mut free, mut slots) = (extra, moving.fit(extra));
+        let rooms = self
+            .nodes
+            .iter()
+            .filter(|(name, _)| !nodes.contains(name.as_str()))
+            .map(|(_, n)| n.free)
+            .chain(self.in_flight.iter().copied());
+        for room in rooms {
+            free[0] += room[0];
+            free[1] += room[1];
+            slots = slots.saturating_add(moving.fit(room));
+        }
+        (0..2).any(|k| moving.sum[k] > free[k]) || moving.count > slots
     }
 
     /// Whether the pods of `remove` cannot fit the room left plus one flavor cheaper than them.
     fn cannot_pay(&self, remove: &[Candidate]) -> bool {
-        let (free, demand) = self.without(remove.iter().map(|c| c.node.as_str()));
+        let names: std::collections::BTreeSet<&str> =
+            remove.iter().map(|c| c.node.as_str()).collect();
+        let mut moving = Moving::new();
+        self.moving(&names, &mut moving);
         let removed: i64 = remove.iter().map(|c| c.price.0).sum();
+        // The one new node a decision may add, cheaper than what it removes: at most the
+        // largest such flavor in each resource.
         let new = self
             .flavors
             .iter()
             .filter(|(price, _)| *price < removed)
             .fold([0i64; 2], |m, (_, c)| [m[0].max(c[0]), m[1].max(c[1])]);
-        (0..2).any(|k| demand[k] > free[k] + new[k])
+        self.cannot_fit(&names, &moving, new)
     }
 }
 

@@ -32,6 +32,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::controller::consolidation::{Moving, Room};
 use super::{Agent, at, batch_closes, earliest};
 use crate::controller::action::Action;
 use crate::controller::budget::allowed_disruptions;
@@ -396,17 +397,18 @@ impl Upstream {
     /// `SimulateScheduling` producing no new NodeClaim: with every price 0 nothing is cheaper,
     /// so a replacement is never launched).
     fn fits_elsewhere(&self, c: &SimCluster, nodes: &[&str]) -> bool {
-        // The requests to place against all the room there is (a necessary condition): most
+        // The pods to place against all the room there is (a necessary condition): most
         // searches on a busy cluster end here, without copying the snapshot.
-        let room = crate::controller::consolidation::Room::new(&c.snap);
-        let (free, mut demand) = room.without(nodes.iter().copied());
+        let room = Room::new(&c.snap);
+        let names: BTreeSet<&str> = nodes.iter().copied().collect();
+        let mut moving = Moving::new();
+        room.moving(&names, &mut moving);
         for p in c.snap.pods.iter() {
             if !p.daemon && !p.terminal && p.node_name.is_none() && p.is_pending() {
-                demand[0] += p.demand.requests.cpu_millis;
-                demand[1] += p.demand.requests.memory_bytes;
+                moving.add([p.demand.requests.cpu_millis, p.demand.requests.memory_bytes]);
             }
         }
-        if (0..2).any(|k| demand[k] > free[k]) {
+        if room.cannot_fit(&names, &moving, [0, 0]) {
             return false;
         }
         let (offerings, _) = catalog::offerings(&c.snap, false);
