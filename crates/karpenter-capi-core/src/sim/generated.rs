@@ -53,7 +53,7 @@ impl Shape {
 /// The named set: shape, seed and size (pods at the peak, roughly). Small enough that a debug
 /// build replays all of them for the three strategies in a test; the benchmarks scale them.
 pub const NAMED: &[(Shape, u64, i64)] = &[
-    (Shape::Diurnal, 1, 60),
+    (Shape::Diurnal, 1, 20),
     (Shape::Ramp, 2, 24),
     (Shape::Burst, 3, 30),
     (Shape::Batch, 4, 12),
@@ -167,7 +167,12 @@ pub fn yaml(shape: Shape, seed: u64, size: i64) -> String {
             let _ = writeln!(y, "- {{at: {}m, scale: {{web: 0}}}}", at + 10);
         }
     }
-    y.push_str("settle: 30m\n");
+    // Long enough after the last step for every pod to have left and the fleet to drain.
+    let settle = match shape {
+        Shape::Diurnal => "settle: 4h\n",
+        _ => "settle: 1h\n",
+    };
+    y.push_str(settle);
     y
 }
 

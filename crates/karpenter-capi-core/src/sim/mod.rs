@@ -15,6 +15,7 @@ pub mod bound;
 pub mod cluster;
 pub mod compare;
 pub mod engine;
+pub mod generated;
 pub mod metrics;
 pub mod params;
 pub mod peers;
@@ -36,3 +37,5 @@ pub fn ceil_to(t: Ms, period: Ms) -> Ms {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod generated_tests;
