@@ -268,6 +268,12 @@ impl Room {
         for n in nodes.values_mut() {
             n.free = [n.free[0].max(0), n.free[1].max(0)];
         }
+        // A cordoned Node, or one being deleted, takes no pods (as the scheduler's state has it).
+        for n in snapshot.nodes.iter().filter(|n| n.unschedulable || n.deleting) {
+            if let Some(r) = nodes.get_mut(&n.name) {
+                r.free = [0, 0];
+            }
+        }
         let flavors: Vec<(String, i64, [i64; 2])> = snapshot
             .all_members()
             .into_iter()
