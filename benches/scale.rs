@@ -365,8 +365,9 @@ fn timeline_day(pods: usize) {
         let t = Instant::now();
         let r = if s == StrategyName::Cost {
             let mut ours = Ours::new(Config::default());
-            let r = karpenter_capi::sim::engine::replay_agent(&snap, &trace, &mut ours, &mut |_, _| {})
-                .expect("replay runs");
+            let r =
+                karpenter_capi::sim::engine::replay_agent(&snap, &trace, &mut ours, &mut |_, _| {})
+                    .expect("replay runs");
             log = std::mem::take(&mut ours.log);
             r
         } else {

@@ -269,7 +269,11 @@ impl Room {
             n.free = [n.free[0].max(0), n.free[1].max(0)];
         }
         // A cordoned Node, or one being deleted, takes no pods (as the scheduler's state has it).
-        for n in snapshot.nodes.iter().filter(|n| n.unschedulable || n.deleting) {
+        for n in snapshot
+            .nodes
+            .iter()
+            .filter(|n| n.unschedulable || n.deleting)
+        {
             if let Some(r) = nodes.get_mut(&n.name) {
                 r.free = [0, 0];
             }

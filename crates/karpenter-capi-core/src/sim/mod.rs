@@ -36,6 +36,6 @@ pub fn ceil_to(t: Ms, period: Ms) -> Ms {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod generated_tests;
+#[cfg(test)]
+mod tests;

@@ -32,10 +32,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::controller::consolidation::{Moving, Room};
 use super::{Agent, at, batch_closes, earliest};
 use crate::controller::action::Action;
 use crate::controller::budget::allowed_disruptions;
+use crate::controller::consolidation::{Moving, Room};
 use crate::controller::lifecycle::{bind_and_launch, bound_machine, mark, register_and_initialize};
 use crate::controller::provision::{batch_ready, create_node_claim};
 use crate::controller::{Config, scale::current_replicas};
