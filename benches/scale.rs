@@ -338,9 +338,11 @@ fn controller_plan(
     );
 }
 
-/// `simulate --timeline` at a day's scale: 2,000 pods arriving over 24 h on a diurnal curve
+/// `simulate --timeline` at a day's scale: `pods` pods arriving over 24 h on a diurnal curve
 /// (each living 2 h), replayed for all three strategies on the seed catalog without its limit.
-fn timeline_day() {
+/// `BENCH_TIMELINE_JSON=PATH` also writes the timelines and our controller's action log there
+/// (to compare a speed change's replays before and after).
+fn timeline_day(pods: usize) {
     let scenario =
         karpenter_capi::sim::trace::DEFAULT_SCENARIO.replace("  limits:\n    cpu: '20'\n", "");
     let snap = snapshot_from_sources(&[Source {
@@ -350,30 +352,51 @@ fn timeline_day() {
     .expect("bench scenario parses");
     let trace = karpenter_capi::sim::trace::parse(
         "bench",
-        "name: diurnal-24h\nworkloads:\n- {name: web, cpu: 500m, memory: 512Mi}\ngenerate:\n- diurnal: {workload: web, pods: 2000, lifetime: 2h, over: 24h, every: 5m}\n",
+        &format!("name: diurnal-24h\nworkloads:\n- {{name: web, cpu: 500m, memory: 512Mi}}\ngenerate:\n- diurnal: {{workload: web, pods: {pods}, lifetime: 2h, over: 24h, every: 5m}}\n"),
     )
     .expect("bench trace parses");
+    let horizon = trace.steps.last().map_or(0, |s| s.at) + trace.settle;
+    let bound = karpenter_capi::sim::bound::lower_bound(&snap, &trace, horizon)
+        .expect("bound")
+        .unwrap_or(0.0);
     let total = Instant::now();
+    let mut timelines = Vec::new();
+    let mut log = Vec::new();
     for s in StrategyName::ALL {
         let t = Instant::now();
-        let r = karpenter_capi::sim::replay(&snap, &trace, s, &mut |_, _| {}).expect("replay runs");
+        let r = if s == StrategyName::Cost {
+            let (r, actions) =
+                karpenter_capi::sim::engine::replay_ours_logged(&snap, &trace, Config::default())
+                    .expect("replay runs");
+            log = actions;
+            r
+        } else {
+            karpenter_capi::sim::replay(&snap, &trace, s, &mut |_, _| {}).expect("replay runs")
+        };
         println!(
-            "timeline 24h diurnal, 2000 pods  {:<15} replay {:>7.3}s  events {:>6}  passes {:>5}  max nodes {:>3}  node-hours {:>7.1}  cost {:>7.2}  p95 to Running {:>5.0}s  peak RSS {:>6.1} MiB",
+            "timeline 24h diurnal, {pods} pods  {:<15} replay {:>7.3}s  events {:>6}  passes {:>5}  evictions {:>5}  max nodes {:>3}  node-hours {:>7.1}  cost {:>7.2} ({:.2}x bound {bound:.2})  p95 to Running {:>5.0}s  peak RSS {:>6.1} MiB",
             s.as_str(),
             t.elapsed().as_secs_f64(),
             r.events,
             r.passes,
+            r.evictions,
             r.max_nodes,
             r.node_hours,
             r.cost,
+            if bound > 0.0 { r.cost / bound } else { 0.0 },
             r.time_to_running.p95.unwrap_or(0.0),
             peak_rss_mib()
         );
+        timelines.push(r);
     }
     println!(
-        "timeline 24h diurnal, 2000 pods  all three        replay {:>7.3}s",
+        "timeline 24h diurnal, {pods} pods  all three        replay {:>7.3}s",
         total.elapsed().as_secs_f64()
     );
+    if let Some(path) = std::env::var_os("BENCH_TIMELINE_JSON") {
+        let text = serde_json::to_string_pretty(&(&timelines, &log)).expect("timelines serialize");
+        std::fs::write(path, text).expect("timeline JSON written");
+    }
 }
 
 /// Runs the plugin binary on a file and reports its wall time.
@@ -451,7 +474,8 @@ fn main() {
                 "5k-nodes" => controller_plan("5k nodes", 500, 5000, 30_000, 1_000, true),
                 _ => controller_plan("no disruption", 100, 1000, 10_000, 10_000, false),
             },
-            ["timeline"] => timeline_day(),
+            ["timeline"] => timeline_day(3000),
+            ["timeline", n] => timeline_day(n.parse().expect("a count")),
             // The cluster dump alone, on stdout (to profile `run --once --dry-run -f` on it).
             ["dump", m, n, b, p] => print!(
                 "{}",
@@ -482,7 +506,7 @@ fn main() {
     }
     let quick = args.iter().any(|a| a == "--quick");
     if args.iter().any(|a| a == "--timeline") {
-        timeline_day();
+        timeline_day(3000);
         return;
     }
     let sizes: &[usize] = if quick {

@@ -8,6 +8,10 @@ use crate::model::snapshot::Snapshot;
 use crate::sched::strategy::NewNode;
 use crate::sched::strategy::cost::{engine, plan_within};
 
+mod room;
+use room::Scratch;
+pub use room::{Moving, Room};
+
 /// A node that may be consolidated.
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
@@ -162,10 +166,27 @@ pub(crate) fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     }
 }
 
-/// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper.
-pub(crate) fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decision> {
-    let (view, moved) = without(snapshot, remove);
-    let placement = plan_within(&view, &moved, Some(trial_budget()));
+/// [`trial`] on the search's scratch copy, rejected without a simulation when [`Room`] shows
+/// it cannot succeed.
+/// The copy is made at the first trial that needs it.
+fn trial_within(
+    snapshot: &Snapshot,
+    scratch: &mut Option<Scratch>,
+    room: &Room,
+    remove: &[Candidate],
+) -> Option<Decision> {
+    if room.cannot_pay(remove) {
+        return None;
+    }
+    scratch
+        .get_or_insert_with(|| Scratch::new(snapshot))
+        .without(remove, |view, moved| decide(view, moved, remove))
+}
+
+/// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper, decided
+/// over the view without `remove`, its pods `moved`.
+fn decide(view: &Snapshot, moved: &[usize], remove: &[Candidate]) -> Option<Decision> {
+    let placement = plan_within(view, moved, Some(trial_budget()));
     if !placement.unschedulable.is_empty() {
         return None;
     }
@@ -179,8 +200,8 @@ pub(crate) fn trial(snapshot: &Snapshot, remove: &[Candidate]) -> Option<Decisio
     // The replacement's cheaper options must keep its pool's minValues.
     if let Some(n) = placement.new_nodes.first()
         && crate::sched::min_values::replacement_unmet(
-            snapshot,
-            &view,
+            view,
+            view,
             n,
             remove.iter().map(|c| (c.claim.as_str(), c.price)),
         )
@@ -236,13 +257,15 @@ pub(crate) fn consolidate_from(
     resume: Option<usize>,
 ) -> (Option<Decision>, Option<usize>) {
     let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
+    let room = Room::new(snapshot);
+    let mut scratch = None;
     if resume.is_none() && limit >= 2 {
         // Largest working prefix by binary search.
         let (mut lo, mut hi) = (2usize, limit);
         let mut best = None;
         while lo <= hi {
             let mid = (lo + hi) / 2;
-            match trial(snapshot, &candidates[..mid])
+            match trial_within(snapshot, &mut scratch, &room, &candidates[..mid])
                 .filter(|d| !replaces_with_own_type(snapshot, d))
             {
                 Some(d) => {
@@ -263,7 +286,7 @@ pub(crate) fn consolidate_from(
     let end = (start + SINGLE_NODE_TRIALS).min(candidates.len());
     let found = candidates[start..end]
         .iter()
-        .find_map(|c| trial(snapshot, std::slice::from_ref(c)));
+        .find_map(|c| trial_within(snapshot, &mut scratch, &room, std::slice::from_ref(c)));
     let next = (found.is_none() && end < candidates.len()).then_some(end);
     (found, next)
 }

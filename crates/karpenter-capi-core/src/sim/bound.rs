@@ -52,11 +52,7 @@ fn cover(rooms: &[Room], cpu: f64, memory: f64) -> f64 {
 
 /// The lower bound on the cost (in the currency of the prices) of replaying `trace` over
 /// `scenario` until `horizon`. `None` when no flavor has room for pods.
-pub(crate) fn lower_bound(
-    scenario: &Snapshot,
-    trace: &Trace,
-    horizon: Ms,
-) -> Result<Option<f64>, Error> {
+pub fn lower_bound(scenario: &Snapshot, trace: &Trace, horizon: Ms) -> Result<Option<f64>, Error> {
     let c = SimCluster::new(
         scenario,
         trace,

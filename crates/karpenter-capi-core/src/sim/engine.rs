@@ -69,7 +69,7 @@ pub struct StrategyTimeline {
     /// Events the simulation processed.
     pub events: usize,
     /// Pods evicted (and recreated) by disruption or scale-down.
-    pub(crate) evictions: usize,
+    pub evictions: usize,
     /// The trace's pods alive over time (ms, count), a point per change.
     #[serde(skip)]
     pub(crate) alive: Vec<(Ms, usize)>,
@@ -135,6 +135,19 @@ pub fn replay(
 ) -> Result<StrategyTimeline, Error> {
     let mut agent = peers::agent(strategy);
     replay_agent(scenario, trace, agent.as_mut(), progress)
+}
+
+/// Replays our controller over a trace with the given configuration, as [`replay`] does for
+/// `cost`, and returns its action log too (time, action): benches compare a speed change's
+/// replays before and after with it.
+pub fn replay_ours_logged(
+    scenario: &Snapshot,
+    trace: &Trace,
+    config: crate::controller::Config,
+) -> Result<(StrategyTimeline, Vec<(Ms, String)>), Error> {
+    let mut ours = peers::ours::Ours::new(config);
+    let timeline = replay_agent(scenario, trace, &mut ours, &mut |_, _| {})?;
+    Ok((timeline, std::mem::take(&mut ours.log)))
 }
 
 /// Replays one autoscaler (as set up by the caller) over a trace.

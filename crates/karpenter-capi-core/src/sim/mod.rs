@@ -11,10 +11,11 @@
 //! Pure: no I/O, no clock; progress is reported through a callback.
 
 pub(crate) mod apply;
-pub(crate) mod bound;
+pub mod bound;
 pub(crate) mod cluster;
 pub mod compare;
 pub mod engine;
+pub mod generated;
 pub(crate) mod metrics;
 pub(crate) mod params;
 pub(crate) mod peers;
@@ -34,5 +35,7 @@ pub(crate) fn ceil_to(t: Ms, period: Ms) -> Ms {
     t.div_euclid(period) * period + if t.rem_euclid(period) == 0 { 0 } else { period }
 }
 
+#[cfg(test)]
+mod generated_tests;
 #[cfg(test)]
 mod tests;

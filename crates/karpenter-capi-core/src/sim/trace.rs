@@ -53,7 +53,7 @@ pub(crate) enum Change {
 
 /// One change at one time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Step {
+pub struct Step {
     /// When, from the start of the trace.
     pub at: Ms,
     /// Index into [`Trace::workloads`].
@@ -70,11 +70,11 @@ pub struct Trace {
     /// The workloads.
     pub(crate) workloads: Vec<Workload>,
     /// Steps, sorted by time (stable: file order within a time).
-    pub(crate) steps: Vec<Step>,
+    pub steps: Vec<Step>,
     /// Latencies (the seed's, with the trace's overrides).
     pub(crate) latencies: Latencies,
     /// How long to keep replaying after the last step (default 30 minutes).
-    pub(crate) settle: Ms,
+    pub settle: Ms,
 }
 
 /// The built-in scenario: eight 1-vCPU pods on a three-flavor catalog (what `simulate` and

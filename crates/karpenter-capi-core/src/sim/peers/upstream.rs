@@ -35,6 +35,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Agent, at, batch_closes, earliest};
 use crate::controller::action::Action;
 use crate::controller::budget::allowed_disruptions;
+use crate::controller::consolidation::{Moving, Room};
 use crate::controller::lifecycle::{bind_and_launch, bound_machine, mark, register_and_initialize};
 use crate::controller::provision::{batch_ready, create_node_claim};
 use crate::controller::{Config, scale::current_replicas};
@@ -396,6 +397,20 @@ impl Upstream {
     /// `SimulateScheduling` producing no new NodeClaim: with every price 0 nothing is cheaper,
     /// so a replacement is never launched).
     fn fits_elsewhere(&self, c: &SimCluster, nodes: &[&str]) -> bool {
+        // The pods to place against all the room there is (a necessary condition): most
+        // searches on a busy cluster end here, without copying the snapshot.
+        let room = Room::new(&c.snap);
+        let names: BTreeSet<&str> = nodes.iter().copied().collect();
+        let mut moving = Moving::new();
+        room.moving(&names, &mut moving);
+        for p in c.snap.pods.iter() {
+            if !p.daemon && !p.terminal && p.node_name.is_none() && p.is_pending() {
+                moving.add([p.demand.requests.cpu_millis, p.demand.requests.memory_bytes]);
+            }
+        }
+        if room.cannot_fit(&names, &moving, [0, 0]) {
+            return false;
+        }
         let (offerings, _) = catalog::offerings(&c.snap, false);
         let mut view = c.snap.clone();
         let mut moving = Vec::new();

@@ -10,6 +10,7 @@
 //! bounds) knows nothing of Kubernetes and lives in `crates/packing-optimizer`; [`engine`] turns
 //! pods and offerings into its classes and its nodes back into placements.
 
+pub(crate) mod constrained;
 pub(crate) mod engine;
 pub(crate) mod exact;
 pub(crate) mod followers;
@@ -159,7 +160,15 @@ pub(crate) fn plan_within(snapshot: &Snapshot, pending: &[usize], work: Option<u
             &offerings,
             unplaced,
         );
-        placement.lower_bound = lower_bound;
+        // Every pod's resources and what hostname anti-affinity forces on the new nodes: the
+        // relaxation leaves out the pods placed one at a time.
+        let on_new: Vec<usize> = placement
+            .new_nodes
+            .iter()
+            .flat_map(|n| n.pods.iter().copied())
+            .collect();
+        let forced = constrained::forced(snapshot, &offerings, &allowed, &on_new);
+        placement.lower_bound = lower_bound.map(|b| b.max(forced));
         placement.cut_short = cut_short;
         for (pod, rejections) in placement.unschedulable.iter_mut() {
             if let Some(unfit) = waiting.get(pod) {
