@@ -1219,10 +1219,13 @@ fn karpenter_counters_follow_cores_commands() {
         1,
     );
     // A user's deletion drains, but is no disruption; its pod is provisioned for at once (core's
-    // provisioner schedules the pods of deleting nodes).
+    // provisioner schedules the pods of deleting nodes), and its eviction is a forceful drain's.
     assert_eq!(
         counted(&format!("{}{with_pod}", base(1, ""))),
-        vec!["nodeclaims_created{reason=provisioned,nodepool=default,min_values_relaxed=false} 1"],
+        vec![
+            "nodeclaims_created{reason=provisioned,nodepool=default,min_values_relaxed=false} 1",
+            "pods_drained{reason=Forceful Termination} 1"
+        ],
     );
 }
 

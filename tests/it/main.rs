@@ -57,4 +57,5 @@ mod shells;
 mod simulate_bad_input;
 mod simulate_scenarios;
 mod status_cli;
+mod termination_drained;
 mod uninstall_live;

@@ -424,6 +424,7 @@ pub(crate) fn simulate_cost(snapshot: &Snapshot) -> ConsolidationOutcome {
                 unschedulable: false,
                 created: None,
                 deleting: false,
+                deleted_at: None,
             });
             for &p in &n.pods {
                 std::sync::Arc::make_mut(&mut view.pods[p]).node_name = Some(name.clone());

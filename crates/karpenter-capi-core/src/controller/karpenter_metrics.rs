@@ -9,7 +9,9 @@
 //! disrupted; label keys), `pkg/controllers/disruption/metrics.go` and `queue.go` (decisions),
 //! `pkg/controllers/metrics/nodepool/controller.go` (usage, limit),
 //! `pkg/controllers/metrics/pod/controller.go` (pods state),
-//! `pkg/controllers/provisioning/scheduling/metrics.go` (scheduling duration).
+//! `pkg/controllers/provisioning/scheduling/metrics.go` (scheduling duration),
+//! `pkg/controllers/node/termination` (nodes and pods drained; see [`super::termination_metrics`]
+//! for what termination observes).
 
 use std::collections::BTreeSet;
 
@@ -49,11 +51,16 @@ pub enum Counter {
     /// `karpenter_voluntary_disruption_decisions_by_nodepool_total{nodepool, decision, reason,
     /// consolidation_type}`.
     DisruptionDecisionsByNodePool,
+    /// `karpenter_nodes_drained_total{nodepool}`: a claim's `Drained` condition became True.
+    NodesDrained,
+    /// `karpenter_pods_drained_total{reason}`: a pod evicted by a drain, by its claim's
+    /// DisruptionReason.
+    PodsDrained,
 }
 
 impl Counter {
     /// Every counter, in exposition order.
-    pub const ALL: [Counter; 8] = [
+    pub const ALL: [Counter; 10] = [
         Counter::NodeClaimsCreated,
         Counter::NodeClaimsTerminated,
         Counter::NodeClaimsDisrupted,
@@ -62,6 +69,8 @@ impl Counter {
         Counter::NodesTerminated,
         Counter::DisruptionDecisions,
         Counter::DisruptionDecisionsByNodePool,
+        Counter::NodesDrained,
+        Counter::PodsDrained,
     ];
 
     /// The name under the `karpenter` namespace, without the `_total` a counter gets on
@@ -76,6 +85,8 @@ impl Counter {
             Counter::NodesTerminated => "nodes_terminated",
             Counter::DisruptionDecisions => "voluntary_disruption_decisions",
             Counter::DisruptionDecisionsByNodePool => "voluntary_disruption_decisions_by_nodepool",
+            Counter::NodesDrained => "nodes_drained",
+            Counter::PodsDrained => "pods_drained",
         }
     }
 
@@ -101,6 +112,10 @@ impl Counter {
             }
             Counter::DisruptionDecisionsByNodePool => {
                 "Disruption decisions performed, by nodepool, decision, reason and consolidation type"
+            }
+            Counter::NodesDrained => "The total number of nodes drained by Karpenter",
+            Counter::PodsDrained => {
+                "The total number of pods drained during node termination by Karpenter, labeled by reason"
             }
         }
     }
@@ -229,8 +244,22 @@ pub fn counts<'a>(
     // command; an underutilized consolidation is one per NodePool (single or multi); each
     // drifted node is one.
     let mut decisions: Vec<Decision> = Vec::new();
+    let reasons = super::termination_metrics::disruption_reasons(&applied, snapshot);
     for a in &applied {
         match a {
+            Action::EvictPod { node, .. } => push(
+                Counter::PodsDrained,
+                vec![(
+                    "reason",
+                    super::termination_metrics::eviction_reason(snapshot, node, &reasons),
+                )],
+                1,
+            ),
+            Action::SetNodeClaimConditions { .. } => {
+                if let Some(labels) = super::termination_metrics::nodes_drained(a, snapshot) {
+                    push(Counter::NodesDrained, labels, 1);
+                }
+            }
             Action::CreateNodeClaim {
                 node_pool,
                 reason,

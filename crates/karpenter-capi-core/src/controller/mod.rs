@@ -32,6 +32,7 @@ pub(crate) mod scale;
 pub(crate) mod scope;
 pub(crate) mod status;
 pub(crate) mod termination;
+pub mod termination_metrics;
 pub mod write;
 
 use crate::vocab::keys;

@@ -151,6 +151,9 @@ pub struct NodeRecord {
     pub(crate) created: Option<Timestamp>,
     /// Being deleted (`metadata.deletionTimestamp`), held by a finalizer.
     pub(crate) deleting: bool,
+    /// `metadata.deletionTimestamp`: core's termination duration counts from it.
+    #[serde(skip)]
+    pub(crate) deleted_at: Option<jiff::Timestamp>,
 }
 
 /// A DaemonSet's pod, as overhead on every node it would run on.
@@ -471,6 +474,7 @@ mod tests {
             unschedulable: false,
             created: None,
             deleting: false,
+            deleted_at: None,
         }
     }
 

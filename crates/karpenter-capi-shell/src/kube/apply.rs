@@ -93,12 +93,21 @@ pub struct ActionResult {
     pub target: String,
     /// What happened.
     pub outcome: ActionOutcome,
-    /// Objects created by the action (`Kind/name`), e.g. the generated NodeClaim name.
+    /// Objects created by the action (`Kind/name`), e.g. the generated NodeClaim name, or the
+    /// `Eviction/ns/name` of an eviction the API server accepted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<String>,
 }
 
 impl ActionResult {
+    /// Whether the action did what it was for: applied, and, for an eviction, accepted (one a
+    /// PodDisruptionBudget refused or whose pod was gone is applied, to be retried, but evicted
+    /// nothing). Karpenter's counters count only these.
+    pub fn done(&self) -> bool {
+        self.outcome == ActionOutcome::Applied
+            && (self.action != "evictPod" || !self.created.is_empty())
+    }
+
     /// Whether the action failed.
     pub fn failed(&self) -> bool {
         matches!(self.outcome, ActionOutcome::Failed { .. })

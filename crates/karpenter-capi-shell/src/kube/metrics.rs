@@ -29,7 +29,7 @@ use tokio::time::Instant;
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response};
-use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -40,6 +40,7 @@ use tracing::{debug, info};
 
 use super::apply::{ActionOutcome, ActionResult};
 use crate::controller::karpenter_metrics::{self as km, Count, Gauges};
+use crate::controller::termination_metrics::{self as tm, Observation, Observed};
 use crate::diagnose::watches::FailingWatch;
 use crate::error::{Error, Result};
 
@@ -409,7 +410,10 @@ impl Metrics {
     pub fn render(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail.
-        let _ = encode(&mut out, &self.registry);
+        let _ = encode_registry(&mut out, &self.registry);
+        // The summaries `prometheus_client` has no type for, then the end of the exposition.
+        self.karpenter.encode_summaries(&mut out);
+        let _ = encode_eof(&mut out);
         out
     }
 }
@@ -502,6 +506,12 @@ fn duration_histogram() -> Histogram {
     Histogram::new(DURATION_BUCKETS)
 }
 
+fn lifetime_histogram() -> Histogram {
+    Histogram::new(tm::LIFETIME_BUCKETS)
+}
+
+mod summary;
+
 /// Karpenter's metrics for what this controller does (names, label keys and values from core;
 /// see `controller::karpenter_metrics`, which decides every value; this only records).
 pub struct KarpenterMetrics {
@@ -518,6 +528,10 @@ pub struct KarpenterMetrics {
     /// `karpenter_provisioner_scheduling_duration_seconds`: the name before core v1, which
     /// published dashboards still query.
     pub provisioner_scheduling_duration: Histogram,
+    /// `karpenter_nodes_termination_duration_seconds{nodepool}` (a summary, rendered apart).
+    pub termination_duration: summary::Summary,
+    /// `karpenter_nodes_lifetime_duration_seconds{nodepool}`.
+    pub lifetime_duration: HistogramFamily,
 }
 
 fn owned(labels: &km::LabelSet) -> Labels {
@@ -543,6 +557,11 @@ impl KarpenterMetrics {
             pods_state: Family::default(),
             scheduling_duration: Family::new_with_constructor(duration_histogram),
             provisioner_scheduling_duration: duration_histogram(),
+            termination_duration: summary::Summary::new(
+                &tm::SUMMARY_QUANTILES,
+                Duration::from_secs(tm::SUMMARY_MAX_AGE_SECS),
+            ),
+            lifetime_duration: Family::new_with_constructor(lifetime_histogram),
         };
         registry.register(
             "nodepools_usage",
@@ -569,7 +588,37 @@ impl KarpenterMetrics {
             "Duration of scheduling simulations, in seconds (the name before Karpenter v1)",
             m.provisioner_scheduling_duration.clone(),
         );
+        registry.register(
+            Observed::NodesLifetimeDuration.name(),
+            Observed::NodesLifetimeDuration.help(),
+            m.lifetime_duration.clone(),
+        );
         m
+    }
+
+    /// Records what the applied actions of a pass observed.
+    pub fn observe(&self, observations: &[Observation]) {
+        for o in observations {
+            match o.metric {
+                Observed::NodesTerminationDuration => self
+                    .termination_duration
+                    .observe(&owned(&o.labels), o.seconds),
+                Observed::NodesLifetimeDuration => self
+                    .lifetime_duration
+                    .get_or_create(&owned(&o.labels))
+                    .observe(o.seconds),
+            }
+        }
+    }
+
+    /// Appends the summaries in the OpenMetrics text format.
+    fn encode_summaries(&self, out: &mut String) {
+        let o = Observed::NodesTerminationDuration;
+        self.termination_duration.encode(
+            &format!("karpenter_{}", o.name()),
+            &format!("{}.", o.help()),
+            out,
+        );
     }
 
     /// Adds what the applied actions of a pass counted.

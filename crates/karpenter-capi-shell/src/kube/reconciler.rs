@@ -243,16 +243,22 @@ pub async fn pass_holding(
     );
     let results = ctx.executor.execute_holding(&plan, now, held).await;
     ctx.metrics.record(&results);
-    // Karpenter's counters count what was done: the actions whose writes all succeeded.
-    let outcomes: Vec<bool> = results
-        .iter()
-        .map(|r| r.outcome == ActionOutcome::Applied)
-        .collect();
+    // Karpenter's counters count what was done: the actions whose writes all succeeded (and
+    // the evictions the API server accepted).
+    let outcomes: Vec<bool> = results.iter().map(ActionResult::done).collect();
+    let applied = controller::karpenter_metrics::applied(&plan, &outcomes);
     ctx.metrics
         .karpenter
         .count(&controller::karpenter_metrics::counts(
-            controller::karpenter_metrics::applied(&plan, &outcomes),
+            applied.iter().copied(),
             snapshot,
+        ));
+    ctx.metrics
+        .karpenter
+        .observe(&controller::termination_metrics::observations(
+            applied.iter().copied(),
+            snapshot,
+            now,
         ));
     PassReport { plan, results }
 }

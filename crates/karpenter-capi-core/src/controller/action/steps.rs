@@ -412,7 +412,9 @@ impl Action {
                             }}}),
                         },
                         // Karpenter's DisruptionReason condition: what `kubectl get
-                        // nodeclaims -o yaml` shows for a claim being disrupted.
+                        // nodeclaims -o yaml` shows for a claim being disrupted. Only core's
+                        // disruption queue writes it (`disruption/queue.go`): a user's deletion
+                        // or an expiry drains with none, so its evictions count as forceful.
                         Write::SetNodeClaimStatus {
                             name: claim.clone(),
                             fields: serde_json::Map::new(),
@@ -420,6 +422,10 @@ impl Action {
                         },
                     ]
                     .into_iter()
+                    .filter(|w| {
+                        !matches!(w, Write::SetNodeClaimStatus { .. })
+                            || crate::controller::command::is_voluntary(reason)
+                    })
                     .chain(
                         crate::controller::events::disruption_terminating(node, Some(claim), reason)
                             .into_iter()

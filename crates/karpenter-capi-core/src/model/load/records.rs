@@ -251,5 +251,6 @@ pub(super) fn node_record(obj: &RawObject) -> Result<NodeRecord, Error> {
         unschedulable: spec.unschedulable.unwrap_or(false),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
         deleting: obj.meta.deletion_timestamp.is_some(),
+        deleted_at: obj.meta.deletion_timestamp.as_ref().map(|t| t.0),
     })
 }

@@ -184,6 +184,7 @@ impl SimCluster {
             unschedulable: false,
             created: Some(self.ts(self.now)),
             deleting: false,
+            deleted_at: None,
         };
         // The DaemonSet controller places its pods on every node they select.
         let daemons: Vec<PodRecord> = self

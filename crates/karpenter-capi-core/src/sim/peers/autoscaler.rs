@@ -106,6 +106,7 @@ impl ClusterAutoscaler {
                 unschedulable: false,
                 created: None,
                 deleting: false,
+                deleted_at: None,
             });
         }
         view

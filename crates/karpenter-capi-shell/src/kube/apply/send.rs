@@ -236,6 +236,7 @@ impl Executor {
                 let pod = format!("{namespace}/{name}");
                 // What came of it is recorded as core's `Queue.Reconcile` records it: `Evicted`
                 // on the pod once it went, `FailedDraining` on its Node when a budget refused.
+                let went = sent.is_ok();
                 let recorded = match sent {
                     Ok(_) => Some(events::evicted(&pod, reason)),
                     Err(e) if status_code(&e) == Some(404) => None,
@@ -279,7 +280,9 @@ impl Executor {
                     self.event(&resource, &namespace, &name, event, false, now)
                         .await;
                 }
-                Ok(None)
+                // The API created an Eviction: the pod is on its way out (one refused by a
+                // budget, or whose pod was gone, did nothing, and names nothing).
+                Ok(went.then(|| format!("Eviction/{namespace}/{name}")))
             }
             Write::Event {
                 resource,
