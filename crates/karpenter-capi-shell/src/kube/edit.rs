@@ -273,6 +273,41 @@ mod tests {
         );
     }
 
+    /// Core `nodeclaim/lifecycle/registration.go` (L-REG-004): registering a Node that already
+    /// carries the claim's owner reference adds no second one; another owner is kept beside it.
+    #[test]
+    fn node_edit_adds_an_owner_reference_once() {
+        let owner = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": "default-x", "uid": "u-1", "blockOwnerDeletion": true});
+        let owners = [owner.clone()];
+        let edit = NodeEdit {
+            add_labels: &BTreeMap::new(),
+            add_taints: &[],
+            remove_taint_keys: &[],
+            add_finalizers: &[],
+            remove_finalizers: &[],
+            add_owner_references: &owners,
+        };
+        let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "u-9"});
+        let bare = json!({"metadata": {"name": "n", "ownerReferences": [other.clone()]}});
+        assert_eq!(
+            edit.patch(&bare),
+            Some(json!({"metadata": {"ownerReferences": [other.clone(), owner.clone()]}}))
+        );
+        // Already owned (the same UID, whatever else the stored reference says): nothing.
+        let owned = json!({"metadata": {"name": "n", "ownerReferences": [other,
+            {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": "default-x", "uid": "u-1"}]}});
+        assert_eq!(edit.patch(&owned), None);
+        // The claim recreated under the same name (a new UID) is a new owner.
+        let stale = json!({"metadata": {"name": "n", "ownerReferences": [
+            {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": "default-x", "uid": "u-0"}]}});
+        assert_eq!(
+            edit.patch(&stale).unwrap()["metadata"]["ownerReferences"]
+                .as_array()
+                .map(Vec::len),
+            Some(2)
+        );
+    }
+
     #[test]
     fn node_edit_replaces_taint_value_and_skips_when_done() {
         let labels: BTreeMap<String, String> =
