@@ -660,3 +660,103 @@ fn a_node_joining_without_the_unregistered_taint_is_registered_with_a_warning() 
     assert_eq!(names(&p), vec!["registerNode"]);
     assert_eq!(events(&p), Vec::<(String, String, String)>::new());
 }
+
+/// L-LAUNCH-006. Core `launch.go` puts a failed launch's error on the claim's `Launched`
+/// condition (Unknown, reason `LaunchFailed`, at most 300 characters then `...`). Here the error
+/// is the bound Machine's terminal failure; the condition stays Unknown, so the launch timeout
+/// still counts from its last transition; nothing is rewritten once it says so, and nothing is
+/// written for a Machine without a failure or a claim already launched.
+#[test]
+fn a_machine_failure_lands_on_the_claims_launched_condition() {
+    let claim = |launched: &str| {
+        format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata:\n  name: default-1\n  creationTimestamp: '{}'\n  labels: {{karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: c3-4}}\n  annotations: {{cluster.x-k8s.io/machine: capi-ovh/m-1, karpenter-capi/machine-deployment: capi-ovh/capi-ovh-karpenter-c3-4}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus:\n  conditions:\n  - {launched}\n",
+            ago(120)
+        )
+    };
+    let machine = |status: &str| {
+        format!(
+            "---\napiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {{name: m-1, namespace: capi-ovh, creationTimestamp: '{}', labels: {{cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4, node.cluster.x-k8s.io/karpenter-member: '', karpenter.sh/nodeclaim: default-1}}}}\nspec: {{clusterName: capi-ovh}}\nstatus: {status}\n",
+            ago(110)
+        )
+    };
+    let unknown = format!(
+        "{{type: Launched, status: Unknown, reason: AwaitingReconciliation, lastTransitionTime: '{}'}}",
+        ago(120)
+    );
+    let launched_updates = |text: &str| -> Vec<(String, String, String)> {
+        let p = run(&format!("{}{text}", base(1, "")));
+        p.status
+            .iter()
+            .filter_map(|a| match a {
+                Action::SetNodeClaimConditions {
+                    node_claim, set, ..
+                } if node_claim == "default-1" => Some(set.clone()),
+                _ => None,
+            })
+            .flatten()
+            .filter(|c| c.type_ == "Launched")
+            .map(|c| (c.status, c.reason, c.message))
+            .collect()
+    };
+    let failed = "{failureReason: CreateError, failureMessage: 'quota exceeded for flavor c3-4'}";
+    assert_eq!(
+        launched_updates(&format!("{}{}", claim(&unknown), machine(failed))),
+        vec![(
+            "Unknown".to_string(),
+            "LaunchFailed".to_string(),
+            "CreateError: quota exceeded for flavor c3-4".to_string()
+        )]
+    );
+    // A v1beta2 failure condition, and a long message cut at 300 characters.
+    let long = "x".repeat(400);
+    let v1beta2 = format!(
+        "{{conditions: [{{type: InfrastructureReady, status: 'False', reason: InstanceCreateFailed, message: '{long}'}}]}}"
+    );
+    let got = launched_updates(&format!("{}{}", claim(&unknown), machine(&v1beta2)));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, "LaunchFailed");
+    assert_eq!(got[0].2.chars().count(), 303);
+    assert!(
+        got[0]
+            .2
+            .starts_with("InfrastructureReady=False (InstanceCreateFailed): xxx")
+    );
+    assert!(got[0].2.ends_with("x..."));
+    // Already saying so: nothing.
+    let said = format!(
+        "{{type: Launched, status: Unknown, reason: LaunchFailed, message: 'CreateError: quota exceeded for flavor c3-4', lastTransitionTime: '{}'}}",
+        ago(120)
+    );
+    assert_eq!(
+        launched_updates(&format!("{}{}", claim(&said), machine(failed))),
+        vec![]
+    );
+    // No failure: nothing.
+    assert_eq!(
+        launched_updates(&format!("{}{}", claim(&unknown), machine("{}"))),
+        vec![]
+    );
+    // The launch timeout still runs from the condition's transition: the plan of a claim 120 s
+    // into a 60 s launch timeout deletes it whatever the message.
+    let s = karpenter_capi::model::load::snapshot_from_sources(&[
+        karpenter_capi::model::load::Source {
+            name: "t.yaml".into(),
+            text: format!("{}{}{}", base(1, ""), claim(&said), machine(failed)),
+        },
+    ])
+    .unwrap();
+    let p = karpenter_capi::controller::plan(
+        &s,
+        crate::controller_disruption::NOW.parse().unwrap(),
+        &karpenter_capi::controller::Config {
+            launch_timeout: karpenter_capi::model::duration::GoDuration(60),
+            ..karpenter_capi::controller::Config::default()
+        },
+    );
+    assert!(
+        p.actions.iter().any(|a| matches!(a, Action::DeleteNodeClaim { node_claim, reason, .. } if node_claim == "default-1" && reason == "LaunchTimeout")),
+        "{:?}",
+        names(&p)
+    );
+}

@@ -440,3 +440,52 @@ pub(crate) fn node_classes(snapshot: &Snapshot) -> Vec<Action> {
         })
         .collect()
 }
+
+/// The longest launch failure message a claim's condition carries (core `launch.go`
+/// truncateMessage: 300, then `...`).
+const LAUNCH_MESSAGE_MAX: usize = 300;
+
+/// Core `nodeclaim/lifecycle/launch.go` launchNodeClaim: a launch that failed puts its error on
+/// the claim's `Launched` condition, Unknown with reason `LaunchFailed` and the message cut at
+/// 300 characters. Here the error is the bound Machine's terminal failure (`failureReason:
+/// failureMessage`, or a v1beta2 InfrastructureReady/BootstrapConfigReady failure) while the
+/// claim is not launched. Written only over a `Launched` that is Unknown already, so its last
+/// transition, where the launch timeout counts from, stays as it is. `skip`: claims this pass
+/// deletes.
+pub(crate) fn launch_failures(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+    let mut out = Vec::new();
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name) && c.provider_id.is_none())
+    {
+        let Some(failure) = bound_machine(snapshot, claim).and_then(|m| m.failure.as_deref())
+        else {
+            continue;
+        };
+        let Some(current) = crate::model::condition::find(&claim.conditions, "Launched") else {
+            continue;
+        };
+        let message = match failure.char_indices().nth(LAUNCH_MESSAGE_MAX) {
+            Some((cut, _)) => format!("{}...", &failure[..cut]),
+            None => failure.to_string(),
+        };
+        if current.status != "Unknown"
+            || (current.reason == "LaunchFailed" && current.message == message)
+        {
+            continue;
+        }
+        out.push(Action::SetNodeClaimConditions {
+            target: format!("NodeClaim/{}", claim.name),
+            node_claim: claim.name.clone(),
+            set: vec![super::write::ConditionUpdate {
+                type_: "Launched".to_string(),
+                status: "Unknown".to_string(),
+                reason: "LaunchFailed".to_string(),
+                message,
+            }],
+            clear: Vec::new(),
+        });
+    }
+    out
+}

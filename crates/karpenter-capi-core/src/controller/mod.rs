@@ -224,6 +224,7 @@ pub fn plan_with(
     actions.extend(terminated.actions);
     actions.extend(scaling);
     let mut status = status::status(snapshot, now, &removals.claims);
+    status.extend(lifecycle::launch_failures(snapshot, &removals.claims));
     status.extend(disrupted.reports);
     status.extend(terminated.reports);
     let mut pending = disrupted.pending;
