@@ -58,4 +58,5 @@ mod simulate_bad_input;
 mod simulate_scenarios;
 mod status_cli;
 mod termination_drained;
+mod termination_metrics;
 mod uninstall_live;
