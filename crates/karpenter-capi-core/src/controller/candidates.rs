@@ -121,26 +121,33 @@ pub(super) fn under_consolidate_after(
     nodes: &NodeIndex<'_>,
     now: Timestamp,
 ) -> Vec<String> {
+    // Each pool's window in seconds, for pools that have one: one pass over the claims.
+    let windows: std::collections::HashMap<&str, i64> = snapshot
+        .nodepools
+        .iter()
+        .filter_map(|pool| match pool.consolidate_after.as_deref()?.parse() {
+            Ok(NillableDuration::After(after)) if after.as_secs_i64() > 0 => {
+                Some((pool.name.as_str(), after.as_secs_i64()))
+            }
+            _ => None,
+        })
+        .collect();
     let mut out = Vec::new();
-    for pool in &snapshot.nodepools {
-        let Some(Ok(NillableDuration::After(after))) = pool
-            .consolidate_after
-            .as_deref()
-            .map(str::parse::<NillableDuration>)
-        else {
+    if windows.is_empty() {
+        return out;
+    }
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.condition_true("Initialized"))
+    {
+        let Some(&window) = claim.node_pool.as_deref().and_then(|p| windows.get(p)) else {
             continue;
         };
-        if after.as_secs_i64() <= 0 {
-            continue;
-        }
-        for claim in snapshot.nodeclaims.iter().filter(|c| {
-            c.node_pool.as_deref() == Some(pool.name.as_str()) && c.condition_true("Initialized")
-        }) {
-            if quiet_for(snapshot, claim, now) < after.as_secs_i64()
-                && let Some(node) = nodes.of_claim(claim)
-            {
-                out.push(node.name.clone());
-            }
+        if quiet_for(snapshot, claim, now) < window
+            && let Some(node) = nodes.of_claim(claim)
+        {
+            out.push(node.name.clone());
         }
     }
     out
