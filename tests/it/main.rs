@@ -15,6 +15,7 @@ mod consolidation_min_values;
 mod controller_candidates;
 mod controller_consolidated;
 mod controller_disruption;
+mod controller_disruption_conformance;
 mod controller_lifecycle;
 mod controller_plan;
 mod controller_pools;

@@ -29,7 +29,8 @@ pub(super) fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) ->
 
 /// The node counts a pool's budgets work with, as core's `BuildDisruptionBudgetMapping`
 /// (`disruption/helpers.go`): only initialized nodes count toward the total (a replacement
-/// that is not up yet must not raise a percentage), and of those, nodes that are NotReady,
+/// that is not up yet must not raise a percentage), never one whose claim reports
+/// `InstanceTerminating`, and of those, nodes that are NotReady,
 /// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
 /// disrupting. Nodes are looked up in the pass's index.
 pub(super) fn budget_counts_indexed(
@@ -45,6 +46,11 @@ pub(super) fn budget_counts_indexed(
             continue;
         };
         if !c.condition_true("Initialized") {
+            continue;
+        }
+        // A claim whose instance is already terminating (drained, its cloud instance being
+        // deleted) is left out altogether, as core's BuildDisruptionBudgetMapping does.
+        if c.condition_true("InstanceTerminating") {
             continue;
         }
         total += 1;
@@ -103,6 +109,48 @@ pub(crate) fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Times
     since
         .map(|s| now.as_second() - s.as_second())
         .unwrap_or(i64::MAX)
+}
+
+/// The Nodes still inside their own NodePool's `consolidateAfter` window: an initialized claim
+/// whose node saw a pod event (else initialized) more recently than that. Consolidation does not
+/// move a candidate's pods onto them; mirrors Karpenter's `IsUnderConsolidateAfter`
+/// (`utils/disruption`), which core's scheduler applies to existing nodes when it simulates a
+/// consolidation (`IsConsolidationSimulation`). `Never` and `0s` windows never hold a node.
+pub(super) fn under_consolidate_after(
+    snapshot: &Snapshot,
+    nodes: &NodeIndex<'_>,
+    now: Timestamp,
+) -> Vec<String> {
+    // Each pool's window in seconds, for pools that have one: one pass over the claims.
+    let windows: std::collections::HashMap<&str, i64> = snapshot
+        .nodepools
+        .iter()
+        .filter_map(|pool| match pool.consolidate_after.as_deref()?.parse() {
+            Ok(NillableDuration::After(after)) if after.as_secs_i64() > 0 => {
+                Some((pool.name.as_str(), after.as_secs_i64()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    if windows.is_empty() {
+        return out;
+    }
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.condition_true("Initialized"))
+    {
+        let Some(&window) = claim.node_pool.as_deref().and_then(|p| windows.get(p)) else {
+            continue;
+        };
+        if quiet_for(snapshot, claim, now) < window
+            && let Some(node) = nodes.of_claim(claim)
+        {
+            out.push(node.name.clone());
+        }
+    }
+    out
 }
 
 /// The price per hour of a claim's flavor.

@@ -18,7 +18,9 @@ use jiff::Timestamp;
 
 use super::action::Action;
 use super::budget::allowed_disruptions;
-use super::candidates::{being_removed, budget_counts_indexed, decide, deleting_machines};
+use super::candidates::{
+    being_removed, budget_counts_indexed, decide, deleting_machines, under_consolidate_after,
+};
 pub(crate) use super::candidates::{blocked_by, quiet_for};
 pub(super) use super::candidates::{claim_price, node_do_not_disrupt};
 use super::command::{Command, continue_command, start_command, start_drift};
@@ -132,6 +134,10 @@ pub(crate) fn disrupt_with(
         .collect();
     // Core's drift starts one command per disruption pass.
     let mut drift_started = false;
+    // Nodes inside their consolidateAfter window, and the view consolidation simulates on with
+    // them (and the nodes of deleting claims) cordoned, made at the first pool with
+    // underutilized candidates.
+    let mut young: Option<(Vec<String>, Option<Snapshot>)> = None;
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -332,7 +338,42 @@ pub(crate) fn disrupt_with(
                 .then(b.price.cmp(&a.price))
                 .then(a.node.cmp(&b.node))
         });
-        let names: Vec<&str> = underutilized.iter().map(|c| c.claim.as_str()).collect();
+        // A node inside its own consolidateAfter window takes none of a candidate's pods
+        // (core's scheduler in a consolidation simulation, `IsUnderConsolidateAfter`), nor does
+        // the node of a claim being deleted (core's `SimulateScheduling` schedules onto active
+        // nodes only): the search runs on a view with such nodes cordoned. Pending pods were
+        // placed before.
+        let (young_nodes, cordoned) = young.get_or_insert_with(|| {
+            let names = under_consolidate_after(snapshot, &nodes, now);
+            let mut closed: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+            closed.extend(
+                snapshot
+                    .nodeclaims
+                    .iter()
+                    .filter(|c| c.deleting)
+                    .filter_map(|c| nodes.of_claim(c))
+                    .map(|n| n.name.as_str()),
+            );
+            let view = (!closed.is_empty()).then(|| {
+                let mut view = reserved.clone();
+                for n in view
+                    .nodes
+                    .iter_mut()
+                    .filter(|n| closed.contains(n.name.as_str()))
+                {
+                    n.unschedulable = true;
+                }
+                view
+            });
+            (names, view)
+        });
+        let trial_view: &Snapshot = cordoned.as_ref().unwrap_or(reserved);
+        // The window closing changes the search: part of the pool's fingerprint.
+        let names: Vec<&str> = underutilized
+            .iter()
+            .map(|c| c.claim.as_str())
+            .chain(young_nodes.iter().map(String::as_str))
+            .collect();
         let cluster = *fingerprint.get_or_insert_with(|| cluster_fingerprint(snapshot));
         let pool_print = pool_fingerprint(cluster, &pool.name, &names, room);
         let resume = match out.consolidation.gate(&pool.name, pool_print, now) {
@@ -340,7 +381,7 @@ pub(crate) fn disrupt_with(
             Gate::Resume(k) => Some(k),
             Gate::Fresh => None,
         };
-        let (found, next) = consolidate_from(reserved, &underutilized, room, resume);
+        let (found, next) = consolidate_from(trial_view, &underutilized, room, resume);
         out.consolidation.record(
             &pool.name,
             pool_print,
@@ -466,6 +507,23 @@ fn reserve_for_pending_pods(snapshot: &Snapshot) -> (BTreeSet<String>, Option<Sn
     let placed = {
         let (offerings, _) = crate::sched::catalog::offerings(snapshot, true);
         let mut state = crate::sched::state::ClusterState::new(snapshot, &offerings);
+        // The node of a claim being deleted is no room for them: core's `SimulateScheduling`
+        // schedules onto active nodes only, and provisioning here sees such nodes tainted.
+        let index = NodeIndex::new(snapshot);
+        let leaving: BTreeSet<&str> = snapshot
+            .nodeclaims
+            .iter()
+            .filter(|c| c.deleting)
+            .filter_map(|c| index.of_claim(c))
+            .map(|n| n.name.as_str())
+            .collect();
+        for n in state
+            .nodes
+            .iter_mut()
+            .filter(|n| leaving.contains(n.name.as_str()))
+        {
+            n.cordoned = true;
+        }
         place_on_existing(&mut state, &queue_order(snapshot, &pending));
         existing_placements(&state).0
     };
