@@ -86,6 +86,45 @@ pub struct VolumeRequirement {
     pub(crate) source: String,
     /// Alternatives (ORed); each a list of requirements (ANDed).
     pub(crate) alternatives: Vec<Vec<Requirement>>,
+    /// Why the claim keeps the pod from any node (its alternatives are then empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) problem: Option<VolumeProblem>,
+}
+
+/// Why a PersistentVolumeClaim keeps its pending pod from being provisioned for (core
+/// `volumetopology.go` `ValidatePersistentVolumeClaims`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum VolumeProblem {
+    /// The claim is being deleted.
+    ClaimDeleting,
+    /// The claim's phase is Lost: its volume no longer exists.
+    ClaimLost,
+    /// The volume the claim is bound to is being deleted.
+    VolumeDeleting,
+    /// The claim names a volume but lacks the binder's bind-completed annotation: not bound yet.
+    NotBindCompleted,
+    /// The claim is unbound and names no StorageClass.
+    NoStorageClass,
+    /// The claim is unbound and its StorageClass binds Immediately: it should be bound already.
+    ImmediateUnbound,
+}
+
+impl std::fmt::Display for VolumeProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            VolumeProblem::ClaimDeleting => "is being deleted",
+            VolumeProblem::ClaimLost => "is Lost (its volume no longer exists)",
+            VolumeProblem::VolumeDeleting => "is bound to a PersistentVolume being deleted",
+            VolumeProblem::NotBindCompleted => {
+                "names a volume but is not bound yet (no pv.kubernetes.io/bind-completed annotation)"
+            }
+            VolumeProblem::NoStorageClass => "is unbound and names no StorageClass",
+            VolumeProblem::ImmediateUnbound => {
+                "is unbound and its StorageClass binds Immediate: it must be bound first"
+            }
+        })
+    }
 }
 
 impl VolumeRequirement {

@@ -75,9 +75,14 @@ impl Requirement {
         }
     }
 
-    /// Whether a set of labels satisfies the requirement.
+    /// Whether a set of labels satisfies the requirement. Labels carrying only the deprecated
+    /// beta alias of the requirement's (stable) key are read through the alias, as core reads
+    /// a node's labels as requirements ([`normalized_key`]).
     pub fn matches(&self, labels: &Labels) -> bool {
-        self.matches_value(labels.get(&self.key).map(String::as_str))
+        let value = labels
+            .get(&self.key)
+            .or_else(|| beta_alias_value(labels, &self.key));
+        self.matches_value(value.map(String::as_str))
     }
 
     /// Whether a label value (None: the label is absent) satisfies the requirement.
@@ -200,12 +205,32 @@ pub(crate) fn parse_label_list(text: &str) -> Result<Labels, String> {
     Ok(labels)
 }
 
+/// The key a requirement on `key` is read as: a deprecated beta alias
+/// (`beta.kubernetes.io/instance-type`, `failure-domain.beta.kubernetes.io/zone`, ...) becomes
+/// its stable key, any other key stays. Mirrors core `scheduling/requirement.go`
+/// `NewRequirementWithFlexibility` with `NormalizedLabels`: pod node selectors, node affinity,
+/// NodePool requirements and volume topology are all read this way.
+pub(crate) fn normalized_key(key: &str) -> &str {
+    keys::NORMALIZED_LABELS
+        .iter()
+        .find(|(beta, _)| *beta == key)
+        .map_or(key, |(_, stable)| stable)
+}
+
+/// The value of the beta alias of a stable key, for labels that lack the stable key.
+fn beta_alias_value<'a>(labels: &'a Labels, stable_key: &str) -> Option<&'a String> {
+    keys::NORMALIZED_LABELS
+        .iter()
+        .find(|(_, stable)| *stable == stable_key)
+        .and_then(|(beta, _)| labels.get(*beta))
+}
+
 /// Karpenter's well-known labels (core `pkg/apis/v1/labels.go` `WellKnownLabels`): allowed on
 /// NodeClaims even inside a restricted domain.
 pub(crate) const WELL_KNOWN: &[&str] = &[
     keys::NODEPOOL,
     keys::ZONE,
-    "topology.kubernetes.io/region",
+    keys::REGION,
     keys::INSTANCE_TYPE,
     keys::ARCH,
     keys::OS,

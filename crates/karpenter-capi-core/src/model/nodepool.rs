@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::labels::{LabelSelector, Labels, Operator, Requirement};
+use super::labels::{LabelSelector, Labels, Operator, Requirement, normalized_key};
 use super::object::RawObject;
 use super::quantity;
 use super::taints::Taint;
@@ -140,6 +140,7 @@ impl NodePool {
             let key = r
                 .get("key")
                 .and_then(|k| k.as_str())
+                .map(normalized_key)
                 .ok_or_else(|| obj.error(format!("{field}.key"), "missing"))?;
             let op_text = r.get("operator").and_then(|k| k.as_str()).unwrap_or("");
             let operator = Operator::parse(op_text).ok_or_else(|| {

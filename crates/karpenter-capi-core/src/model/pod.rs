@@ -9,7 +9,7 @@ use super::constraints::{
     self, ClaimRef, SpreadConstraint, VolumeRequirement, WeightedNodeTerm, WeightedTerm,
 };
 use super::hostport::HostPort;
-use super::labels::{LabelSelector, Labels, Operator, Requirement};
+use super::labels::{LabelSelector, Labels, Operator, Requirement, normalized_key};
 use super::resources::Resources;
 use super::taints::Toleration;
 use crate::vocab::keys;
@@ -206,7 +206,7 @@ impl PodDemand {
             .iter()
             .flatten()
             .map(|(k, v)| Requirement {
-                key: k.clone(),
+                key: normalized_key(k).to_string(),
                 operator: Operator::In,
                 values: vec![v.clone()],
             })
@@ -479,7 +479,7 @@ fn node_selector_term(
             )
         })?;
         out.push(Requirement {
-            key: e.key.clone(),
+            key: normalized_key(&e.key).to_string(),
             operator,
             values: e.values.clone().unwrap_or_default(),
         });

@@ -7,8 +7,8 @@ use k8s_openapi::api::core::v1::{NodeSelectorTerm, PersistentVolume, PersistentV
 use k8s_openapi::api::storage::v1::StorageClass;
 use serde::Serialize;
 
-use super::constraints::VolumeRequirement;
-use super::labels::{Operator, Requirement};
+use super::constraints::{VolumeProblem, VolumeRequirement};
+use super::labels::{Operator, Requirement, normalized_key};
 use super::object::RawObject;
 use super::snapshot::Snapshot;
 use crate::error::Error;
@@ -26,6 +26,15 @@ pub struct ClaimRecord {
     pub(crate) volume_name: Option<String>,
     /// `spec.storageClassName`.
     pub(crate) storage_class: Option<String>,
+    /// Being deleted (`metadata.deletionTimestamp`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) deleting: bool,
+    /// `status.phase` is `Lost`: its volume is gone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) lost: bool,
+    /// Carries the binder's `pv.kubernetes.io/bind-completed` annotation.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) bind_completed: bool,
 }
 
 /// Where a PersistentVolume or StorageClass lets pods run: alternatives (ORed) of
@@ -36,6 +45,12 @@ pub struct TopologyRecord {
     pub(crate) name: String,
     /// Alternatives.
     pub(crate) alternatives: Vec<Vec<Requirement>>,
+    /// A PersistentVolume being deleted (`metadata.deletionTimestamp`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) deleting: bool,
+    /// A StorageClass whose `volumeBindingMode` is `Immediate`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) immediate: bool,
 }
 
 /// Reads a PersistentVolumeClaim.
@@ -48,6 +63,16 @@ pub(crate) fn claim_record(obj: &RawObject) -> Result<ClaimRecord, Error> {
         name: obj.name().to_string(),
         volume_name: spec.volume_name.filter(|v| !v.is_empty()),
         storage_class: spec.storage_class_name.filter(|v| !v.is_empty()),
+        deleting: obj.meta.deletion_timestamp.is_some(),
+        lost: pvc
+            .status
+            .and_then(|s| s.phase)
+            .is_some_and(|p| p == "Lost"),
+        bind_completed: obj
+            .meta
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(keys::BIND_COMPLETED_ANNOTATION)),
     })
 }
 
@@ -82,6 +107,8 @@ pub(crate) fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
     Ok(TopologyRecord {
         name: obj.name().to_string(),
         alternatives,
+        deleting: obj.meta.deletion_timestamp.is_some(),
+        immediate: false,
     })
 }
 
@@ -98,7 +125,7 @@ pub(crate) fn storage_class_record(obj: &RawObject) -> Result<TopologyRecord, Er
                 .iter()
                 .flatten()
                 .map(|e| Requirement {
-                    key: e.key.clone(),
+                    key: normalized_key(&e.key).to_string(),
                     operator: Operator::In,
                     values: e.values.clone(),
                 })
@@ -109,6 +136,8 @@ pub(crate) fn storage_class_record(obj: &RawObject) -> Result<TopologyRecord, Er
     Ok(TopologyRecord {
         name: obj.name().to_string(),
         alternatives,
+        deleting: false,
+        immediate: sc.volume_binding_mode.as_deref() == Some("Immediate"),
     })
 }
 
@@ -128,12 +157,46 @@ fn term_requirements(
             )
         })?;
         out.push(Requirement {
-            key: e.key.clone(),
+            key: normalized_key(&e.key).to_string(),
             operator,
             values: e.values.clone().unwrap_or_default(),
         });
     }
     Ok(out)
+}
+
+/// Why a pending pod's claim keeps it from being provisioned for at all, if it does: the claim
+/// or its volume is being deleted, the claim is Lost, it names a volume but is not bound to it
+/// yet, or it is unbound with no StorageClass or with an Immediate one (which should have bound
+/// it already). Mirrors core `scheduling/volumetopology.go` `ValidatePersistentVolumeClaims`
+/// (itself after kube-scheduler's volume binding). A volume or class missing from the input is
+/// not a problem here: [`resolve`] warns about it and leaves the pod unpinned.
+fn unusable(snapshot: &Snapshot, claim: &ClaimRecord) -> Option<VolumeProblem> {
+    if claim.deleting {
+        return Some(VolumeProblem::ClaimDeleting);
+    }
+    if claim.lost {
+        return Some(VolumeProblem::ClaimLost);
+    }
+    match (&claim.volume_name, &claim.storage_class) {
+        (Some(v), _) => {
+            let volume = snapshot.volumes.iter().find(|r| &r.name == v)?;
+            if volume.deleting {
+                Some(VolumeProblem::VolumeDeleting)
+            } else if !claim.bind_completed {
+                Some(VolumeProblem::NotBindCompleted)
+            } else {
+                None
+            }
+        }
+        (None, None) => Some(VolumeProblem::NoStorageClass),
+        (None, Some(sc)) => snapshot
+            .storage_classes
+            .iter()
+            .find(|r| &r.name == sc)
+            .filter(|r| r.immediate)
+            .map(|_| VolumeProblem::ImmediateUnbound),
+    }
 }
 
 /// Fills in every pod's volume requirements from the claims, volumes and StorageClasses of the
@@ -153,6 +216,18 @@ pub(crate) fn resolve(snapshot: &mut Snapshot) {
                 .volume_claims
                 .iter()
                 .find(|r| r.namespace == namespace && r.name == c.name);
+            if let Some(problem) = found
+                .filter(|_| pending)
+                .and_then(|r| unusable(snapshot, r))
+            {
+                reqs.push(VolumeRequirement {
+                    claim: c.name.clone(),
+                    source: format!("PersistentVolumeClaim {namespace}/{}", c.name),
+                    alternatives: Vec::new(),
+                    problem: Some(problem),
+                });
+                continue;
+            }
             let (source, record) = match found {
                 Some(ClaimRecord {
                     volume_name: Some(v),
@@ -187,6 +262,7 @@ pub(crate) fn resolve(snapshot: &mut Snapshot) {
                     claim: c.name.clone(),
                     source,
                     alternatives: r.alternatives.clone(),
+                    problem: None,
                 }),
                 Some(_) => {}
                 None => {

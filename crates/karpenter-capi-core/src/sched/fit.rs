@@ -71,6 +71,14 @@ pub(crate) enum Unfit {
         /// The node's value for that key, if any.
         value: Option<String>,
     },
+    /// A volume claim keeps the pod from every node: being deleted, Lost, not bound yet, or
+    /// unbound without a usable StorageClass.
+    VolumeUnusable {
+        /// `PersistentVolumeClaim <namespace>/<name>`.
+        claim: String,
+        /// Why.
+        problem: crate::model::constraints::VolumeProblem,
+    },
     /// The heaviest preferred node affinity term, required until relaxed.
     PreferenceNotMet {
         /// The requirement.
@@ -234,6 +242,9 @@ impl Unfit {
                     .as_ref()
                     .map_or(format!("no {key} label"), |v| format!("{key}={v}"))
             ),
+            Unfit::VolumeUnusable { claim, problem } => {
+                format!("{claim} {problem}: no node is provisioned for its pod")
+            }
             Unfit::PreferenceNotMet {
                 requirement,
                 key,
@@ -356,6 +367,10 @@ pub(crate) fn static_fit(
             taint: t.to_string(),
         }),
         Some(StaticBlock::Requirement(r)) => Err(requirement_unmet(r, labels)),
+        Some(StaticBlock::VolumeUnusable(v, problem)) => Err(Unfit::VolumeUnusable {
+            claim: v.source.clone(),
+            problem,
+        }),
         Some(StaticBlock::Volume(v, r)) => Err(Unfit::VolumeTopology {
             claim: v.claim.clone(),
             source: v.source.clone(),
@@ -394,6 +409,10 @@ pub(crate) fn static_ok(
 enum StaticBlock<'a> {
     Taint(&'a Taint),
     Requirement(&'a Requirement),
+    VolumeUnusable(
+        &'a crate::model::constraints::VolumeRequirement,
+        crate::model::constraints::VolumeProblem,
+    ),
     Volume(
         &'a crate::model::constraints::VolumeRequirement,
         &'a Requirement,
@@ -408,6 +427,12 @@ fn static_block<'a>(
     taints: &'a [Taint],
     free: &Resources,
 ) -> Option<StaticBlock<'a>> {
+    // Whatever the node: the pod's own volume keeps it off all of them.
+    for v in &pod.volume_requirements {
+        if let Some(problem) = v.problem {
+            return Some(StaticBlock::VolumeUnusable(v, problem));
+        }
+    }
     if let Some(t) = first_untolerated_with(taints, &pod.tolerations, pod.prefer_no_schedule_hard) {
         return Some(StaticBlock::Taint(t));
     }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use super::catalog::Offering;
+use super::catalog::{Offering, daemon_runs_on};
 use super::fit::{Unfit, static_fit, static_ok};
 use super::min_values::{ClaimOptions, MinValues};
 use super::topology::Spread;
@@ -109,14 +109,26 @@ impl<'a> ClusterState<'a> {
                 initializing_by_pid.entry(pid).or_insert(c);
             }
         }
-        for (i, n) in snapshot.nodes.iter().enumerate() {
+        let initializing_of = |n: &crate::model::snapshot::NodeRecord| {
+            n.provider_id
+                .as_deref()
+                .and_then(|pid| initializing_by_pid.get(pid).copied())
+        };
+        // Initialized nodes first, then the ones still initializing, each in snapshot order:
+        // every strategy tries standing nodes in this order, so a pod goes to a node that is
+        // ready for it before one still coming up (mirrors core `scheduler.go`
+        // `sortExistingNodes`; in-flight claims, never initialized, come after both).
+        let mut order: Vec<usize> = (0..snapshot.nodes.len()).collect();
+        order.sort_by_key(|&i| initializing_of(&snapshot.nodes[i]).is_some());
+        for i in order {
+            let n = &snapshot.nodes[i];
             by_name.insert(n.name.as_str(), state.nodes.len());
             // A node still being initialized for a NodeClaim is counted as Karpenter does: its
-            // ephemeral and startup taints are about to go.
-            let initializing = n
-                .provider_id
-                .as_deref()
-                .and_then(|pid| initializing_by_pid.get(pid).copied());
+            // ephemeral and startup taints are about to go. Initialization is the claim's
+            // Initialized condition: a Node labelled initialized whose claim is not yet (the
+            // label got ahead of the claim) is still coming up, and its not-ready and
+            // unreachable taints are not held against pods.
+            let initializing = initializing_of(n);
             // Until its Node is registered, a claim's node is seen through the claim, as core's
             // `pkg/controllers/state/statenode.go` (`Labels`, `Taints`: the NodeClaim's while
             // neither registered nor initialized): the kubelet's Node lacks the labels only the
@@ -125,7 +137,7 @@ impl<'a> ClusterState<'a> {
             // on the node launched for it, and would get a second claim in the very pass that
             // registers the first.
             let unregistered = initializing.filter(|_| {
-                !["karpenter.sh/registered", "karpenter.sh/initialized"]
+                ![keys::REGISTERED_LABEL, keys::INITIALIZED_LABEL]
                     .iter()
                     .any(|k| n.labels.get(*k).is_some_and(|v| v == "true"))
             });
@@ -176,6 +188,8 @@ impl<'a> ClusterState<'a> {
                 claim: None,
             });
         }
+        // What the DaemonSet pods bound to each node request (core `StateNode.DaemonSetRequests`).
+        let mut daemon_bound = vec![Resources::default(); state.nodes.len()];
         for (pi, p) in snapshot.pods.iter().enumerate() {
             if p.terminal {
                 continue;
@@ -184,7 +198,18 @@ impl<'a> ClusterState<'a> {
                 let node = &mut state.nodes[ni];
                 node.free.sub(&p.demand.requests);
                 node.ports.extend(p.demand.host_ports.iter().cloned());
+                if p.owner
+                    .as_deref()
+                    .is_some_and(|o| o.starts_with("DaemonSet/"))
+                {
+                    daemon_bound[ni].add(&p.demand.requests);
+                }
                 state.index_resident(pi, ni);
+            }
+        }
+        if !snapshot.daemonsets.is_empty() {
+            for (node, bound) in state.nodes.iter_mut().zip(&daemon_bound) {
+                node.free.sub(&daemon_room_left(snapshot, node, bound));
             }
         }
         for claim in snapshot.in_flight_claims() {
@@ -222,7 +247,14 @@ impl<'a> ClusterState<'a> {
                 .collect();
             let mut spread = Spread::new(snapshot, &nodes, offerings);
             if !spread.is_empty() {
-                for p in snapshot.pods.iter().filter(|p| !p.terminal) {
+                // Bound pods count where they run, unless finished or terminating (mirrors
+                // core `topology.go` `IgnoredForTopology`): a pod being deleted, a drained one
+                // among them, no longer holds its domain against the pods replacing it.
+                for p in snapshot
+                    .pods
+                    .iter()
+                    .filter(|p| !p.terminal && !p.terminating)
+                {
                     if let Some(&ni) = p.node_name.as_deref().and_then(|n| by_name.get(n)) {
                         let node = &state.nodes[ni];
                         spread.record(&p.demand, &node.labels, &node.taints);
@@ -450,6 +482,32 @@ impl<'a> ClusterState<'a> {
     pub(crate) fn has_cross_node_constraints(&self) -> bool {
         self.snapshot.pods.iter().any(|p| p.demand.has_topology())
     }
+}
+
+/// The room an existing node keeps for the DaemonSet pods that would run on it but are not
+/// bound yet: the requests of every DaemonSet judged to run there (its taints and labels, as
+/// for a new node: [`daemon_runs_on`]) less what the DaemonSet pods bound to it request, never
+/// below zero per resource (a DaemonSet pod our estimate did not expect takes its own room and
+/// frees none). Mirrors core `scheduling/existingnode.go` `NewExistingNode` with `scheduler.go`
+/// `calculateExistingNodeClaims` (v1.5 and v1.14 alike).
+fn daemon_room_left(snapshot: &Snapshot, node: &PlanNode, bound: &Resources) -> Resources {
+    let mut expected = Resources::default();
+    for ds in &snapshot.daemonsets {
+        if daemon_runs_on(&ds.pod, &node.labels, &node.taints) {
+            expected.add(&ds.pod.requests);
+        }
+    }
+    let mut left = expected.minus(bound);
+    for v in [
+        &mut left.cpu_millis,
+        &mut left.memory_bytes,
+        &mut left.ephemeral_storage_bytes,
+        &mut left.pods,
+    ] {
+        *v = (*v).max(0);
+    }
+    left.extended.retain(|_, v| *v > 0);
+    left
 }
 
 /// A Node's allocatable while its NodeClaim initializes: any resource it still reports as zero

@@ -8,6 +8,30 @@ pub(crate) const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 pub(crate) const ZONE: &str = "topology.kubernetes.io/zone";
 /// The node's hostname: unique per node.
 pub(crate) const HOSTNAME: &str = "kubernetes.io/hostname";
+/// The region of a node.
+pub(crate) const REGION: &str = "topology.kubernetes.io/region";
+/// The deprecated beta alias of [`ZONE`].
+pub(crate) const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
+/// The deprecated beta alias of [`REGION`].
+pub(crate) const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
+/// The deprecated beta alias of [`ARCH`].
+pub(crate) const BETA_ARCH: &str = "beta.kubernetes.io/arch";
+/// The deprecated beta alias of [`OS`].
+pub(crate) const BETA_OS: &str = "beta.kubernetes.io/os";
+/// The deprecated beta alias of [`INSTANCE_TYPE`].
+pub(crate) const BETA_INSTANCE_TYPE: &str = "beta.kubernetes.io/instance-type";
+/// Each deprecated alias with the stable key a requirement on it is read as (core
+/// `pkg/apis/v1/labels.go` `NormalizedLabels`).
+pub(crate) const NORMALIZED_LABELS: [(&str, &str); 5] = [
+    (BETA_ZONE, ZONE),
+    (BETA_REGION, REGION),
+    (BETA_ARCH, ARCH),
+    (BETA_OS, OS),
+    (BETA_INSTANCE_TYPE, INSTANCE_TYPE),
+];
+/// The PersistentVolumeClaim annotation the volume binder sets once the claim is bound to its
+/// volume; a claim naming a volume without it is not bound yet (kube-scheduler's binder).
+pub(crate) const BIND_COMPLETED_ANNOTATION: &str = "pv.kubernetes.io/bind-completed";
 /// CPU architecture.
 pub(crate) const ARCH: &str = "kubernetes.io/arch";
 /// Operating system.

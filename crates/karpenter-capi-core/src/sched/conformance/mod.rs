@@ -3,12 +3,14 @@
 //! inputs through every strategy it concerns, asserting flavors, counts and labels.
 
 mod affinity_groups;
+mod beta_labels;
 mod claims;
 mod compat;
 mod daemonsets;
 mod existing_nodes;
 mod host_ports;
 mod in_flight;
+mod initialized;
 mod karpenter_capi_zones;
 mod min_values;
 mod multi_valued;
@@ -21,6 +23,7 @@ mod scheduling_logic;
 mod template_labels;
 mod topology_cases;
 mod truncation;
+mod volume_usage;
 mod volumes;
 mod zonal_spread;
 

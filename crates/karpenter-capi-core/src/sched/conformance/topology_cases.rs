@@ -306,3 +306,128 @@ fn a_hard_spread_beats_an_affinity_preference() {
     assert!(p.unschedulable.is_empty());
     assert_eq!(p.new_nodes.len(), 3);
 }
+
+/// Zones z1..z3 hold one running `app: s` pod each on full 1-core nodes, and the pool offers
+/// only z1: a pending pod spreading `app: s` by zone (maxSkew 1) may go to z1 (2 - 1). Beside the
+/// z1 pod, a pod that is unlabelled, in another namespace, terminating, Failed or Succeeded, or
+/// an `app: s` pod on a node without a zone label, counts nothing and the pod is still placed in
+/// z1; one more running `app: s` pod in z1 keeps it pending (S-TOPO-016; core
+/// `IgnoredForTopology`).
+#[test]
+fn only_running_matching_pods_on_zoned_nodes_count_for_spread() {
+    let pool = format!(
+        "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: default}}\nspec:\n  template:\n    spec:\n      requirements: [{{key: {ZONE}, operator: In, values: [z1]}}]\n"
+    );
+    let node = |name: &str, zone: Option<&str>| {
+        let zone = zone.map(|z| format!(", {ZONE}: {z}")).unwrap_or_default();
+        format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kubernetes.io/hostname: {name}{zone}}}}}\nspec: {{}}\nstatus: {{allocatable: {{cpu: '1', memory: 4Gi, pods: '110'}}, capacity: {{cpu: '1', memory: 4Gi, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}\n"
+        )
+    };
+    // A 100m pod `name` bound to `node`, with this metadata tail and status.
+    let bound = |name: &str, meta: &str, node: &str, status: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}{meta}}}\nspec:\n  nodeName: {node}\n  containers: [{{name: c, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}]\nstatus: {{{status}}}\n"
+        )
+    };
+    let running = "phase: Running";
+    let base = pool
+        + &zonal()
+        + &node("n1", Some("z1"))
+        + &node("n2", Some("z2"))
+        + &node("n3", Some("z3"))
+        + &node("n4", None)
+        + &bound(
+            "s1",
+            ", namespace: default, labels: {app: s}",
+            "n1",
+            running,
+        )
+        + &bound(
+            "s2",
+            ", namespace: default, labels: {app: s}",
+            "n2",
+            running,
+        )
+        + &bound(
+            "s3",
+            ", namespace: default, labels: {app: s}",
+            "n3",
+            running,
+        )
+        + &pod(
+            "new",
+            "app: s",
+            "2",
+            "",
+            &spread(ZONE, ", labelSelector: {matchLabels: {app: s}}"),
+        );
+    let cases = [
+        (
+            "unlabelled",
+            bound("x", ", namespace: default", "n1", running),
+            true,
+        ),
+        (
+            "other namespace",
+            bound("x", ", namespace: other, labels: {app: s}", "n1", running),
+            true,
+        ),
+        (
+            "terminating",
+            bound(
+                "x",
+                ", namespace: default, labels: {app: s}, deletionTimestamp: '2026-12-01T00:00:00Z'",
+                "n1",
+                running,
+            ),
+            true,
+        ),
+        (
+            "failed",
+            bound(
+                "x",
+                ", namespace: default, labels: {app: s}",
+                "n1",
+                "phase: Failed",
+            ),
+            true,
+        ),
+        (
+            "succeeded",
+            bound(
+                "x",
+                ", namespace: default, labels: {app: s}",
+                "n1",
+                "phase: Succeeded",
+            ),
+            true,
+        ),
+        (
+            "no zone",
+            bound("x", ", namespace: default, labels: {app: s}", "n4", running),
+            true,
+        ),
+        (
+            "running",
+            bound("x", ", namespace: default, labels: {app: s}", "n1", running),
+            false,
+        ),
+    ];
+    for (case, extra, placed) in cases {
+        let s = snap(&(base.clone() + &extra));
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            if placed {
+                assert_eq!(
+                    by_node(&s, &p),
+                    [("z1".to_string(), vec!["new".to_string()])],
+                    "{strategy:?}, {case}"
+                );
+            } else {
+                assert_eq!(unschedulable(&s, &p), ["new"], "{strategy:?}, {case}");
+                assert!(p.new_nodes.is_empty(), "{strategy:?}, {case}");
+            }
+        }
+    }
+}

@@ -33,10 +33,16 @@ fn pv(name: &str, spec: &str, terms: &[&str]) -> String {
     )
 }
 
-/// A PersistentVolumeClaim `name` in `default` with this spec flow-map body.
+/// A PersistentVolumeClaim `name` in `default` with this spec flow-map body; one naming a
+/// volume carries the binder's bind-completed annotation (it is bound).
 fn pvc(name: &str, spec: &str) -> String {
+    let annotations = if spec.contains("volumeName") {
+        ", annotations: {pv.kubernetes.io/bind-completed: 'yes'}"
+    } else {
+        ""
+    };
     format!(
-        "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}, namespace: default}}\nspec: {{{spec}}}\n"
+        "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}, namespace: default{annotations}}}\nspec: {{{spec}}}\n"
     )
 }
 

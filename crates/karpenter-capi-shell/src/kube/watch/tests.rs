@@ -304,7 +304,8 @@ fn realistic_cluster() -> Vec<serde_json::Value> {
         json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-a", "managedFields": managed},
             "spec": {"csi": {"driver": "d", "volumeHandle": "h"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}}}}),
-        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data-web-0", "namespace": "team"},
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data-web-0", "namespace": "team",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
             "spec": {"volumeName": "pv-a"}}),
         json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "zonal"}, "provisioner": "d",
             "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["a"]}]}]}),
@@ -435,7 +436,8 @@ fn stores_resolve_pod_volumes_like_a_full_listing() {
                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}}}),
         json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "data-db-0", "namespace": "default"},
+            "metadata": {"name": "data-db-0", "namespace": "default",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
             "spec": {"volumeName": "pv-1", "storageClassName": "zonal"}}),
         claimed,
         pod("web", None),

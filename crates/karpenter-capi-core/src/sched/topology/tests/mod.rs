@@ -354,7 +354,7 @@ fn preferred_node_affinity_wins_when_it_fits() {
 fn volumes_pin_pods_to_their_zones() {
     let mut y = three_zones();
     y.push_str("---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-1}\nspec:\n  capacity: {storage: 1Gi}\n  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [b]}]\n");
-    y.push_str("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data-bound, namespace: default}\nspec: {volumeName: pv-1, storageClassName: zonal}\n");
+    y.push_str("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data-bound, namespace: default, annotations: {pv.kubernetes.io/bind-completed: 'yes'}}\nspec: {volumeName: pv-1, storageClassName: zonal}\n");
     y.push_str("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data-new, namespace: default}\nspec: {storageClassName: only-c}\n");
     y.push_str("---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: only-c}\nprovisioner: x\nallowedTopologies:\n- matchLabelExpressions: [{key: topology.kubernetes.io/zone, values: [c]}]\n");
     let vol = |claim: &str| {
