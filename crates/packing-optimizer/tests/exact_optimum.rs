@@ -512,21 +512,25 @@ fn cost_is_within_two_percent_of_the_proven_optimum_on_20_flavor_mixed_catalogs(
     eprintln!("worst ratio {worst:.4}");
 }
 
-/// A sweep over many seeds (a measuring aid): `SEEDS=200 cargo test -p packing-optimizer
-/// --test exact_optimum sweep -- --ignored --nocapture`.
+/// A sweep over many seeds (a measuring aid): `SEEDS=80 [FROM=100] [NODES=2000000] cargo test
+/// -p packing-optimizer --test exact_optimum sweep -- --ignored --nocapture`; the pods of seed
+/// s are 30 + (s * 7919 mod 51).
 #[test]
 #[ignore]
 fn sweep() {
-    let seeds: u64 = std::env::var("SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (from, seeds, node_cap) = (env("FROM", 100), env("SEEDS", 50), env("NODES", 2_000_000));
     let mut ratios = Vec::new();
-    for seed in 100..100 + seeds {
+    for seed in from..from + seeds {
         let pods = 30 + (seed * 7919 % 51) as u32;
         let case = generate_case(seed, pods);
         let ours = optimizer_price(&case);
-        let Some(optimum) = proven_optimum(&case, ours, 2_000_000) else {
+        let Some(optimum) = proven_optimum(&case, ours, node_cap) else {
             eprintln!("seed {seed} pods {pods}: not proven");
             continue;
         };
