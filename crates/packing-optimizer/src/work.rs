@@ -131,6 +131,11 @@ impl Stop<'_> {
         self.work.spend(units);
     }
 
+    /// Units left before this stop.
+    pub fn left(&self) -> u64 {
+        self.at.saturating_sub(self.work.used.get())
+    }
+
     /// This stop, or `units` from the units spent so far if that comes first: a sub-search's
     /// own cap within its phase.
     pub fn capped(&self, units: u64) -> Stop<'_> {

@@ -212,15 +212,12 @@ impl Search<'_> {
                 continue;
             }
             let price = self.problem.lp_cost(o);
-            let mut walk = Walk::new(
-                self.problem,
-                self.duals,
-                &self.density[o],
-                o,
-                residual,
+            let mut walk = Walk {
                 first,
-                price - slack,
-            );
+                floor: price - slack,
+                budget: self.stop.left(),
+                ..Walk::new(self.problem, self.duals, &self.density[o], o, residual)
+            };
             walk.walk(0, 0.0, &mut |counts, value| {
                 let e = found.entry(counts.to_vec()).or_insert((price, o, value));
                 if price < e.0 {
@@ -273,6 +270,9 @@ struct Walk<'a> {
     limit: Vec<u32>,
     first: usize,
     floor: f64,
+    /// Units left on the meter: the walk gives up beyond them (its steps are then spent and
+    /// the search stops).
+    budget: u64,
     counts: Vec<u32>,
     used: Vec<i64>,
     steps: u64,
@@ -285,8 +285,6 @@ impl<'a> Walk<'a> {
         density: &'a [Vec<usize>],
         o: usize,
         residual: &[u32],
-        first: usize,
-        floor: f64,
     ) -> Walk<'a> {
         let limit = residual
             .iter()
@@ -308,8 +306,9 @@ impl<'a> Walk<'a> {
             density,
             cap: &problem.cap[o],
             limit,
-            first,
-            floor,
+            first: 0,
+            floor: f64::NEG_INFINITY,
+            budget: u64::MAX,
             counts: vec![0; residual.len()],
             used: vec![0; problem.cap[o].len()],
             steps: 0,
@@ -369,6 +368,9 @@ impl<'a> Walk<'a> {
 
     fn walk(&mut self, c: usize, value: f64, out: &mut dyn FnMut(&[u32], f64)) {
         self.steps += 1;
+        if self.steps > self.budget {
+            return;
+        }
         let m = self.limit.len();
         if value + self.upper(c) <= self.floor {
             return;
