@@ -21,6 +21,10 @@ use bounds::{node_count_bound, resource_bound, resource_prices};
 use colgen::{Limits, Problem};
 use integer::Node;
 
+/// The least budget (units) for which [`optimize`] runs its branch and bound and regrouping:
+/// a provisioning batch's (15 M or 50 M in the plugin), not a consolidation trial's (1.5 M).
+pub const EXACT_PHASES_MIN_WORK: u64 = 5_000_000;
+
 /// Planned nodes and the lower bound (units per hour) of the optimizer's batch.
 pub struct Solved {
     /// Nodes as class counts, on the problem's offerings.
@@ -34,7 +38,10 @@ pub struct Solved {
 }
 
 /// Column generation, diving and local search over the classes, within `work`: the master
-/// problem until 6/10 of its units, the dive until 8/10, local search and the set cover after.
+/// problem until 6/10 of its units, the dive until 8/10, local search and the set cover after;
+/// then, for a small batch still more than 0.5 % above the bound and a budget of at least
+/// [`EXACT_PHASES_MIN_WORK`], a branch and bound over whole nodes and a regrouping of node pairs and triples, each within 3/10 of the units (and the
+/// total).
 pub fn optimize(problem: &Problem, work: &work::Work) -> Solved {
     let pods: usize = problem.classes.iter().map(|c| c.count as usize).sum();
     let start = Instant::now();
@@ -112,6 +119,37 @@ pub fn optimize(problem: &Problem, work: &work::Work) -> Solved {
             if integer::total(problem, &better) < current {
                 nodes = better;
             }
+        }
+    }
+    // Small batches still above the bound: a branch and bound over whole nodes, pruned by the
+    // proving duals, may close the integrality gap the rounding left (at most 3/10 of the
+    // budget, so a search that cannot prove anything costs a bounded share). Not for the small
+    // budgets of consolidation's trials (many per pass), whose search stays as it was.
+    let current = integer::total(problem, &nodes);
+    if pods <= 400
+        && work.limit() >= EXACT_PHASES_MIN_WORK
+        && problem.classes.len() <= 24
+        && current > master.lower_bound * 1.005 + 1e-9
+    {
+        let counts = problem.classes.iter().map(|c| c.count).collect();
+        if let Some(better) = integer::branch_and_bound(
+            problem,
+            &master.bound_duals,
+            counts,
+            current,
+            work.from_now(3, 10),
+        ) {
+            nodes = better;
+        }
+        if integer::total(problem, &nodes) > master.lower_bound * 1.005 + 1e-9 {
+            integer::regroup(
+                problem,
+                &master.bound_duals,
+                &mut nodes,
+                work.from_now(3, 10),
+                10,
+                100_000,
+            );
         }
     }
     if tracing::enabled!(tracing::Level::TRACE) {

@@ -94,6 +94,16 @@ impl Work {
         Stop { work: self, at }
     }
 
+    /// A stop `num / den` of the total after the units spent so far (at most the total): a
+    /// phase that may spend that much of what is left.
+    pub fn from_now(&self, num: u64, den: u64) -> Stop<'_> {
+        let share = self.share(num, den).at;
+        Stop {
+            work: self,
+            at: self.used.get().saturating_add(share).min(self.limit),
+        }
+    }
+
     /// A stop at the whole total.
     pub fn all(&self) -> Stop<'_> {
         Stop {
@@ -119,6 +129,20 @@ impl Stop<'_> {
     /// Counts `units` of work on the meter.
     pub fn spend(&self, units: u64) {
         self.work.spend(units);
+    }
+
+    /// Units left before this stop.
+    pub fn left(&self) -> u64 {
+        self.at.saturating_sub(self.work.used.get())
+    }
+
+    /// This stop, or `units` from the units spent so far if that comes first: a sub-search's
+    /// own cap within its phase.
+    pub fn capped(&self, units: u64) -> Stop<'_> {
+        Stop {
+            work: self.work,
+            at: self.at.min(self.work.used.get().saturating_add(units)),
+        }
     }
 }
 

@@ -3,14 +3,17 @@
 //! what the dive leaves, and local search (downsize a node; empty a node into the others' free
 //! room; merge two nodes into one cheaper offering). Everything here works on class counts;
 //! pods are placed, through the checked fit, only afterwards. The local search lives in
-//! `search`, the set-cover and exact small-batch searches in `cover`.
+//! `search`, the set-cover and exact small-batch searches in `cover`, the branch and bound
+//! over whole nodes for small batches in `branch`.
 
 use crate::colgen::{Limits, Master, Pattern, Problem, generate};
 use crate::work::Stop;
 
+mod branch;
 mod cover;
 mod search;
 
+pub use branch::{branch_and_bound, regroup};
 pub use cover::{all_patterns, exact_small, set_cover};
 use search::downsize;
 pub use search::improve;
