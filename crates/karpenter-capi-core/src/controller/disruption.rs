@@ -132,6 +132,7 @@ pub(crate) fn disrupt_with(
         .collect();
     // Core's drift starts one command per disruption pass.
     let mut drift_started = false;
+    let mut going_empty: Vec<(String, String)> = Vec::new();
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -232,6 +233,17 @@ pub(crate) fn disrupt_with(
                     break;
                 }
             };
+            // An empty node that emptiness will take (now or once its `consolidateAfter` has
+            // elapsed) is no home for an underutilized node's pods: deleting it evicts
+            // nothing, and filling it would keep the fleet larger than its load.
+            if movable == 0
+                && !wanted_by_pending
+                && blocker.is_none()
+                && consolidate_after.is_some()
+                && !node_do_not_disrupt(node, claim)
+            {
+                going_empty.push((claim.name.clone(), node.name.clone()));
+            }
             match reason {
                 Some(DisruptionReason::Drifted) => {
                     // Drift is eventual (core `disruption/types.go` NewCandidate): a claim with a
@@ -340,7 +352,23 @@ pub(crate) fn disrupt_with(
             Gate::Resume(k) => Some(k),
             Gate::Fresh => None,
         };
-        let (found, next) = consolidate_from(reserved, &underutilized, room, resume);
+        let without_empty = (!going_empty.is_empty()).then(|| {
+            let mut view = reserved.clone();
+            view.nodes
+                .retain(|n| !going_empty.iter().any(|(_, g)| g == &n.name));
+            for c in view.nodeclaims.iter_mut() {
+                if going_empty.iter().any(|(g, _)| g == &c.name) {
+                    c.deleting = true;
+                }
+            }
+            view
+        });
+        let (found, next) = consolidate_from(
+            without_empty.as_ref().unwrap_or(reserved),
+            &underutilized,
+            room,
+            resume,
+        );
         out.consolidation.record(
             &pool.name,
             pool_print,
