@@ -138,6 +138,7 @@ pub(crate) fn disrupt_with(
     // them (and the nodes of deleting claims) cordoned, made at the first pool with
     // underutilized candidates.
     let mut young: Option<(Vec<String>, Option<Snapshot>)> = None;
+    let mut going_empty: Vec<(String, String)> = Vec::new();
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -238,6 +239,17 @@ pub(crate) fn disrupt_with(
                     break;
                 }
             };
+            // An empty node that emptiness will take (now or once its `consolidateAfter` has
+            // elapsed) is no home for an underutilized node's pods: deleting it evicts
+            // nothing, and filling it would keep the fleet larger than its load.
+            if movable == 0
+                && !wanted_by_pending
+                && blocker.is_none()
+                && consolidate_after.is_some()
+                && !node_do_not_disrupt(node, claim)
+            {
+                going_empty.push((claim.name.clone(), node.name.clone()));
+            }
             match reason {
                 Some(DisruptionReason::Drifted) => {
                     // Drift is eventual (core `disruption/types.go` NewCandidate): a claim with a
@@ -381,7 +393,23 @@ pub(crate) fn disrupt_with(
             Gate::Resume(k) => Some(k),
             Gate::Fresh => None,
         };
-        let (found, next) = consolidate_from(trial_view, &underutilized, room, resume);
+        let without_empty = (!going_empty.is_empty()).then(|| {
+            let mut view = trial_view.clone();
+            view.nodes
+                .retain(|n| !going_empty.iter().any(|(_, g)| g == &n.name));
+            for c in view.nodeclaims.iter_mut() {
+                if going_empty.iter().any(|(g, _)| g == &c.name) {
+                    c.deleting = true;
+                }
+            }
+            view
+        });
+        let (found, next) = consolidate_from(
+            without_empty.as_ref().unwrap_or(trial_view),
+            &underutilized,
+            room,
+            resume,
+        );
         out.consolidation.record(
             &pool.name,
             pool_print,
