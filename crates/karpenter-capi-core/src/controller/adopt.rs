@@ -120,8 +120,8 @@ pub(crate) fn adopt(snapshot: &Snapshot, now: Timestamp) -> (Vec<Action>, Vec<St
         status.insert("allocatable".into(), resource_json(&node.allocatable));
         let node_labels: BTreeMap<String, String> = [
             (keys::NODEPOOL.to_string(), pool.name.clone()),
-            ("karpenter.sh/registered".to_string(), "true".to_string()),
-            ("karpenter.sh/initialized".to_string(), "true".to_string()),
+            (keys::REGISTERED_LABEL.to_string(), "true".to_string()),
+            (keys::INITIALIZED_LABEL.to_string(), "true".to_string()),
         ]
         .into();
         actions.push(Action::AdoptMachine {

@@ -326,12 +326,12 @@ pub(crate) fn register_and_initialize(snapshot: &Snapshot, skip: &BTreeSet<Strin
         if !claim.condition_true("Registered") {
             let mut labels: BTreeMap<String, String> = claim.labels.clone();
             labels.retain(|k, _| {
-                !k.starts_with("karpenter.sh/registered")
-                    && !k.starts_with("karpenter.sh/initialized")
+                !k.starts_with(crate::vocab::keys::REGISTERED_LABEL)
+                    && !k.starts_with(crate::vocab::keys::INITIALIZED_LABEL)
             });
             let sync_taints = node
                 .labels
-                .get("karpenter.sh/do-not-sync-taints")
+                .get(crate::vocab::keys::DO_NOT_SYNC_TAINTS_LABEL)
                 .map(String::as_str)
                 != Some("true");
             let taints: Vec<String> = if sync_taints {

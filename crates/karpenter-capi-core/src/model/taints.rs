@@ -178,7 +178,7 @@ pub(crate) fn is_ephemeral(key: &str) -> bool {
         "node.kubernetes.io/not-ready"
             | "node.kubernetes.io/unreachable"
             | "node.cloudprovider.kubernetes.io/uninitialized"
-            | "karpenter.sh/unregistered"
+            | crate::vocab::keys::UNREGISTERED_TAINT_KEY
     ) || key.starts_with("readiness.k8s.io/")
 }
 

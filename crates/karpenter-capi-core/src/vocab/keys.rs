@@ -106,6 +106,9 @@ pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 pub(crate) const REGISTERED_LABEL: &str = "karpenter.sh/registered";
 /// Label Karpenter puts on a node once its NodeClaim is initialized.
 pub const INITIALIZED_LABEL: &str = "karpenter.sh/initialized";
+/// Node label by which a user asks Karpenter not to copy the NodeClaim's taints onto the Node at
+/// registration.
+pub(crate) const DO_NOT_SYNC_TAINTS_LABEL: &str = "karpenter.sh/do-not-sync-taints";
 /// CAPI's taint on a Node until the Machine controller has synced its labels.
 pub(crate) const CAPI_UNINITIALIZED_TAINT_KEY: &str = "node.cluster.x-k8s.io/uninitialized";
 /// The node lifecycle controller's taint on a Node that is not Ready.

@@ -228,7 +228,7 @@ impl Action {
                 ..
             } => {
                 let mut add_labels = labels.clone();
-                add_labels.insert("karpenter.sh/registered".to_string(), "true".to_string());
+                add_labels.insert(crate::vocab::keys::REGISTERED_LABEL.to_string(), "true".to_string());
                 let owner = node_claim_uid.as_ref().map(|uid| {
                     json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": node_claim, "uid": uid, "blockOwnerDeletion": true})
                 });
@@ -274,7 +274,7 @@ impl Action {
                 writes: vec![
                     Write::EditNode {
                         name: node.clone(),
-                        add_labels: [("karpenter.sh/initialized".to_string(), "true".to_string())]
+                        add_labels: [(crate::vocab::keys::INITIALIZED_LABEL.to_string(), "true".to_string())]
                             .into(),
                         add_taints: Vec::new(),
                         remove_taint_keys: Vec::new(),
