@@ -117,16 +117,14 @@ fn the_named_traces_are_fixed_and_leave_nothing_alive() {
 fn replays_of_the_named_and_built_in_traces_keep_the_pods_and_return_to_zero() {
     let snap = generated::scenario().unwrap();
     // Issue 26 asks for 1.0 (never pricier than either peer). Measured on this tree (see
-    // docs/benchmarks.md "Generated traces"): diurnal 0.937x, burst 0.973x, batch 0.983x,
-    // steady-spikes 0.868x the best peer. The ramp is 1.239x upstream's bill: consolidation
-    // replaces the nodes foresight sized for the arrivals still to come, and since the
-    // consolidation search keeps candidates' pods off nodes inside their consolidateAfter
-    // window (core's `IsUnderConsolidateAfter` in a consolidation simulation; 1.087x without
-    // that rule), on a ramp, where every new node is young, more moves become replacements.
-    // It alone keeps a looser limit until that is fixed.
+    // docs/benchmarks.md "Generated traces"): diurnal 0.937x, burst 0.973x, batch 0.985x,
+    // steady-spikes 0.868x the best peer. The ramp is 1.032x upstream's bill (1.239x before a
+    // consolidation replacement had to save over foresight's forecast too, not only now: it
+    // replaced the nodes foresight sized for the arrivals still to come). It alone keeps a
+    // limit above 1.0 until that gap is closed.
     let limits = [
         ("gen-diurnal-s1-n20", 0.95),
-        ("gen-ramp-s2-n24", 1.24),
+        ("gen-ramp-s2-n24", 1.04),
         ("gen-burst-s3-n30", 0.98),
         ("gen-batch-s4-n12", 0.99),
         ("gen-steady-spikes-s5-n20", 0.87),
