@@ -1,12 +1,16 @@
 //! Consolidation of underutilized nodes (`WhenEmptyOrUnderutilized`): remove nodes whose pods
 //! fit elsewhere, or replace them by a strictly cheaper set, proven with the `cost` scheduler on
 //! the cluster without them. Multi-node first (the largest prefix of the cheapest-to-disrupt
-//! candidates that works, by binary search), then single-node, as Karpenter does.
+//! candidates that works, by binary search), then single-node, as Karpenter does. One
+//! deliberate difference: while recent arrivals are not falling, a replacement must also save
+//! over `cost`'s provisioning forecast ([`Ahead`]), so it only ever disrupts less.
+
+use jiff::Timestamp;
 
 use crate::model::flavor::Price;
 use crate::model::snapshot::Snapshot;
 use crate::sched::strategy::NewNode;
-use crate::sched::strategy::cost::{engine, plan_within};
+use crate::sched::strategy::cost::{engine, foresight, plan_within};
 
 mod room;
 use room::Scratch;
@@ -166,6 +170,44 @@ pub(crate) fn home(snapshot: &Snapshot, nodes: &[String]) -> Home {
     }
 }
 
+/// What the recent arrivals forecast for a consolidation pass: the pods `cost`'s provisioning
+/// foresight expects over its window, and what they would add to the bill with every node kept.
+struct Ahead {
+    forecast: foresight::Forecast,
+    /// Price per hour of the new nodes the expected pods need on the cluster as it is.
+    keep: Price,
+}
+
+impl Ahead {
+    /// None without a time, or nothing is expected (arrivals falling, none, or a
+    /// pool that never consolidates: see `foresight::observe`).
+    fn new(snapshot: &Snapshot, now: Option<Timestamp>) -> Option<Ahead> {
+        let forecast = foresight::ahead(snapshot, now?);
+        if forecast.is_empty() {
+            return None;
+        }
+        let (aug, expected) = foresight::with_expected(snapshot, &forecast);
+        let keep = plan_within(&aug, &expected, Some(trial_budget())).price();
+        Some(Ahead { forecast, keep })
+    }
+
+    /// Whether a replacement that saves now still saves over the forecast: the moved and the
+    /// expected pods together, on the cluster without the removed nodes, must cost less than
+    /// the removed nodes plus what the expected pods cost with them kept. A deliberate
+    /// difference from Karpenter (which prices the replacement now only): it can only make
+    /// this controller disrupt less, never more (docs/benchmarks.md "Generated traces").
+    fn still_saves(&self, view: &Snapshot, moved: &[usize], removed: i64) -> bool {
+        let (aug, expected) = foresight::with_expected(view, &self.forecast);
+        let mut together = moved.to_vec();
+        together.extend(&expected);
+        let joint = plan_within(&aug, &together, Some(trial_budget()));
+        if joint.unschedulable.iter().any(|(p, _)| moved.contains(p)) {
+            return false;
+        }
+        joint.price().0 < removed + self.keep.0
+    }
+}
+
 /// [`trial`] on the search's scratch copy, rejected without a simulation when [`Room`] shows
 /// it cannot succeed.
 /// The copy is made at the first trial that needs it.
@@ -173,6 +215,7 @@ fn trial_within(
     snapshot: &Snapshot,
     scratch: &mut Option<Scratch>,
     room: &Room,
+    ahead: &(Option<Timestamp>, std::cell::OnceCell<Option<Ahead>>),
     remove: &[Candidate],
 ) -> Option<Decision> {
     if room.cannot_pay(remove) {
@@ -180,7 +223,17 @@ fn trial_within(
     }
     scratch
         .get_or_insert_with(|| Scratch::new(snapshot))
-        .without(remove, |view, moved| decide(view, moved, remove))
+        .without(remove, |view, moved| {
+            let d = decide(view, moved, remove)?;
+            if d.replacements.is_empty() {
+                return Some(d);
+            }
+            let removed: i64 = remove.iter().map(|c| c.price.0).sum();
+            match ahead.1.get_or_init(|| Ahead::new(snapshot, ahead.0)) {
+                Some(a) if !a.still_saves(view, moved, removed) => None,
+                _ => Some(d),
+            }
+        })
 }
 
 /// Whether removing `remove` (and adding the cheapest replacements) is strictly cheaper, decided
@@ -241,7 +294,7 @@ pub(crate) fn consolidate(
     candidates: &[Candidate],
     max_nodes: usize,
 ) -> Option<Decision> {
-    consolidate_from(snapshot, candidates, max_nodes, None).0
+    consolidate_from(snapshot, candidates, max_nodes, None, snapshot.now).0
 }
 
 /// [`consolidate`], gated by the consolidation memo ([`super::consolidated::Gate`]): `resume`
@@ -255,9 +308,11 @@ pub(crate) fn consolidate_from(
     candidates: &[Candidate],
     max_nodes: usize,
     resume: Option<usize>,
+    now: Option<Timestamp>,
 ) -> (Option<Decision>, Option<usize>) {
     let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
     let room = Room::new(snapshot);
+    let ahead = (now, std::cell::OnceCell::new());
     let mut scratch = None;
     if resume.is_none() && limit >= 2 {
         // Largest working prefix by binary search.
@@ -265,7 +320,7 @@ pub(crate) fn consolidate_from(
         let mut best = None;
         while lo <= hi {
             let mid = (lo + hi) / 2;
-            match trial_within(snapshot, &mut scratch, &room, &candidates[..mid])
+            match trial_within(snapshot, &mut scratch, &room, &ahead, &candidates[..mid])
                 .filter(|d| !replaces_with_own_type(snapshot, d))
             {
                 Some(d) => {
@@ -284,9 +339,15 @@ pub(crate) fn consolidate_from(
     }
     let start = resume.unwrap_or(0).min(candidates.len());
     let end = (start + SINGLE_NODE_TRIALS).min(candidates.len());
-    let found = candidates[start..end]
-        .iter()
-        .find_map(|c| trial_within(snapshot, &mut scratch, &room, std::slice::from_ref(c)));
+    let found = candidates[start..end].iter().find_map(|c| {
+        trial_within(
+            snapshot,
+            &mut scratch,
+            &room,
+            &ahead,
+            std::slice::from_ref(c),
+        )
+    });
     let next = (found.is_none() && end < candidates.len()).then_some(end);
     (found, next)
 }

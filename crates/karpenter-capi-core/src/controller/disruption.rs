@@ -409,6 +409,7 @@ pub(crate) fn disrupt_with(
             &underutilized,
             room,
             resume,
+            Some(now),
         );
         out.consolidation.record(
             &pool.name,

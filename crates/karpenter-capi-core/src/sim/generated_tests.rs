@@ -117,16 +117,14 @@ fn the_named_traces_are_fixed_and_leave_nothing_alive() {
 fn replays_of_the_named_and_built_in_traces_keep_the_pods_and_return_to_zero() {
     let snap = generated::scenario().unwrap();
     // Issue 26 asks for 1.0 (never pricier than either peer). Measured on this tree (see
-    // docs/benchmarks.md "Generated traces"): diurnal 0.937x, burst 0.973x, batch 0.983x,
-    // steady-spikes 0.868x the best peer. The ramp is 1.239x upstream's bill: consolidation
-    // replaces the nodes foresight sized for the arrivals still to come, and since the
-    // consolidation search keeps candidates' pods off nodes inside their consolidateAfter
-    // window (core's `IsUnderConsolidateAfter` in a consolidation simulation; 1.087x without
-    // that rule), on a ramp, where every new node is young, more moves become replacements.
-    // It alone keeps a looser limit until that is fixed.
+    // docs/benchmarks.md "Generated traces"): diurnal 0.937x, burst 0.973x, batch 0.985x,
+    // steady-spikes 0.868x the best peer. The ramp is 1.032x upstream's bill (1.239x before a
+    // consolidation replacement had to save over foresight's forecast too, not only now: it
+    // replaced the nodes foresight sized for the arrivals still to come). It alone keeps a
+    // limit above 1.0 until that gap is closed.
     let limits = [
         ("gen-diurnal-s1-n20", 0.95),
-        ("gen-ramp-s2-n24", 1.24),
+        ("gen-ramp-s2-n24", 1.04),
         ("gen-burst-s3-n30", 0.98),
         ("gen-batch-s4-n12", 0.99),
         ("gen-steady-spikes-s5-n20", 0.87),
@@ -165,10 +163,10 @@ proptest! {
 
     /// Over traces drawn at random: the alive pods are the trace's, nobody bills below the
     /// bound, everyone returns to zero, and `cost` is at most 1.05x the cheaper peer (issue
-    /// 26). These 24 draws hold it (at most 0.984x); other draws do not yet, e.g.
-    /// `gen-ramp-s774-n9` at 1.102x and `gen-batch-s102-n8` at 1.075x (provisioning: small
-    /// nodes bought batch by batch), so the draws are fixed until provisioning with foresight
-    /// closes that gap.
+    /// 26). These 24 draws hold it (at most 0.984x). Draws that once failed it are now below
+    /// 1.0 (`gen-ramp-s774-n9` 0.946x, `gen-batch-s102-n8` 0.980x); of 50 other draws (every
+    /// shape, seeds 100-109, size 8) none is above 1.05x and two are above 1.0
+    /// (`gen-ramp-s102-n8` 1.036x, `gen-batch-s100-n8` 1.023x), so the draws stay fixed.
     #[test]
     fn replays_of_random_traces_keep_the_pods_and_the_bound(
         shape in 0usize..5,

@@ -158,18 +158,40 @@ fn policy_halves(snapshot: &Snapshot) -> usize {
 
 /// The forecast for a batch at `now` (see the module's rule).
 pub fn observe(snapshot: &Snapshot, batch: &[usize], now: Timestamp) -> Forecast {
-    let mut out = Forecast {
+    let out = Forecast {
         now: Some(now),
         ..Forecast::default()
     };
     if batch.is_empty() || batch.len() > MAX_BATCH {
         return out;
     }
+    let in_batch: std::collections::HashSet<usize> = batch.iter().copied().collect();
+    observe_around(snapshot, &in_batch, out)
+}
+
+/// The forecast at `now` with no batch: every recent arrival counts as growth (consolidation
+/// prices a replacement with it, see `controller::consolidation`).
+pub fn ahead(snapshot: &Snapshot, now: Timestamp) -> Forecast {
+    let out = Forecast {
+        now: Some(now),
+        ..Forecast::default()
+    };
+    observe_around(snapshot, &std::collections::HashSet::new(), out)
+}
+
+/// [`observe`]'s rule around the batch `in_batch` (maybe none), into `out` (its time set).
+fn observe_around(
+    snapshot: &Snapshot,
+    in_batch: &std::collections::HashSet<usize>,
+    mut out: Forecast,
+) -> Forecast {
+    let Some(now) = out.now else {
+        return out;
+    };
     let halves = policy_halves(snapshot);
     if halves == 0 {
         return out;
     }
-    let in_batch: std::collections::HashSet<usize> = batch.iter().copied().collect();
     let window = WINDOW_SECS * 1000;
     let now_ms = now.as_millisecond();
     // Recent arrivals outside the batch: without one, no growth is observable.
