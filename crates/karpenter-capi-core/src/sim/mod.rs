@@ -38,4 +38,6 @@ pub(crate) fn ceil_to(t: Ms, period: Ms) -> Ms {
 #[cfg(test)]
 mod generated_tests;
 #[cfg(test)]
+mod report_tests;
+#[cfg(test)]
 mod tests;
