@@ -46,6 +46,7 @@ mod provisioning_deleting_nodes;
 mod rbac_authz;
 mod safety;
 mod same_plan;
+mod scale_down_cadence;
 mod sched_properties;
 mod shell_apply;
 mod shell_cli;

@@ -240,19 +240,37 @@ pub(crate) fn scale_down_hold(
         .iter()
         .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()))
         .collect();
+    // Cluster API counts a Machine being deleted among its MachineSet's Machines and takes it
+    // first (`syncReplicas`: the surplus is all Machines less `spec.replicas`;
+    // `machineset_deletion_order.go`: a deletion timestamp is `mustDelete`). Lowering replicas
+    // while one is going is safe when the replicas already leave every deleting Machine out
+    // (it is leaving by an earlier scale-down): the lowered count then takes the deleting ones
+    // and the marked ones, and nothing else. Otherwise (a Machine deleted by hand or by a
+    // MachineHealthCheck, its replacement still due) the lowering would be spent on it.
     if let Some(m) = machines.iter().find(|m| m.deleting) {
-        return Some(format!(
-            "Machine {} is being deleted (Cluster API counts it first)",
-            m.name
-        ));
+        let not_deleting = machines.iter().filter(|m| !m.deleting).count() as i64;
+        let spec = super::scale::current_replicas(md);
+        let sets = machine_sets(snapshot, md);
+        let sets_agree = sets.is_empty()
+            || sets
+                .iter()
+                .map(|s| i64_at(s, "/spec/replicas").unwrap_or(0))
+                .sum::<i64>()
+                == spec;
+        if spec != not_deleting || !sets_agree {
+            return Some(format!(
+                "Machine {} is being deleted (Cluster API counts it first)",
+                m.name
+            ));
+        }
     }
     // Cluster API deletes every marked Machine first (`machineset_deletion_order.go`): a mark
     // that is not part of this decision (someone else's, or a stale one of ours) would be taken
-    // instead of, or as well as, ours.
-    if let Some(m) = machines
-        .iter()
-        .find(|m| m.marked_for_deletion && !leaving.iter().any(|l| l.key() == m.key()))
-    {
+    // instead of, or as well as, ours. (A Machine being deleted is counted above: its mark
+    // changes nothing any more.)
+    if let Some(m) = machines.iter().find(|m| {
+        m.marked_for_deletion && !m.deleting && !leaving.iter().any(|l| l.key() == m.key())
+    }) {
         let whose = if m.marked_by_us {
             "an earlier mark of ours"
         } else {

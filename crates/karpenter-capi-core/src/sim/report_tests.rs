@@ -47,7 +47,11 @@ fn replays() -> Vec<(String, Snapshot, Trace)> {
     ] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.trace.yaml"))).unwrap();
         let t = trace::parse(name, &text).unwrap();
-        let cat = if name == "diurnal-day" { &day } else { &catalog };
+        let cat = if name == "diurnal-day" {
+            &day
+        } else {
+            &catalog
+        };
         out.push((name.to_string(), snap(name, cat), t.clone()));
         if name == "diurnal-day" {
             let empty = cat.replace(
