@@ -185,3 +185,68 @@ fn balanced_multi_node_takes_the_best_ratios() {
         vec![("node-1", "Underutilized"), ("node-3", "Underutilized")]
     );
 }
+
+/// D-BAL-053 (`balanced_integration_test.go` Mixed-Policy NodePools "should apply balanced
+/// scoring only to Balanced NodePools"): the marginal cluster of D-BAL-046 twice, nodes 1-2 in
+/// the WhenEmptyOrUnderutilized pool `default` and nodes 3-4 in the Balanced pool `other`, each
+/// pool's pods pinned to it: `default` replaces its node-1 by a c-4, `other` keeps its node-3
+/// (score 0.31). With `other` WhenEmptyOrUnderutilized too, both are replaced.
+#[test]
+fn only_the_balanced_pool_is_gated() {
+    let p = plan_of(&two_pools("Balanced"));
+    assert_eq!(tainted_nodes(&p), vec![("node-1", "Underutilized")]);
+    assert_eq!(created(&p).len(), 1, "{:?}", created(&p));
+    assert_eq!(created(&p)[0].0, "c-4");
+    assert!(
+        created(&p)[0].1.iter().all(|pod| pod.ends_with("-default")),
+        "{:?}",
+        created(&p)
+    );
+    let p = plan_of(&two_pools("WhenEmptyOrUnderutilized"));
+    assert_eq!(
+        tainted_nodes(&p),
+        vec![("node-1", "Underutilized"), ("node-3", "Underutilized")]
+    );
+    assert_eq!(created(&p).len(), 2, "{:?}", created(&p));
+}
+
+/// The two-pool cluster of [`only_the_balanced_pool_is_gated`], pool `other` under `policy`.
+fn two_pools(policy: &str) -> World {
+    let pin = |pool: &str| {
+        (
+            "/spec/nodeSelector",
+            json!({ "karpenter.sh/nodepool": pool }),
+        )
+    };
+    let mut w = budget(World::new("WhenEmptyOrUnderutilized"), "100%")
+        .add(
+            NodePool::new("other")
+                .requirement("kubernetes.io/arch", "In", &["amd64"])
+                .expire_after("Never")
+                .disruption(policy, "30s", "100%"),
+        )
+        .md(8, 4)
+        .md(4, 0);
+    for (first, pool) in [(1, "default"), (3, "other")] {
+        for i in [first, first + 1] {
+            w = w
+                .machine(8, i, true, true)
+                .with("NodeClaim", &format!("c-{i}"), |c| {
+                    c["metadata"]["labels"]["karpenter.sh/nodepool"] = json!(pool);
+                })
+                .with("Node", &format!("node-{i}"), |n| {
+                    n["metadata"]["labels"]["karpenter.sh/nodepool"] = json!(pool);
+                });
+        }
+        w = w.add(pod_on(&format!("big-{pool}"), first + 1, "7", &[pin(pool)]));
+        for k in 1..=7 {
+            w = w.add(pod_on(
+                &format!("web{k}-{pool}"),
+                first,
+                "500m",
+                &[pin(pool)],
+            ));
+        }
+    }
+    w
+}
