@@ -250,3 +250,29 @@ fn two_pools(policy: &str) -> World {
     }
     w
 }
+
+/// `init --consolidation-policy Balanced` writes a Balanced NodePool (the bundled CRD is
+/// Karpenter v1.14.1's, whose enum has it); a policy Karpenter does not know is refused.
+#[test]
+fn init_offers_the_balanced_policy() {
+    use karpenter_capi::bundle::render::{Templates, render};
+    let mut input = crate::support::input(
+        karpenter_capi::bundle::CapiVersion::V1beta2,
+        "openstack",
+        &crate::support::OVH_FLAVORS,
+    );
+    input.consolidation_policy = "Balanced".to_string();
+    let b = render(&input, &Templates::default()).unwrap();
+    let np = b.workload.iter().find(|d| d.kind == "NodePool").unwrap();
+    assert_eq!(
+        np.value["spec"]["disruption"]["consolidationPolicy"],
+        json!("Balanced")
+    );
+    input.consolidation_policy = "Sometimes".to_string();
+    let e = render(&input, &Templates::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("\"Sometimes\" is not WhenEmpty, WhenEmptyOrUnderutilized or Balanced"),
+        "{e}"
+    );
+}
