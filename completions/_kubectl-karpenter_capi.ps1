@@ -60,7 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-karpenter_capi' -Script
             [CompletionResult]::new('--flavors', '--flavors', [CompletionResultType]::ParameterName, 'A YAML list of flavors with `name` and the same keys as --flavor')
             [CompletionResult]::new('--node-taint', '--node-taint', [CompletionResultType]::ParameterName, 'An extra taint every node registers with (key=value:Effect). Repeatable')
             [CompletionResult]::new('--controller-namespace', '--controller-namespace', [CompletionResultType]::ParameterName, 'Namespace of the controller on the workload cluster')
-            [CompletionResult]::new('--consolidation-policy', '--consolidation-policy', [CompletionResultType]::ParameterName, 'NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized')
+            [CompletionResult]::new('--consolidation-policy', '--consolidation-policy', [CompletionResultType]::ParameterName, 'NodePool consolidation policy: WhenEmpty, WhenEmptyOrUnderutilized or Balanced')
             [CompletionResult]::new('--consolidate-after', '--consolidate-after', [CompletionResultType]::ParameterName, 'NodePool consolidateAfter (a duration such as 30s, or Never)')
             [CompletionResult]::new('--expire-after', '--expire-after', [CompletionResultType]::ParameterName, 'NodePool expireAfter (a duration such as 720h, or Never)')
             [CompletionResult]::new('--templates', '--templates', [CompletionResultType]::ParameterName, 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back')

@@ -56,7 +56,7 @@ set edit:completion:arg-completer[kubectl-karpenter_capi] = {|@words|
             cand --flavors 'A YAML list of flavors with `name` and the same keys as --flavor'
             cand --node-taint 'An extra taint every node registers with (key=value:Effect). Repeatable'
             cand --controller-namespace 'Namespace of the controller on the workload cluster'
-            cand --consolidation-policy 'NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized'
+            cand --consolidation-policy 'NodePool consolidation policy: WhenEmpty, WhenEmptyOrUnderutilized or Balanced'
             cand --consolidate-after 'NodePool consolidateAfter (a duration such as 30s, or Never)'
             cand --expire-after 'NodePool expireAfter (a duration such as 720h, or Never)'
             cand --templates 'Use the templates in this directory (same relative paths as the built-in ones, e.g. workload/nodepool.yaml.j2) instead of the built-in ones; missing files fall back'

@@ -78,7 +78,7 @@ pub struct InitArgs {
     /// Namespace of the controller on the workload cluster.
     #[arg(long, default_value = "karpenter-capi", value_name = "NAMESPACE")]
     pub controller_namespace: String,
-    /// NodePool consolidation policy: WhenEmpty or WhenEmptyOrUnderutilized.
+    /// NodePool consolidation policy: WhenEmpty, WhenEmptyOrUnderutilized or Balanced.
     #[arg(
         long,
         default_value = "WhenEmptyOrUnderutilized",

@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 
 use crate::controller_disruption::{names, tainted_nodes};
 
+mod balanced;
 mod candidates;
 mod drift;
+mod eviction_cost;
 
 const NS: &str = world::NAMESPACE;
 

@@ -113,10 +113,12 @@ impl SetupInput {
         for t in &self.node_taints {
             Taint::parse(t).map_err(|e| Error::usage(format!("--node-taint: {e}")))?;
         }
-        if !["WhenEmpty", "WhenEmptyOrUnderutilized"].contains(&self.consolidation_policy.as_str())
+        // The policies of Karpenter v1.14.1's NodePool CRD.
+        if !["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"]
+            .contains(&self.consolidation_policy.as_str())
         {
             return Err(Error::usage(format!(
-                "--consolidation-policy: {:?} is not WhenEmpty or WhenEmptyOrUnderutilized",
+                "--consolidation-policy: {:?} is not WhenEmpty, WhenEmptyOrUnderutilized or Balanced",
                 self.consolidation_policy
             )));
         }

@@ -1,6 +1,6 @@
 //! Consolidation of underutilized nodes (`WhenEmptyOrUnderutilized`): remove nodes whose pods
 //! fit elsewhere, or replace them by a strictly cheaper set, proven with the `cost` scheduler on
-//! the cluster without them. Multi-node first (the largest prefix of the cheapest-to-disrupt
+//! the cluster without them. Multi-node first (the largest prefix of the best savings-per-disruption
 //! candidates that works, by binary search), then single-node, as Karpenter does. One
 //! deliberate difference: while recent arrivals are not falling, a replacement must also save
 //! over `cost`'s provisioning forecast ([`Ahead`]), so it only ever disrupts less.
@@ -8,11 +8,15 @@
 use jiff::Timestamp;
 
 use crate::model::flavor::Price;
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{EVICTION_COST_ONE, Snapshot};
 use crate::sched::strategy::NewNode;
 use crate::sched::strategy::cost::{engine, foresight, plan_within};
 
+pub mod balanced;
+#[cfg(test)]
+mod balanced_tests;
 mod room;
+use balanced::{BALANCED_K, Part, PoolTotals, evaluate_move};
 use room::Scratch;
 pub use room::{Moving, Room};
 
@@ -27,6 +31,57 @@ pub(crate) struct Candidate {
     pub(crate) price: Price,
     /// Pods that would have to move (snapshot indices).
     pub(crate) pods: Vec<usize>,
+    /// What disrupting it costs, in units of 2^-27 (see [`disruption_cost`]).
+    pub(crate) disruption_cost: i64,
+}
+
+impl Candidate {
+    /// A candidate of `claim` on `node` at `price`, whose `pods` (snapshot indices) would move.
+    pub(crate) fn new(
+        snapshot: &Snapshot,
+        claim: String,
+        node: String,
+        price: Price,
+        pods: Vec<usize>,
+    ) -> Candidate {
+        let disruption_cost = disruption_cost(snapshot, &pods);
+        Candidate {
+            claim,
+            node,
+            price,
+            pods,
+            disruption_cost,
+        }
+    }
+}
+
+/// What disrupting a node whose reschedulable pods are `pods` costs, in units of 2^-27
+/// ([`EVICTION_COST_ONE`] is 1): 1 for the node itself plus each pod's eviction cost where it
+/// is positive. Mirrors Karpenter's `computeRescheduleDisruptionCost` (`disruption/types.go`),
+/// with `PerNodeBaseDisruptionCost` 1.
+pub(crate) fn disruption_cost(snapshot: &Snapshot, pods: &[usize]) -> i64 {
+    EVICTION_COST_ONE
+        + pods
+            .iter()
+            .filter_map(|&i| snapshot.pods.get(i))
+            .map(|p| p.eviction_cost().max(0))
+            .sum::<i64>()
+}
+
+/// Consolidation's order: the best savings per unit of disruption first, i.e. the highest
+/// price over disruption cost (Karpenter's `SavingsRatio`), as Karpenter's `sortCandidates`
+/// (`disruption/consolidation.go`) orders both single- and multi-node consolidation. The ratios
+/// are compared exactly (cross-multiplied in 128 bits); equal ratios go fewest pods first,
+/// then the most expensive, then by node name, so the order never depends on the input's.
+pub(crate) fn sort_candidates(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        let left = i128::from(b.price.0) * i128::from(a.disruption_cost.max(1));
+        let right = i128::from(a.price.0) * i128::from(b.disruption_cost.max(1));
+        left.cmp(&right)
+            .then(a.pods.len().cmp(&b.pods.len()))
+            .then(b.price.cmp(&a.price))
+            .then(a.node.cmp(&b.node))
+    });
 }
 
 /// A consolidation decision.
@@ -40,6 +95,14 @@ pub(crate) struct Decision {
     pub(crate) saving: Price,
     /// Pods that move onto remaining nodes: (snapshot index, node).
     pub(crate) onto_existing: Vec<(usize, String)>,
+}
+
+/// A `Balanced` pool's consolidation: its name and its totals (the only entry).
+pub(crate) struct Balanced<'a> {
+    /// The pool.
+    pub(crate) pool: &'a str,
+    /// Its totals, keyed by its name.
+    pub(crate) totals: std::collections::BTreeMap<String, PoolTotals>,
 }
 
 /// At most this many single-node trials per pass: each is a full scheduling simulation.
@@ -216,6 +279,7 @@ fn trial_within(
     scratch: &mut Option<Scratch>,
     room: &Room,
     ahead: &(Option<Timestamp>, std::cell::OnceCell<Option<Ahead>>),
+    balanced: Option<&Balanced<'_>>,
     remove: &[Candidate],
 ) -> Option<Decision> {
     if room.cannot_pay(remove) {
@@ -225,6 +289,22 @@ fn trial_within(
         .get_or_insert_with(|| Scratch::new(snapshot))
         .without(remove, |view, moved| {
             let d = decide(view, moved, remove)?;
+            // A `Balanced` pool takes only a move whose savings are worth its disruption
+            // (core `ApproveCommand`, in both single- and multi-node consolidation).
+            if let Some(b) = balanced {
+                let parts: Vec<Part<'_>> = remove
+                    .iter()
+                    .map(|c| Part {
+                        pool: b.pool,
+                        balanced: true,
+                        price: c.price,
+                        disruption: c.disruption_cost,
+                    })
+                    .collect();
+                if !evaluate_move(&parts, d.saving.0, &b.totals, BALANCED_K).0 {
+                    return None;
+                }
+            }
             if d.replacements.is_empty() {
                 return Some(d);
             }
@@ -287,14 +367,14 @@ fn replaces_with_own_type(snapshot: &Snapshot, d: &Decision) -> bool {
         .any(|n| removed.contains(&n.offering.flavor.machine_deployment))
 }
 
-/// The best consolidation among the candidates (already sorted cheapest to disrupt first),
+/// The best consolidation among the candidates (already in [`sort_candidates`] order),
 /// at most `max_nodes` nodes.
 pub(crate) fn consolidate(
     snapshot: &Snapshot,
     candidates: &[Candidate],
     max_nodes: usize,
 ) -> Option<Decision> {
-    consolidate_from(snapshot, candidates, max_nodes, None, snapshot.now).0
+    consolidate_from(snapshot, candidates, max_nodes, None, snapshot.now, None).0
 }
 
 /// [`consolidate`], gated by the consolidation memo ([`super::consolidated::Gate`]): `resume`
@@ -302,13 +382,15 @@ pub(crate) fn consolidate(
 /// `Some(k)` only single-node trials from candidate `k` (the multi-node search already failed
 /// on this same cluster). Also returns the first candidate the single-node trials did not
 /// reach when they stopped at [`SINGLE_NODE_TRIALS`] (None: they reached the last one, or
-/// found a decision).
+/// found a decision). `balanced`: the pool and its totals when its policy is `Balanced`, whose
+/// moves must also pass [`balanced::evaluate_move`].
 pub(crate) fn consolidate_from(
     snapshot: &Snapshot,
     candidates: &[Candidate],
     max_nodes: usize,
     resume: Option<usize>,
     now: Option<Timestamp>,
+    balanced: Option<&Balanced<'_>>,
 ) -> (Option<Decision>, Option<usize>) {
     let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
     let room = Room::new(snapshot);
@@ -320,8 +402,15 @@ pub(crate) fn consolidate_from(
         let mut best = None;
         while lo <= hi {
             let mid = (lo + hi) / 2;
-            match trial_within(snapshot, &mut scratch, &room, &ahead, &candidates[..mid])
-                .filter(|d| !replaces_with_own_type(snapshot, d))
+            match trial_within(
+                snapshot,
+                &mut scratch,
+                &room,
+                &ahead,
+                balanced,
+                &candidates[..mid],
+            )
+            .filter(|d| !replaces_with_own_type(snapshot, d))
             {
                 Some(d) => {
                     best = Some(d);
@@ -339,15 +428,27 @@ pub(crate) fn consolidate_from(
     }
     let start = resume.unwrap_or(0).min(candidates.len());
     let end = (start + SINGLE_NODE_TRIALS).min(candidates.len());
-    let found = candidates[start..end].iter().find_map(|c| {
-        trial_within(
-            snapshot,
-            &mut scratch,
-            &room,
-            &ahead,
-            std::slice::from_ref(c),
-        )
-    });
+    let found = candidates[start..end]
+        .iter()
+        // A candidate whose outright deletion would not pass its pool's threshold cannot pass
+        // in any move of its own (core `CanPassThreshold`): no trial.
+        .filter(|c| {
+            balanced.is_none_or(|b| {
+                b.totals
+                    .get(b.pool)
+                    .is_none_or(|t| balanced::can_pass(c, t))
+            })
+        })
+        .find_map(|c| {
+            trial_within(
+                snapshot,
+                &mut scratch,
+                &room,
+                &ahead,
+                balanced,
+                std::slice::from_ref(c),
+            )
+        });
     let next = (found.is_none() && end < candidates.len()).then_some(end);
     (found, next)
 }
@@ -412,21 +513,16 @@ fn node_candidates(snapshot: &Snapshot) -> Vec<Candidate> {
             if pods.iter().any(|&i| blocked(&snapshot.pods[i].annotations)) {
                 return None;
             }
-            Some(Candidate {
-                claim: n.name.clone(),
-                node: n.name.clone(),
+            Some(Candidate::new(
+                snapshot,
+                n.name.clone(),
+                n.name.clone(),
                 price,
                 pods,
-            })
+            ))
         })
         .collect();
-    out.sort_by(|a, b| {
-        a.pods
-            .len()
-            .cmp(&b.pods.len())
-            .then(b.price.cmp(&a.price))
-            .then(a.node.cmp(&b.node))
-    });
+    sort_candidates(&mut out);
     out
 }
 

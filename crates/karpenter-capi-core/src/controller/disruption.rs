@@ -26,7 +26,8 @@ pub(super) use super::candidates::{claim_price, node_do_not_disrupt};
 use super::command::{Command, continue_command, start_command, start_drift};
 pub(crate) use super::command::{MIN_DRAIN_SECS, is_voluntary};
 use super::consolidated::{ConsolidationMemo, Gate, cluster_fingerprint, pool_fingerprint};
-use super::consolidation::{Candidate, Home, consolidate_from, home};
+use super::consolidation::balanced::{self, BALANCED};
+use super::consolidation::{Balanced, Candidate, Home, consolidate_from, home, sort_candidates};
 use super::drain::{never_evicted, reschedulable, tier};
 use super::lifecycle::{bound_machine, mark};
 use super::pdb::Pdbs;
@@ -297,21 +298,20 @@ pub(crate) fn disrupt_with(
                     let quiet = consolidate_after.is_some_and(|after| {
                         quiet_for(snapshot, claim, now) >= after.as_secs_i64()
                     });
-                    if pool.consolidation_policy == "WhenEmptyOrUnderutilized"
-                        && movable > 0
-                        && quiet
-                        && blocker.is_none()
-                    {
-                        underutilized.push(Candidate {
-                            claim: claim.name.clone(),
-                            node: node.name.clone(),
-                            price: claim_price(snapshot, claim),
-                            pods: indices(&node.name)
+                    let underutilizing = pool.consolidation_policy == "WhenEmptyOrUnderutilized"
+                        || pool.consolidation_policy == BALANCED;
+                    if underutilizing && movable > 0 && quiet && blocker.is_none() {
+                        underutilized.push(Candidate::new(
+                            snapshot,
+                            claim.name.clone(),
+                            node.name.clone(),
+                            claim_price(snapshot, claim),
+                            indices(&node.name)
                                 .iter()
                                 .copied()
                                 .filter(|&i| reschedulable(&snapshot.pods[i]))
                                 .collect(),
-                        });
+                        ));
                     }
                 }
             }
@@ -342,14 +342,9 @@ pub(crate) fn disrupt_with(
                 continue;
             }
         };
-        // Cheapest to disrupt first: fewest pods, then the most expensive node.
-        underutilized.sort_by(|a, b| {
-            a.pods
-                .len()
-                .cmp(&b.pods.len())
-                .then(b.price.cmp(&a.price))
-                .then(a.node.cmp(&b.node))
-        });
+        // The best savings per unit of disruption first (core `sortCandidates`).
+        sort_candidates(&mut underutilized);
+
         // A node inside its own consolidateAfter window takes none of a candidate's pods
         // (core's scheduler in a consolidation simulation, `IsUnderConsolidateAfter`), nor does
         // the node of a claim being deleted (core's `SimulateScheduling` schedules onto active
@@ -404,12 +399,23 @@ pub(crate) fn disrupt_with(
             }
             view
         });
+        // A `Balanced` pool's moves are scored against its totals over all of its nodes
+        // (core `GetCandidatesWithTotals`), empty ones included.
+        let totals = (pool.consolidation_policy == BALANCED).then(|| Balanced {
+            pool: &pool.name,
+            totals: [(
+                pool.name.clone(),
+                balanced::pool_totals(snapshot, &nodes, &pool.name),
+            )]
+            .into(),
+        });
         let (found, next) = consolidate_from(
             without_empty.as_ref().unwrap_or(trial_view),
             &underutilized,
             room,
             resume,
             Some(now),
+            totals.as_ref(),
         );
         out.consolidation.record(
             &pool.name,

@@ -41,6 +41,7 @@ use serde::Serialize;
 
 pub use action::Action;
 pub use consolidated::ConsolidationMemo;
+pub use consolidation::balanced;
 
 use crate::model::duration::GoDuration;
 use crate::model::snapshot::Snapshot;

@@ -627,6 +627,7 @@ fn probe_pod() -> PodRecord {
         started: None,
         annotations: Default::default(),
         priority_class: None,
+        priority: None,
         phase: None,
         containers: Default::default(),
     }

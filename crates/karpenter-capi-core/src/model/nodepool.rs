@@ -64,7 +64,7 @@ pub struct NodePool {
     pub(crate) node_class: Option<String>,
     /// `spec.template.spec.nodeClassRef` as written.
     pub(crate) node_class_ref: Option<serde_json::Value>,
-    /// `WhenEmpty` or `WhenEmptyOrUnderutilized`.
+    /// `WhenEmpty`, `WhenEmptyOrUnderutilized` or `Balanced`.
     pub(crate) consolidation_policy: String,
     /// As written (`30s`, `Never`).
     pub(crate) consolidate_after: Option<String>,

@@ -65,6 +65,9 @@ pub struct PodRecord {
     pub annotations: std::sync::Arc<Labels>,
     /// Priority class name.
     pub(crate) priority_class: Option<String>,
+    /// `spec.priority` (the admission controller resolves it from the priority class), when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) priority: Option<i32>,
     /// `status.phase`, when reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) phase: Option<String>,
@@ -110,7 +113,37 @@ pub struct ContainerRecord {
     pub last_terminated: Option<(String, i32)>,
 }
 
+/// One unit of eviction cost in the fixed point of [`PodRecord::eviction_cost`]: 2^27, so a
+/// deletion cost (an integer over 2^27) and a priority (an integer over 2^25) add exactly.
+pub const EVICTION_COST_ONE: i64 = 1 << 27;
+
 impl PodRecord {
+    /// What evicting this pod costs, in units of 2^-27 ([`EVICTION_COST_ONE`] is a cost of 1):
+    /// 1, plus its `controller.kubernetes.io/pod-deletion-cost` over 2^27, plus its priority over
+    /// 2^25, clamped to [-10, 10]. Mirrors Karpenter's `EvictionCost` (`utils/disruption`) in
+    /// exact integers: a deletion cost that is not an integer is rounded to the nearest (so at
+    /// most 2^-28 off Karpenter's float), and one that does not parse adds nothing (Karpenter
+    /// logs it and adds nothing).
+    pub fn eviction_cost(&self) -> i64 {
+        const LIMIT: i64 = 10 * EVICTION_COST_ONE;
+        let deletion = self
+            .annotations
+            .get(crate::vocab::keys::POD_DELETION_COST)
+            .and_then(|v| {
+                v.parse::<i64>().ok().or_else(|| {
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|f| !f.is_nan())
+                        // Past +-2^40 the clamp below decides anyway.
+                        .map(|f| f.clamp(-(2f64.powi(40)), 2f64.powi(40)).round() as i64)
+                })
+            })
+            .unwrap_or(0)
+            .clamp(-(1 << 40), 1 << 40);
+        let priority = i64::from(self.priority.unwrap_or(0)) * 4;
+        (EVICTION_COST_ONE + deletion + priority).clamp(-LIMIT, LIMIT)
+    }
+
     /// Pending for the purpose of simulation: not bound, not finished, not a daemon pod.
     pub fn is_pending(&self) -> bool {
         self.node_name.is_none() && !self.terminal && !self.daemon && !self.gated && !self.nominated

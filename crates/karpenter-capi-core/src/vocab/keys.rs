@@ -42,6 +42,9 @@ pub(crate) const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 pub(crate) const NODEPOOL: &str = "karpenter.sh/nodepool";
 /// Annotation that blocks disruption of a node or a pod (`"true"`).
 pub(crate) const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+/// Pod annotation ranking how much deleting the pod costs (Kubernetes' ReplicaSet scale-down
+/// hint, an integer); Karpenter weighs it into a pod's eviction cost.
+pub(crate) const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 /// The label naming a Machine's MachineDeployment.
 pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
 /// The label naming a Machine's MachineSet.

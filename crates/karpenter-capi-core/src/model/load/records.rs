@@ -98,6 +98,7 @@ pub(super) fn expand_workload(
             started: None,
             annotations: Default::default(),
             priority_class: spec.priority_class_name.clone(),
+            priority: spec.priority,
             phase: None,
             containers: containers_of(&spec, None).into(),
         }));
@@ -160,6 +161,7 @@ pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
         annotations: obj.meta.annotations.clone().unwrap_or_default().into(),
         containers: containers.into(),
         phase: status.phase,
+        priority: spec.priority,
         priority_class: spec.priority_class_name,
     })
 }

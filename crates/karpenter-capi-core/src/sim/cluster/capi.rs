@@ -217,6 +217,7 @@ impl SimCluster {
                     created: Some(self.ts(self.now)),
                     annotations: Default::default(),
                     priority_class: None,
+                    priority: None,
                     phase: Some("Running".to_string()),
                     containers: Default::default(),
                     started: Some(self.ts(self.now)),

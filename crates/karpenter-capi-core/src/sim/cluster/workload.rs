@@ -101,6 +101,7 @@ impl SimCluster {
             created: Some(self.ts(self.now)),
             annotations: Default::default(),
             priority_class: None,
+            priority: None,
             phase: Some("Pending".to_string()),
             containers: Default::default(),
             started: None,
