@@ -20,6 +20,7 @@ mod prefer_no_schedule;
 mod provisioning_cases;
 mod requirements;
 mod scheduling_logic;
+mod sizing;
 mod template_labels;
 mod topology_cases;
 mod truncation;
