@@ -3,6 +3,7 @@
 //! inputs through every strategy it concerns, asserting flavors, counts and labels.
 
 mod affinity_groups;
+mod batches;
 mod beta_labels;
 mod claims;
 mod compat;

@@ -309,3 +309,71 @@ fn a_volume_zone_does_not_shrink_the_spread_domains() {
     let p = plan(&s, Cost);
     assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z1"));
 }
+
+/// Two claims of two classes, each allowing two alternatives: class a `special=required` OR
+/// `special=optional`, class b `z1 and optional` OR `z2 and required`. No flavor carries
+/// `special=required`, so the only combination that holds is z1 with `optional`: the pod
+/// gets a node of the `optional` flavor in z1 (S-SCHED-149).
+#[test]
+fn two_volumes_keep_the_one_combination_of_alternatives_that_holds() {
+    let special = "example.com/special";
+    let catalog: String = (1..=3)
+        .map(|z| {
+            flavor(&format!("c4-z{z}"), 4, "0.10", &format!("{ZONE}=z{z}"))
+                + &flavor(
+                    &format!("c8-z{z}"),
+                    8,
+                    "0.20",
+                    &format!("{ZONE}=z{z},{special}=optional"),
+                )
+        })
+        .collect();
+    let class_with = |name: &str, terms: &[&str]| {
+        let terms: String = terms
+            .iter()
+            .map(|t| format!("\n- matchLabelExpressions: {t}"))
+            .collect();
+        format!(
+            "---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: {name}}}\nprovisioner: x\nvolumeBindingMode: WaitForFirstConsumer\nallowedTopologies:{terms}\n"
+        )
+    };
+    let a = class_with(
+        "a",
+        &[
+            &format!("[{{key: {special}, values: [required]}}]"),
+            &format!("[{{key: {special}, values: [optional]}}]"),
+        ],
+    );
+    let b = class_with(
+        "b",
+        &[
+            &format!("[{{key: {ZONE}, values: [z1]}}, {{key: {special}, values: [optional]}}]"),
+            &format!("[{{key: {ZONE}, values: [z2]}}, {{key: {special}, values: [required]}}]"),
+        ],
+    );
+    let p = pod(
+        "v",
+        "app: v",
+        "1",
+        "",
+        "\n  volumes: [{name: a, persistentVolumeClaim: {claimName: pa}}, {name: b, persistentVolumeClaim: {claimName: pb}}]",
+    );
+    let text = POOL.to_string()
+        + &catalog
+        + &a
+        + &b
+        + &pvc("pa", "storageClassName: a")
+        + &pvc("pb", "storageClassName: b")
+        + &p;
+    let s = snap(&text);
+    let plan = plan(&s, Cost);
+    assert!(plan.unschedulable.is_empty(), "{:?}", plan.unschedulable);
+    assert_eq!(plan.new_nodes.len(), 1);
+    let node = &plan.new_nodes[0].offering;
+    assert_eq!(node.flavor.instance_type, "c8-z1");
+    assert_eq!(node.labels.get(ZONE).map(String::as_str), Some("z1"));
+    assert_eq!(
+        node.labels.get(special).map(String::as_str),
+        Some("optional")
+    );
+}
