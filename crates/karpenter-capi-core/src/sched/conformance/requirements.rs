@@ -563,6 +563,19 @@ fn cost_buys_the_cheapest_flavor_meeting_arch_os_and_zone() {
             "topology.kubernetes.io/zone: z2, kubernetes.io/os: linux",
             None,
         ),
+        // In z2 the cheapest flavor is amd64: an arm64 pod or pool must pass it over.
+        (
+            "pod arm64 in z2",
+            vec![],
+            "kubernetes.io/arch: arm64, topology.kubernetes.io/zone: z2",
+            Some("arm-win-z2"),
+        ),
+        (
+            "pool arm64, pod in z2",
+            vec![req("kubernetes.io/arch", "arm64")],
+            "topology.kubernetes.io/zone: z2",
+            Some("arm-win-z2"),
+        ),
         (
             "pod arch no flavor has",
             vec![],

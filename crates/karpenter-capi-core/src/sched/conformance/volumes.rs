@@ -83,12 +83,13 @@ fn zone_of(s: &Snapshot, p: &Placement, name: &str) -> Option<String> {
 
 const IN_Z2: &str = "[{key: topology.kubernetes.io/zone, operator: In, values: [z2]}]";
 
-/// A claim bound to a z2 volume pins its pod to z2 with no class (P-PROV-068) or a class that
-/// does not exist (P-PROV-070).
+/// A claim bound to a z2 volume pins its pod to z2 with no class or the empty class
+/// (P-PROV-068) or a class that does not exist (P-PROV-070).
 #[test]
 fn a_bound_volume_pins_its_pod_whatever_the_class() {
     for claim_spec in [
         "volumeName: pv-1",
+        "volumeName: pv-1, storageClassName: ''",
         "volumeName: pv-1, storageClassName: gone",
     ] {
         let text = POOL.to_string()
