@@ -236,6 +236,14 @@ fn node_preferences_are_tried_heaviest_first() {
             "c2-z2",
         ),
         (
+            "required In every zone and one unknown, preferred NotIn every zone",
+            preferring(
+                &z("In", "z1, z2, z3, unknown"),
+                &[(1, &z("NotIn", "z1, z2, z3"))],
+            ),
+            "c2-z1",
+        ),
+        (
             "a preference contradicting itself",
             preferring(
                 "",
