@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::super::resources::Resources;
-use super::super::snapshot::Snapshot;
+use super::super::snapshot::{PodRecord, Snapshot};
 
 /// Adds `overhead.podFixed` of the RuntimeClass a spec names to the requests of every pod and
 /// DaemonSet whose `spec.overhead` is unset, as the API server's RuntimeClass admission does
@@ -70,21 +70,34 @@ pub(super) fn runtime_class_overhead(snap: &mut Snapshot) {
 /// `Cluster.UpdateDaemonSet`/`GetDaemonSetPod` as `Provisioner.getDaemonSetPods` uses them
 /// (v1.5 and v1.14 alike).
 pub(super) fn daemonset_pods(snap: &mut Snapshot) {
-    for ds in &mut snap.daemonsets {
-        let Some((namespace, name)) = ds.name.split_once('/') else {
+    if snap.daemonsets.is_empty() {
+        return;
+    }
+    // One pass over the pods: the newest pod of each DaemonSet, by namespace and name.
+    let mut newest: BTreeMap<(&str, &str), &PodRecord> = BTreeMap::new();
+    for p in &snap.pods {
+        let Some(name) = p
+            .owner
+            .as_deref()
+            .and_then(|o| o.strip_prefix("DaemonSet/"))
+        else {
             continue;
         };
-        let owner = format!("DaemonSet/{name}");
-        let mut newest: Option<&super::super::snapshot::PodRecord> = None;
-        for p in &snap.pods {
-            if p.demand.namespace != namespace || p.owner.as_deref() != Some(owner.as_str()) {
-                continue;
-            }
-            if newest.is_none_or(|n| p.created > n.created) {
-                newest = Some(p);
-            }
+        let slot = newest
+            .entry((p.demand.namespace.as_str(), name))
+            .or_insert(p);
+        if p.created > slot.created {
+            *slot = p;
         }
-        let Some(pod) = newest else {
+    }
+    if newest.is_empty() {
+        return;
+    }
+    for ds in &mut snap.daemonsets {
+        let Some(key) = ds.name.split_once('/') else {
+            continue;
+        };
+        let Some(pod) = newest.get(&key) else {
             continue;
         };
         let mut demand = (*pod.demand).clone();
