@@ -236,6 +236,11 @@ fn node_preferences_are_tried_heaviest_first() {
             "c2-z2",
         ),
         (
+            "required In every zone and one unknown, preferred In the unknown one",
+            preferring(&z("In", "z1, z2, z3, unknown"), &[(1, &z("In", "unknown"))]),
+            "c2-z1",
+        ),
+        (
             "required In every zone and one unknown, preferred NotIn every zone",
             preferring(
                 &z("In", "z1, z2, z3, unknown"),

@@ -132,3 +132,35 @@ fn a_daemonset_is_sized_by_its_newest_pod() {
         }
     }
 }
+
+/// The DaemonSet controller pins each pod to its node with a node-affinity term of its own;
+/// the DaemonSet is judged by its template's required node affinity instead, sized by its pod.
+/// Here the template requires `foo In [bar]`, which the pool's template label gives every node,
+/// and asks 3 cores; its pod requires `metadata.name In [node-name]` and asks 1 core: the
+/// DaemonSet counts at 1 core on the new node, so a 1500m pod needs a c4, not a c2 (judged by
+/// the pod's term, not counted) nor a c8 (sized by the template) (P-PROV-046).
+#[test]
+fn a_daemonset_pods_own_node_affinity_is_replaced_by_its_templates() {
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    metadata: {labels: {foo: bar}}\n    spec:\n      requirements: []\n";
+    let ds = daemonset(
+        "agent",
+        "3",
+        "",
+        "\n      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: foo, operator: In, values: [bar]}]}]}}}",
+    );
+    let pinned = daemon_pod("agent-a", "2026-01-01T00:00:00Z", "1").replace(
+        "  nodeName: elsewhere\n",
+        "  nodeName: elsewhere\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: metadata.name, operator: In, values: [node-name]}]}]}}}\n",
+    );
+    assert!(pinned.contains("metadata.name"));
+    let app = pod("p", "app: p", "1500m", "", "\n  nodeSelector: {foo: bar}");
+    let s = snap(&(pool.to_string() + &catalog() + &ds + &pinned + &app));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert_eq!(single(&s, &p).0, "c4", "{strategy:?}");
+        assert_eq!(
+            p.new_nodes[0].offering.overhead.cpu_millis, 1000,
+            "{strategy:?}"
+        );
+    }
+}
