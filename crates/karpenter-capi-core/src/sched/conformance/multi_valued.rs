@@ -251,3 +251,61 @@ fn tainted_pools_sharing_a_domain_spread_each_group_over_its_own() {
         }
     }
 }
+
+/// Two pods whose requirements agree on `b` (In [b], NotIn [a]) share one node labelled `b`
+/// (S-SCHED-042, S-SCHED-078); pods requiring `a` and `b` get a node each, labelled with their
+/// value (S-SCHED-043, S-SCHED-079). The claims are narrowed to the node's value.
+#[test]
+fn pods_agreeing_on_a_value_share_a_node_and_others_do_not() {
+    let requiring = |name: &str, op: &str, value: &str| {
+        pod(
+            name,
+            "app: p",
+            "500m",
+            "",
+            &format!(
+                "\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: test-key, operator: {op}, values: [{value}]}}]}}]}}}}}}"
+            ),
+        )
+    };
+    // (pods, pod names per node with its test-key label, sorted)
+    let cases = [
+        (
+            requiring("in-b", "In", "b") + &requiring("not-a", "NotIn", "a"),
+            vec![("b", vec!["in-b", "not-a"])],
+        ),
+        (
+            requiring("in-a", "In", "a") + &requiring("in-b", "In", "b"),
+            vec![("a", vec!["in-a"]), ("b", vec!["in-b"])],
+        ),
+    ];
+    for (pods, want) in cases {
+        let s = snap(&(catalog() + &pods));
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            let mut got: Vec<(String, Vec<String>)> = p
+                .new_nodes
+                .iter()
+                .map(|n| {
+                    let mut names: Vec<String> = n
+                        .pods
+                        .iter()
+                        .map(|&i| s.pods[i].demand.name.clone())
+                        .collect();
+                    names.sort();
+                    (n.offering.labels["test-key"].clone(), names)
+                })
+                .collect();
+            got.sort();
+            let want: Vec<(String, Vec<String>)> = want
+                .iter()
+                .map(|(v, names)| (v.to_string(), names.iter().map(|n| n.to_string()).collect()))
+                .collect();
+            assert_eq!(got, want, "{strategy:?}");
+            for c in claims(&s, &p) {
+                assert_eq!(c.2, c.1, "{strategy:?}");
+                assert_eq!(c.3, vec![c.1.clone()], "{strategy:?}");
+            }
+        }
+    }
+}
