@@ -37,7 +37,7 @@ fn a_daemonset_bigger_than_a_flavor_rules_the_flavor_out() {
         }
     }
     // Nothing holds a pod of 6 vCPU beside it: c8 has 5 left, c2 none, and says so.
-    let s = snap(&(catalog + &ds + &pod("p", "app: p", "6", "", "")));
+    let s = snap(&(catalog.clone() + &ds + &pod("p", "app: p", "6", "", "")));
     let p = plan(&s, Cost);
     assert_eq!(unschedulable(&s, &p), vec!["p".to_string()]);
     let reasons: Vec<String> = p.unschedulable[0]
@@ -53,6 +53,19 @@ fn a_daemonset_bigger_than_a_flavor_rules_the_flavor_out() {
             "c8: needs 6 cpu, c8 has 5 allocatable",
         ]
     );
+    // A DaemonSet bigger than every flavor leaves even a small pod pending (P-PROV-033).
+    let huge = daemonset(
+        "agent",
+        "10",
+        "",
+        "\n      tolerations: [{operator: Exists}]",
+    );
+    let s = snap(&(catalog + &huge + &pod("p", "app: p", "100m", "", "")));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert!(p.new_nodes.is_empty(), "{strategy:?}");
+        assert_eq!(unschedulable(&s, &p), vec!["p".to_string()], "{strategy:?}");
+    }
 }
 
 /// Per flavor in `cost`: the 3-vCPU DaemonSet runs only where its selector, one of its

@@ -108,6 +108,30 @@ fn the_per_node_pod_limit_forces_extra_nodes() {
             "{strategy:?}"
         );
     }
+    // A flavor holding one pod, the only one the pool allows: three pods, three nodes
+    // (P-PROV-016), though a bigger flavor outside the pool would hold them all.
+    let single = flavor("one", 8, "0.10", "").replace(
+        "    capacity.cluster-autoscaler.kubernetes.io/price",
+        "    capacity.cluster-autoscaler.kubernetes.io/maxPods: '1'\n    capacity.cluster-autoscaler.kubernetes.io/price",
+    );
+    assert!(single.contains("maxPods: '1'"));
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [one]}]\n";
+    let pods: String = (0..3)
+        .map(|i| pod(&format!("p{i}"), "app: p", "10m", "", ""))
+        .collect();
+    let s = snap(&(pool.to_string() + &single + &flavor("many", 8, "0.01", "") + &pods));
+    // (`least-waste`, Cluster Autoscaler's expander, knows no NodePools.)
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert!(p.unschedulable.is_empty(), "{strategy:?}");
+        assert_eq!(
+            nodes(&s, &p),
+            (0..3)
+                .map(|i| ("one".to_string(), vec![format!("p{i}")]))
+                .collect::<Vec<_>>(),
+            "{strategy:?}"
+        );
+    }
 }
 
 /// An init container larger than every flavor leaves the pod pending; one that fits sizes the
