@@ -255,3 +255,57 @@ fn karpenter_capi_counts_daemonsets_per_node_pool() {
     assert_eq!(single(&s, &p), one("c4-ssd", "p"));
     assert_eq!(p.new_nodes[0].offering.overhead.cpu_millis, 1000);
 }
+
+/// A 3-core DaemonSet that does not tolerate the pool's taint `foo=bar:NoSchedule`
+/// (P-PROV-040), or that selects a label no node of the pool has, `node=invalid` (P-PROV-041),
+/// adds nothing: a 1500m pod tolerating the taint gets the 2-vCPU flavor. One tolerating the
+/// taint and selecting nothing is counted, and the pod needs the 8-vCPU one.
+#[test]
+fn a_daemonset_the_pools_nodes_would_not_run_adds_nothing() {
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      taints: [{key: foo, value: bar, effect: NoSchedule}]\n      requirements: []\n";
+    let catalog =
+        flavor("c2", 2, "0.05", "") + &flavor("c4", 4, "0.08", "") + &flavor("c8", 8, "0.14", "");
+    let cases = [
+        ("no toleration", daemonset("agent", "3", "", ""), "c2", 0),
+        (
+            "an unmatched selector",
+            daemonset(
+                "agent",
+                "3",
+                "",
+                "\n      nodeSelector: {node: invalid}\n      tolerations: [{operator: Exists}]",
+            ),
+            "c2",
+            0,
+        ),
+        (
+            "tolerating, no selector",
+            daemonset(
+                "agent",
+                "3",
+                "",
+                "\n      tolerations: [{key: foo, operator: Exists}]",
+            ),
+            "c8",
+            3000,
+        ),
+    ];
+    let app = pod(
+        "p",
+        "app: p",
+        "1500m",
+        "",
+        "\n  tolerations: [{operator: Exists}]",
+    );
+    for (what, ds, want, overhead) in cases {
+        let s = snap(&(pool.to_string() + &catalog + &ds + &app));
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            assert_eq!(single(&s, &p), one(want, "p"), "{what}, {strategy:?}");
+            assert_eq!(
+                p.new_nodes[0].offering.overhead.cpu_millis, overhead,
+                "{what}, {strategy:?}"
+            );
+        }
+    }
+}
