@@ -309,3 +309,51 @@ fn pods_agreeing_on_a_value_share_a_node_and_others_do_not() {
         }
     }
 }
+
+/// Two pools offering values of one custom key, `2, 3, 4, 5` and `1`: twenty pods spread on it
+/// get four per value, so sixteen land on the first pool's nodes and four on the second's
+/// (S-TOPO-037; upstream splits its pools by capacity type, which our provider does not offer).
+#[test]
+fn pools_offering_values_of_a_key_are_its_domains() {
+    let pool = |name: &str, values: &str| {
+        format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      requirements:\n      - {{key: spread-key, operator: In, values: [{values}]}}\n"
+        )
+    };
+    let mut text =
+        pool("many", "'2', '3', '4', '5'") + &pool("one", "'1'") + &flavor("c4", 4, "0.08", "");
+    for i in 0..20 {
+        text += &pod(
+            &format!("s-{i:02}"),
+            "app: s",
+            "500m",
+            "",
+            "\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: spread-key, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: s}}}",
+        );
+    }
+    let s = snap(&text);
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert!(unschedulable(&s, &p).is_empty(), "{strategy:?}");
+        let mut per_value: BTreeMap<String, usize> = BTreeMap::new();
+        let mut per_pool: BTreeMap<String, usize> = BTreeMap::new();
+        for n in &p.new_nodes {
+            *per_value
+                .entry(n.offering.labels["spread-key"].clone())
+                .or_default() += n.pods.len();
+            *per_pool.entry(n.offering.node_pool.clone()).or_default() += n.pods.len();
+        }
+        assert_eq!(
+            per_value,
+            (1..=5)
+                .map(|v| (v.to_string(), 4))
+                .collect::<BTreeMap<_, _>>(),
+            "{strategy:?}"
+        );
+        assert_eq!(
+            per_pool,
+            BTreeMap::from([("many".to_string(), 16), ("one".to_string(), 4)]),
+            "{strategy:?}"
+        );
+    }
+}
