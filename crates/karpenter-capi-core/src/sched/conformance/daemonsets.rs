@@ -309,3 +309,33 @@ fn a_daemonset_the_pools_nodes_would_not_run_adds_nothing() {
         }
     }
 }
+
+/// Two DaemonSets selecting flavor sizes: 1 core on `size=small` flavors, 10 cores on
+/// `size=large` ones. `cost` counts each only on the flavors it selects, so a 1500m pod fits
+/// the small 4-vCPU flavor beside the small one's core (not the 2-vCPU one) and the large
+/// DaemonSet costs it nothing there (P-PROV-044).
+#[test]
+fn cost_counts_each_daemonset_only_on_the_flavors_it_selects() {
+    let catalog = flavor("c2", 2, "0.05", "size=small")
+        + &flavor("c4", 4, "0.08", "size=small")
+        + &flavor("c16", 16, "0.30", "size=large");
+    let selecting = |name: &str, cpu: &str, size: &str| {
+        daemonset(
+            name,
+            cpu,
+            "",
+            &format!(
+                "\n      affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: size, operator: In, values: [{size}]}}]}}]}}}}}}"
+            ),
+        )
+    };
+    let s = snap(
+        &(catalog
+            + &selecting("small-agent", "1", "small")
+            + &selecting("large-agent", "10", "large")
+            + &pod("p", "app: p", "1500m", "", "")),
+    );
+    let p = plan(&s, Cost);
+    assert_eq!(single(&s, &p), one("c4", "p"));
+    assert_eq!(p.new_nodes[0].offering.overhead.cpu_millis, 1000);
+}
