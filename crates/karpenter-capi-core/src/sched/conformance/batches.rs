@@ -230,3 +230,48 @@ fn zonal_and_hostname_spreads_hold_across_batches() {
         }
     }
 }
+
+/// A zonal spread limited by required node affinity, over three passes: six pods allowed z1
+/// and z2 go 3-3; one allowed z2 and z3 then goes to the empty z3 (3-3-1, the skew improving);
+/// five unconstrained ones then even the zones out at 4-4-4 (S-TOPO-053).
+#[test]
+fn node_affinity_limits_the_spread_domains_across_batches() {
+    let catalog: String = (1..=3)
+        .map(|z| flavor(&format!("c4-z{z}"), 4, "0.10", &format!("{ZONE}=z{z}")))
+        .collect();
+    let spread = format!(
+        "\n  topologySpreadConstraints: [{{maxSkew: 1, topologyKey: {ZONE}, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: web}}}}}}]"
+    );
+    let within = |zones: &str| {
+        format!(
+            "{spread}\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: {ZONE}, operator: In, values: [{zones}]}}]}}]}}}}}}"
+        )
+    };
+    for strategy in [Cost, KarpenterCapi] {
+        let mut flight = InFlight::default();
+        let mut pods = String::new();
+        let mut total = 0;
+        for (count, spec, want) in [
+            (6, within("z1, z2"), vec![3, 3]),
+            (1, within("z2, z3"), vec![3, 3, 1]),
+            (5, spread.clone(), vec![4, 4, 4]),
+        ] {
+            for _ in 0..count {
+                pods.push_str(&pod(
+                    &format!("web-{total:02}"),
+                    "app: web",
+                    "500m",
+                    "",
+                    &spec,
+                ));
+                total += 1;
+            }
+            let s = snap(&(POOL.to_string() + &catalog + &flight.text + &pods));
+            let p = plan(&s, strategy);
+            assert!(p.unschedulable.is_empty(), "{strategy:?} {total}");
+            let nodes = flight.nodes(&s, &p);
+            assert_eq!(zone_counts(&nodes), want, "{strategy:?}: {nodes:?}");
+            flight.launch(&p);
+        }
+    }
+}
