@@ -53,6 +53,18 @@ fn runtime_class_overhead_sizes_the_pod() {
             assert_eq!(single(&s, &p).0, want, "{what}, {strategy:?}");
         }
     }
+    // A class whose overhead cannot be read adds nothing and is named in a warning.
+    let bad = KATA.replace("cpu: '2'", "cpu: 2x");
+    assert!(bad.contains("2x"));
+    let s = snap(&(catalog() + &bad + &pod("p", "app: p", "1", "", kata)));
+    assert_eq!(s.pods[0].demand.requests.cpu_millis, 1000);
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.starts_with("RuntimeClass kata: overhead.podFixed[cpu]")),
+        "{:?}",
+        s.warnings
+    );
     // The RuntimeClass listed after the pods it sizes.
     let deploy = "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 2\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      runtimeClassName: kata\n      containers: [{name: c, resources: {requests: {cpu: 500m}}}]\n";
     let s = snap(&(catalog() + deploy + KATA));
