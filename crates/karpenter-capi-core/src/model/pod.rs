@@ -86,6 +86,11 @@ pub struct PodDemand {
     /// Where those volumes let it run (resolved by the loader from PVs and StorageClasses).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volume_requirements: Vec<VolumeRequirement>,
+    /// `spec.runtimeClassName` of a spec whose `spec.overhead` is unset (no admission filled it
+    /// in: a written input or a template): the loader adds that RuntimeClass's fixed overhead
+    /// to the requests once every object is in ([`PodDemand::add_overhead`]), then clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) runtime_class: Option<String>,
 }
 
 impl PodDemand {
@@ -133,6 +138,16 @@ impl PodDemand {
             }
         }
         first_failure
+    }
+
+    /// Adds a pod overhead (a RuntimeClass's `overhead.podFixed`) to the requests, both the
+    /// effective ones and the containers-only ones v1.5 counts, as the API server's
+    /// RuntimeClass admission would have set `spec.overhead`.
+    pub(crate) fn add_overhead(&mut self, overhead: &Resources) {
+        self.requests.add(overhead);
+        if let Some(c) = &mut self.container_requests {
+            c.add(overhead);
+        }
     }
 
     /// Whether the pod has preferences left to relax.
@@ -349,6 +364,10 @@ impl PodDemand {
             prefer_no_schedule_hard: false,
             claims: constraints::claims(spec, name),
             volume_requirements: Vec::new(),
+            runtime_class: spec
+                .runtime_class_name
+                .clone()
+                .filter(|_| spec.overhead.is_none()),
         })
     }
 }

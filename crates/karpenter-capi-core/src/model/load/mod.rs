@@ -22,6 +22,7 @@ use crate::error::Error;
 
 mod parse;
 mod records;
+mod resolve;
 mod stream;
 
 pub use parse::parse_source;
@@ -181,6 +182,8 @@ impl Builder {
             snap.implicit_nodepool = true;
         }
         super::volume::resolve(&mut snap);
+        resolve::runtime_class_overhead(&mut snap);
+        resolve::daemonset_pods(&mut snap);
         // Karpenter's order: weight descending, then name.
         snap.nodepools
             .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));
@@ -362,6 +365,7 @@ fn is_known_auxiliary(obj: &RawObject) -> bool {
             | ("rbac.authorization.k8s.io", _)
             | ("", "Event" | "ServiceAccount" | "Secret")
             | ("coordination.k8s.io", "Lease")
+            | ("node.k8s.io", "RuntimeClass")
     ) || obj.kind.ends_with("MachineTemplate")
 }
 

@@ -80,6 +80,18 @@ fn a_claim_carries_its_pools_template_and_its_pods_requests() {
             &json!({"key": "node.kubernetes.io/windows-build", "operator": "NotIn", "values": ["w1"]})
         )
     );
+    // Beside them, the pool (In [default]) and the chosen flavor's instance type (P-PROV-057
+    // differs: only that one).
+    assert_eq!(
+        requirement(claim, "karpenter.sh/nodepool"),
+        Some(&json!({"key": "karpenter.sh/nodepool", "operator": "In", "values": ["default"]}))
+    );
+    assert_eq!(
+        requirement(claim, "node.kubernetes.io/instance-type"),
+        Some(
+            &json!({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c4"]})
+        )
+    );
     // Labels: the template's in Kubernetes domains and the single-valued In, never a value of
     // the NotIn (P-PROV-052..055).
     let labels = &claim["metadata"]["labels"];

@@ -37,7 +37,7 @@ fn a_daemonset_bigger_than_a_flavor_rules_the_flavor_out() {
         }
     }
     // Nothing holds a pod of 6 vCPU beside it: c8 has 5 left, c2 none, and says so.
-    let s = snap(&(catalog + &ds + &pod("p", "app: p", "6", "", "")));
+    let s = snap(&(catalog.clone() + &ds + &pod("p", "app: p", "6", "", "")));
     let p = plan(&s, Cost);
     assert_eq!(unschedulable(&s, &p), vec!["p".to_string()]);
     let reasons: Vec<String> = p.unschedulable[0]
@@ -53,6 +53,19 @@ fn a_daemonset_bigger_than_a_flavor_rules_the_flavor_out() {
             "c8: needs 6 cpu, c8 has 5 allocatable",
         ]
     );
+    // A DaemonSet bigger than every flavor leaves even a small pod pending (P-PROV-033).
+    let huge = daemonset(
+        "agent",
+        "10",
+        "",
+        "\n      tolerations: [{operator: Exists}]",
+    );
+    let s = snap(&(catalog + &huge + &pod("p", "app: p", "100m", "", "")));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert!(p.new_nodes.is_empty(), "{strategy:?}");
+        assert_eq!(unschedulable(&s, &p), vec!["p".to_string()], "{strategy:?}");
+    }
 }
 
 /// Per flavor in `cost`: the 3-vCPU DaemonSet runs only where its selector, one of its
@@ -240,5 +253,89 @@ fn karpenter_capi_counts_daemonsets_per_node_pool() {
     let s = snap(&(ssd + pool + &ds + &pod("p", "app: p", "1500m", "", "")));
     let p = plan(&s, KarpenterCapi);
     assert_eq!(single(&s, &p), one("c4-ssd", "p"));
+    assert_eq!(p.new_nodes[0].offering.overhead.cpu_millis, 1000);
+}
+
+/// A 3-core DaemonSet that does not tolerate the pool's taint `foo=bar:NoSchedule`
+/// (P-PROV-040), or that selects a label no node of the pool has, `node=invalid` (P-PROV-041),
+/// adds nothing: a 1500m pod tolerating the taint gets the 2-vCPU flavor. One tolerating the
+/// taint and selecting nothing is counted, and the pod needs the 8-vCPU one.
+#[test]
+fn a_daemonset_the_pools_nodes_would_not_run_adds_nothing() {
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      taints: [{key: foo, value: bar, effect: NoSchedule}]\n      requirements: []\n";
+    let catalog =
+        flavor("c2", 2, "0.05", "") + &flavor("c4", 4, "0.08", "") + &flavor("c8", 8, "0.14", "");
+    let cases = [
+        ("no toleration", daemonset("agent", "3", "", ""), "c2", 0),
+        (
+            "an unmatched selector",
+            daemonset(
+                "agent",
+                "3",
+                "",
+                "\n      nodeSelector: {node: invalid}\n      tolerations: [{operator: Exists}]",
+            ),
+            "c2",
+            0,
+        ),
+        (
+            "tolerating, no selector",
+            daemonset(
+                "agent",
+                "3",
+                "",
+                "\n      tolerations: [{key: foo, operator: Exists}]",
+            ),
+            "c8",
+            3000,
+        ),
+    ];
+    let app = pod(
+        "p",
+        "app: p",
+        "1500m",
+        "",
+        "\n  tolerations: [{operator: Exists}]",
+    );
+    for (what, ds, want, overhead) in cases {
+        let s = snap(&(pool.to_string() + &catalog + &ds + &app));
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            assert_eq!(single(&s, &p), one(want, "p"), "{what}, {strategy:?}");
+            assert_eq!(
+                p.new_nodes[0].offering.overhead.cpu_millis, overhead,
+                "{what}, {strategy:?}"
+            );
+        }
+    }
+}
+
+/// Two DaemonSets selecting flavor sizes: 1 core on `size=small` flavors, 10 cores on
+/// `size=large` ones. `cost` counts each only on the flavors it selects, so a 1500m pod fits
+/// the small 4-vCPU flavor beside the small one's core (not the 2-vCPU one) and the large
+/// DaemonSet costs it nothing there (P-PROV-044).
+#[test]
+fn cost_counts_each_daemonset_only_on_the_flavors_it_selects() {
+    let catalog = flavor("c2", 2, "0.05", "size=small")
+        + &flavor("c4", 4, "0.08", "size=small")
+        + &flavor("c16", 16, "0.30", "size=large");
+    let selecting = |name: &str, cpu: &str, size: &str| {
+        daemonset(
+            name,
+            cpu,
+            "",
+            &format!(
+                "\n      affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: size, operator: In, values: [{size}]}}]}}]}}}}}}"
+            ),
+        )
+    };
+    let s = snap(
+        &(catalog
+            + &selecting("small-agent", "1", "small")
+            + &selecting("large-agent", "10", "large")
+            + &pod("p", "app: p", "1500m", "", "")),
+    );
+    let p = plan(&s, Cost);
+    assert_eq!(single(&s, &p), one("c4", "p"));
     assert_eq!(p.new_nodes[0].offering.overhead.cpu_millis, 1000);
 }

@@ -152,6 +152,26 @@ fn a_pod_narrowing_below_min_values_stays_pending_with_the_reason() {
             .any(|t| t.contains("needs 2 distinct values of example.com/generation")),
         "{text:?}"
     );
+    // A pool asking more instance types than it has flavors holds no pod at all.
+    let text = pool(
+        "default",
+        1,
+        &["{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 3}"],
+    ) + &flavor("g2", 1, "0.52", &format!("{GEN}=2"))
+        + &flavor("g3", 4, "1.00", &format!("{GEN}=3"))
+        + &pod("free", "app: f", "900m", "", "");
+    let s = snap(&text);
+    let p = plan(&s, Cost);
+    assert!(p.new_nodes.is_empty());
+    assert_eq!(
+        min_values_reasons(&s, &p, "free"),
+        [(
+            "default".to_string(),
+            "node.kubernetes.io/instance-type".to_string(),
+            3,
+            2
+        )]
+    );
 }
 
 /// A higher-weight pool whose claim would miss `minValues` for the pod is passed over for the
@@ -386,6 +406,32 @@ fn min_values_on_lt_and_the_larger_of_gt_and_lt() {
     let gt = format!("{{key: {GEN}, operator: Gt, values: ['1'], minValues: 1}}");
     let s = snap(&(pool("default", 1, &[&gt, &lt]) + &flavors + &pods));
     assert_eq!(nodes(&s, &plan(&s, Cost)), split);
+    // Each of the two claims lists both generations' flavors, cheapest first.
+    {
+        use crate::controller::{Config, action::Action, provision::provision};
+        let now: jiff::Timestamp = "2026-12-01T10:00:00Z".parse().unwrap_or_default();
+        let listed: Vec<serde_json::Value> = provision(&s, now, &Config::default())
+            .0
+            .iter()
+            .filter_map(|a| match a {
+                Action::CreateNodeClaim { manifest, .. } => manifest["spec"]["requirements"]
+                    .as_array()
+                    .and_then(|r| {
+                        r.iter()
+                            .find(|r| r["key"] == "node.kubernetes.io/instance-type")
+                    })
+                    .map(|r| r["values"].clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                serde_json::json!(["g2", "g3"]),
+                serde_json::json!(["g2", "g3"])
+            ]
+        );
+    }
     // Pods requiring a generation below 3: one value left, pending with the reason.
     let below = format!(
         "\n  nodeSelector: {{}}\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: {GEN}, operator: Lt, values: ['3']}}]}}]}}}}}}"

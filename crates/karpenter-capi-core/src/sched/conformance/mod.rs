@@ -3,6 +3,7 @@
 //! inputs through every strategy it concerns, asserting flavors, counts and labels.
 
 mod affinity_groups;
+mod batches;
 mod beta_labels;
 mod claims;
 mod compat;
@@ -20,6 +21,7 @@ mod prefer_no_schedule;
 mod provisioning_cases;
 mod requirements;
 mod scheduling_logic;
+mod sizing;
 mod template_labels;
 mod topology_cases;
 mod truncation;

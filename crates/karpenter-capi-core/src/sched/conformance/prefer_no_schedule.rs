@@ -155,3 +155,29 @@ fn required_node_affinity_terms_are_tried_in_order() {
         }
     }
 }
+
+/// Two preferred node terms of equal weight no flavor meets (an unknown zone, an unknown
+/// instance type): both are dropped, the zone first as listed, and the pod is placed
+/// (P-PROV-091).
+#[test]
+fn every_impossible_preference_is_dropped() {
+    let flavors = flavor("c2-z1", 2, "0.05", &format!("{ZONE}=z1"));
+    let prefers = format!(
+        "\n  affinity: {{nodeAffinity: {{preferredDuringSchedulingIgnoredDuringExecution: [{{weight: 1, preference: {{matchExpressions: [{{key: {ZONE}, operator: In, values: [invalid]}}]}}}}, {{weight: 1, preference: {{matchExpressions: [{{key: node.kubernetes.io/instance-type, operator: In, values: [invalid]}}]}}}}]}}}}"
+    );
+    let s = snap(&(pool("plain", 0, "", "") + &flavors + &pod("p", "app: p", "1", "", &prefers)));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert_eq!(
+            outcome(&s, &p),
+            (
+                at("plain", "c2-z1"),
+                vec![
+                    format!("dropped preferred node affinity (weight 1) {ZONE} In [invalid]"),
+                    "dropped preferred node affinity (weight 1) node.kubernetes.io/instance-type In [invalid]".to_string(),
+                ]
+            ),
+            "{strategy:?}"
+        );
+    }
+}

@@ -563,6 +563,19 @@ fn cost_buys_the_cheapest_flavor_meeting_arch_os_and_zone() {
             "topology.kubernetes.io/zone: z2, kubernetes.io/os: linux",
             None,
         ),
+        // In z2 the cheapest flavor is amd64: an arm64 pod or pool must pass it over.
+        (
+            "pod arm64 in z2",
+            vec![],
+            "kubernetes.io/arch: arm64, topology.kubernetes.io/zone: z2",
+            Some("arm-win-z2"),
+        ),
+        (
+            "pool arm64, pod in z2",
+            vec![req("kubernetes.io/arch", "arm64")],
+            "topology.kubernetes.io/zone: z2",
+            Some("arm-win-z2"),
+        ),
         (
             "pod arch no flavor has",
             vec![],
@@ -585,5 +598,26 @@ fn cost_buys_the_cheapest_flavor_meeting_arch_os_and_zone() {
             .map(|n| n.offering.flavor.instance_type.as_str());
         assert_eq!(got, want, "{what}");
         assert_eq!(placed.unschedulable.is_empty(), want.is_some(), "{what}");
+    }
+    // Where a windows flavor is the cheapest, a linux pod or pool passes it over.
+    let catalog = flavor("win", 2, "0.01", &l("amd64", "windows", "z1"))
+        + &flavor("lin", 2, "0.05", &l("amd64", "linux", "z1"));
+    let linux = req("kubernetes.io/os", "linux");
+    for (what, reqs, p) in [
+        ("pod linux", vec![], selecting("kubernetes.io/os: linux")),
+        (
+            "pool linux",
+            vec![linux.as_str()],
+            pod("p", "app: p", "1", "", ""),
+        ),
+    ] {
+        let s = snap(&(pool(&reqs, "") + &catalog + &p));
+        let placed = plan(&s, Cost);
+        let got: Vec<&str> = placed
+            .new_nodes
+            .iter()
+            .map(|n| n.offering.flavor.instance_type.as_str())
+            .collect();
+        assert_eq!(got, ["lin"], "{what}");
     }
 }

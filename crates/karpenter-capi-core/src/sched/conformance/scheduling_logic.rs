@@ -108,6 +108,30 @@ fn the_per_node_pod_limit_forces_extra_nodes() {
             "{strategy:?}"
         );
     }
+    // A flavor holding one pod, the only one the pool allows: three pods, three nodes
+    // (P-PROV-016), though a bigger flavor outside the pool would hold them all.
+    let single = flavor("one", 8, "0.10", "").replace(
+        "    capacity.cluster-autoscaler.kubernetes.io/price",
+        "    capacity.cluster-autoscaler.kubernetes.io/maxPods: '1'\n    capacity.cluster-autoscaler.kubernetes.io/price",
+    );
+    assert!(single.contains("maxPods: '1'"));
+    let pool = "---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  template:\n    spec:\n      requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [one]}]\n";
+    let pods: String = (0..3)
+        .map(|i| pod(&format!("p{i}"), "app: p", "10m", "", ""))
+        .collect();
+    let s = snap(&(pool.to_string() + &single + &flavor("many", 8, "0.01", "") + &pods));
+    // (`least-waste`, Cluster Autoscaler's expander, knows no NodePools.)
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert!(p.unschedulable.is_empty(), "{strategy:?}");
+        assert_eq!(
+            nodes(&s, &p),
+            (0..3)
+                .map(|i| ("one".to_string(), vec![format!("p{i}")]))
+                .collect::<Vec<_>>(),
+            "{strategy:?}"
+        );
+    }
 }
 
 /// An init container larger than every flavor leaves the pod pending; one that fits sizes the
@@ -236,6 +260,19 @@ fn node_preferences_are_tried_heaviest_first() {
             "c2-z2",
         ),
         (
+            "required In every zone and one unknown, preferred In the unknown one",
+            preferring(&z("In", "z1, z2, z3, unknown"), &[(1, &z("In", "unknown"))]),
+            "c2-z1",
+        ),
+        (
+            "required In every zone and one unknown, preferred NotIn every zone",
+            preferring(
+                &z("In", "z1, z2, z3, unknown"),
+                &[(1, &z("NotIn", "z1, z2, z3"))],
+            ),
+            "c2-z1",
+        ),
+        (
             "a preference contradicting itself",
             preferring(
                 "",
@@ -314,22 +351,48 @@ fn constraints_no_domain_can_meet_leave_only_their_pods_pending() {
     }
 }
 
-/// A Node being deleted (its Machine going, say) takes no pods: they get a new node.
+/// A Node being deleted (its Machine going, say) takes no pods: though it has room and holds
+/// three bound pods, the two pending pods share one new node (P-PROV-018), in every strategy
+/// and in the controller's plan (one claim for both).
 #[test]
 fn a_deleting_node_takes_no_pods() {
+    use crate::controller::{Config, action::Action, provision::provision};
     let deleting = node("n1", &format!(", {ZONE}: z1"), 4, "").replace(
         "metadata: {name: n1,",
         "metadata: {deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [example.com/hold], name: n1,",
     );
-    let s = snap(&(zonal() + &deleting + &pod("p", "app: p", "1", "", "")));
+    let bound: String = (0..3)
+        .map(|i| {
+            pod(&format!("b{i}"), "app: b", "100m", "", "\n  nodeName: n1").replace(
+                "status: {phase: Pending, conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}",
+                "status: {phase: Running}",
+            )
+        })
+        .collect();
+    assert!(bound.contains("Running"));
+    let pending = pod("p", "app: p", "500m", "", "") + &pod("q", "app: p", "500m", "", "");
+    let s = snap(&(zonal() + &deleting + &bound + &pending));
     assert!(s.nodes[0].deleting);
     for strategy in [Cost, KarpenterCapi, LeastWaste] {
         let p = plan(&s, strategy);
         assert!(p.on_existing.is_empty(), "{strategy:?}");
         assert_eq!(
             nodes(&s, &p),
-            [("c2-z1".to_string(), vec!["p".to_string()])],
+            [("c2-z1".to_string(), vec!["p".to_string(), "q".to_string()])],
             "{strategy:?}"
         );
+    }
+    let now: jiff::Timestamp = "2026-12-01T10:00:00Z".parse().unwrap_or_default();
+    let claims: Vec<Vec<String>> = provision(&s, now, &Config::default())
+        .0
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreateNodeClaim { pods, .. } => Some(pods.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claims.len(), 1, "{claims:?}");
+    for p in ["default/p", "default/q"] {
+        assert!(claims[0].iter().any(|c| c == p), "{claims:?}");
     }
 }

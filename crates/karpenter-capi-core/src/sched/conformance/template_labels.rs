@@ -102,8 +102,18 @@ fn a_custom_template_label_the_flavor_lacks_is_the_claims_to_give() {
         + &flavor("c2-ml", 2, "0.04", "team=ml")
         + &flavor("c2", 2, "0.05", "")
         + &flavor("c4-web", 4, "0.09", "team=web");
-    for spec in ["", "\n  nodeSelector: {team: web}"] {
-        let s = snap(&(catalog.clone() + &pod("p", "app: p", "1", "", spec)));
+    let requiring = |values: &str| {
+        format!(
+            "\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: team, operator: In, values: [{values}]}}]}}]}}}}}}"
+        )
+    };
+    // An In list holding the template's value (S-SCHED-004) is served as a selector of it.
+    for spec in [
+        String::new(),
+        "\n  nodeSelector: {team: web}".to_string(),
+        requiring("other, web"),
+    ] {
+        let s = snap(&(catalog.clone() + &pod("p", "app: p", "1", "", &spec)));
         for strategy in [Cost, KarpenterCapi] {
             let p = plan(&s, strategy);
             assert_eq!(
@@ -123,6 +133,19 @@ fn a_custom_template_label_the_flavor_lacks_is_the_claims_to_give() {
                 agreeing_claim(&s, &p).get("team").map(String::as_str),
                 Some("web")
             );
+        }
+    }
+    // Selecting another value (S-SCHED-002), even one a flavor carries, or an In list without
+    // the template's value: no node, though the ml flavor is the cheapest.
+    for spec in [
+        "\n  nodeSelector: {team: ml}".to_string(),
+        requiring("ml, other"),
+    ] {
+        let s = snap(&(catalog.clone() + &pod("p", "app: p", "1", "", &spec)));
+        for strategy in [Cost, KarpenterCapi] {
+            let p = plan(&s, strategy);
+            assert!(p.new_nodes.is_empty(), "{spec} {strategy:?}");
+            assert_eq!(p.unschedulable.len(), 1, "{spec} {strategy:?}");
         }
     }
 }

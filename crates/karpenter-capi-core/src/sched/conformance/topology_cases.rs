@@ -431,3 +431,44 @@ fn only_running_matching_pods_on_zoned_nodes_count_for_spread() {
         }
     }
 }
+
+/// A self-affine pod (hostname) already runs on a full node in z1; ten more members, required
+/// in z2 or z3, can join no node holding a member and may not start a domain of their own
+/// while one exists: none is placed (S-TOPO-062). Without the running member, they share one
+/// new node in z2 or z3.
+#[test]
+fn a_running_self_affine_member_elsewhere_keeps_the_new_ones_pending() {
+    let host = affinity("podAffinity", "self", "kubernetes.io/hostname", "");
+    let node = format!(
+        "---\napiVersion: v1\nkind: Node\nmetadata: {{name: n1, labels: {{kubernetes.io/hostname: n1, {ZONE}: z1}}}}\nspec: {{}}\nstatus: {{allocatable: {{cpu: '1', memory: 4Gi, pods: '110'}}, capacity: {{cpu: '1', memory: 4Gi, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}\n"
+    );
+    let member = pod("m", "app: self", "1", "", &format!("{host}\n  nodeName: n1")).replace(
+        "status: {phase: Pending, conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]}",
+        "status: {phase: Running}",
+    );
+    assert!(member.contains("Running"));
+    let zones = format!(
+        "\n  affinity: {{nodeAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {{nodeSelectorTerms: [{{matchExpressions: [{{key: {ZONE}, operator: In, values: [z2, z3]}}]}}]}}}}, podAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: [{{labelSelector: {{matchLabels: {{app: self}}}}, topologyKey: kubernetes.io/hostname}}]}}}}"
+    );
+    let members: String = (0..10)
+        .map(|i| pod(&format!("n{i}"), "app: self", "100m", "", &zones))
+        .collect();
+    let s = snap(&(POOL.to_string() + &zonal() + &node + &member + &members));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        assert!(
+            p.new_nodes.is_empty(),
+            "{strategy:?}: {:?}",
+            by_node(&s, &p)
+        );
+        assert_eq!(unschedulable(&s, &p).len(), 10, "{strategy:?}");
+    }
+    let s = snap(&(POOL.to_string() + &zonal() + &node + &members));
+    for strategy in [Cost, KarpenterCapi] {
+        let p = plan(&s, strategy);
+        let got = by_node(&s, &p);
+        assert_eq!(got.len(), 1, "{strategy:?}: {got:?}");
+        assert_ne!(got[0].0, "z1", "{strategy:?}");
+        assert_eq!(got[0].1.len(), 10, "{strategy:?}");
+    }
+}

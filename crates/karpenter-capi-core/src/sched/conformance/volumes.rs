@@ -83,12 +83,13 @@ fn zone_of(s: &Snapshot, p: &Placement, name: &str) -> Option<String> {
 
 const IN_Z2: &str = "[{key: topology.kubernetes.io/zone, operator: In, values: [z2]}]";
 
-/// A claim bound to a z2 volume pins its pod to z2 with no class (P-PROV-068) or a class that
-/// does not exist (P-PROV-070).
+/// A claim bound to a z2 volume pins its pod to z2 with no class or the empty class
+/// (P-PROV-068) or a class that does not exist (P-PROV-070).
 #[test]
 fn a_bound_volume_pins_its_pod_whatever_the_class() {
     for claim_spec in [
         "volumeName: pv-1",
+        "volumeName: pv-1, storageClassName: ''",
         "volumeName: pv-1, storageClassName: gone",
     ] {
         let text = POOL.to_string()
@@ -308,4 +309,72 @@ fn a_volume_zone_does_not_shrink_the_spread_domains() {
     let s = snap(&text);
     let p = plan(&s, Cost);
     assert_eq!(zone_of(&s, &p, "p").as_deref(), Some("z1"));
+}
+
+/// Two claims of two classes, each allowing two alternatives: class a `special=required` OR
+/// `special=optional`, class b `z1 and optional` OR `z2 and required`. No flavor carries
+/// `special=required`, so the only combination that holds is z1 with `optional`: the pod
+/// gets a node of the `optional` flavor in z1 (S-SCHED-149).
+#[test]
+fn two_volumes_keep_the_one_combination_of_alternatives_that_holds() {
+    let special = "example.com/special";
+    let catalog: String = (1..=3)
+        .map(|z| {
+            flavor(&format!("c4-z{z}"), 4, "0.10", &format!("{ZONE}=z{z}"))
+                + &flavor(
+                    &format!("c8-z{z}"),
+                    8,
+                    "0.20",
+                    &format!("{ZONE}=z{z},{special}=optional"),
+                )
+        })
+        .collect();
+    let class_with = |name: &str, terms: &[&str]| {
+        let terms: String = terms
+            .iter()
+            .map(|t| format!("\n- matchLabelExpressions: {t}"))
+            .collect();
+        format!(
+            "---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: {name}}}\nprovisioner: x\nvolumeBindingMode: WaitForFirstConsumer\nallowedTopologies:{terms}\n"
+        )
+    };
+    let a = class_with(
+        "a",
+        &[
+            &format!("[{{key: {special}, values: [required]}}]"),
+            &format!("[{{key: {special}, values: [optional]}}]"),
+        ],
+    );
+    let b = class_with(
+        "b",
+        &[
+            &format!("[{{key: {ZONE}, values: [z1]}}, {{key: {special}, values: [optional]}}]"),
+            &format!("[{{key: {ZONE}, values: [z2]}}, {{key: {special}, values: [required]}}]"),
+        ],
+    );
+    let p = pod(
+        "v",
+        "app: v",
+        "1",
+        "",
+        "\n  volumes: [{name: a, persistentVolumeClaim: {claimName: pa}}, {name: b, persistentVolumeClaim: {claimName: pb}}]",
+    );
+    let text = POOL.to_string()
+        + &catalog
+        + &a
+        + &b
+        + &pvc("pa", "storageClassName: a")
+        + &pvc("pb", "storageClassName: b")
+        + &p;
+    let s = snap(&text);
+    let plan = plan(&s, Cost);
+    assert!(plan.unschedulable.is_empty(), "{:?}", plan.unschedulable);
+    assert_eq!(plan.new_nodes.len(), 1);
+    let node = &plan.new_nodes[0].offering;
+    assert_eq!(node.flavor.instance_type, "c8-z1");
+    assert_eq!(node.labels.get(ZONE).map(String::as_str), Some("z1"));
+    assert_eq!(
+        node.labels.get(special).map(String::as_str),
+        Some("optional")
+    );
 }

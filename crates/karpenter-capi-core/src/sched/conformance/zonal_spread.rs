@@ -109,6 +109,26 @@ fn template_labels_across_two_pools_are_the_domains() {
     );
 }
 
+/// One pool whose template label fixes the zone to z1, alone (S-TOPO-008) or with a zone
+/// requirement allowing z1 and z2 (S-TOPO-009): z1 is the only domain, and all four spread
+/// pods go there.
+#[test]
+fn a_zone_template_label_is_the_pools_one_domain() {
+    let label = format!("\n    metadata:\n      labels: {{{ZONE}: z1}}");
+    let two = format!("{{key: {ZONE}, operator: In, values: [z1, z2]}}");
+    for requirements in [vec![], vec![two.as_str()]] {
+        let text =
+            pool("default", &requirements, &label) + &zonal() + &spread_pods(4, BY_LABELS, "");
+        let (_, p) = run(&text);
+        assert!(p.unschedulable.is_empty(), "{requirements:?}");
+        assert_eq!(
+            per_zone(&p),
+            BTreeMap::from([("z1".to_string(), 4)]),
+            "{requirements:?}"
+        );
+    }
+}
+
 /// `minDomains` 3 or 2 with three zones available: 11 pods spread 4, 4, 3 (S-TOPO-020,
 /// S-TOPO-021).
 #[test]
