@@ -49,6 +49,7 @@ mod same_plan;
 mod sched_properties;
 mod shell_apply;
 mod shell_cli;
+mod shell_conditions;
 mod shell_continuous;
 mod shell_controller;
 mod shell_list;

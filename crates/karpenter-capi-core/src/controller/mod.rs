@@ -227,6 +227,12 @@ pub fn plan_with(
     status.extend(lifecycle::launch_failures(snapshot, &removals.claims));
     status.extend(disrupted.reports);
     status.extend(terminated.reports);
+    let mut going = removals.claims.clone();
+    going.extend(actions.iter().filter_map(|a| match a {
+        Action::RemoveNodeClaimFinalizer { node_claim, .. } => Some(node_claim.clone()),
+        _ => None,
+    }));
+    status::refresh_generations(snapshot, &mut status, &going);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
     (
