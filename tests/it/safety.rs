@@ -2517,7 +2517,13 @@ async fn a_pass_writes_consolidatable_drifted_and_the_nodepool_status() {
     let fake = fake_of(&w);
     run_pass(&fake).await.unwrap();
     let claim = |n: &str| fake.get("karpenter.sh", "nodeclaims", "", n).unwrap();
-    let base = ["Initialized=True/", "Launched=True/", "Registered=True/"];
+    // Each Node is of its flavor's shape: core's consistency check finds it so.
+    let base = [
+        "ConsistentStateFound=True/ConsistentStateFound",
+        "Initialized=True/",
+        "Launched=True/",
+        "Registered=True/",
+    ];
     let with = |extra: &[&str]| {
         let mut v: Vec<String> = base.iter().chain(extra).map(|s| s.to_string()).collect();
         v.sort();

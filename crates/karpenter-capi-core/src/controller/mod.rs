@@ -17,6 +17,7 @@ pub(crate) mod adopt;
 pub(crate) mod budget;
 pub mod candidates;
 pub mod command;
+pub(crate) mod consistency;
 pub(crate) mod consolidated;
 pub(crate) mod consolidation;
 pub(crate) mod disruption;
@@ -227,12 +228,24 @@ pub fn plan_with(
     status.extend(lifecycle::launch_failures(snapshot, &removals.claims));
     status.extend(disrupted.reports);
     status.extend(terminated.reports);
+    // Claims whose conditions or finalizers an action of this pass writes (other than a plain
+    // condition update, which the re-stated conditions join), or that it deletes, are brought to
+    // their generation by a later pass: a re-stated condition must never overwrite what this
+    // pass writes.
     let mut going = removals.claims.clone();
     going.extend(actions.iter().filter_map(|a| match a {
-        Action::RemoveNodeClaimFinalizer { node_claim, .. } => Some(node_claim.clone()),
+        Action::LaunchNodeClaim { node_claim, .. }
+        | Action::RegisterNode { node_claim, .. }
+        | Action::InitializeNodeClaim { node_claim, .. }
+        | Action::DeleteNodeClaim { node_claim, .. }
+        | Action::RemoveNodeClaimFinalizer { node_claim, .. } => Some(node_claim.clone()),
+        Action::TaintNode { node_claim, .. } | Action::AbortDisruption { node_claim, .. } => {
+            node_claim.clone()
+        }
         _ => None,
     }));
-    status::refresh_generations(snapshot, &mut status, &going);
+    status.extend(consistency::consistency(snapshot, &removals.claims));
+    status::refresh_generations(snapshot, &mut actions, &mut status, &going);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
     (

@@ -161,10 +161,11 @@ pub(crate) fn stale_generations(
 /// conditions through operatorpkg's ConditionSet on each pass, and operatorpkg stamps each set
 /// condition with the object's generation; so after a spec edit or the deletion (both bump
 /// `metadata.generation`) every condition reports the new one. Folded into the claim's
-/// condition action of this pass when there is one. `skip`: claims deleted this pass, or whose
-/// finalizer comes off this pass (they are about to go).
+/// condition action of this pass when there is one (in `actions` or `status`), never
+/// re-stating a condition this pass writes. `skip`: claims deleted or acted on this pass (the next pass brings them).
 pub(crate) fn refresh_generations(
     snapshot: &Snapshot,
+    actions: &mut [Action],
     status: &mut Vec<Action>,
     skip: &BTreeSet<String>,
 ) {
@@ -175,19 +176,29 @@ pub(crate) fn refresh_generations(
                     .iter()
                     .any(|f| f == crate::vocab::keys::TERMINATION_FINALIZER))
     }) {
-        let stale = stale_generations(claim);
+        // The consistency check of this pass writes its own condition.
+        let checked = status.iter().any(|a| {
+            matches!(a, Action::SetConsistentState { node_claim, .. } if *node_claim == claim.name)
+        });
+        let stale: Vec<ConditionUpdate> = stale_generations(claim)
+            .into_iter()
+            .filter(|c| !(checked && c.type_ == crate::vocab::names::CONSISTENT_STATE_FOUND))
+            .collect();
         if stale.is_empty() {
             continue;
         }
-        let existing = status.iter_mut().find_map(|a| match a {
-            Action::SetNodeClaimConditions {
-                node_claim,
-                set,
-                clear,
-                ..
-            } if *node_claim == claim.name => Some((set, clear)),
-            _ => None,
-        });
+        let existing = actions
+            .iter_mut()
+            .chain(status.iter_mut())
+            .find_map(|a| match a {
+                Action::SetNodeClaimConditions {
+                    node_claim,
+                    set,
+                    clear,
+                    ..
+                } if *node_claim == claim.name => Some((set, clear)),
+                _ => None,
+            });
         match existing {
             Some((set, clear)) => {
                 for c in stale {

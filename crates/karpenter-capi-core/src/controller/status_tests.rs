@@ -16,6 +16,8 @@ fn world(generation: i64, deleting: bool) -> Snapshot {
     let world = World::new("WhenEmpty")
         .md(3, 1)
         .machine(3, 1, true, true)
+        // Not empty: no disruption this pass.
+        .pod("web", Some(1), "500m")
         .with("NodeClaim", "c-1", |c| {
             c["metadata"]["generation"] = json!(generation);
             if deleting {
@@ -26,6 +28,13 @@ fn world(generation: i64, deleting: bool) -> Snapshot {
             for cond in conditions {
                 cond["observedGeneration"] = json!(3);
                 cond["lastTransitionTime"] = json!("2026-11-30T11:00:00Z");
+            }
+        })
+        .with("Node", "node-1", |n| {
+            if deleting {
+                // The drain is under way (a later pass than the deletion's first).
+                n["spec"]["taints"] =
+                    json!([{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]);
             }
         });
     snapshot_from_sources(&[Source {
@@ -80,7 +89,8 @@ fn conditions_written_at_an_older_generation_are_restated() {
 }
 
 /// Core `nodeclaim/lifecycle/suite_test.go` (L-SUITE-003): the deletion bumps the generation,
-/// and a finalizing claim's conditions follow it too.
+/// and a finalizing claim's conditions follow it too, re-stated beside the `Drained` condition
+/// its drain writes.
 #[test]
 fn a_deleting_claims_conditions_follow_its_generation() {
     let restated = refreshed(&world(5, true));
