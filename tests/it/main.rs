@@ -10,6 +10,7 @@ mod common;
 mod shared;
 mod support;
 
+mod claim_nodes;
 mod conformance_doc;
 mod consolidation_min_values;
 mod controller_candidates;

@@ -106,12 +106,22 @@ fn provisioning_view(
     tainted: &std::collections::BTreeSet<&str>,
     now: Timestamp,
 ) -> Option<Snapshot> {
-    let nodes = crate::model::snapshot::NodeIndex::new(snapshot);
-    let leaving: std::collections::BTreeSet<String> = snapshot
+    // Every Node of a leaving claim leaves, not only the first: a claim can have two Nodes (the
+    // same providerID registered twice), and termination drains each; mirrors core's
+    // `nodeclaim.AllNodesForNodeClaim`, by which lifecycle finalize deletes all of them.
+    let leaving_nodes: Vec<&crate::model::snapshot::NodeRecord> = snapshot
         .nodeclaims
         .iter()
         .filter(|c| c.deleting || deleted.contains(&c.name))
-        .filter_map(|c| nodes.of_claim(c))
+        .flat_map(|c| {
+            snapshot.nodes.iter().filter(move |n| {
+                c.node_name.as_deref() == Some(n.name.as_str())
+                    || (c.provider_id.is_some() && c.provider_id == n.provider_id)
+            })
+        })
+        .collect();
+    let leaving: std::collections::BTreeSet<String> = leaving_nodes
+        .iter()
         .map(|n| n.name.clone())
         .chain(tainted.iter().map(|n| n.to_string()))
         .collect();
@@ -136,13 +146,8 @@ fn provisioning_view(
         }
     }
     let pdbs = pdb::Pdbs::new(snapshot);
-    let draining: std::collections::BTreeSet<&str> = snapshot
-        .nodeclaims
-        .iter()
-        .filter(|c| c.deleting || deleted.contains(&c.name))
-        .filter_map(|c| nodes.of_claim(c))
-        .map(|n| n.name.as_str())
-        .collect();
+    let draining: std::collections::BTreeSet<&str> =
+        leaving_nodes.iter().map(|n| n.name.as_str()).collect();
     for p in v.pods.iter_mut() {
         let reschedulable = p.node_name.as_deref().is_some_and(|n| draining.contains(n))
             && drain::reschedulable(p)
