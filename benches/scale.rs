@@ -19,22 +19,7 @@ use karpenter_capi::controller::{Config, plan};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::sched::strategy::by_name;
-
-/// A small deterministic generator (no dependency needed for reproducible inputs).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[(self.next() as usize) % items.len()]
-    }
-}
+use karpenter_capi_testkit::rng::Lcg;
 
 /// Karpenter's benchmark catalog: `fake-it-<i>` with cpu i+1, memory 2(i+1) GiB, pods 10(i+1),
 /// in 3 zones; price 0.1 per vCPU + 0.1 per GiB. Kube-reserved (100m, 10Mi) as a DaemonSet.

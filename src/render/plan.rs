@@ -158,10 +158,17 @@ fn details(a: &Action) -> String {
             "hash version {} -> {hash_version}",
             previous_version.as_deref().unwrap_or("none")
         ),
+        Action::SetConsistentState { issues, .. } => {
+            if issues.is_empty() {
+                "ConsistentStateFound=True".to_string()
+            } else {
+                format!("ConsistentStateFound=False: {}", issues.join("; "))
+            }
+        }
         Action::SetNodeClaimConditions { set, clear, .. } => {
             let mut parts: Vec<String> = set
                 .iter()
-                .map(|c| format!("{}=True ({})", c.type_, c.reason))
+                .map(|c| format!("{}={} ({})", c.type_, c.status, c.reason))
                 .collect();
             parts.extend(clear.iter().map(|c| format!("{c} cleared")));
             parts.join(", ")

@@ -10,6 +10,7 @@ mod common;
 mod shared;
 mod support;
 
+mod claim_nodes;
 mod conformance_doc;
 mod consolidation_min_values;
 mod controller_candidates;
@@ -50,6 +51,7 @@ mod scale_down_cadence;
 mod sched_properties;
 mod shell_apply;
 mod shell_cli;
+mod shell_conditions;
 mod shell_continuous;
 mod shell_controller;
 mod shell_list;

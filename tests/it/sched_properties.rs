@@ -5,6 +5,7 @@ use karpenter_capi::model::load::{Source, snapshot_from_sources};
 use karpenter_capi::model::snapshot::Snapshot;
 use karpenter_capi::sched::strategy::StrategyName;
 use karpenter_capi::sched::strategy::{Placement, by_name};
+use karpenter_capi_testkit::rng::Lcg;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -256,25 +257,6 @@ const STRUCTURES: [Structure; 5] = [
     Structure::Gpu,
     Structure::Random,
 ];
-
-/// A small deterministic generator so one proptest seed drives a whole catalog.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[(self.next() as usize) % items.len()]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Flavor2 {

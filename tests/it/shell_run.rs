@@ -320,6 +320,23 @@ async fn once_provisions_binds_launches_registers_and_initializes() {
         node["metadata"]["labels"]["karpenter.sh/initialized"],
         "true"
     );
+    // The initialized claim's Node is of the promised shape: core's consistency check says so
+    // on the claim (`ConsistentStateFound`), once.
+    let (r, out) = pass(&fake, OutputFormat::Table, false).await;
+    r.unwrap();
+    assert_eq!(
+        out,
+        "No changes: the cluster is converged.\nStatus updates: 1 setConsistentState\n"
+    );
+    let nc = fake.get("karpenter.sh", "nodeclaims", "", &claim).unwrap();
+    assert!(
+        nc["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "ConsistentStateFound" && c["status"] == "True"),
+        "{nc}"
+    );
     fake.clear_log();
     let (r, out) = pass(&fake, OutputFormat::Table, false).await;
     r.unwrap();

@@ -5,11 +5,13 @@
 //! - [`objects`]: typed builders of the API objects (NodePool, MachineDeployment with its
 //!   capacity and price annotations, Machine, Node, NodeClaim, Pod, PDB, ...) with defaults.
 //! - [`world`]: a whole cluster state built from them ([`World`]).
+//! - [`rng`]: the deterministic generator every generated test input is drawn from.
 //! - [`Edit`]: edits of test inputs written as YAML text that fail loudly when the text they
 //!   target is not there. A plain `str::replace` silently does nothing once a fixture's wording
 //!   changes, and the test then checks a different world than it names.
 
 pub mod objects;
+pub mod rng;
 pub mod world;
 
 pub use objects::Object;

@@ -87,7 +87,7 @@ impl World {
                 .node_labels(&format!(
                     "kubernetes.io/arch=amd64,node.kubernetes.io/instance-type=c-{cpu}"
                 ))
-                .price(&format!("{}", 0.025 * f64::from(cpu)))
+                .price(&price_per_hour(25 * u64::from(cpu)))
                 .replicas(replicas)
                 .selecting()
                 .version("v1.36.1")
@@ -238,6 +238,20 @@ impl World {
     }
 }
 
+/// A price of `milli` thousandths per hour as an exact decimal, without trailing zeros
+/// (`75` -> `0.075`, `100` -> `0.1`, `1000` -> `1`): computed in integers, never through a
+/// float (0.025 * 3 would print as 0.07500000000000001, more decimals than a price may have).
+pub fn price_per_hour(milli: u64) -> String {
+    let int = milli / 1000;
+    let frac = format!("{:03}", milli % 1000);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        int.to_string()
+    } else {
+        format!("{int}.{frac}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -328,5 +342,26 @@ mod tests {
             w.text(),
             r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"b"},"spec":{"unschedulable":true}}"#
         );
+    }
+
+    #[test]
+    fn md_prices_are_exact_decimals() {
+        assert_eq!(price_per_hour(75), "0.075");
+        assert_eq!(price_per_hour(100), "0.1");
+        assert_eq!(price_per_hour(150), "0.15");
+        assert_eq!(price_per_hour(800), "0.8");
+        assert_eq!(price_per_hour(1000), "1");
+        assert_eq!(price_per_hour(1025), "1.025");
+        let md = World::empty().md(3, 1);
+        let price = md.objects()[0]
+            .pointer("/metadata/annotations")
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.contains("price"))
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        assert_eq!(price, "0.075");
     }
 }

@@ -14,31 +14,12 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use karpenter_capi_testkit::rng::Lcg;
 use packing_optimizer::colgen::{ClassSpec, Limits, Problem, generate};
 use packing_optimizer::work::Work;
 
 /// The optimizer's budget for a batch up to 500 pods (`SMALL_BATCH_WORK` of the core crate).
 const SMALL_BATCH_WORK: u64 = 15_000_000;
-
-/// A deterministic generator (64-bit LCG, top bits).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// Uniform in [lo, hi).
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * (self.below(1 << 20) as f64 / f64::from(1u32 << 20))
-    }
-}
 
 /// A generated case: the problem and its prices in thousandths per hour.
 struct Case {

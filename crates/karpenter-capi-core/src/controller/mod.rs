@@ -17,6 +17,7 @@ pub(crate) mod adopt;
 pub(crate) mod budget;
 pub mod candidates;
 pub mod command;
+pub(crate) mod consistency;
 pub(crate) mod consolidated;
 pub(crate) mod consolidation;
 pub(crate) mod disruption;
@@ -106,12 +107,22 @@ fn provisioning_view(
     tainted: &std::collections::BTreeSet<&str>,
     now: Timestamp,
 ) -> Option<Snapshot> {
-    let nodes = crate::model::snapshot::NodeIndex::new(snapshot);
-    let leaving: std::collections::BTreeSet<String> = snapshot
+    // Every Node of a leaving claim leaves, not only the first: a claim can have two Nodes (the
+    // same providerID registered twice), and termination drains each; mirrors core's
+    // `nodeclaim.AllNodesForNodeClaim`, by which lifecycle finalize deletes all of them.
+    let leaving_nodes: Vec<&crate::model::snapshot::NodeRecord> = snapshot
         .nodeclaims
         .iter()
         .filter(|c| c.deleting || deleted.contains(&c.name))
-        .filter_map(|c| nodes.of_claim(c))
+        .flat_map(|c| {
+            snapshot.nodes.iter().filter(move |n| {
+                c.node_name.as_deref() == Some(n.name.as_str())
+                    || (c.provider_id.is_some() && c.provider_id == n.provider_id)
+            })
+        })
+        .collect();
+    let leaving: std::collections::BTreeSet<String> = leaving_nodes
+        .iter()
         .map(|n| n.name.clone())
         .chain(tainted.iter().map(|n| n.to_string()))
         .collect();
@@ -136,13 +147,8 @@ fn provisioning_view(
         }
     }
     let pdbs = pdb::Pdbs::new(snapshot);
-    let draining: std::collections::BTreeSet<&str> = snapshot
-        .nodeclaims
-        .iter()
-        .filter(|c| c.deleting || deleted.contains(&c.name))
-        .filter_map(|c| nodes.of_claim(c))
-        .map(|n| n.name.as_str())
-        .collect();
+    let draining: std::collections::BTreeSet<&str> =
+        leaving_nodes.iter().map(|n| n.name.as_str()).collect();
     for p in v.pods.iter_mut() {
         let reschedulable = p.node_name.as_deref().is_some_and(|n| draining.contains(n))
             && drain::reschedulable(p)
@@ -228,6 +234,24 @@ pub fn plan_with(
     status.extend(lifecycle::launch_failures(snapshot, &removals.claims));
     status.extend(disrupted.reports);
     status.extend(terminated.reports);
+    // Claims whose conditions or finalizers an action of this pass writes (other than a plain
+    // condition update, which the re-stated conditions join), or that it deletes, are brought to
+    // their generation by a later pass: a re-stated condition must never overwrite what this
+    // pass writes.
+    let mut going = removals.claims.clone();
+    going.extend(actions.iter().filter_map(|a| match a {
+        Action::LaunchNodeClaim { node_claim, .. }
+        | Action::RegisterNode { node_claim, .. }
+        | Action::InitializeNodeClaim { node_claim, .. }
+        | Action::DeleteNodeClaim { node_claim, .. }
+        | Action::RemoveNodeClaimFinalizer { node_claim, .. } => Some(node_claim.clone()),
+        Action::TaintNode { node_claim, .. } | Action::AbortDisruption { node_claim, .. } => {
+            node_claim.clone()
+        }
+        _ => None,
+    }));
+    status.extend(consistency::consistency(snapshot, &removals.claims));
+    status::refresh_generations(snapshot, &mut actions, &mut status, &going);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
     (

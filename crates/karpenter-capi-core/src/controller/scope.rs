@@ -105,6 +105,7 @@ impl Action {
             } => vec![machine(m), node(n), claim(node_claim)],
             Action::StampNodeClaimHash { node_claim, .. }
             | Action::SetNodeClaimConditions { node_claim, .. }
+            | Action::SetConsistentState { node_claim, .. }
             | Action::RecordPodEvent { node_claim, .. } => vec![claim(node_claim)],
             Action::UpdateNodePoolStatus { target, .. } => vec![target.clone()],
         }

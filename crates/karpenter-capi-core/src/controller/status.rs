@@ -133,6 +133,90 @@ pub(crate) fn claim_conditions(
     out
 }
 
+/// The conditions of a claim written at an older generation than the claim's: those whose
+/// `observedGeneration` is recorded and differs from `metadata.generation`, re-stated as they
+/// are (status, reason and message unchanged, so the shell keeps their lastTransitionTime and
+/// stamps the current generation). Conditions with no recorded generation are left alone.
+pub(crate) fn stale_generations(
+    claim: &crate::model::nodeclaim::NodeClaimRecord,
+) -> Vec<ConditionUpdate> {
+    let Some(generation) = claim.generation else {
+        return Vec::new();
+    };
+    claim
+        .conditions
+        .iter()
+        .filter(|c| c.observed_generation.is_some_and(|o| o != generation))
+        .map(|c| ConditionUpdate {
+            type_: c.type_.clone(),
+            status: c.status.clone(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        })
+        .collect()
+}
+
+/// Brings every claim's conditions to its current generation: mirrors core's lifecycle
+/// reconciler (`nodeclaim/lifecycle/controller.go` Reconcile and finalize), which sets its
+/// conditions through operatorpkg's ConditionSet on each pass, and operatorpkg stamps each set
+/// condition with the object's generation; so after a spec edit or the deletion (both bump
+/// `metadata.generation`) every condition reports the new one. Folded into the claim's
+/// condition action of this pass when there is one (in `actions` or `status`), never
+/// re-stating a condition this pass writes. `skip`: claims deleted or acted on this pass (the next pass brings them).
+pub(crate) fn refresh_generations(
+    snapshot: &Snapshot,
+    actions: &mut [Action],
+    status: &mut Vec<Action>,
+    skip: &BTreeSet<String>,
+) {
+    for claim in snapshot.nodeclaims.iter().filter(|c| {
+        !skip.contains(&c.name)
+            && (!c.deleting
+                || c.finalizers
+                    .iter()
+                    .any(|f| f == crate::vocab::keys::TERMINATION_FINALIZER))
+    }) {
+        // The consistency check of this pass writes its own condition.
+        let checked = status.iter().any(|a| {
+            matches!(a, Action::SetConsistentState { node_claim, .. } if *node_claim == claim.name)
+        });
+        let stale: Vec<ConditionUpdate> = stale_generations(claim)
+            .into_iter()
+            .filter(|c| !(checked && c.type_ == crate::vocab::names::CONSISTENT_STATE_FOUND))
+            .collect();
+        if stale.is_empty() {
+            continue;
+        }
+        let existing = actions
+            .iter_mut()
+            .chain(status.iter_mut())
+            .find_map(|a| match a {
+                Action::SetNodeClaimConditions {
+                    node_claim,
+                    set,
+                    clear,
+                    ..
+                } if *node_claim == claim.name => Some((set, clear)),
+                _ => None,
+            });
+        match existing {
+            Some((set, clear)) => {
+                for c in stale {
+                    if !set.iter().any(|s| s.type_ == c.type_) && !clear.contains(&c.type_) {
+                        set.push(c);
+                    }
+                }
+            }
+            None => status.push(Action::SetNodeClaimConditions {
+                target: format!("NodeClaim/{}", claim.name),
+                node_claim: claim.name.clone(),
+                set: stale,
+                clear: Vec::new(),
+            }),
+        }
+    }
+}
+
 /// The summed capacity of a NodePool's nodes and how many there are (core's counter, which
 /// both `status.resources` and `karpenter_nodepools_usage` report).
 pub(crate) fn pool_capacity(
@@ -217,3 +301,7 @@ fn cpu_quantity(millis: i64) -> String {
         format!("{millis}m")
     }
 }
+
+#[cfg(test)]
+#[path = "status_tests.rs"]
+mod tests;

@@ -173,6 +173,9 @@ pub enum Cause {
     NodeClaimMissingOfferingLabels,
     /// The claim's hash is stamped with another hash version (Karpenter's `v3`, ...).
     ForeignHashVersion,
+    /// An initialized claim's Node has less than 90% of a resource the claim requested and its
+    /// flavor promised (core's consistency check, `ConsistentStateFound=False`).
+    InconsistentNodeShape,
     /// A member Machine carries `cluster.x-k8s.io/delete-machine` this controller did not set:
     /// Cluster API deletes it first on any scale-down, so no scale-down of its MachineDeployment
     /// goes while it is there.

@@ -1,7 +1,7 @@
 //! Objects whose shape differs from what Karpenter and its Cluster API provider write, left by an
 //! older version of this controller or by hand: NodeClaims missing their offering's labels, hash
 //! stamps of another version, membership labels with a value, flavors without an instance-type
-//! label.
+//! label; and Nodes smaller than the flavor their claim was made for.
 
 use super::{Area, Cause, Finding, Severity, subject};
 use crate::controller::drift::HASH_VERSION;
@@ -58,6 +58,22 @@ pub(crate) fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
     }
     for claim in snapshot.nodeclaims.iter().filter(|c| !c.deleting) {
+        // The controller's consistency check (core `nodeclaim/consistency`), read the same way.
+        if let Some(issues) = crate::controller::consistency::issues(snapshot, claim)
+            && !issues.is_empty()
+        {
+            out.push(Finding::new(
+                Area::NodeClaims,
+                Cause::InconsistentNodeShape,
+                Severity::Warning,
+                subject("NodeClaim", "", &claim.name),
+                format!(
+                    "its Node is not what its MachineDeployment's capacity annotations promise: {}",
+                    issues.join("; ")
+                ),
+                "make the MachineDeployment's capacity annotations say what its nodes really have (or find why this node came up smaller); the scheduler plans with the annotations".to_string(),
+            ));
+        }
         if let Some(version) = claim
             .annotations
             .get(HASH_VERSION_ANNOTATION)

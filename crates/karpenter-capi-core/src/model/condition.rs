@@ -19,6 +19,10 @@ pub(crate) struct Condition {
     pub(crate) message: String,
     /// When the status last changed.
     pub(crate) last_transition_time: Option<Timestamp>,
+    /// The `metadata.generation` the condition was written at (operatorpkg stamps every
+    /// condition it sets with the object's generation); None when the writer recorded none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) observed_generation: Option<i64>,
 }
 
 impl Condition {
@@ -46,6 +50,7 @@ pub(crate) fn conditions_at(value: &Value, pointer: &str) -> Vec<Condition> {
                             .get("lastTransitionTime")
                             .and_then(Value::as_str)
                             .and_then(|t| t.parse().ok()),
+                        observed_generation: c.get("observedGeneration").and_then(Value::as_i64),
                     }
                 })
                 .collect()

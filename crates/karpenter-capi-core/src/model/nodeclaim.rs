@@ -46,6 +46,9 @@ pub struct NodeClaimRecord {
     pub(crate) requests: Resources,
     /// Status conditions.
     pub(crate) conditions: Vec<Condition>,
+    /// `metadata.generation` (the API server bumps it on spec changes and on deletion).
+    #[serde(skip)]
+    pub(crate) generation: Option<i64>,
     /// `spec.startupTaints` as `key=value:Effect`.
     pub(crate) startup_taints: Vec<super::taints::Taint>,
     /// `spec.taints`.
@@ -120,6 +123,7 @@ impl NodeClaimRecord {
             node_name: s("/status/nodeName"),
             requests,
             conditions: conditions_at(&obj.value, "/status/conditions"),
+            generation: obj.meta.generation,
             startup_taints: taints_at("/spec/startupTaints"),
             taints: taints_at("/spec/taints"),
             last_pod_event: obj

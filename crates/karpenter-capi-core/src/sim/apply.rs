@@ -135,6 +135,7 @@ fn merge_conditions(
                     reason: u.reason.clone(),
                     message: u.message.clone(),
                     last_transition_time: Some(ts),
+                    observed_generation: None,
                 });
             }
         }

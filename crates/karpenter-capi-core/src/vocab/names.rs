@@ -31,3 +31,11 @@ pub(crate) const MANAGEMENT_KUBECONFIG_DIR: &str = "/etc/karpenter-capi/manageme
 pub(crate) const NODEPOOL: &str = "default";
 /// The Service (and optional ServiceMonitor) of the controller's `/metrics`.
 pub const METRICS_SERVICE: &str = "karpenter-capi-metrics";
+
+/// The NodeClaim condition core's consistency controller sets (`ConditionTypeConsistentStateFound`):
+/// True while the claim's Node is what was expected, False when a check failed.
+pub const CONSISTENT_STATE_FOUND: &str = "ConsistentStateFound";
+/// Its reason when False (core `nodeclaim/consistency/controller.go`).
+pub const CONSISTENCY_CHECK_FAILED: &str = "ConsistencyCheckFailed";
+/// Core's `FailedConsistencyCheck` Event reason (`pkg/events/reason.go`), a Warning on the claim.
+pub const FAILED_CONSISTENCY_CHECK: &str = "FailedConsistencyCheck";

@@ -373,6 +373,18 @@ pub enum Action {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         clear: Vec<String>,
     },
+    /// Core's consistency check of a claim's Node (`nodeclaim/consistency`): the claim's
+    /// `ConsistentStateFound` condition, True without issues, else False with one
+    /// `FailedConsistencyCheck` Warning Event per issue.
+    SetConsistentState {
+        /// `NodeClaim/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// What does not match (core's NodeShape messages); empty: consistent.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        issues: Vec<String>,
+    },
     /// A pod arrived on or left the claim's node: `status.lastPodEventTime`.
     RecordPodEvent {
         /// `NodeClaim/name`.
@@ -447,6 +459,7 @@ impl Action {
             | Action::AdoptMachine { target, .. }
             | Action::StampNodeClaimHash { target, .. }
             | Action::SetNodeClaimConditions { target, .. }
+            | Action::SetConsistentState { target, .. }
             | Action::RecordPodEvent { target, .. }
             | Action::UpdateNodePoolStatus { target, .. } => target,
         }
@@ -479,6 +492,7 @@ impl Action {
             Action::AdoptMachine { .. } => "adoptMachine",
             Action::StampNodeClaimHash { .. } => "stampNodeClaimHash",
             Action::SetNodeClaimConditions { .. } => "setNodeClaimConditions",
+            Action::SetConsistentState { .. } => "setConsistentState",
             Action::RecordPodEvent { .. } => "recordPodEvent",
             Action::UpdateNodePoolStatus { .. } => "updateNodePoolStatus",
         }

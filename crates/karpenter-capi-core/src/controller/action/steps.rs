@@ -545,6 +545,40 @@ impl Action {
                     patch: json!({"metadata": {"annotations": annotations}}),
                 })
             }
+            Action::SetConsistentState {
+                node_claim, issues, ..
+            } => {
+                use crate::vocab::names::{
+                    CONSISTENCY_CHECK_FAILED, CONSISTENT_STATE_FOUND, FAILED_CONSISTENCY_CHECK,
+                };
+                let set = if issues.is_empty() {
+                    condition(CONSISTENT_STATE_FOUND, "True", CONSISTENT_STATE_FOUND, "")
+                } else {
+                    condition(
+                        CONSISTENT_STATE_FOUND,
+                        "False",
+                        CONSISTENCY_CHECK_FAILED,
+                        &issues.join("; "),
+                    )
+                };
+                let mut writes = vec![Write::SetNodeClaimStatus {
+                    name: node_claim.clone(),
+                    fields: serde_json::Map::new(),
+                    conditions: vec![set],
+                }];
+                writes.extend(issues.iter().map(|issue| Write::Event {
+                    resource: kinds::NODE_CLAIM,
+                    namespace: String::new(),
+                    name: node_claim.clone(),
+                    event_type: "Warning".to_string(),
+                    reason: FAILED_CONSISTENCY_CHECK.to_string(),
+                    message: issue.clone(),
+                }));
+                Steps {
+                    writes,
+                    rollback: Vec::new(),
+                }
+            }
             Action::SetNodeClaimConditions {
                 node_claim,
                 set,

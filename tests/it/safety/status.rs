@@ -1,0 +1,174 @@
+//! The status a pass writes (issue 11 item 7): NodeClaim conditions and NodePool status on the in-memory API.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// What `kubectl get nodeclaims,nodepools` shows (issue 11 item 7): the status values a pass
+// writes, asserted on the in-memory API after a real pass.
+
+/// The status conditions of an object as `type=status/reason`, sorted.
+fn conditions(obj: &Value) -> Vec<String> {
+    let mut c: Vec<String> = obj["status"]["conditions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| {
+                    format!(
+                        "{}={}/{}",
+                        c["type"].as_str().unwrap_or(""),
+                        c["status"].as_str().unwrap_or(""),
+                        c["reason"].as_str().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    c.sort();
+    c
+}
+
+#[tokio::test]
+async fn a_pass_writes_consolidatable_drifted_and_the_nodepool_status() {
+    // node-1 busy and quiet for an hour (consolidateAfter 30s): Consolidatable. node-2 drifted
+    // but protected by do-not-disrupt: Drifted, not disrupted. c-3 saw a pod event 10 s ago: not
+    // Consolidatable (a stale True is cleared). All three nodes are the pool's: 3 x (4 cpu, 8G,
+    // 110 pods).
+    let mut w = World::new("WhenEmpty")
+        .md(4, 3)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("a", Some(1), "1")
+        .pod("b", Some(2), "1")
+        .pod("c", Some(3), "1")
+        .with("NodeClaim", "c-2", stamp_stale)
+        .with("Node", "node-2", |n| {
+            n["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"})
+        })
+        .with("NodeClaim", "c-3", |c| {
+            // The pass runs at the real clock.
+            let recent = Timestamp::from_second(Timestamp::now().as_second() - 10).unwrap();
+            c["status"]["lastPodEventTime"] = json!(recent.to_string());
+            c["status"]["conditions"].as_array_mut().unwrap().push(
+                json!({"type": "Consolidatable", "status": "True", "reason": "Consolidatable"}),
+            );
+        });
+    for i in 1..=3 {
+        w = w.with("Node", &format!("node-{i}"), |n| {
+            n["metadata"]["labels"]["karpenter.sh/nodepool"] = json!("default")
+        });
+    }
+    let p = w.plan();
+    assert_eq!(lines(&p), Vec::<String>::new(), "{:?}", p.notes);
+    let fake = fake_of(&w);
+    run_pass(&fake).await.unwrap();
+    let claim = |n: &str| fake.get("karpenter.sh", "nodeclaims", "", n).unwrap();
+    // Each Node is of its flavor's shape: core's consistency check finds it so.
+    let base = [
+        "ConsistentStateFound=True/ConsistentStateFound",
+        "Initialized=True/",
+        "Launched=True/",
+        "Registered=True/",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<String> = base.iter().chain(extra).map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        conditions(&claim("c-1")),
+        with(&["Consolidatable=True/Consolidatable"])
+    );
+    assert_eq!(
+        conditions(&claim("c-2")),
+        with(&[
+            "Consolidatable=True/Consolidatable",
+            "Drifted=True/NodePoolDrifted"
+        ])
+    );
+    assert_eq!(conditions(&claim("c-3")), with(&[]));
+    let pool = fake
+        .get("karpenter.sh", "nodepools", "", "default")
+        .unwrap();
+    assert_eq!(pool["status"]["nodes"], json!(3), "{pool:#}");
+    assert_eq!(
+        pool["status"]["resources"],
+        json!({"cpu": "12", "memory": "24000000000", "pods": "330", "ephemeral-storage": "0", "nodes": "3"}),
+        "{pool:#}"
+    );
+    assert_eq!(conditions(&pool), vec!["Ready=True/Ready"]);
+    // Converged: the next pass writes no status again.
+    fake.clear_log();
+    run_pass(&fake).await.unwrap();
+    let status_writes: Vec<String> = fake
+        .writes()
+        .into_iter()
+        .filter(|w| w.contains("/status"))
+        .collect();
+    assert_eq!(status_writes, Vec::<String>::new());
+
+    // The node class goes missing: the pool's Ready turns False with the reason and message.
+    fake.remove(
+        "karpenter.cluster.x-k8s.io",
+        "clusterapinodeclasses",
+        "",
+        "default",
+    );
+    run_pass(&fake).await.unwrap();
+    let pool = fake
+        .get("karpenter.sh", "nodepools", "", "default")
+        .unwrap();
+    assert_eq!(conditions(&pool), vec!["Ready=False/NodeClassNotReady"]);
+    let ready = &pool["status"]["conditions"][0];
+    assert_eq!(ready["message"], "ClusterAPINodeClass default not found");
+}
+
+#[tokio::test]
+async fn a_disruption_sets_disruption_reason_on_its_claim() {
+    // node-1 empty (Empty), node-2 drifted with a pod that fits on node-3.
+    let w = World::new("WhenEmpty")
+        .md(4, 3)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("web", Some(2), "1")
+        .pod("c", Some(3), "1")
+        .with("NodeClaim", "c-2", stamp_stale);
+    let fake = fake_of(&w);
+    run_pass(&fake).await.unwrap();
+    // The status write each claim got when its node was tainted.
+    let reasons = |claim: &str| -> Vec<String> {
+        fake.requests()
+            .iter()
+            .filter(|r| {
+                r.method == "PATCH" && r.path.ends_with(&format!("/nodeclaims/{claim}/status"))
+            })
+            .flat_map(|r| {
+                r.body["status"]["conditions"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|c| c["type"] == "DisruptionReason")
+            .map(|c| {
+                format!(
+                    "{}/{}",
+                    c["status"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap()
+                )
+            })
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(reasons("c-1"), vec!["True/Empty"]);
+    assert_eq!(reasons("c-2"), vec!["True/Drifted"]);
+    assert_eq!(reasons("c-3"), Vec::<String>::new());
+    // c-2 still exists (its drain is under way) and shows it.
+    let c2 = fake.get("karpenter.sh", "nodeclaims", "", "c-2").unwrap();
+    assert!(
+        conditions(&c2).contains(&"DisruptionReason=True/Drifted".to_string()),
+        "{:?}",
+        conditions(&c2)
+    );
+}
