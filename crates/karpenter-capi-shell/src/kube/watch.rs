@@ -163,7 +163,8 @@ const CONTAINER_NOISE: &[&str] = &[
 ];
 /// Pod spec fields the core does not read (`model::pod`, `constraints`): DNS, service account,
 /// security, the pod's restart policy (a sidecar's is per container and kept), scheduler and
-/// priority value (the priority class name is read; the grace period bounds drains).
+/// preemption policy (the priority value and class name are read: the value weighs in the pod's
+/// eviction cost, the class marks critical pods; the grace period bounds drains).
 const POD_SPEC_NOISE: &[&str] = &[
     "dnsPolicy",
     "dnsConfig",
@@ -176,7 +177,6 @@ const POD_SPEC_NOISE: &[&str] = &[
     "securityContext",
     "imagePullSecrets",
     "schedulerName",
-    "priority",
     "preemptionPolicy",
     "readinessGates",
     "hostAliases",
