@@ -19,7 +19,8 @@ use jiff::Timestamp;
 use super::action::Action;
 use super::budget::allowed_disruptions;
 use super::candidates::{
-    being_removed, budget_counts_indexed, decide, deleting_machines, under_consolidate_after,
+    being_removed, budget_counts_indexed, decide, deleting_machines, leaving_unclaimed,
+    under_consolidate_after,
 };
 pub(crate) use super::candidates::{blocked_by, quiet_for};
 pub(super) use super::candidates::{claim_price, node_do_not_disrupt};
@@ -140,13 +141,16 @@ pub(crate) fn disrupt_with(
     // underutilized candidates.
     let mut young: Option<(Vec<String>, Option<Snapshot>)> = None;
     let mut going_empty: Vec<(String, String)> = Vec::new();
+    // Nodes of each pool leaving with no claim left: they use up its budgets too.
+    let leaving = leaving_unclaimed(snapshot, &nodes);
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
             .iter()
             .filter(|c| c.node_pool.as_deref() == Some(pool.name.as_str()))
             .collect();
-        let (total, mut in_progress) = budget_counts_indexed(snapshot, &nodes, &claims);
+        let leaving = leaving.get(&pool.name).copied().unwrap_or(0);
+        let (total, mut in_progress) = budget_counts_indexed(snapshot, &nodes, &claims, leaving);
         let consolidate_after = match pool
             .consolidate_after
             .as_deref()
