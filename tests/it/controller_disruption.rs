@@ -1836,3 +1836,51 @@ fn a_node_still_leaving_without_its_claim_uses_up_the_budget() {
         assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
     }
 }
+
+#[test]
+fn a_node_whose_pods_cost_nothing_to_evict_is_empty() {
+    // Core's Candidate.IsEmpty: only positive eviction costs make a node non-empty. A cost of
+    // 1 + deletion-cost / 2^27 + priority / 2^25, clamped to [-10, 10].
+    let with = |annotations: &str, priority: &str| {
+        let pod = app_pod("web-1", 1, annotations).edit(
+            "spec: {nodeName: node-1,",
+            &format!("spec: {{{priority}nodeName: node-1,"),
+        );
+        run(&format!("{}{}", base(1, ""), node(1, 600, &pod, "")))
+    };
+    let zero = "controller.kubernetes.io/pod-deletion-cost: '-134217728'";
+    for (what, annotations, priority) in [
+        ("deletion cost -2^27 (cost 0)", zero, ""),
+        (
+            "a low priority (cost clamped to -10)",
+            "",
+            "priority: -1000000000, ",
+        ),
+        (
+            "deletion cost -2^28 (cost -1)",
+            "controller.kubernetes.io/pod-deletion-cost: '-268435456'",
+            "",
+        ),
+    ] {
+        let p = with(annotations, priority);
+        assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
+    }
+    // One unit of 2^-27 above zero, or a plain pod: not empty, and a WhenEmpty pool keeps it.
+    for (what, annotations) in [
+        (
+            "deletion cost -2^27 + 1",
+            "controller.kubernetes.io/pod-deletion-cost: '-134217727'",
+        ),
+        ("plain", ""),
+    ] {
+        let p = with(annotations, "");
+        assert!(tainted_nodes(&p).is_empty(), "{what}: {:?}", names(&p));
+    }
+    // Validation: such a pod on an Empty command's node is no arrival; the command goes on
+    // (node-2 has room for it).
+    let pod = app_pod("web-1", 1, zero);
+    let busy = under_way(&node(1, 600, &pod, ""), 1, "Empty", 20);
+    let p = run(&format!("{}{busy}{}", base(2, ""), node(2, 600, "", "")));
+    assert!(!names(&p).contains(&"abortDisruption"), "{:?}", names(&p));
+    assert!(names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+}

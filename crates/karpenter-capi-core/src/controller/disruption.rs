@@ -225,15 +225,23 @@ pub(crate) fn disrupt_with(
                 });
             }
             let movable = pods.iter().filter(|p| reschedulable(p)).count();
+            // Emptiness and consolidation call a node empty when none of its reschedulable pods
+            // costs anything to evict (mirrors core's `Candidate.IsEmpty`: the reschedule
+            // disruption cost adds only positive eviction costs); drift's "empty first" counts
+            // the pods themselves (`drift.go`).
+            let costly = pods
+                .iter()
+                .filter(|p| reschedulable(p) && p.eviction_cost() > 0)
+                .count();
             let wanted_by_pending = pending_room.contains(&node.name);
             let reason = match decide(
                 snapshot,
                 pool,
                 claim,
                 if wanted_by_pending {
-                    movable.max(1)
+                    costly.max(1)
                 } else {
-                    movable
+                    costly
                 },
                 now,
                 consolidate_after,
@@ -247,7 +255,7 @@ pub(crate) fn disrupt_with(
             // An empty node that emptiness will take (now or once its `consolidateAfter` has
             // elapsed) is no home for an underutilized node's pods: deleting it evicts
             // nothing, and filling it would keep the fleet larger than its load.
-            if movable == 0
+            if costly == 0
                 && !wanted_by_pending
                 && blocker.is_none()
                 && consolidate_after.is_some()
@@ -304,7 +312,7 @@ pub(crate) fn disrupt_with(
                     });
                     let underutilizing = pool.consolidation_policy == "WhenEmptyOrUnderutilized"
                         || pool.consolidation_policy == BALANCED;
-                    if underutilizing && movable > 0 && quiet && blocker.is_none() {
+                    if underutilizing && costly > 0 && quiet && blocker.is_none() {
                         underutilized.push(Candidate::new(
                             snapshot,
                             claim.name.clone(),
