@@ -1747,3 +1747,140 @@ fn terminating_and_mirror_pods_do_not_hold_a_node_back() {
     assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")]);
     assert_eq!(blocked_messages(&p), Vec::<&str>::new());
 }
+
+/// Node `i` of the default pool leaving with no claim left, as after we released its claim's
+/// finalizer: its Machine being deleted by Cluster API (which drains the Node), or with only the
+/// given `node_extra` (taints, a deletionTimestamp) on the Node when `machine_deleting` is false.
+fn leaving_node(i: usize, machine_deleting: bool, node_meta: &str, node_spec: &str) -> String {
+    let pid = format!("openstack:///n{i}");
+    let deleting = if machine_deleting {
+        format!(
+            ", deletionTimestamp: '{}', finalizers: [machine.cluster.x-k8s.io]",
+            ago(20)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {{name: m-{i}, namespace: capi-ovh, creationTimestamp: '{created}', labels: {{cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-4}}{deleting}}}
+spec: {{clusterName: capi-ovh, providerID: '{pid}'}}
+status: {{nodeRef: {{name: node-{i}}}}}
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: node-{i}, labels: {{karpenter.sh/nodepool: default, karpenter.sh/initialized: 'true', kubernetes.io/hostname: node-{i}}}{node_meta}}}
+spec: {{providerID: '{pid}'{node_spec}}}
+status: {{capacity: {{cpu: '2', memory: 4G, pods: '110'}}, allocatable: {{cpu: '2', memory: 4G, pods: '110'}}, conditions: [{{type: Ready, status: 'True'}}]}}
+",
+        created = ago(3600),
+    )
+}
+
+#[test]
+fn a_node_still_leaving_without_its_claim_uses_up_the_budget() {
+    // Two empty nodes and a budget of one. node-3's claim is gone (its finalizer was released
+    // once Cluster API began deleting its Machine), but the Node is still there, being drained:
+    // core would still hold its claim and count it as disrupting (BuildDisruptionBudgetMapping).
+    let budget = "    budgets: [{nodes: '1'}]\n";
+    let two = format!(
+        "{}{}{}",
+        base(2, budget),
+        node(1, 600, "", ""),
+        node(2, 600, "", "")
+    );
+    let taint = ", taints: [{key: karpenter.sh/disrupted, effect: NoSchedule}]";
+    let node_deleting = format!(
+        ", deletionTimestamp: '{}', finalizers: [karpenter.sh/termination]",
+        ago(20)
+    );
+    for (what, leaving) in [
+        (
+            "its Machine is being deleted",
+            leaving_node(3, true, "", ""),
+        ),
+        (
+            "it carries the disrupted taint",
+            leaving_node(3, false, "", taint),
+        ),
+        (
+            "the Node is being deleted",
+            leaving_node(3, false, &node_deleting, ""),
+        ),
+    ] {
+        let p = run(&format!("{two}{leaving}"));
+        assert!(tainted_nodes(&p).is_empty(), "{what}: {:?}", names(&p));
+        // 50% of the three initialized nodes is two: the leaving one uses one of them.
+        let half = two.edit("budgets: [{nodes: '1'}]", "budgets: [{nodes: '50%'}]");
+        let p = run(&format!("{half}{leaving}"));
+        assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
+    }
+    // Once it is gone, one node is disrupted.
+    assert_eq!(tainted_nodes(&run(&two)), vec![("node-1", "Empty")]);
+    // A Machine that is not being deleted, a Node of no pool (nothing to attribute it to) or one
+    // never initialized (core counts initialized nodes only) takes nothing.
+    for (what, other) in [
+        ("staying", leaving_node(3, false, "", "")),
+        (
+            "no pool",
+            leaving_node(3, true, "", "").edit("karpenter.sh/nodepool: default, ", ""),
+        ),
+        (
+            "not initialized",
+            leaving_node(3, true, "", "").edit("karpenter.sh/initialized: 'true', ", ""),
+        ),
+    ] {
+        let p = run(&format!("{two}{other}"));
+        assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
+    }
+}
+
+#[test]
+fn a_node_whose_pods_cost_nothing_to_evict_is_empty() {
+    // Core's Candidate.IsEmpty: only positive eviction costs make a node non-empty. A cost of
+    // 1 + deletion-cost / 2^27 + priority / 2^25, clamped to [-10, 10].
+    let with = |annotations: &str, priority: &str| {
+        let pod = app_pod("web-1", 1, annotations).edit(
+            "spec: {nodeName: node-1,",
+            &format!("spec: {{{priority}nodeName: node-1,"),
+        );
+        run(&format!("{}{}", base(1, ""), node(1, 600, &pod, "")))
+    };
+    let zero = "controller.kubernetes.io/pod-deletion-cost: '-134217728'";
+    for (what, annotations, priority) in [
+        ("deletion cost -2^27 (cost 0)", zero, ""),
+        (
+            "a low priority (cost clamped to -10)",
+            "",
+            "priority: -1000000000, ",
+        ),
+        (
+            "deletion cost -2^28 (cost -1)",
+            "controller.kubernetes.io/pod-deletion-cost: '-268435456'",
+            "",
+        ),
+    ] {
+        let p = with(annotations, priority);
+        assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
+    }
+    // One unit of 2^-27 above zero, or a plain pod: not empty, and a WhenEmpty pool keeps it.
+    for (what, annotations) in [
+        (
+            "deletion cost -2^27 + 1",
+            "controller.kubernetes.io/pod-deletion-cost: '-134217727'",
+        ),
+        ("plain", ""),
+    ] {
+        let p = with(annotations, "");
+        assert!(tainted_nodes(&p).is_empty(), "{what}: {:?}", names(&p));
+    }
+    // Validation: such a pod on an Empty command's node is no arrival; the command goes on
+    // (node-2 has room for it).
+    let pod = app_pod("web-1", 1, zero);
+    let busy = under_way(&node(1, 600, &pod, ""), 1, "Empty", 20);
+    let p = run(&format!("{}{busy}{}", base(2, ""), node(2, 600, "", "")));
+    assert!(!names(&p).contains(&"abortDisruption"), "{:?}", names(&p));
+    assert!(names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+}

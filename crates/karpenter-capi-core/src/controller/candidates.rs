@@ -17,7 +17,7 @@ use crate::model::labels::Labels;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeIndex, NodeRecord, PodRecord, Snapshot};
-use crate::vocab::keys::DISRUPTED_TAINT_KEY;
+use crate::vocab::keys::{DISRUPTED_TAINT_KEY, INITIALIZED_LABEL, NODEPOOL};
 use crate::vocab::reasons::DisruptionReason;
 
 /// `karpenter.sh/do-not-disrupt: "true"` on the node or its claim (core
@@ -32,15 +32,17 @@ pub(super) fn node_do_not_disrupt(node: &NodeRecord, claim: &NodeClaimRecord) ->
 /// that is not up yet must not raise a percentage), never one whose claim reports
 /// `InstanceTerminating`, and of those, nodes that are NotReady,
 /// deleting (the NodeClaim, the Node or its Machine) or already being disrupted count as
-/// disrupting. Nodes are looked up in the pass's index.
+/// disrupting. `leaving` more nodes of the pool (see [`leaving_unclaimed`]) count toward both.
+/// Nodes are looked up in the pass's index.
 pub(super) fn budget_counts_indexed(
     snapshot: &Snapshot,
     nodes: &NodeIndex<'_>,
     claims: &[&NodeClaimRecord],
+    leaving: usize,
 ) -> (usize, usize) {
     let deleting = deleting_machines(snapshot);
-    let mut total = 0;
-    let mut disrupting = 0;
+    let mut total = leaving;
+    let mut disrupting = leaving;
     for c in claims {
         let Some(node) = nodes.of_claim(c) else {
             continue;
@@ -63,6 +65,55 @@ pub(super) fn budget_counts_indexed(
         }
     }
     (total, disrupting)
+}
+
+/// Per NodePool (by the Node's `karpenter.sh/nodepool` label), the initialized Nodes that are
+/// leaving with no NodeClaim left: their Machine is being deleted, or the Node carries the
+/// `karpenter.sh/disrupted` taint or a deletionTimestamp. We release a claim's finalizer as soon
+/// as its Machine is being deleted and Cluster API drains and removes the Node afterwards; core
+/// keeps its claim until the instance is terminating, so `BuildDisruptionBudgetMapping` counts
+/// such a node as disrupting (`StateNode.MarkedForDeletion`) the whole time. Counting these
+/// nodes in a pool's total and as disrupting keeps that (a node counted in both never raises
+/// what a budget allows) until the Node is gone.
+pub(super) fn leaving_unclaimed(
+    snapshot: &Snapshot,
+    nodes: &NodeIndex<'_>,
+) -> std::collections::HashMap<String, usize> {
+    let claimed: BTreeSet<&str> = snapshot
+        .nodeclaims
+        .iter()
+        .filter_map(|c| nodes.of_claim(c))
+        .map(|n| n.name.as_str())
+        .collect();
+    let mut machine_nodes: BTreeSet<&str> = BTreeSet::new();
+    let mut machine_pids: BTreeSet<&str> = BTreeSet::new();
+    for m in snapshot.machines.iter().filter(|m| m.deleting) {
+        machine_nodes.extend(m.node_name.as_deref());
+        machine_pids.extend(m.provider_id.as_deref());
+    }
+    let mut out = std::collections::HashMap::new();
+    for node in &snapshot.nodes {
+        let Some(pool) = node.labels.get(NODEPOOL) else {
+            continue;
+        };
+        // Core counts initialized nodes only (`StateNode.Initialized`: the Node's label).
+        if claimed.contains(node.name.as_str())
+            || node.labels.get(INITIALIZED_LABEL).map(String::as_str) != Some("true")
+        {
+            continue;
+        }
+        let leaving = node.deleting
+            || node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
+            || machine_nodes.contains(node.name.as_str())
+            || node
+                .provider_id
+                .as_deref()
+                .is_some_and(|p| machine_pids.contains(p));
+        if leaving {
+            *out.entry(pool.clone()).or_insert(0) += 1;
+        }
+    }
+    out
 }
 
 /// The Machines being deleted (`namespace/name`), collected once per pass.

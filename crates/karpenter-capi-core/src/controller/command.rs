@@ -183,11 +183,12 @@ pub(super) fn continue_command(
     } else {
         blocked_by(node, claim, &cmd.pods, pdbs, now)
     };
+    // A pod that costs nothing to evict keeps the node empty (core `Candidate.IsEmpty`).
     let arrived = reason == DisruptionReason::Empty
         && cmd
             .pods
             .iter()
-            .any(|p| reschedulable(p) && !never_evicted(p));
+            .any(|p| reschedulable(p) && !never_evicted(p) && p.eviction_cost() > 0);
     let mut with = draining.clone();
     with.push(node.name.clone());
     let lost = match (blocked, arrived) {

@@ -19,7 +19,8 @@ use jiff::Timestamp;
 use super::action::Action;
 use super::budget::allowed_disruptions;
 use super::candidates::{
-    being_removed, budget_counts_indexed, decide, deleting_machines, under_consolidate_after,
+    being_removed, budget_counts_indexed, decide, deleting_machines, leaving_unclaimed,
+    under_consolidate_after,
 };
 pub(crate) use super::candidates::{blocked_by, quiet_for};
 pub(super) use super::candidates::{claim_price, node_do_not_disrupt};
@@ -140,13 +141,16 @@ pub(crate) fn disrupt_with(
     // underutilized candidates.
     let mut young: Option<(Vec<String>, Option<Snapshot>)> = None;
     let mut going_empty: Vec<(String, String)> = Vec::new();
+    // Nodes of each pool leaving with no claim left: they use up its budgets too.
+    let leaving = leaving_unclaimed(snapshot, &nodes);
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
             .iter()
             .filter(|c| c.node_pool.as_deref() == Some(pool.name.as_str()))
             .collect();
-        let (total, mut in_progress) = budget_counts_indexed(snapshot, &nodes, &claims);
+        let leaving = leaving.get(&pool.name).copied().unwrap_or(0);
+        let (total, mut in_progress) = budget_counts_indexed(snapshot, &nodes, &claims, leaving);
         let consolidate_after = match pool
             .consolidate_after
             .as_deref()
@@ -221,15 +225,23 @@ pub(crate) fn disrupt_with(
                 });
             }
             let movable = pods.iter().filter(|p| reschedulable(p)).count();
+            // Emptiness and consolidation call a node empty when none of its reschedulable pods
+            // costs anything to evict (mirrors core's `Candidate.IsEmpty`: the reschedule
+            // disruption cost adds only positive eviction costs); drift's "empty first" counts
+            // the pods themselves (`drift.go`).
+            let costly = pods
+                .iter()
+                .filter(|p| reschedulable(p) && p.eviction_cost() > 0)
+                .count();
             let wanted_by_pending = pending_room.contains(&node.name);
             let reason = match decide(
                 snapshot,
                 pool,
                 claim,
                 if wanted_by_pending {
-                    movable.max(1)
+                    costly.max(1)
                 } else {
-                    movable
+                    costly
                 },
                 now,
                 consolidate_after,
@@ -243,7 +255,7 @@ pub(crate) fn disrupt_with(
             // An empty node that emptiness will take (now or once its `consolidateAfter` has
             // elapsed) is no home for an underutilized node's pods: deleting it evicts
             // nothing, and filling it would keep the fleet larger than its load.
-            if movable == 0
+            if costly == 0
                 && !wanted_by_pending
                 && blocker.is_none()
                 && consolidate_after.is_some()
@@ -300,7 +312,7 @@ pub(crate) fn disrupt_with(
                     });
                     let underutilizing = pool.consolidation_policy == "WhenEmptyOrUnderutilized"
                         || pool.consolidation_policy == BALANCED;
-                    if underutilizing && movable > 0 && quiet && blocker.is_none() {
+                    if underutilizing && costly > 0 && quiet && blocker.is_none() {
                         underutilized.push(Candidate::new(
                             snapshot,
                             claim.name.clone(),

@@ -732,25 +732,19 @@ impl Upstream {
 }
 
 /// Karpenter's DisruptionCost of a candidate (core `utils/disruption` ReschedulingCost times
-/// LifetimeRemaining): each pod costs 1 plus its `controller.kubernetes.io/pod-deletion-cost`
-/// over 2^27, clamped to [-10, 10] (the records keep no numeric priority, so its 2^-25 term is
-/// 0); the sum is scaled by the fraction of `expireAfter` left.
+/// LifetimeRemaining): each pod costs what v1.5.0's `EvictionCost` says, the same rule as
+/// v1.14.1's (1, plus its pod-deletion-cost over 2^27, plus its priority over 2^25, clamped to
+/// [-10, 10]), so [`PodRecord::eviction_cost`] gives it; the sum is scaled by the fraction of
+/// `expireAfter` left.
+///
+/// [`PodRecord::eviction_cost`]: crate::model::snapshot::PodRecord::eviction_cost
 fn disruption_cost(
     c: &SimCluster,
     claim: &crate::model::nodeclaim::NodeClaimRecord,
     pods: &[&crate::model::snapshot::PodRecord],
 ) -> f64 {
-    let rescheduling: f64 = pods
-        .iter()
-        .map(|p| {
-            let deletion = p
-                .annotations
-                .get("controller.kubernetes.io/pod-deletion-cost")
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0);
-            (1.0 + deletion / 2f64.powi(27)).clamp(-10.0, 10.0)
-        })
-        .sum();
+    let one = crate::model::snapshot::EVICTION_COST_ONE as f64;
+    let rescheduling: f64 = pods.iter().map(|p| p.eviction_cost() as f64 / one).sum();
     let remaining = match claim
         .expire_after
         .as_deref()
@@ -817,5 +811,85 @@ impl Agent for Upstream {
 
     fn passes(&self) -> usize {
         self.passes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::load::{Source, snapshot_from_sources};
+    use crate::model::snapshot::{PodRecord, Snapshot};
+    use crate::sim::trace;
+
+    /// A claim (no expireAfter: its whole lifetime is left) and pods with a pod-deletion-cost
+    /// and a priority, as the peer sees them.
+    fn cluster_and_candidate() -> (SimCluster, Snapshot) {
+        let (name, _, scenario) = trace::BUILT_IN[0];
+        let t = trace::built_in(name).unwrap();
+        let scenario = snapshot_from_sources(&[Source {
+            name: name.into(),
+            text: scenario.into(),
+        }])
+        .unwrap();
+        let c = SimCluster::new(
+            &scenario,
+            &t,
+            Mode {
+                karpenter: true,
+                claim_finalizer: true,
+            },
+        )
+        .unwrap();
+        let pod = |name: &str, extra: &str| {
+            format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, annotations: {{{extra}}}}}\nspec: {{nodeName: n1, containers: [{{name: c}}]{prio}}}\nstatus: {{phase: Running}}\n",
+                prio = if name == "high" {
+                    ", priority: 67108864"
+                } else if name == "low" {
+                    ", priority: -33554432"
+                } else {
+                    ""
+                }
+            )
+        };
+        let text = format!(
+            "---\napiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {{name: c1, labels: {{karpenter.sh/nodepool: default}}}}\nspec: {{nodeClassRef: {{group: karpenter.cluster.x-k8s.io, kind: ClusterAPINodeClass, name: default}}, requirements: []}}\nstatus: {{nodeName: n1}}\n{}{}{}{}",
+            pod("plain", ""),
+            pod("high", ""),
+            pod("low", ""),
+            pod(
+                "costly",
+                "controller.kubernetes.io/pod-deletion-cost: '268435456'"
+            ),
+        );
+        let s = snapshot_from_sources(&[Source {
+            name: "t.yaml".into(),
+            text,
+        }])
+        .unwrap();
+        (c, s)
+    }
+
+    #[test]
+    fn the_disruption_cost_counts_deletion_cost_and_priority_as_v1_5() {
+        let (c, s) = cluster_and_candidate();
+        let claim = &s.nodeclaims[0];
+        let cost = |names: &[&str]| {
+            let pods: Vec<&PodRecord> = s
+                .pods
+                .iter()
+                .map(|p| &**p)
+                .filter(|p| names.contains(&p.demand.name.as_str()))
+                .collect();
+            assert_eq!(pods.len(), names.len());
+            disruption_cost(&c, claim, &pods)
+        };
+        // v1.5.0's EvictionCost: 1, plus the deletion cost over 2^27, plus the priority over
+        // 2^25 (2^26 is +2, -2^25 is -1).
+        assert_eq!(cost(&["plain"]), 1.0);
+        assert_eq!(cost(&["high"]), 3.0);
+        assert_eq!(cost(&["low"]), 0.0);
+        assert_eq!(cost(&["costly"]), 3.0);
+        assert_eq!(cost(&["plain", "high", "low", "costly"]), 7.0);
     }
 }

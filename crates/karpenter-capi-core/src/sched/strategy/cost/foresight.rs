@@ -14,9 +14,11 @@
 //!   arrivals than in the window before (`(now − 2W, now − W]`) means the load is falling: no
 //!   forecast either.
 //! - **What the policy allows.** A wrong forecast leaves a node larger than its pods need.
-//!   `WhenEmptyOrUnderutilized` replaces such a node later, so the forecast counts in full;
-//!   `WhenEmpty` keeps it until it is empty, so only half the arrivals count; a pool that never
-//!   consolidates (`consolidateAfter: Never`) gets no forecast.
+//!   `WhenEmptyOrUnderutilized` replaces such a node later, and so does `Balanced` (it
+//!   consolidates underutilized nodes whose savings outweigh their disruption, which a node
+//!   bought too large for a few pods is), so the forecast counts in full; `WhenEmpty` keeps it
+//!   until it is empty, so only half the arrivals count; a pool that never consolidates
+//!   (`consolidateAfter: Never`) gets no forecast.
 //! - **At most one node's worth** of each shape is expected (the most the largest flavor holds):
 //!   further pods would need nodes of their own and cannot change the ones bought now.
 //! - **Cheaper per pod.** The nodes of one `cost` plan for the batch and the expected pods
@@ -31,6 +33,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::greedy::DemandKey;
+use crate::controller::consolidation::balanced::BALANCED;
 use crate::model::flavor::Price;
 use crate::model::snapshot::{PodRecord, Snapshot};
 use crate::sched::catalog::{self, Offering};
@@ -146,7 +149,9 @@ fn policy_halves(snapshot: &Snapshot) -> usize {
         .map(|p| {
             if p.consolidate_after.as_deref() == Some("Never") {
                 0
-            } else if p.consolidation_policy == "WhenEmptyOrUnderutilized" {
+            } else if p.consolidation_policy == "WhenEmptyOrUnderutilized"
+                || p.consolidation_policy == BALANCED
+            {
                 2
             } else {
                 1
@@ -571,6 +576,35 @@ mod tests {
         // WhenEmpty counts half the arrivals.
         let s = cluster("WhenEmpty", 5, 0, 5);
         assert_eq!(observe(&s, &batch(&s), now).total(), 5);
+    }
+
+    #[test]
+    fn balanced_counts_the_arrivals_in_full_as_it_consolidates_underutilized_nodes() {
+        let now: Timestamp = NOW.parse().unwrap();
+        let s = cluster("Balanced", 5, 0, 5);
+        assert_eq!(s.nodepools[0].consolidation_policy, "Balanced");
+        let pending = batch(&s);
+        let forecast = observe(&s, &pending, now);
+        assert_eq!((forecast.arrivals, forecast.total()), (10, 10));
+        // The same plan as under WhenEmptyOrUnderutilized: a c3-16 for the 5 pending and the
+        // ~10 expected, where WhenEmpty's half forecast keeps the batch's own c3-8.
+        assert_eq!(
+            flavors(&plan(&s, &pending, &forecast)),
+            vec![("c3-16".to_string(), 1)]
+        );
+        let empty = cluster("WhenEmpty", 5, 0, 5);
+        let half = observe(&empty, &batch(&empty), now);
+        assert_eq!(
+            flavors(&plan(&empty, &batch(&empty), &half)),
+            vec![("c3-8".to_string(), 1)]
+        );
+        // The strictest pool decides: a Balanced pool beside a WhenEmpty one counts half.
+        let mut mixed = cluster("Balanced", 5, 0, 5);
+        let mut other = mixed.nodepools[0].clone();
+        other.name = "other".into();
+        other.consolidation_policy = "WhenEmpty".into();
+        mixed.nodepools.push(other);
+        assert_eq!(observe(&mixed, &batch(&mixed), now).total(), 5);
     }
 
     #[test]
