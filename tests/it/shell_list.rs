@@ -333,3 +333,50 @@ async fn a_live_runtime_class_sizes_a_daemonset_without_pods() {
     );
     assert_eq!(planned(&snap), vec![("c3-2".to_string(), 1000); 2]);
 }
+
+/// The same from the watches of continuous mode: the RuntimeClass's store sizes the DaemonSet
+/// (its overhead kept through trimming and compaction), and a forbidden RuntimeClass list
+/// starts every other watch, with a warning and no RuntimeClass store.
+#[tokio::test]
+async fn watched_runtime_classes_size_a_daemonset_and_a_forbidden_list_is_a_warning() {
+    use karpenter_capi::kube::list::Clients;
+    use std::sync::Arc;
+    async fn watched(fake: &FakeApi) -> karpenter_capi::model::snapshot::Snapshot {
+        let clients = Clients {
+            workload: fake.client(),
+            management: fake.client(),
+        };
+        let (stores, tasks) = karpenter_capi::kube::watch::start(
+            &clients,
+            Some("capi-ovh"),
+            None,
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(karpenter_capi::kube::metrics::Metrics::new()),
+        )
+        .await
+        .unwrap();
+        stores.wait_until_ready().await;
+        for t in tasks {
+            t.abort();
+        }
+        stores.snapshot().unwrap()
+    }
+    let snap = watched(&kata_cluster(true)).await;
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    assert_eq!(planned(&snap), vec![("c3-4".to_string(), 3000); 2]);
+
+    let fake = kata_cluster(true);
+    fake.fail("GET", "/runtimeclasses", 403, 1);
+    let snap = watched(&fake).await;
+    assert_eq!(snap.warnings.len(), 1, "{:?}", snap.warnings);
+    assert!(
+        snap.warnings[0]
+            .starts_with("workload cluster: list runtimeclasses.node.k8s.io: forbidden")
+            && snap.warnings[0].ends_with(
+                "RuntimeClass overhead is not added to pods and DaemonSets without spec.overhead"
+            ),
+        "{:?}",
+        snap.warnings
+    );
+    assert_eq!(planned(&snap), vec![("c3-2".to_string(), 1000); 2]);
+}

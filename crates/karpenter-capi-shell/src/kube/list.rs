@@ -7,6 +7,9 @@
 //! [`Error::Cluster`] naming the cluster (workload or management), the resource, the verb and
 //! what to do. Cluster API types are tried as `v1beta2` first and `v1beta1` when `v1beta2` is not
 //! served; only when neither is served is the CRD reported missing.
+//!
+//! RuntimeClasses only refine sizing ([`Listed::advisory`]): an API that is not served or a
+//! forbidden list of them is a warning in the snapshot, and the pass goes on without them.
 
 use crate::vocab::kinds;
 use kube::api::ListParams;
