@@ -210,3 +210,173 @@ async fn unreachable_cluster_names_the_cluster_and_what_to_check() {
     assert!(err.starts_with("management cluster: list "), "{err}");
     assert!(err.ends_with("hint: the management cluster is unreachable: check the server address, network and --management-context"), "{err}");
 }
+
+/// Flavors c3-2 (2 cores) and c3-4 (4 cores), a pending 500m pod, a DaemonSet with no pod yet
+/// whose template asks 1 core under RuntimeClass `kata`, and (with `kata`) that RuntimeClass
+/// with 2 cores of fixed overhead, all on one in-memory cluster.
+fn kata_cluster(kata: bool) -> FakeApi {
+    use karpenter_capi_testkit::objects::DaemonSet;
+    let fake = FakeApi::new();
+    fake.seed_world(
+        &World::empty()
+            .add(NodePool::new("default"))
+            .add(
+                MachineDeployment::new("capi-ovh", "c3-2")
+                    .member()
+                    .capacity("2", "8G")
+                    .price("0.05"),
+            )
+            .add(
+                MachineDeployment::new("capi-ovh", "c3-4")
+                    .member()
+                    .capacity("4", "8G")
+                    .price("0.08"),
+            )
+            .add(Pod::new("default", "web-0").cpu("500m").pending())
+            .add(
+                DaemonSet::new("kube-system", "agent", "1")
+                    .tolerate_all()
+                    .set("/spec/template/spec/runtimeClassName", json!("kata")),
+            ),
+    );
+    if kata {
+        fake.seed(
+            json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": {"name": "kata"}, "handler": "kata",
+            "overhead": {"podFixed": {"cpu": "2", "memory": "1Gi"}}}),
+        );
+    }
+    fake
+}
+
+/// The flavor of the one node each strategy plans, and the DaemonSet overhead it reserves.
+fn planned(snap: &karpenter_capi::model::snapshot::Snapshot) -> Vec<(String, i64)> {
+    use karpenter_capi::sched::strategy::{StrategyName, by_name};
+    let pending: Vec<usize> = (0..snap.pods.len())
+        .filter(|&i| snap.pods[i].is_pending())
+        .collect();
+    [StrategyName::Cost, StrategyName::KarpenterCapi]
+        .into_iter()
+        .map(|s| {
+            let p = by_name(s).plan(snap, &pending);
+            assert_eq!(p.new_nodes.len(), 1, "{s:?}");
+            let o = &p.new_nodes[0].offering;
+            (
+                o.flavor.instance_type.clone(),
+                o.flavor.capacity.cpu_millis - o.allocatable.cpu_millis,
+            )
+        })
+        .collect()
+}
+
+/// A RuntimeClass listed from the workload cluster sizes a DaemonSet that has no pod yet: its
+/// 1-core template plus 2 cores of `kata` overhead leave a c3-2 no room for the 500m pod, so it
+/// gets a c3-4 with 3 cores reserved. Without the RuntimeClass (absent, its API not served, or
+/// its list forbidden) the pass still plans, with a warning when it could not list, and
+/// the DaemonSet counts 1 core: a c3-2.
+#[tokio::test]
+async fn a_live_runtime_class_sizes_a_daemonset_without_pods() {
+    let fake = kata_cluster(true);
+    let client = fake.client();
+    let snap = live_snapshot(&client, &client, Some("capi-ovh"))
+        .await
+        .unwrap();
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    assert_eq!(planned(&snap), vec![("c3-4".to_string(), 3000); 2]);
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.line() == "GET /apis/node.k8s.io/v1/runtimeclasses"),
+        "{:?}",
+        fake.requests().iter().map(|r| r.line()).collect::<Vec<_>>()
+    );
+
+    // No RuntimeClass of that name: the template alone.
+    let client = kata_cluster(false).client();
+    let snap = live_snapshot(&client, &client, Some("capi-ovh"))
+        .await
+        .unwrap();
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    assert_eq!(planned(&snap), vec![("c3-2".to_string(), 1000); 2]);
+
+    // The list forbidden: a warning, and the pass goes on without the overhead.
+    let fake = kata_cluster(true);
+    fake.fail("GET", "/runtimeclasses", 403, 1);
+    let client = fake.client();
+    let snap = live_snapshot(&client, &client, Some("capi-ovh"))
+        .await
+        .unwrap();
+    assert_eq!(
+        snap.warnings,
+        vec![
+            "workload cluster: list runtimeclasses.node.k8s.io: forbidden: the identity may not do this (403)\n  \
+             hint: the identity lacks `list` on `runtimeclasses.node.k8s.io`: grant it (the RBAC `kubectl karpenter-capi init` generates has it)\n  \
+             RuntimeClass overhead is not added to pods and DaemonSets without spec.overhead"
+                .to_string()
+        ]
+    );
+    assert_eq!(planned(&snap), vec![("c3-2".to_string(), 1000); 2]);
+
+    // The API not served (RuntimeClasses switched off): a warning too.
+    let fake = kata_cluster(false).without("runtimeclasses");
+    let client = fake.client();
+    let snap = live_snapshot(&client, &client, Some("capi-ovh"))
+        .await
+        .unwrap();
+    assert_eq!(
+        snap.warnings,
+        vec![
+            "workload cluster: list runtimeclasses.node.k8s.io: the server does not serve the built-in API node.k8s.io/v1/runtimeclasses (404)\n  \
+             RuntimeClass overhead is not added to pods and DaemonSets without spec.overhead"
+                .to_string()
+        ]
+    );
+    assert_eq!(planned(&snap), vec![("c3-2".to_string(), 1000); 2]);
+}
+
+/// The same from the watches of continuous mode: the RuntimeClass's store sizes the DaemonSet
+/// (its overhead kept through trimming and compaction), and a forbidden RuntimeClass list
+/// starts every other watch, with a warning and no RuntimeClass store.
+#[tokio::test]
+async fn watched_runtime_classes_size_a_daemonset_and_a_forbidden_list_is_a_warning() {
+    use karpenter_capi::kube::list::Clients;
+    use std::sync::Arc;
+    async fn watched(fake: &FakeApi) -> karpenter_capi::model::snapshot::Snapshot {
+        let clients = Clients {
+            workload: fake.client(),
+            management: fake.client(),
+        };
+        let (stores, tasks) = karpenter_capi::kube::watch::start(
+            &clients,
+            Some("capi-ovh"),
+            None,
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(karpenter_capi::kube::metrics::Metrics::new()),
+        )
+        .await
+        .unwrap();
+        stores.wait_until_ready().await;
+        for t in tasks {
+            t.abort();
+        }
+        stores.snapshot().unwrap()
+    }
+    let snap = watched(&kata_cluster(true)).await;
+    assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    assert_eq!(planned(&snap), vec![("c3-4".to_string(), 3000); 2]);
+
+    let fake = kata_cluster(true);
+    fake.fail("GET", "/runtimeclasses", 403, 1);
+    let snap = watched(&fake).await;
+    assert_eq!(snap.warnings.len(), 1, "{:?}", snap.warnings);
+    assert!(
+        snap.warnings[0]
+            .starts_with("workload cluster: list runtimeclasses.node.k8s.io: forbidden")
+            && snap.warnings[0].ends_with(
+                "RuntimeClass overhead is not added to pods and DaemonSets without spec.overhead"
+            ),
+        "{:?}",
+        snap.warnings
+    );
+    assert_eq!(planned(&snap), vec![("c3-2".to_string(), 1000); 2]);
+}

@@ -127,6 +127,15 @@ pub fn all_types() -> Vec<TypeInfo> {
             false,
         ),
         t(
+            "node.k8s.io",
+            &["v1"],
+            "runtimeclasses",
+            "RuntimeClass",
+            false,
+            false,
+            false,
+        ),
+        t(
             "coordination.k8s.io",
             &["v1"],
             "leases",

@@ -141,6 +141,15 @@ pub const STORAGE_CLASS: ResourceType = ResourceType {
     plural: "storageclasses",
     namespaced: false,
 };
+/// node.k8s.io/v1 RuntimeClass (listed only: `overhead.podFixed` sizes the pods and DaemonSets
+/// naming it whose `spec.overhead` is unset).
+pub const RUNTIME_CLASS: ResourceType = ResourceType {
+    group: "node.k8s.io",
+    version: "v1",
+    kind: "RuntimeClass",
+    plural: "runtimeclasses",
+    namespaced: false,
+};
 /// Cluster API bootstrap KubeadmConfigTemplate (listed only).
 pub const KUBEADM_CONFIG_TEMPLATE: ResourceType = ResourceType {
     group: "bootstrap.cluster.x-k8s.io",

@@ -132,6 +132,12 @@ pub const WORKLOAD: &[Permission] = &[
         resource: "storageclasses",
         verbs: &["list", "watch"],
     },
+    // Pod overhead: a RuntimeClass's `overhead.podFixed` sizes a DaemonSet that has no pod yet.
+    Permission {
+        group: "node.k8s.io",
+        resource: "runtimeclasses",
+        verbs: &["list", "watch"],
+    },
     Permission {
         group: "",
         resource: "events",

@@ -7,6 +7,9 @@
 //! [`Error::Cluster`] naming the cluster (workload or management), the resource, the verb and
 //! what to do. Cluster API types are tried as `v1beta2` first and `v1beta1` when `v1beta2` is not
 //! served; only when neither is served is the CRD reported missing.
+//!
+//! RuntimeClasses only refine sizing ([`Listed::advisory`]): an API that is not served or a
+//! forbidden list of them is a warning in the snapshot, and the pass goes on without them.
 
 use crate::vocab::kinds;
 use kube::api::ListParams;
@@ -24,7 +27,7 @@ use crate::vocab::keys::CLUSTER_NAME_LABEL;
 use crate::vocab::kinds::ResourceType;
 use crate::vocab::kinds::{
     DAEMON_SET, KUBEADM_CONFIG_TEMPLATE, PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM,
-    POD_DISRUPTION_BUDGET, STORAGE_CLASS,
+    POD_DISRUPTION_BUDGET, RUNTIME_CLASS, STORAGE_CLASS,
 };
 
 /// Page size of list calls: bounded responses on large clusters.
@@ -43,6 +46,10 @@ pub struct Listed {
     pub in_capi_namespace: bool,
     /// A missing CRD is a warning, not an error (the kubeadm bootstrap provider is optional).
     pub optional: bool,
+    /// Only refines decisions: an API that is not served or a list that is forbidden is a
+    /// warning naming what goes uncounted, and the type is read as empty (RuntimeClasses: their
+    /// overhead sizes DaemonSets that have no pod yet; without them, as before they were read).
+    pub advisory: bool,
 }
 
 const fn workload(resource: ResourceType) -> Listed {
@@ -52,6 +59,15 @@ const fn workload(resource: ResourceType) -> Listed {
         fallback_version: None,
         in_capi_namespace: false,
         optional: false,
+        advisory: false,
+    }
+}
+
+/// A workload type that only refines decisions (see [`Listed::advisory`]).
+const fn advisory(resource: ResourceType) -> Listed {
+    Listed {
+        advisory: true,
+        ..workload(resource)
     }
 }
 
@@ -62,6 +78,7 @@ const fn management(resource: ResourceType, optional: bool) -> Listed {
         fallback_version: Some("v1beta1"),
         in_capi_namespace: true,
         optional,
+        advisory: false,
     }
 }
 
@@ -74,6 +91,7 @@ pub const OBSERVED: &[Listed] = &[
     workload(PERSISTENT_VOLUME_CLAIM),
     workload(PERSISTENT_VOLUME),
     workload(STORAGE_CLASS),
+    advisory(RUNTIME_CLASS),
     workload(kinds::NODE_POOL),
     workload(kinds::NODE_CLAIM),
     workload(kinds::NODE_CLASS),
@@ -182,11 +200,15 @@ pub async fn list_one_in(
         return Ok(listing);
     }
     let err = not_served(listed);
-    if listed.optional {
+    if listed.optional || listed.advisory {
         return Ok(Listing {
             resource: listed.resource,
             items: Vec::new(),
-            warning: Some(err.to_string()),
+            warning: Some(if listed.advisory {
+                uncounted(listed, without_hint(err))
+            } else {
+                err.to_string()
+            }),
         });
     }
     Err(err)
@@ -221,7 +243,15 @@ async fn list_served(
                 }));
             }
             Err(ListError::NotServed) => continue,
-            Err(ListError::Other(e)) => return Err(e),
+            // A forbidden list of a type that only refines decisions: read as empty.
+            Err(ListError::Forbidden(e)) if listed.advisory => {
+                return Ok(Some(Listing {
+                    resource: *rt,
+                    items: Vec::new(),
+                    warning: Some(uncounted(listed, e)),
+                }));
+            }
+            Err(ListError::Forbidden(e) | ListError::Other(e)) => return Err(e),
         }
     }
     Ok(None)
@@ -237,8 +267,40 @@ fn not_served(listed: &Listed) -> Error {
     )
 }
 
+/// The warning of an advisory type that cannot be read: the error, and what goes uncounted.
+fn uncounted(listed: &Listed, err: Error) -> String {
+    let what = match listed.resource.kind {
+        "RuntimeClass" => {
+            "RuntimeClass overhead is not added to pods and DaemonSets without spec.overhead"
+        }
+        _ => "its objects are not read",
+    };
+    format!("{err}\n  {what}")
+}
+
+/// An error without its hint: a built-in API that is not served is no sign of a wrong address
+/// when it is an optional one (RuntimeClasses can be switched off).
+fn without_hint(err: Error) -> Error {
+    match err {
+        Error::Cluster {
+            cluster,
+            action,
+            message,
+            ..
+        } => Error::Cluster {
+            cluster,
+            action,
+            message,
+            hint: None,
+        },
+        other => other,
+    }
+}
+
 enum ListError {
     NotServed,
+    /// 403: the identity may not list the type.
+    Forbidden(Error),
     Other(Error),
 }
 
@@ -266,13 +328,13 @@ async fn list_pages(
             // A 404 on a collection means the API (group/version/resource) is not served.
             Err(e) if status_code(&e) == Some(404) => return Err(ListError::NotServed),
             Err(e) => {
-                return Err(ListError::Other(cluster_error(
-                    cluster,
-                    "list",
-                    &api::resource_name(rt),
-                    namespace,
-                    e,
-                )));
+                let forbidden = status_code(&e) == Some(403);
+                let err = cluster_error(cluster, "list", &api::resource_name(rt), namespace, e);
+                return Err(if forbidden {
+                    ListError::Forbidden(err)
+                } else {
+                    ListError::Other(err)
+                });
             }
         };
         token = page.metadata.continue_.clone().filter(|t| !t.is_empty());
@@ -421,6 +483,10 @@ pub async fn live_snapshot_reporting_missing_crds(
         let Some(listing) = listing else {
             let resource = api::resource_name(&listed.resource);
             let err = not_served(listed);
+            if listed.advisory {
+                warnings.push(uncounted(listed, without_hint(err)));
+                continue;
+            }
             if is_builtin(&resource) {
                 return Err(err);
             }
@@ -444,6 +510,7 @@ pub async fn live_snapshot_reporting_missing_crds(
             });
             continue;
         };
+        warnings.extend(listing.warning);
         values.extend(listing.items.into_iter().map(|v| (v, listed.origin())));
     }
     Ok((snapshot_from_values(values, warnings)?, missing))

@@ -15,7 +15,8 @@
 //!
 //! # Errors
 //! [`start`] fails when a type cannot be listed at all (CRD missing, forbidden, cluster
-//! unreachable) with the same messages as `run --once`; the caller retries with backoff.
+//! unreachable) with the same messages as `run --once`; the caller retries with backoff. An
+//! optional or advisory type that cannot be listed is a warning instead and gets no watcher.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
