@@ -59,12 +59,15 @@ impl RawObject {
             .ok_or_else(|| field_err("apiVersion", &format!("missing on a {kind}")))?
             .to_string();
         let meta: ObjectMeta = match value.get("metadata") {
-            Some(m) => serde_json::from_value(m.clone()).map_err(|e| Error::Object {
-                origin: origin.to_string(),
-                object: kind.clone(),
-                field: "metadata".to_string(),
-                problem: e.to_string(),
-            })?,
+            // Read from the value in place, not from a copy of it.
+            Some(m) => {
+                <ObjectMeta as serde::Deserialize>::deserialize(m).map_err(|e| Error::Object {
+                    origin: origin.to_string(),
+                    object: kind.clone(),
+                    field: "metadata".to_string(),
+                    problem: e.to_string(),
+                })?
+            }
             None => ObjectMeta::default(),
         };
         let mut obj = RawObject {
@@ -172,7 +175,7 @@ impl RawObject {
     ) -> Result<Option<T>, Error> {
         match self.value.pointer(pointer) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => serde_json::from_value(v.clone())
+            Some(v) => T::deserialize(v)
                 .map(Some)
                 .map_err(|e| self.error(field, e.to_string())),
         }

@@ -99,6 +99,25 @@ impl PodDemand {
         format!("{}/{}", self.namespace, self.name)
     }
 
+    /// `self.key().cmp(&other.key())` without building either key (queue sorts compare
+    /// pods by it often).
+    pub(crate) fn cmp_key(&self, other: &PodDemand) -> std::cmp::Ordering {
+        if self.namespace == other.namespace {
+            return self.name.cmp(&other.name);
+        }
+        self.namespace
+            .bytes()
+            .chain(*b"/")
+            .chain(self.name.bytes())
+            .cmp(
+                other
+                    .namespace
+                    .bytes()
+                    .chain(*b"/")
+                    .chain(other.name.bytes()),
+            )
+    }
+
     /// Whether any node requirement of the pod (selector, required or preferred node affinity,
     /// volume topology) is about this label key.
     pub(crate) fn requires_label(&self, key: &str) -> bool {

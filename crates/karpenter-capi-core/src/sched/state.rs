@@ -96,7 +96,8 @@ impl<'a> ClusterState<'a> {
             journal: None,
             min_values: None,
         };
-        let mut by_name = HashMap::new();
+        // Looked up once per bound pod: a fast hash (lookups only, so its seed changes nothing).
+        let mut by_name = ahash::AHashMap::with_capacity(snapshot.nodes.len());
         // Claims still initializing by providerID (the first one, as a scan in order would
         // find it): one pass over the claims, not one per node (trials build this state often).
         let mut initializing_by_pid = HashMap::new();

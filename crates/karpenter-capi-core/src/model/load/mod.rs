@@ -251,7 +251,7 @@ pub(super) enum Record {
 /// core, as they are parsed).
 pub(super) fn convert(obj: RawObject) -> Result<Record, Error> {
     Ok(match (obj.group(), obj.kind.as_str()) {
-        ("", "Pod") => Record::Pod(pod_record(&obj)?),
+        ("", "Pod") => Record::Pod(pod_record(obj)?),
         ("", "Node") => Record::Node(node_record(&obj)?),
         ("apps", "DaemonSet") => {
             let spec = template_spec(&obj)?;

@@ -16,7 +16,7 @@ pub(super) fn template_spec(obj: &RawObject) -> Result<PodSpec, Error> {
 pub(super) fn template_labels(obj: &RawObject) -> Labels {
     obj.value
         .pointer("/spec/template/metadata/labels")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .and_then(|v| serde::Deserialize::deserialize(v).ok())
         .unwrap_or_default()
 }
 
@@ -106,23 +106,25 @@ pub(super) fn expand_workload(
     Ok(())
 }
 
-pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
-    let pod: Pod = serde::Deserialize::deserialize(&obj.value)
-        .map_err(|e| obj.error("spec", e.to_string()))?;
+/// A pod's record. The object is used up: its value is read by move (no string copied) and its
+/// labels and annotations are taken, not cloned.
+pub(super) fn pod_record(mut obj: RawObject) -> Result<PodRecord, Error> {
+    let mut value = std::mem::take(&mut obj.value);
+    let has_status = value.get("status").is_some();
+    // The metadata was read already ([`RawObject::from_value`], the same type, so it reads
+    // here too): not again.
+    if let Value::Object(map) = &mut value {
+        map.remove("metadata");
+    }
+    let pod: Pod = serde_json::from_value(value).map_err(|e| obj.error("spec", e.to_string()))?;
     let spec = pod.spec.unwrap_or_default();
-    let demand = PodDemand::from_spec(
-        obj.namespace(),
-        obj.name(),
-        labels_of(&obj.meta),
-        &spec,
-        "spec",
-    )
-    .map_err(|(f, e)| obj.error(f, e))?;
+    let labels = obj.meta.labels.take().unwrap_or_default();
+    let demand = PodDemand::from_spec(obj.namespace(), obj.name(), labels, &spec, "spec")
+        .map_err(|(f, e)| obj.error(f, e))?;
     let status = pod.status.unwrap_or_default();
     let containers = containers_of(&spec, status.container_statuses.as_deref());
     let conditions = status.conditions.unwrap_or_default();
     let scheduled = conditions.iter().find(|c| c.type_ == "PodScheduled");
-    let has_status = obj.value.get("status").is_some();
     let marked_unschedulable = match scheduled {
         Some(c) => c.status == "False" && c.reason.as_deref() == Some("Unschedulable"),
         None => !has_status,
@@ -153,12 +155,12 @@ pub(super) fn pod_record(obj: &RawObject) -> Result<PodRecord, Error> {
                 .annotations
                 .as_ref()
                 .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror")),
-        uid: obj.meta.uid.clone(),
+        uid: obj.meta.uid.take(),
         gated: spec.scheduling_gates.is_some_and(|g| !g.is_empty()),
         owner: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         created: obj.meta.creation_timestamp.as_ref().map(|t| t.0),
         started: status.start_time.as_ref().map(|t| t.0),
-        annotations: obj.meta.annotations.clone().unwrap_or_default().into(),
+        annotations: obj.meta.annotations.take().unwrap_or_default().into(),
         containers: containers.into(),
         phase: status.phase,
         priority: spec.priority,

@@ -265,7 +265,7 @@ pub(crate) fn queue_order(snapshot: &Snapshot, pending: &[usize]) -> Vec<usize> 
             )
             .then(pa.created.cmp(&pb.created))
             .then_with(|| pa.uid.cmp(&pb.uid))
-            .then_with(|| pa.demand.key().cmp(&pb.demand.key()))
+            .then_with(|| pa.demand.cmp_key(&pb.demand))
     });
     q
 }
