@@ -1780,10 +1780,10 @@ status: {{capacity: {{cpu: '2', memory: 4G, pods: '110'}}, allocatable: {{cpu: '
 }
 
 #[test]
-fn a_node_still_leaving_without_its_claim_uses_up_the_budget() {
-    // Two empty nodes and a budget of one. node-3's claim is gone (its finalizer was released
-    // once Cluster API began deleting its Machine), but the Node is still there, being drained:
-    // core would still hold its claim and count it as disrupting (BuildDisruptionBudgetMapping).
+fn a_node_still_draining_without_its_claim_uses_up_the_budget() {
+    // Two empty nodes and a budget of one. node-3's claim is gone but the Node is still there
+    // with a pod to drain: core would still hold its claim (no InstanceTerminating before the
+    // drain is over) and count it as disrupting (BuildDisruptionBudgetMapping).
     let budget = "    budgets: [{nodes: '1'}]\n";
     let two = format!(
         "{}{}{}",
@@ -1796,6 +1796,7 @@ fn a_node_still_leaving_without_its_claim_uses_up_the_budget() {
         ", deletionTimestamp: '{}', finalizers: [karpenter.sh/termination]",
         ago(20)
     );
+    let pod = app_pod("web-3", 3, "");
     for (what, leaving) in [
         (
             "its Machine is being deleted",
@@ -1810,12 +1811,23 @@ fn a_node_still_leaving_without_its_claim_uses_up_the_budget() {
             leaving_node(3, false, &node_deleting, ""),
         ),
     ] {
-        let p = run(&format!("{two}{leaving}"));
+        let p = run(&format!("{two}{leaving}{pod}"));
         assert!(tainted_nodes(&p).is_empty(), "{what}: {:?}", names(&p));
         // 50% of the three initialized nodes is two: the leaving one uses one of them.
         let half = two.edit("budgets: [{nodes: '1'}]", "budgets: [{nodes: '50%'}]");
-        let p = run(&format!("{half}{leaving}"));
+        let p = run(&format!("{half}{leaving}{pod}"));
         assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
+        // Drained (core's claim would report InstanceTerminating), it takes nothing: a pod
+        // that has finished does not hold it either.
+        let done = pod.edit("phase: Running", "phase: Succeeded");
+        for rest in ["", done.as_str()] {
+            let p = run(&format!("{two}{leaving}{rest}"));
+            assert_eq!(
+                tainted_nodes(&p),
+                vec![("node-1", "Empty")],
+                "{what}, drained"
+            );
+        }
     }
     // Once it is gone, one node is disrupted.
     assert_eq!(tainted_nodes(&run(&two)), vec![("node-1", "Empty")]);
@@ -1832,7 +1844,7 @@ fn a_node_still_leaving_without_its_claim_uses_up_the_budget() {
             leaving_node(3, true, "", "").edit("karpenter.sh/initialized: 'true', ", ""),
         ),
     ] {
-        let p = run(&format!("{two}{other}"));
+        let p = run(&format!("{two}{other}{pod}"));
         assert_eq!(tainted_nodes(&p), vec![("node-1", "Empty")], "{what}");
     }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 
 use super::disruption::DO_NOT_DISRUPT;
-use super::drain::do_not_disrupt_active;
+use super::drain::{do_not_disrupt_active, waiting_eviction};
 use super::pdb::Pdbs;
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::labels::Labels;
@@ -68,16 +68,19 @@ pub(super) fn budget_counts_indexed(
 }
 
 /// Per NodePool (by the Node's `karpenter.sh/nodepool` label), the initialized Nodes that are
-/// leaving with no NodeClaim left: their Machine is being deleted, or the Node carries the
-/// `karpenter.sh/disrupted` taint or a deletionTimestamp. We release a claim's finalizer as soon
-/// as its Machine is being deleted and Cluster API drains and removes the Node afterwards; core
-/// keeps its claim until the instance is terminating, so `BuildDisruptionBudgetMapping` counts
-/// such a node as disrupting (`StateNode.MarkedForDeletion`) the whole time. Counting these
-/// nodes in a pool's total and as disrupting keeps that (a node counted in both never raises
-/// what a budget allows) until the Node is gone.
+/// leaving with no NodeClaim left and still have pods to drain: their Machine is being deleted,
+/// or the Node carries the `karpenter.sh/disrupted` taint or a deletionTimestamp. Core keeps a
+/// claim until its instance is gone, and `BuildDisruptionBudgetMapping` counts its node as
+/// disrupting (`StateNode.MarkedForDeletion`) until the claim reports `InstanceTerminating`,
+/// which it does once the node is drained and the instance delete was issued. Our claim comes
+/// off when its Machine starts deleting, normally after our drain; a node left with pods waiting
+/// for eviction (a forceful deletion, a Machine deleted out of band while still marked) is still
+/// draining, and counting it in a pool's total and as disrupting (a node counted in both never
+/// raises what a budget allows) keeps core's budget until it is drained.
 pub(super) fn leaving_unclaimed(
     snapshot: &Snapshot,
     nodes: &NodeIndex<'_>,
+    now: Timestamp,
 ) -> std::collections::HashMap<String, usize> {
     let claimed: BTreeSet<&str> = snapshot
         .nodeclaims
@@ -91,7 +94,7 @@ pub(super) fn leaving_unclaimed(
         machine_nodes.extend(m.node_name.as_deref());
         machine_pids.extend(m.provider_id.as_deref());
     }
-    let mut out = std::collections::HashMap::new();
+    let mut leaving: std::collections::HashMap<&str, &String> = std::collections::HashMap::new();
     for node in &snapshot.nodes {
         let Some(pool) = node.labels.get(NODEPOOL) else {
             continue;
@@ -102,15 +105,34 @@ pub(super) fn leaving_unclaimed(
         {
             continue;
         }
-        let leaving = node.deleting
+        let is_leaving = node.deleting
             || node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
             || machine_nodes.contains(node.name.as_str())
             || node
                 .provider_id
                 .as_deref()
                 .is_some_and(|p| machine_pids.contains(p));
-        if leaving {
-            *out.entry(pool.clone()).or_insert(0) += 1;
+        if is_leaving {
+            leaving.insert(node.name.as_str(), pool);
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    if leaving.is_empty() {
+        return out;
+    }
+    // A drained node is core's InstanceTerminating claim: it counts no more.
+    let mut draining: BTreeSet<&str> = BTreeSet::new();
+    for p in &snapshot.pods {
+        if let Some(n) = p.node_name.as_deref()
+            && leaving.contains_key(n)
+            && waiting_eviction(p, now)
+        {
+            draining.insert(n);
+        }
+    }
+    for n in draining {
+        if let Some(pool) = leaving.get(n) {
+            *out.entry((*pool).clone()).or_insert(0) += 1;
         }
     }
     out

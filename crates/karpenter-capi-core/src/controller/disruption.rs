@@ -142,7 +142,7 @@ pub(crate) fn disrupt_with(
     let mut young: Option<(Vec<String>, Option<Snapshot>)> = None;
     let mut going_empty: Vec<(String, String)> = Vec::new();
     // Nodes of each pool leaving with no claim left: they use up its budgets too.
-    let leaving = leaving_unclaimed(snapshot, &nodes);
+    let leaving = leaving_unclaimed(snapshot, &nodes, now);
     for pool in &snapshot.nodepools {
         let claims: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
