@@ -154,6 +154,15 @@ fn record_transitions(c: &mut SimCluster, became: &[String], now: i64) {
     }
 }
 
+/// The simulated NodeClaim of that name, or the error a missing one is.
+fn claim_mut<'a>(c: &'a mut SimCluster, name: &str) -> Result<&'a mut NodeClaimRecord, String> {
+    c.snap
+        .nodeclaims
+        .iter_mut()
+        .find(|x| x.name == name)
+        .ok_or_else(|| format!("NodeClaim {name} not found"))
+}
+
 fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
     // A write that changes nothing is no watch event (the API server keeps the object's
     // resourceVersion), so it does not wake the controller again.
@@ -229,12 +238,7 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             let annotations = patch.pointer("/metadata/annotations");
             match resource.kind {
                 "NodeClaim" => {
-                    let claim = c
-                        .snap
-                        .nodeclaims
-                        .iter_mut()
-                        .find(|x| &x.name == name)
-                        .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+                    let claim = claim_mut(c, name)?;
                     merge_map(&mut claim.labels, labels);
                     merge_map(&mut claim.annotations, annotations);
                     if let Some(f) = patch.pointer("/metadata/finalizers") {
@@ -382,12 +386,7 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             conditions,
         } => {
             let ts = c.ts(now);
-            let claim = c
-                .snap
-                .nodeclaims
-                .iter_mut()
-                .find(|x| &x.name == name)
-                .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+            let claim = claim_mut(c, name)?;
             if let Some(p) = fields.get("providerID").and_then(Value::as_str) {
                 claim.provider_id = Some(p.to_string());
             }
@@ -422,12 +421,7 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                 .last_created_claim
                 .clone()
                 .ok_or("no NodeClaim was created before its status")?;
-            let claim = c
-                .snap
-                .nodeclaims
-                .iter_mut()
-                .find(|x| x.name == name)
-                .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+            let claim = claim_mut(c, &name)?;
             let became = merge_conditions(&mut claim.conditions, conditions, ts);
             record_transitions(c, &became, now);
         }
@@ -437,12 +431,7 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             types,
         } => {
             if resource.kind == "NodeClaim" {
-                let claim = c
-                    .snap
-                    .nodeclaims
-                    .iter_mut()
-                    .find(|x| &x.name == name)
-                    .ok_or_else(|| format!("NodeClaim {name} not found"))?;
+                let claim = claim_mut(c, name)?;
                 claim.conditions.retain(|x| !types.contains(&x.type_));
             }
         }
