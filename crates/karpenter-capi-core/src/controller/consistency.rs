@@ -9,7 +9,7 @@ use crate::controller::action::Action;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::quantity::{format_bytes, format_millis};
 use crate::model::resources::Resources;
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{MachineIndex, Snapshot};
 use crate::vocab::names::CONSISTENT_STATE_FOUND;
 
 /// The share of the promised amount below which a Node is inconsistent, in tenths of a percent
@@ -89,24 +89,27 @@ fn shortfalls(requests: &Resources, promised: &Resources, found: &Resources) -> 
 /// The issues of one claim's Node, or None when the claim is not checked: deleting or not
 /// Initialized claims (core's NodeShape skips them), a claim without exactly one Node (core
 /// ignores a missing or duplicated Node), a claim whose MachineDeployment's flavor is unknown.
-pub(crate) fn issues(snapshot: &Snapshot, claim: &NodeClaimRecord) -> Option<Vec<String>> {
+/// `index`: the pass's Machine index, whose Nodes by providerID spare a scan of every Node per
+/// claim.
+pub(crate) fn issues(
+    snapshot: &Snapshot,
+    index: &MachineIndex<'_>,
+    claim: &NodeClaimRecord,
+) -> Option<Vec<String>> {
     if claim.deleting || !claim.condition_true("Initialized") {
         return None;
     }
     let pid = claim.provider_id.as_deref()?;
-    let nodes: Vec<_> = snapshot
-        .nodes
-        .iter()
-        .filter(|n| n.provider_id.as_deref() == Some(pid))
-        .collect();
+    let nodes = index.nodes_for(pid);
     let [node] = nodes.as_slice() else {
         return None;
     };
     let md = snapshot.claim_machine_deployment(claim)?;
+    let (namespace, name) = md.split_once('/')?;
     let flavor = snapshot
         .machine_deployments
         .iter()
-        .find(|m| m.key() == md)
+        .find(|m| m.object.namespace() == namespace && m.object.name() == name)
         .and_then(|m| m.flavor.as_ref().ok())?;
     Some(shortfalls(
         &claim.requests,
@@ -124,12 +127,13 @@ pub(crate) fn issues(snapshot: &Snapshot, claim: &NodeClaimRecord) -> Option<Vec
 /// pass.
 pub(crate) fn consistency(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
     let mut out = Vec::new();
+    let index = MachineIndex::new(snapshot);
     for claim in snapshot
         .nodeclaims
         .iter()
         .filter(|c| !skip.contains(&c.name))
     {
-        let Some(issues) = issues(snapshot, claim) else {
+        let Some(issues) = issues(snapshot, &index, claim) else {
             continue;
         };
         let current = crate::model::condition::find(&claim.conditions, CONSISTENT_STATE_FOUND);

@@ -6,7 +6,7 @@
 //! `nodepool/counter`, `nodepool/readiness`). These never change capacity: a plan carries them
 //! apart from its actions ([`super::Plan::status`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use jiff::Timestamp;
 
@@ -169,6 +169,25 @@ pub(crate) fn refresh_generations(
     status: &mut Vec<Action>,
     skip: &BTreeSet<String>,
 ) {
+    // Looked up by claim name once per pass (a scan per claim is quadratic at 10k claims).
+    let checked: HashSet<String> = status
+        .iter()
+        .filter_map(|a| match a {
+            Action::SetConsistentState { node_claim, .. } => Some(node_claim.clone()),
+            _ => None,
+        })
+        .collect();
+    // The first condition action of each claim, in `actions` then in `status`.
+    let mut existing: HashMap<String, (bool, usize)> = HashMap::new();
+    for (in_actions, list) in [(true, &*actions), (false, &*status)] {
+        for (i, a) in list.iter().enumerate() {
+            if let Action::SetNodeClaimConditions { node_claim, .. } = a {
+                existing
+                    .entry(node_claim.clone())
+                    .or_insert((in_actions, i));
+            }
+        }
+    }
     for claim in snapshot.nodeclaims.iter().filter(|c| {
         !skip.contains(&c.name)
             && (!c.deleting
@@ -177,9 +196,7 @@ pub(crate) fn refresh_generations(
                     .any(|f| f == crate::vocab::keys::TERMINATION_FINALIZER))
     }) {
         // The consistency check of this pass writes its own condition.
-        let checked = status.iter().any(|a| {
-            matches!(a, Action::SetConsistentState { node_claim, .. } if *node_claim == claim.name)
-        });
+        let checked = checked.contains(&claim.name);
         let stale: Vec<ConditionUpdate> = stale_generations(claim)
             .into_iter()
             .filter(|c| !(checked && c.type_ == crate::vocab::names::CONSISTENT_STATE_FOUND))
@@ -187,19 +204,18 @@ pub(crate) fn refresh_generations(
         if stale.is_empty() {
             continue;
         }
-        let existing = actions
-            .iter_mut()
-            .chain(status.iter_mut())
-            .find_map(|a| match a {
-                Action::SetNodeClaimConditions {
-                    node_claim,
-                    set,
-                    clear,
-                    ..
-                } if *node_claim == claim.name => Some((set, clear)),
+        let found = existing.get(&claim.name).and_then(|&(in_actions, i)| {
+            let action = if in_actions {
+                actions.get_mut(i)
+            } else {
+                status.get_mut(i)
+            };
+            match action {
+                Some(Action::SetNodeClaimConditions { set, clear, .. }) => Some((set, clear)),
                 _ => None,
-            });
-        match existing {
+            }
+        });
+        match found {
             Some((set, clear)) => {
                 for c in stale {
                     if !set.iter().any(|s| s.type_ == c.type_) && !clear.contains(&c.type_) {
@@ -207,12 +223,15 @@ pub(crate) fn refresh_generations(
                     }
                 }
             }
-            None => status.push(Action::SetNodeClaimConditions {
-                target: format!("NodeClaim/{}", claim.name),
-                node_claim: claim.name.clone(),
-                set: stale,
-                clear: Vec::new(),
-            }),
+            None => {
+                existing.insert(claim.name.clone(), (false, status.len()));
+                status.push(Action::SetNodeClaimConditions {
+                    target: format!("NodeClaim/{}", claim.name),
+                    node_claim: claim.name.clone(),
+                    set: stale,
+                    clear: Vec::new(),
+                });
+            }
         }
     }
 }

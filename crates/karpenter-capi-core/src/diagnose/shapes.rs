@@ -57,9 +57,10 @@ pub(crate) fn check(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             ));
         }
     }
+    let index = crate::model::snapshot::MachineIndex::new(snapshot);
     for claim in snapshot.nodeclaims.iter().filter(|c| !c.deleting) {
         // The controller's consistency check (core `nodeclaim/consistency`), read the same way.
-        if let Some(issues) = crate::controller::consistency::issues(snapshot, claim)
+        if let Some(issues) = crate::controller::consistency::issues(snapshot, &index, claim)
             && !issues.is_empty()
         {
             out.push(Finding::new(
