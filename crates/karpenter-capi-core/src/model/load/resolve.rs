@@ -1,20 +1,98 @@
 //! What the loader settles once every object is in, looking across kinds: the RuntimeClass
-//! overhead of specs no admission sized, and DaemonSets sized by their newest pod.
+//! overhead and scheduling of specs no admission saw, and DaemonSets sized by their newest pod.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::super::labels::{Operator, Requirement};
+use super::super::pod::PodDemand;
 use super::super::resources::Resources;
 use super::super::snapshot::{PodRecord, Snapshot};
+use super::super::taints::Toleration;
 
-/// Adds `overhead.podFixed` of the RuntimeClass a spec names to the requests of every pod and
-/// DaemonSet whose `spec.overhead` is unset, as the API server's RuntimeClass admission does
-/// when a pod is created (a pod listed from a cluster already carries it; a written input or a
-/// template does not). Karpenter reads the admitted `spec.overhead` (core `utils/resources`
-/// `Ceiling`). A RuntimeClass whose overhead cannot be read is named in a warning and adds
-/// nothing; a name no RuntimeClass has adds nothing either.
+/// What a RuntimeClass adds to a spec that names it: `overhead.podFixed` and
+/// `scheduling.nodeSelector` / `scheduling.tolerations`.
+#[derive(Default)]
+struct Class {
+    overhead: Resources,
+    node_selector: BTreeMap<String, String>,
+    tolerations: Vec<Toleration>,
+}
+
+/// Reads a RuntimeClass's `scheduling`; an unreadable part is named in a warning and left out.
+fn scheduling(
+    obj: &super::super::object::RawObject,
+    class: &mut Class,
+    warnings: &mut Vec<String>,
+) {
+    let Some(sched) = obj.value.get("scheduling") else {
+        return;
+    };
+    if let Some(sel) = sched
+        .get("nodeSelector")
+        .and_then(serde_json::Value::as_object)
+    {
+        for (k, v) in sel {
+            match v.as_str() {
+                Some(v) => {
+                    class.node_selector.insert(k.clone(), v.to_string());
+                }
+                None => warnings.push(format!(
+                    "RuntimeClass {}: scheduling.nodeSelector[{k}]: not a string: left out",
+                    obj.name()
+                )),
+            }
+        }
+    }
+    for (i, t) in sched
+        .get("tolerations")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let read = serde_json::from_value::<k8s_openapi::api::core::v1::Toleration>(t.clone())
+            .map_err(|e| e.to_string())
+            .and_then(|t| Toleration::from_k8s(&t));
+        match read {
+            Ok(t) => class.tolerations.push(t),
+            Err(e) => warnings.push(format!(
+                "RuntimeClass {}: scheduling.tolerations[{i}]: {e}: left out",
+                obj.name()
+            )),
+        }
+    }
+}
+
+/// Applies a RuntimeClass to a spec no admission saw, as the RuntimeClass admission plugin
+/// does at creation: the fixed overhead added, the class's nodeSelector merged in (a key the
+/// spec already selects keeps the spec's value: admission would refuse a conflicting pod, and
+/// an equal one adds nothing) and its tolerations appended unless already there.
+fn apply_class(demand: &mut PodDemand, class: &Class) {
+    demand.add_overhead(&class.overhead);
+    for (k, v) in &class.node_selector {
+        if !demand.node_selector.iter().any(|r| &r.key == k) {
+            demand
+                .node_selector
+                .push(Requirement::new(k, Operator::In, &[v.as_str()]));
+        }
+    }
+    for t in &class.tolerations {
+        if !demand.tolerations.contains(t) {
+            demand.tolerations.push(t.clone());
+        }
+    }
+    demand.runtime_class = None;
+}
+
+/// Applies the RuntimeClass a spec names ([`apply_class`]: fixed overhead, nodeSelector,
+/// tolerations) to every pod and DaemonSet whose `spec.overhead` is unset, as the API server's
+/// RuntimeClass admission does when a pod is created (a pod listed from a cluster already
+/// carries it all; a written input or a template does not). Karpenter reads the admitted spec
+/// (core `utils/resources` `Ceiling` for the overhead). A RuntimeClass whose overhead cannot be
+/// read is named in a warning and adds no overhead; a name no RuntimeClass has adds nothing.
 pub(super) fn runtime_class_overhead(snap: &mut Snapshot) {
-    let mut classes: BTreeMap<String, Resources> = BTreeMap::new();
+    let mut classes: BTreeMap<String, Class> = BTreeMap::new();
     let mut warnings = Vec::new();
     for obj in &snap.objects {
         if obj.group() != "node.k8s.io" || obj.kind != "RuntimeClass" {
@@ -28,22 +106,23 @@ pub(super) fn runtime_class_overhead(snap: &mut Snapshot) {
             .into_iter()
             .flatten()
             .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)));
+        let mut class = Class::default();
         match Resources::from_quantities(pairs) {
-            Ok(r) => {
-                classes.insert(obj.name().to_string(), r);
-            }
+            Ok(r) => class.overhead = r,
             Err((name, e)) => warnings.push(format!(
                 "RuntimeClass {}: overhead.podFixed[{name}]: {e}: its overhead is not counted",
                 obj.name()
             )),
         }
+        scheduling(obj, &mut class, &mut warnings);
+        classes.insert(obj.name().to_string(), class);
     }
     snap.warnings.extend(warnings);
     if classes.is_empty() {
         return;
     }
     for pod in &mut snap.pods {
-        let Some(overhead) = pod
+        let Some(class) = pod
             .demand
             .runtime_class
             .as_ref()
@@ -51,14 +130,11 @@ pub(super) fn runtime_class_overhead(snap: &mut Snapshot) {
         else {
             continue;
         };
-        let demand = Arc::make_mut(&mut Arc::make_mut(pod).demand);
-        demand.add_overhead(overhead);
-        demand.runtime_class = None;
+        apply_class(Arc::make_mut(&mut Arc::make_mut(pod).demand), class);
     }
     for ds in &mut snap.daemonsets {
-        if let Some(overhead) = ds.pod.runtime_class.as_ref().and_then(|c| classes.get(c)) {
-            ds.pod.add_overhead(overhead);
-            ds.pod.runtime_class = None;
+        if let Some(class) = ds.pod.runtime_class.as_ref().and_then(|c| classes.get(c)) {
+            apply_class(&mut ds.pod, class);
         }
     }
 }

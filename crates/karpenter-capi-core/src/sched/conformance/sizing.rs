@@ -90,6 +90,65 @@ fn runtime_class_overhead_sizes_the_pod() {
     }
 }
 
+const GVISOR: &str = "---\napiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: gvisor}\nhandler: runsc\nscheduling:\n  nodeSelector: {sandbox: gvisor}\n  tolerations: [{key: sandbox, operator: Equal, value: gvisor, effect: NoSchedule}]\n";
+
+/// A RuntimeClass's `scheduling` joins the spec of a pod no admission saw, as the RuntimeClass
+/// admission plugin merges it at creation: a 1-core pod of class `gvisor`, whose nodes are the
+/// only ones labelled `sandbox=gvisor`, gets that c8, not a c2 (every strategy), and carries the
+/// class's toleration once. A spec that already selects the key keeps its own value, an
+/// admitted pod (`spec.overhead` set) gets nothing more, and a template's pods get the class.
+#[test]
+fn runtime_class_scheduling_joins_a_spec_no_admission_saw() {
+    let catalog = flavor("c2", 2, "0.05", "") + &flavor("c8", 8, "0.14", "sandbox=gvisor");
+    let class = "\n  runtimeClassName: gvisor";
+    let s = snap(&(catalog.clone() + GVISOR + &pod("p", "app: p", "1", "", class)));
+    let d = &s.pods[0].demand;
+    assert_eq!(d.tolerations.len(), 1);
+    assert_eq!(d.node_selector.len(), 1);
+    assert_eq!(d.node_selector[0].key, "sandbox");
+    assert_eq!(d.node_selector[0].values, vec!["gvisor".to_string()]);
+    for strategy in ALL {
+        let p = plan(&s, strategy);
+        assert_eq!(single(&s, &p).0, "c8", "{strategy:?}");
+    }
+    // The toleration already there, and the key already selected: nothing doubles.
+    let own = format!(
+        "{class}\n  nodeSelector: {{sandbox: other}}\n  tolerations: [{{key: sandbox, operator: Equal, value: gvisor, effect: NoSchedule}}]"
+    );
+    let s = snap(&(catalog.clone() + GVISOR + &pod("p", "app: p", "1", "", &own)));
+    let d = &s.pods[0].demand;
+    assert_eq!(d.tolerations.len(), 1);
+    assert_eq!(d.node_selector.len(), 1);
+    assert_eq!(d.node_selector[0].values, vec!["other".to_string()]);
+    // Admitted: the pod's spec is what the scheduler sees.
+    let admitted = format!("{class}\n  overhead: {{cpu: 100m}}");
+    let s = snap(&(catalog.clone() + GVISOR + &pod("p", "app: p", "1", "", &admitted)));
+    assert!(s.pods[0].demand.node_selector.is_empty());
+    assert!(s.pods[0].demand.tolerations.is_empty());
+    assert_eq!(single(&s, &plan(&s, Cost)).0, "c2");
+    // A Deployment's pods, the class listed after them.
+    let deploy = "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 2\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      runtimeClassName: gvisor\n      containers: [{name: c, resources: {requests: {cpu: 500m}}}]\n";
+    let s = snap(&(catalog.clone() + deploy + GVISOR));
+    assert_eq!(s.pods.len(), 2);
+    assert!(
+        s.pods
+            .iter()
+            .all(|p| p.demand.node_selector.len() == 1 && p.demand.tolerations.len() == 1)
+    );
+    // An unreadable part is named and left out; the rest still applies.
+    let bad = GVISOR.replace("operator: Equal", "operator: Sometimes");
+    let s = snap(&(catalog + &bad + &pod("p", "app: p", "1", "", class)));
+    assert_eq!(s.pods[0].demand.node_selector.len(), 1);
+    assert!(s.pods[0].demand.tolerations.is_empty());
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.starts_with("RuntimeClass gvisor: scheduling.tolerations[0]: ")),
+        "{:?}",
+        s.warnings
+    );
+}
+
 /// A pod the DaemonSet controls, `created` at that time, requesting `cpu`.
 fn daemon_pod(name: &str, created: &str, cpu: &str) -> String {
     format!(
