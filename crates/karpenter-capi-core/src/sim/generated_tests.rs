@@ -120,16 +120,15 @@ fn replays_of_the_named_and_built_in_traces_keep_the_pods_and_return_to_zero() {
     // docs/benchmarks.md "Re-measured, session 12"): diurnal 0.937x, burst 0.947x (0.973x
     // before a MachineDeployment's scale-downs stopped waiting for one another), batch 1.006x
     // (0.985x before consolidation ordered its candidates by savings per disruption, as
-    // Karpenter v1.14.1), steady-spikes 0.860x the best peer. The ramp is 1.032x upstream's
-    // bill: on its way down Karpenter's single-node replacement moves the pods of part-empty
-    // nodes to smaller ones, and the Deployment's next scale-down deletes those moved pods
-    // first (the youngest), so the replacements are emptied soon after.
+    // Karpenter v1.14.1), steady-spikes 0.860x the best peer. The ramp is 0.946x (1.032x
+    // while foresight bought the batch's own smaller node at an equal price per pod: each such
+    // node was replaced on the way up, billing two nodes while the replacement launched).
     // Budgets count a node still leaving after its claim was released only while it has pods to
     // drain (core stops counting at InstanceTerminating, after the drain); counting it until the
     // Node was gone had cost burst 1.039x, ramp 1.045x, batch 1.023x.
     let limits = [
         ("gen-diurnal-s1-n20", 0.94),
-        ("gen-ramp-s2-n24", 1.04),
+        ("gen-ramp-s2-n24", 0.95),
         ("gen-burst-s3-n30", 0.95),
         ("gen-batch-s4-n12", 1.01),
         ("gen-steady-spikes-s5-n20", 0.87),

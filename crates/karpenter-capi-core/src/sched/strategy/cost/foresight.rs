@@ -24,7 +24,8 @@
 //! - **Cheaper per pod.** The nodes of one `cost` plan for the batch and the expected pods
 //!   together are opened only as the batch's pods need them (largest first, first fit); they are
 //!   bought instead of the batch's own plan only when their price per pod they will hold (the
-//!   batch's and the expected pods that fit their room) is strictly lower. [`Sizing`] says why.
+//!   batch's and the expected pods that fit their room) is lower, or equal while they hold more
+//!   pods (room a longer ramp fills instead of replacing the smaller nodes). [`Sizing`] says why.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -113,15 +114,23 @@ impl std::fmt::Display for Sizing {
                 holds,
                 batch_alone,
                 batch_alone_holds,
-            } => write!(
-                f,
-                "sized for {pending} pending and ~{expected} expected pod(s) (as many arrived in the last {}m): \
-                 {bought}/h for {holds} pod(s), {}/h per pod, instead of {batch_alone}/h for \
-                 {batch_alone_holds}, {}/h per pod",
-                window_secs / 60,
-                per_pod(*bought, *holds),
-                per_pod(*batch_alone, *batch_alone_holds),
-            ),
+            } => {
+                write!(
+                    f,
+                    "sized for {pending} pending and ~{expected} expected pod(s) (as many arrived in the last {}m): \
+                     {bought}/h for {holds} pod(s), {}/h per pod, instead of {batch_alone}/h for \
+                     {batch_alone_holds}, {}/h per pod",
+                    window_secs / 60,
+                    per_pod(*bought, *holds),
+                    per_pod(*batch_alone, *batch_alone_holds),
+                )?;
+                if i128::from(bought.0) * *batch_alone_holds as i128
+                    == i128::from(batch_alone.0) * *holds as i128
+                {
+                    f.write_str(" (as cheap per pod, with room for more)")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -284,7 +293,8 @@ pub fn with_expected(snapshot: &Snapshot, forecast: &Forecast) -> (Snapshot, Vec
 }
 
 /// `cost`'s plan for the batch with the forecast: the batch's own plan ([`super::plan_within`])
-/// unless nodes sized with foresight are strictly cheaper per pod they will hold (module rule).
+/// unless nodes sized with foresight are cheaper per pod they will hold, or as cheap while
+/// holding more (module rule).
 pub fn plan(snapshot: &Snapshot, pending: &[usize], forecast: &Forecast) -> Placement {
     let base = super::plan_within(snapshot, pending, None);
     if forecast.is_empty()
@@ -297,7 +307,7 @@ pub fn plan(snapshot: &Snapshot, pending: &[usize], forecast: &Forecast) -> Plac
     foreseen(snapshot, pending, forecast, &base).unwrap_or(base)
 }
 
-/// The plan sized with foresight, when it is cheaper per pod.
+/// The plan sized with foresight, when it is cheaper per pod (or as cheap, holding more).
 fn foreseen(
     snapshot: &Snapshot,
     pending: &[usize],
@@ -346,7 +356,14 @@ fn foreseen(
     let (bought, alone) = (price(&kept), price(&base.new_nodes));
     let holds = held(&aug, &kept, &expected)?;
     let alone_holds = held(&aug, &base.new_nodes, &expected)?;
-    if i128::from(bought.0) * alone_holds as i128 >= i128::from(alone.0) * holds as i128 {
+    // At an equal price per pod the nodes that hold more win: a ramp longer than the window
+    // fills their room too, where the batch's smaller nodes would need replacing (each
+    // replacement bills two nodes while it launches and drains).
+    let (per_bought, per_alone) = (
+        i128::from(bought.0) * alone_holds as i128,
+        i128::from(alone.0) * holds as i128,
+    );
+    if per_bought > per_alone || (per_bought == per_alone && holds <= alone_holds) {
         return None;
     }
     let mut out = base.clone();
@@ -512,6 +529,34 @@ mod tests {
         // The same input, the same plan.
         let again = plan(&s, &pending, &observe(&s, &pending, NOW.parse().unwrap()));
         assert_eq!(again.new_nodes, p.new_nodes);
+    }
+
+    #[test]
+    fn at_an_equal_price_per_pod_the_node_with_room_for_more_is_bought() {
+        // One pending pod and ~5 expected: the batch's c3-4 holds 3 of them (0.05/h, 1/60 per
+        // pod), a c3-8 all 6 (0.1/h, the same per pod). The larger one is bought: a longer ramp
+        // fills it, where the c3-4 would be replaced.
+        let s = cluster("WhenEmptyOrUnderutilized", 4, 0, 1);
+        let pending = batch(&s);
+        let forecast = observe(&s, &pending, NOW.parse().unwrap());
+        assert_eq!((forecast.arrivals, forecast.total()), (5, 5));
+        let alone = super::super::plan_within(&s, &pending, None);
+        assert_eq!(flavors(&alone), vec![("c3-4".to_string(), 1)]);
+        let p = plan(&s, &pending, &forecast);
+        assert_eq!(flavors(&p), vec![("c3-8".to_string(), 1)]);
+        let sizing = p.sizing.clone().unwrap();
+        assert_eq!(
+            sizing.to_string(),
+            "sized for 1 pending and ~5 expected pod(s) (as many arrived in the last 10m): \
+             0.1000/h for 6 pod(s), 0.0167/h per pod, instead of 0.0500/h for 3, 0.0167/h per pod \
+             (as cheap per pod, with room for more)"
+        );
+        // One pod fewer expected: the c3-8 would hold 5, dearer per pod; the batch's own c3-4.
+        let s = cluster("WhenEmptyOrUnderutilized", 3, 0, 1);
+        let pending = batch(&s);
+        let p = plan(&s, &pending, &observe(&s, &pending, NOW.parse().unwrap()));
+        assert_eq!(flavors(&p), vec![("c3-4".to_string(), 1)]);
+        assert_eq!(p.sizing, None);
     }
 
     #[test]
