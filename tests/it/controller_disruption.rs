@@ -626,6 +626,56 @@ fn draining(replacement_status: &str) -> String {
     format!("{}{tainted}{replacement}", base(2, ""))
 }
 
+/// Core `provisioner.go` Schedule plans the pods of nodes marked for deletion with the pending
+/// ones: a pending pod and the pods of a node waiting on its replacement are provisioned for
+/// together, so the replacement's room is not counted twice.
+#[test]
+fn a_pending_pod_and_a_command_in_flight_never_count_on_the_same_room() {
+    // 1500m fits the c3-4 replacement alone (1900m after the cilium pod), not beside web-1.
+    let pending = format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: late, namespace: default, creationTimestamp: '{}'}}\nspec: {{containers: [{{name: c, resources: {{requests: {{cpu: 1500m}}}}}}]}}\nstatus: {{phase: Pending, conditions: [{{type: PodScheduled, status: 'False', reason: Unschedulable}}]}}\n",
+        ago(60)
+    );
+    let p = run(&format!("{}{pending}", draining("{}")));
+    assert!(
+        p.notes.iter().any(|n| n
+            == "node node-1: waiting for its replacement default-r to initialize before draining"),
+        "{:?}",
+        p.notes
+    );
+    let created: Vec<(&str, &Vec<String>)> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreateNodeClaim {
+                instance_type,
+                pods,
+                ..
+            } => Some((instance_type.as_str(), pods)),
+            _ => None,
+        })
+        .collect();
+    // Both get room: the larger pod is planned first (queue order), onto the replacement, and
+    // web-1 gets the new node.
+    assert_eq!(
+        created,
+        vec![("c3-4", &vec!["default/web-1".to_string()])],
+        "{:?}",
+        names(&p)
+    );
+    // Without the command (no replacement recorded), the replacement claim is plain room and
+    // the pod is planned there: nothing new.
+    let plain = draining("{}").edit(" karpenter-capi/replacements: '1',", "");
+    let p = run(&format!("{plain}{pending}"));
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::CreateNodeClaim { .. })),
+        "{:?}",
+        names(&p)
+    );
+}
+
 /// Core's `queue.go` waitOrTerminate: the candidate's claim is deleted only once every
 /// replacement is Initialized, and nothing is evicted before; then termination drains it.
 #[test]

@@ -157,6 +157,11 @@ pub(super) fn continue_command(
         );
         return;
     }
+    // A command with replacements is in core's orchestration queue: its candidates are marked
+    // for deletion until it finishes or is called off (`queue.go` StartCommand).
+    if expected > 0 {
+        out.marked.insert(node.name.clone());
+    }
     if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
         out.notes.push(format!(
             "node {}: waiting for its replacement {} to initialize before draining",
@@ -327,6 +332,7 @@ pub(super) fn abort(
     node: &NodeRecord,
     message: &str,
 ) {
+    out.marked.remove(&node.name);
     out.notes.push(message.to_string());
     out.actions.push(Action::AbortDisruption {
         target: format!("Node/{}", node.name),

@@ -61,6 +61,10 @@ pub(crate) struct Disruption {
     pub(crate) reports: Vec<Action>,
     /// The consolidation memo after this pass's searches (see [`super::consolidated`]).
     pub(crate) consolidation: ConsolidationMemo,
+    /// Nodes whose command (begun in an earlier pass, with replacements) goes on waiting: core
+    /// has marked them for deletion, so provisioning plans their pods too (see
+    /// `super::provisioning_view`).
+    pub(crate) marked: BTreeSet<String>,
 }
 
 pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {

@@ -96,8 +96,9 @@ pub struct Plan {
 }
 
 /// What provisioning sees: the claims this pass deletes as deleting, and every node being
-/// disrupted or deleted (tainted this pass, or its claim deleting) as no room, its currently
-/// reschedulable pods pending (core `provisioner.go` schedules the pods of deleting nodes;
+/// disrupted or deleted (tainted this pass, or its claim deleting) as no room; the currently
+/// reschedulable pods of deleting nodes and of `marked` ones (a command waiting on its
+/// replacements) pending (core `provisioner.go` schedules the pods of deleting nodes;
 /// `utils/pdb/pdb.go` IsCurrentlyReschedulable: not DaemonSet or mirror pods, no active
 /// `do-not-disrupt`, no budget blocking them whatever it allows), so the room replacing them is
 /// made, and kept, while they drain. None: nothing to change.
@@ -105,6 +106,7 @@ fn provisioning_view(
     snapshot: &Snapshot,
     deleted: &std::collections::BTreeSet<String>,
     tainted: &std::collections::BTreeSet<&str>,
+    marked: &std::collections::BTreeSet<String>,
     now: Timestamp,
 ) -> Option<Snapshot> {
     // Every Node of a leaving claim leaves, not only the first: a claim can have two Nodes (the
@@ -126,7 +128,7 @@ fn provisioning_view(
         .map(|n| n.name.clone())
         .chain(tainted.iter().map(|n| n.to_string()))
         .collect();
-    if deleted.is_empty() && leaving.is_empty() {
+    if deleted.is_empty() && leaving.is_empty() && marked.is_empty() {
         return None;
     }
     let mut v = snapshot.clone();
@@ -147,8 +149,15 @@ fn provisioning_view(
         }
     }
     let pdbs = pdb::Pdbs::new(snapshot);
-    let draining: std::collections::BTreeSet<&str> =
-        leaving_nodes.iter().map(|n| n.name.as_str()).collect();
+    // Core's provisioner also plans the pods of nodes marked for deletion (`provisioner.go`
+    // Schedule: `nodes.Deleting().ReschedulablePods`): a command waiting on its replacements
+    // keeps their room for its own pods, and pending pods that need more get nodes of their
+    // own instead of taking it (which would call the command off and waste the replacement).
+    let draining: std::collections::BTreeSet<&str> = leaving_nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .chain(marked.iter().map(String::as_str))
+        .collect();
     for p in v.pods.iter_mut() {
         let reschedulable = p.node_name.as_deref().is_some_and(|n| draining.contains(n))
             && drain::reschedulable(p)
@@ -217,7 +226,7 @@ pub fn plan_with(
             _ => None,
         })
         .collect();
-    let view = provisioning_view(snapshot, &removals.claims, &tainted, now);
+    let view = provisioning_view(snapshot, &removals.claims, &tainted, &disrupted.marked, now);
     let provision_view = view.as_ref().unwrap_or(snapshot);
     let (created, provision_notes) = provision::provision(provision_view, now, config);
     notes.extend(provision_notes);
