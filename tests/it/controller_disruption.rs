@@ -676,6 +676,58 @@ fn a_pending_pod_and_a_command_in_flight_never_count_on_the_same_room() {
     );
 }
 
+/// A pod bound onto the initialized replacement took the room the command made: core's queue
+/// would drain anyway; ours waits (its node marked for deletion, so provisioning makes the room)
+/// instead of calling the command off and wasting the replacement; with room again it goes on.
+#[test]
+fn a_command_whose_replacement_room_was_taken_waits_for_more_room() {
+    let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: late, namespace: default}\nspec: {nodeName: node-r, containers: [{name: c, resources: {requests: {cpu: 1800m}}}]}\nstatus: {phase: Running}\n";
+    let taken = format!(
+        "{}{node_r}",
+        draining(
+            "{providerID: 'openstack:///r', nodeName: node-r, conditions: [{type: Registered, status: 'True'}, {type: Initialized, status: 'True'}]}"
+        )
+    );
+    let p = run(&taken);
+    assert!(
+        p.notes.iter().any(|n| n
+            == "node node-1: Drifted disruption waits: pending pods took the room of its replacements, more is provisioned"),
+        "{:?}",
+        p.notes
+    );
+    let created: Vec<(&str, &Vec<String>)> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreateNodeClaim {
+                instance_type,
+                pods,
+                ..
+            } => Some((instance_type.as_str(), pods)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        created,
+        vec![("c3-4", &vec!["default/web-1".to_string()])],
+        "{:?}",
+        names(&p)
+    );
+    assert!(
+        !p.actions.iter().any(|a| matches!(
+            a,
+            Action::AbortDisruption { .. }
+                | Action::DeleteNodeClaim { .. }
+                | Action::EvictPod { .. }
+        )),
+        "{:?}",
+        names(&p)
+    );
+    // The late pod gone again: the command goes on.
+    let p = run(&taken.edit("{requests: {cpu: 1800m}}", "{requests: {cpu: 100m}}"));
+    assert_eq!(names(&p), vec!["deleteNodeClaim"]);
+}
+
 /// Core's `queue.go` waitOrTerminate: the candidate's claim is deleted only once every
 /// replacement is Initialized, and nothing is evicted before; then termination drains it.
 #[test]

@@ -202,6 +202,21 @@ pub(super) fn continue_command(
         (None, false) => match home_for_movable(reserved, &with, pdbs, now) {
             Home::Fits => None,
             Home::Nowhere(p) => Some(format!("pods {} fit nowhere", p.join(", "))),
+            // Pending pods took the room its replacements made. Core's queue drains anyway
+            // (no simulation after the replacements initialize); ours never evicts without a
+            // Ready home, so it waits, its node marked for deletion, while provisioning makes
+            // that room (calling it off would waste the replacements); the command's timeout
+            // still bounds the wait.
+            Home::Needs(_) if expected > 0 => {
+                out.notes.push(format!(
+                    "node {}: {reason} disruption waits: pending pods took the room of its \
+                     replacements, more is provisioned",
+                    node.name
+                ));
+                draining.push(node.name.clone());
+                defer_rest(snapshot, out, claim, node, reason.as_str(), true);
+                return;
+            }
             Home::Needs(_) => Some("its pods no longer have room".to_string()),
         },
     };
