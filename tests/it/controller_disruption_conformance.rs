@@ -83,6 +83,26 @@ fn pod_on(name: &str, i: usize, cpu: &str, extra: &[(&str, Value)]) -> Pod {
     p
 }
 
+/// `w` with the four nodes of the ratio-sort cases (D-BAL-040, D-BAL-052): a c-16 with two pods
+/// (0.4/h over 3), a c-4 with one (0.1 over 2), a c-8 with one (0.2 over 2) and a c-16 with three
+/// (0.4 over 4), as node-1 to node-4.
+fn four_ratios(w: World) -> World {
+    w.md(4, 1)
+        .md(8, 1)
+        .md(16, 2)
+        .machine(16, 1, true, true)
+        .machine(4, 2, true, true)
+        .machine(8, 3, true, true)
+        .machine(16, 4, true, true)
+        .add(pod_on("p1", 1, "1", &[]))
+        .add(pod_on("q1", 1, "1", &[]))
+        .add(pod_on("p2", 2, "1", &[]))
+        .add(pod_on("p3", 3, "1", &[]))
+        .add(pod_on("p4", 4, "1", &[]))
+        .add(pod_on("q4", 4, "1", &[]))
+        .add(pod_on("r4", 4, "1", &[]))
+}
+
 /// Node `node-<i>` tainted `karpenter.sh/disrupted` and its claim `c-<i>` recording a command of
 /// ours for `reason` started `started_ago` seconds before NOW.
 fn under_way(w: World, i: usize, reason: &str, started_ago: i64) -> World {

@@ -152,6 +152,7 @@ impl Load {
             .map(|t| {
                 let stop = stop.clone();
                 std::thread::spawn(move || {
+                    // Busy work, not a draw (the value is thrown away): no seeded generator needed.
                     let mut x = t as u64 + 1;
                     while !stop.load(Ordering::Relaxed) {
                         for _ in 0..10_000 {

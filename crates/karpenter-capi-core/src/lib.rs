@@ -11,6 +11,9 @@
 //! - [`vocab`]: every name shared with the API server, defined once.
 //! - [`status`]: `status`'s view of a cluster as data; [`parallel`]: independent work on every
 //!   core; [`error`]: the [`Error`] every room returns.
+//! - [`rng`]: the deterministic generator the generated traces are drawn from; the testkit
+//!   compiles the same file, so every generated test and bench input is drawn from it too (`pub`
+//!   so that the helpers only tests use are not dead code here).
 //!
 //! These rooms are the deliberate API: an item is `pub` only when the shell, the command line,
 //! the integration tests, the benches or the examples use it; everything else is `pub(crate)`,
@@ -22,6 +25,7 @@ pub mod diagnose;
 pub mod error;
 pub mod model;
 pub mod parallel;
+pub mod rng;
 pub mod sched;
 pub mod sim;
 pub mod status;

@@ -11,6 +11,10 @@
 //!   changes, and the test then checks a different world than it names.
 
 pub mod objects;
+// The core's generator, compiled here from its one source file: the generated traces and every
+// generated test input draw from the same definition, and the testkit still depends on no crate
+// of this workspace (a dependency on the core would put two copies of its types in its tests).
+#[path = "../../karpenter-capi-core/src/rng.rs"]
 pub mod rng;
 pub mod world;
 

@@ -311,6 +311,7 @@ impl Lp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use karpenter_capi_testkit::rng::Lcg;
 
     #[test]
     fn covering_lp_optimum_and_duals() {
@@ -344,13 +345,8 @@ mod tests {
     /// and every surplus at zero or more, and prove the objective (strong duality).
     #[test]
     fn pivots_reach_a_proven_optimum() {
-        let mut seed = 7u64;
-        let mut next = move |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut rng = Lcg(7);
+        let mut next = move |n: u64| rng.below(n);
         for _ in 0..20 {
             let m = 5 + next(40) as usize;
             let demand: Vec<f64> = (0..m).map(|_| 1.0 + next(30) as f64).collect();

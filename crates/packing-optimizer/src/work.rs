@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 /// free in the LP's inner loop.
 const CLOCK_EVERY: u32 = 64;
 
+/// The plugin's budget for a provisioning batch of at most 500 pods, here so that the plugin's
+/// `cost` strategy and the optimizer's own tests run the same budget.
+pub const SMALL_BATCH_WORK: u64 = 15_000_000;
+/// The plugin's budget for a larger batch.
+pub const LARGE_BATCH_WORK: u64 = 50_000_000;
+
 thread_local! {
     /// Meters of this thread whose safety net was hit, ever: a caller that runs many optimizer
     /// searches deep in its own code (the controller's consolidation trials) compares it before

@@ -16,10 +16,7 @@ use std::time::Duration;
 
 use karpenter_capi_testkit::rng::Lcg;
 use packing_optimizer::colgen::{ClassSpec, Limits, Problem, generate};
-use packing_optimizer::work::Work;
-
-/// The optimizer's budget for a batch up to 500 pods (`SMALL_BATCH_WORK` of the core crate).
-const SMALL_BATCH_WORK: u64 = 15_000_000;
+use packing_optimizer::work::{SMALL_BATCH_WORK, Work};
 
 /// A generated case: the problem and its prices in thousandths per hour.
 struct Case {

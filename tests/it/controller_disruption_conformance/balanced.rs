@@ -163,22 +163,7 @@ fn a_balanced_replace_when_a_cheaper_node_is_needed() {
 /// takes the two best ratios, node-1 and node-3 (0.6 of 1.1 saved for 5 of 11: 1.2).
 #[test]
 fn balanced_multi_node_takes_the_best_ratios() {
-    let w = balanced("2")
-        .md(4, 1)
-        .md(8, 1)
-        .md(16, 2)
-        .machine(16, 1, true, true)
-        .machine(4, 2, true, true)
-        .machine(8, 3, true, true)
-        .machine(16, 4, true, true)
-        .add(pod_on("p1", 1, "1", &[]))
-        .add(pod_on("q1", 1, "1", &[]))
-        .add(pod_on("p2", 2, "1", &[]))
-        .add(pod_on("p3", 3, "1", &[]))
-        .add(pod_on("p4", 4, "1", &[]))
-        .add(pod_on("q4", 4, "1", &[]))
-        .add(pod_on("r4", 4, "1", &[]));
-    let p = plan_of(&w);
+    let p = plan_of(&four_ratios(balanced("2")));
     assert!(created(&p).is_empty(), "{:?}", created(&p));
     assert_eq!(
         tainted_nodes(&p),

@@ -217,22 +217,7 @@ fn single_node_order_follows_differing_disruption_costs() {
 /// pods (node-3 and node-2, the order before).
 #[test]
 fn multi_node_consolidation_takes_the_best_ratios_first() {
-    let w = underutilized("2")
-        .md(4, 1)
-        .md(8, 1)
-        .md(16, 2)
-        .machine(16, 1, true, true)
-        .machine(4, 2, true, true)
-        .machine(8, 3, true, true)
-        .machine(16, 4, true, true)
-        .add(pod_on("p1", 1, "1", &[]))
-        .add(pod_on("q1", 1, "1", &[]))
-        .add(pod_on("p2", 2, "1", &[]))
-        .add(pod_on("p3", 3, "1", &[]))
-        .add(pod_on("p4", 4, "1", &[]))
-        .add(pod_on("q4", 4, "1", &[]))
-        .add(pod_on("r4", 4, "1", &[]));
-    let p = plan_of(&w);
+    let p = plan_of(&four_ratios(underutilized("2")));
     assert!(created(&p).is_empty(), "{:?}", created(&p));
     assert_eq!(
         tainted_nodes(&p),

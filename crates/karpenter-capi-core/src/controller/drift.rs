@@ -14,6 +14,7 @@ use crate::vocab::keys;
 use serde_json::Value;
 
 use super::action::Action;
+use super::fnv::Fnv1a;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
 use crate::model::snapshot::Snapshot;
@@ -51,16 +52,6 @@ impl DriftReason {
     }
 }
 
-fn fnv(h: &mut u64, text: &str) {
-    for b in text.bytes() {
-        *h ^= u64::from(b);
-        *h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    // A separator byte no field contains, so ("ab","c") and ("a","bc") differ.
-    *h ^= 0xff;
-    *h = h.wrapping_mul(0x0100_0000_01b3);
-}
-
 /// Sorted `key=value:Effect` renderings: Karpenter hashes taint lists as sets.
 fn taint_set(taints: &[Taint]) -> Vec<String> {
     let mut v: Vec<String> = taints.iter().map(|t| t.to_string()).collect();
@@ -79,38 +70,38 @@ fn canonical(v: &Value) -> String {
 /// [`DriftReason::RequirementsDrifted`]). Unset and zero values hash like absent ones, and
 /// `expireAfter` is taken with its CRD default (`720h`), as Karpenter hashes the defaulted object.
 pub fn nodepool_hash(pool: &NodePool) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = Fnv1a::new();
     for (k, v) in &pool.labels {
-        fnv(&mut h, &format!("label:{k}={v}"));
+        h.field(&format!("label:{k}={v}"));
     }
     for (k, v) in &pool.annotations {
-        fnv(&mut h, &format!("annotation:{k}={v}"));
+        h.field(&format!("annotation:{k}={v}"));
     }
     for t in taint_set(&pool.taints) {
-        fnv(&mut h, &format!("taint:{t}"));
+        h.field(&format!("taint:{t}"));
     }
     for t in taint_set(&pool.startup_taints) {
-        fnv(&mut h, &format!("startupTaint:{t}"));
+        h.field(&format!("startupTaint:{t}"));
     }
     if let Some(r) = &pool.node_class_ref {
-        fnv(&mut h, &format!("nodeClassRef:{}", canonical(r)));
+        h.field(&format!("nodeClassRef:{}", canonical(r)));
     } else if let Some(n) = &pool.node_class {
-        fnv(&mut h, &format!("nodeClassRef:{n}"));
+        h.field(&format!("nodeClassRef:{n}"));
     }
     if let Some(t) = pool
         .termination_grace_period
         .as_deref()
         .filter(|t| !t.is_empty())
     {
-        fnv(&mut h, &format!("terminationGracePeriod:{t}"));
+        h.field(&format!("terminationGracePeriod:{t}"));
     }
     let expire = pool
         .expire_after
         .as_deref()
         .filter(|e| !e.is_empty())
         .unwrap_or("720h");
-    fnv(&mut h, &format!("expireAfter:{expire}"));
-    format!("{h}")
+    h.field(&format!("expireAfter:{expire}"));
+    format!("{}", h.finish())
 }
 
 /// Whether (and why) a claim of `pool` is drifted. Only launched claims drift, as upstream.

@@ -24,6 +24,7 @@ pub(crate) mod disruption;
 pub(crate) mod drain;
 pub mod drift;
 pub mod events;
+pub(crate) mod fnv;
 pub mod karpenter_metrics;
 pub(crate) mod lifecycle;
 pub(crate) mod pdb;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::Config;
 use super::action::Action;
+use super::fnv;
 use crate::model::labels::{Labels, Operator, is_restricted_label};
 use crate::model::nodepool::NodePool;
 use crate::model::resources::Resources;
@@ -167,16 +168,7 @@ pub(crate) fn template_hash(md: &crate::model::snapshot::MachineDeploymentRecord
         .pointer("/spec/template")
         .map(|t| t.to_string())
         .unwrap_or_default();
-    fnv(&template)
-}
-
-fn fnv(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    fnv::hex(&template)
 }
 
 fn resource_list(r: &Resources) -> Value {

@@ -505,6 +505,25 @@ fn node_selector_term(
     term: &NodeSelectorTerm,
     field: &str,
 ) -> Result<Vec<Requirement>, (String, String)> {
+    let mut out = term_expressions(term, field)?;
+    // matchFields only supports metadata.name, which a node that does not exist yet never has.
+    for f in term.match_fields.iter().flatten() {
+        out.push(Requirement {
+            key: format!("metadata.name ({})", f.key),
+            operator: Operator::In,
+            values: f.values.clone().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// The `matchExpressions` of a node selector term at `field` as requirements (keys normalized);
+/// an unknown operator is an error naming its field. Pods' node affinity and volumes' node
+/// affinity (`volume.rs`) both read their terms' expressions here.
+pub(super) fn term_expressions(
+    term: &NodeSelectorTerm,
+    field: &str,
+) -> Result<Vec<Requirement>, (String, String)> {
     let mut out = Vec::new();
     for (i, e) in term.match_expressions.iter().flatten().enumerate() {
         let operator = Operator::parse(&e.operator).ok_or_else(|| {
@@ -520,14 +539,6 @@ fn node_selector_term(
             key: normalized_key(&e.key).to_string(),
             operator,
             values: e.values.clone().unwrap_or_default(),
-        });
-    }
-    // matchFields only supports metadata.name, which a node that does not exist yet never has.
-    for f in term.match_fields.iter().flatten() {
-        out.push(Requirement {
-            key: format!("metadata.name ({})", f.key),
-            operator: Operator::In,
-            values: f.values.clone().unwrap_or_default(),
         });
     }
     Ok(out)

@@ -3,13 +3,14 @@
 //! zone(s); an unbound claim whose StorageClass has `allowedTopologies` restricts it to those.
 //! Mirrors Karpenter's `provisioning/scheduling/volumetopology.go`.
 
-use k8s_openapi::api::core::v1::{NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
 use serde::Serialize;
 
 use super::constraints::{VolumeProblem, VolumeRequirement};
 use super::labels::{Operator, Requirement, normalized_key};
 use super::object::RawObject;
+use super::pod::term_expressions;
 use super::snapshot::Snapshot;
 use crate::error::Error;
 use crate::vocab::keys;
@@ -91,7 +92,9 @@ pub(crate) fn volume_record(obj: &RawObject) -> Result<TopologyRecord, Error> {
         .unwrap_or_default();
     for (i, term) in terms.iter().enumerate() {
         let field = format!("spec.nodeAffinity.required.nodeSelectorTerms[{i}]");
-        let mut reqs = term_requirements(term, &field).map_err(|(f, e)| obj.error(f, e))?;
+        // Only the matchExpressions: a volume's matchFields could name only an existing node
+        // (metadata.name), and are not read.
+        let mut reqs = term_expressions(term, &field).map_err(|(f, e)| obj.error(f, e))?;
         let had = !reqs.is_empty();
         if node_local {
             reqs.retain(|r| r.key != keys::HOSTNAME);
@@ -139,30 +142,6 @@ pub(crate) fn storage_class_record(obj: &RawObject) -> Result<TopologyRecord, Er
         deleting: false,
         immediate: sc.volume_binding_mode.as_deref() == Some("Immediate"),
     })
-}
-
-fn term_requirements(
-    term: &NodeSelectorTerm,
-    field: &str,
-) -> Result<Vec<Requirement>, (String, String)> {
-    let mut out = Vec::new();
-    for (i, e) in term.match_expressions.iter().flatten().enumerate() {
-        let operator = Operator::parse(&e.operator).ok_or_else(|| {
-            (
-                format!("{field}.matchExpressions[{i}].operator"),
-                format!(
-                    "unknown operator {:?} (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)",
-                    e.operator
-                ),
-            )
-        })?;
-        out.push(Requirement {
-            key: normalized_key(&e.key).to_string(),
-            operator,
-            values: e.values.clone().unwrap_or_default(),
-        });
-    }
-    Ok(out)
 }
 
 /// Why a pending pod's claim keeps it from being provisioned for at all, if it does: the claim

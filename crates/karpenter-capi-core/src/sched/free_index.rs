@@ -92,17 +92,13 @@ impl FreeIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Lcg;
 
     /// Under any sequence of placements, the index finds the node a scan in order finds.
     #[test]
     fn the_free_index_finds_the_first_fit_a_scan_finds() {
-        let mut seed = 42u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (seed >> 33) % n
-        };
+        let mut rng = Lcg(42);
+        let mut next = |n: u64| rng.below(n);
         for nodes in [0usize, 1, 7, 64, 300] {
             let mut free: Vec<Resources> = (0..nodes)
                 .map(|_| Resources {

@@ -163,6 +163,23 @@ fn claim_mut<'a>(c: &'a mut SimCluster, name: &str) -> Result<&'a mut NodeClaimR
         .ok_or_else(|| format!("NodeClaim {name} not found"))
 }
 
+/// Claim `name`'s status written at `now`: `edit` sets its other fields, then `conditions` are
+/// merged into its conditions and the lifecycle transitions they make are recorded.
+fn set_claim_status(
+    c: &mut SimCluster,
+    name: &str,
+    conditions: &[crate::controller::write::ConditionUpdate],
+    now: i64,
+    edit: impl FnOnce(&mut NodeClaimRecord),
+) -> Result<(), String> {
+    let ts = c.ts(now);
+    let claim = claim_mut(c, name)?;
+    edit(claim);
+    let became = merge_conditions(&mut claim.conditions, conditions, ts);
+    record_transitions(c, &became, now);
+    Ok(())
+}
+
 fn apply_write(c: &mut SimCluster, w: &Write) -> Result<(), String> {
     // A write that changes nothing is no watch event (the API server keeps the object's
     // resourceVersion), so it does not wake the controller again.
@@ -385,23 +402,21 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
             fields,
             conditions,
         } => {
-            let ts = c.ts(now);
-            let claim = claim_mut(c, name)?;
-            if let Some(p) = fields.get("providerID").and_then(Value::as_str) {
-                claim.provider_id = Some(p.to_string());
-            }
-            if let Some(n) = fields.get("nodeName").and_then(Value::as_str) {
-                claim.node_name = Some(n.to_string());
-            }
-            if let Some(t) = fields
-                .get("lastPodEventTime")
-                .and_then(Value::as_str)
-                .and_then(|t| t.parse().ok())
-            {
-                claim.last_pod_event = Some(t);
-            }
-            let became = merge_conditions(&mut claim.conditions, conditions, ts);
-            record_transitions(c, &became, now);
+            set_claim_status(c, name, conditions, now, |claim| {
+                if let Some(p) = fields.get("providerID").and_then(Value::as_str) {
+                    claim.provider_id = Some(p.to_string());
+                }
+                if let Some(n) = fields.get("nodeName").and_then(Value::as_str) {
+                    claim.node_name = Some(n.to_string());
+                }
+                if let Some(t) = fields
+                    .get("lastPodEventTime")
+                    .and_then(Value::as_str)
+                    .and_then(|t| t.parse().ok())
+                {
+                    claim.last_pod_event = Some(t);
+                }
+            })?;
         }
         Write::StatusOfCreated {
             resource,
@@ -416,14 +431,11 @@ fn apply_write_inner(c: &mut SimCluster, w: &Write) -> Result<(), String> {
                     resource.kind
                 ));
             }
-            let ts = c.ts(now);
             let name = c
                 .last_created_claim
                 .clone()
                 .ok_or("no NodeClaim was created before its status")?;
-            let claim = claim_mut(c, &name)?;
-            let became = merge_conditions(&mut claim.conditions, conditions, ts);
-            record_transitions(c, &became, now);
+            set_claim_status(c, &name, conditions, now, |_| {})?;
         }
         Write::ClearConditions {
             resource,

@@ -12,6 +12,7 @@ use super::trace::{self, Trace};
 use crate::error::Error;
 use crate::model::load::{Source, snapshot_from_sources};
 use crate::model::snapshot::Snapshot;
+use crate::rng::Lcg;
 
 /// A shape of demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,33 +61,6 @@ pub const NAMED: &[(Shape, u64, i64)] = &[
     (Shape::SteadySpikes, 5, 20),
 ];
 
-/// A small linear congruential generator (reproducible inputs need no dependency).
-struct Lcg(u64);
-
-impl Lcg {
-    fn new(seed: u64) -> Lcg {
-        let mut g = Lcg(seed ^ 0x9e37_79b9_7f4a_7c15);
-        g.next();
-        g
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        if hi <= lo {
-            return lo;
-        }
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-}
-
 /// The name of a generated trace.
 pub fn name(shape: Shape, seed: u64, size: i64) -> String {
     format!("gen-{}-s{seed}-n{size}", shape.as_str())
@@ -95,13 +69,13 @@ pub fn name(shape: Shape, seed: u64, size: i64) -> String {
 /// The trace YAML of `shape` drawn from `seed`, about `size` pods at its peak (at least 1).
 pub fn yaml(shape: Shape, seed: u64, size: i64) -> String {
     let size = size.max(1);
-    let mut g = Lcg::new(seed);
+    let mut g = Lcg::mixed(seed);
     let mut y = format!("name: {}\nworkloads:\n", name(shape, seed, size));
     match shape {
         Shape::Diurnal => {
             // `size` pods alive at the peak: arrivals over the day times a lifetime of 1-3 h.
-            let hours = g.range(1, 3);
-            let trough = [0.1, 0.25, 0.5][g.range(0, 2) as usize];
+            let hours = g.between(1, 3);
+            let trough = [0.1, 0.25, 0.5][g.between(0, 2) as usize];
             // The mean arrival rate is (1 + trough) / 2 of the peak's.
             let pods = (size as f64 * 24.0 / hours as f64 * (1.0 + trough) / 2.0).round() as i64;
             let _ = writeln!(y, "- {{name: web, cpu: 500m, memory: 512Mi}}");
@@ -111,9 +85,9 @@ pub fn yaml(shape: Shape, seed: u64, size: i64) -> String {
             );
         }
         Shape::Ramp => {
-            let up = g.range(10, 40);
-            let hold = g.range(10, 60);
-            let down = g.range(10, 40);
+            let up = g.between(10, 40);
+            let hold = g.between(10, 60);
+            let down = g.between(10, 40);
             let _ = writeln!(y, "- {{name: web, cpu: 750m, memory: 1Gi}}");
             let _ = writeln!(
                 y,
@@ -125,27 +99,27 @@ pub fn yaml(shape: Shape, seed: u64, size: i64) -> String {
         Shape::Burst => {
             let _ = writeln!(y, "- {{name: burst, cpu: 500m, memory: 256Mi}}\nsteps:");
             let mut at = 0;
-            for _ in 0..g.range(3, 5) {
-                let count = g.range(size / 3, size).max(1);
-                let life = g.range(5, 20);
+            for _ in 0..g.between(3, 5) {
+                let count = g.between(size / 3, size).max(1);
+                let life = g.between(5, 20);
                 let _ = writeln!(
                     y,
                     "- {{at: {at}m, add: {{workload: burst, count: {count}, lifetime: {life}m}}}}"
                 );
-                at += g.range(10, 40);
+                at += g.between(10, 40);
             }
         }
         Shape::Batch => {
             let _ = writeln!(y, "- {{name: job, cpu: '1', memory: 2Gi}}\nsteps:");
             let mut at = 0;
-            for _ in 0..g.range(4, 8) {
-                let count = g.range(1, size);
-                let life = g.range(5, 30);
+            for _ in 0..g.between(4, 8) {
+                let count = g.between(1, size);
+                let life = g.between(5, 30);
                 let _ = writeln!(
                     y,
                     "- {{at: {at}m, add: {{workload: job, count: {count}, lifetime: {life}m}}}}"
                 );
-                at += g.range(3, 25);
+                at += g.between(3, 25);
             }
         }
         Shape::SteadySpikes => {
@@ -154,15 +128,15 @@ pub fn yaml(shape: Shape, seed: u64, size: i64) -> String {
                 y,
                 "- {{name: web, cpu: 500m, memory: 512Mi}}\n- {{name: spike, cpu: 250m, memory: 256Mi}}\nsteps:\n- {{at: 0s, scale: {{web: {steady}}}}}"
             );
-            let mut at = g.range(5, 15);
-            for _ in 0..g.range(2, 5) {
-                let count = g.range(1, (size - steady).max(1) * 2);
-                let life = g.range(3, 12);
+            let mut at = g.between(5, 15);
+            for _ in 0..g.between(2, 5) {
+                let count = g.between(1, (size - steady).max(1) * 2);
+                let life = g.between(3, 12);
                 let _ = writeln!(
                     y,
                     "- {{at: {at}m, add: {{workload: spike, count: {count}, lifetime: {life}m}}}}"
                 );
-                at += g.range(15, 45);
+                at += g.between(15, 45);
             }
             let _ = writeln!(y, "- {{at: {}m, scale: {{web: 0}}}}", at + 10);
         }

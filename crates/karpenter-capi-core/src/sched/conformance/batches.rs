@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::{flavor, plan, pod, snap};
 use crate::model::snapshot::Snapshot;
+use crate::rng::Lcg;
 use crate::sched::strategy::StrategyName::{Cost, KarpenterCapi};
 use crate::sched::strategy::{Placement, StrategyName};
 use crate::vocab::keys::ZONE;
@@ -128,13 +129,10 @@ fn claims_in_flight_are_filled_before_new_nodes_across_passes() {
         let mut flight = InFlight::default();
         let mut pods = String::new();
         let mut total: usize = 0;
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = Lcg(0x2545_f491_4f6c_dd1d);
         let mut last = None;
         for _ in 0..10 {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let count = (seed >> 33) % 10;
+            let count = rng.below(10);
             for _ in 0..count {
                 pods.push_str(&pod(&format!("p-{total}"), "app: p", "1", "", ""));
                 total += 1;

@@ -428,6 +428,7 @@ fn waste_score(snapshot: &Snapshot, o: &Offering, nodes: usize, pods: &[usize]) 
 mod tests {
     use super::*;
     use crate::model::load::{Source, snapshot_from_sources};
+    use crate::rng::Lcg;
 
     /// The expander as first written (every node group estimated every round, a scan from the
     /// first node for every pod): the reference the faster one must match plan for plan.
@@ -468,20 +469,6 @@ mod tests {
         finish(StrategyName::LeastWaste, &state, &budget, &offerings, rest)
     }
 
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) as usize
-        }
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[self.next() % items.len()]
-        }
-    }
-
     /// Flavors in three zones (some size-bounded, some tainted), pods with hostname and zone
     /// anti-affinity, zone selectors, spread, affinity, tolerations and host ports.
     fn instance(seed: u64) -> Snapshot {
@@ -495,8 +482,8 @@ mod tests {
         let mut y = String::new();
         let types = 2 + rng.next() % 5;
         for i in 0..types {
-            let cpu = [1, 2, 4, 8][rng.next() % 4];
-            let mem = cpu * [1, 2, 4][rng.next() % 3];
+            let cpu = [1, 2, 4, 8][rng.below(4) as usize];
+            let mem = cpu * [1, 2, 4][rng.below(3) as usize];
             let max = if rng.next().is_multiple_of(3) {
                 format!(
                     "\n    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: '{}'",

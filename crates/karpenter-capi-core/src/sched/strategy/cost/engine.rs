@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use packing_optimizer::work::Work;
+use packing_optimizer::work::{LARGE_BATCH_WORK, SMALL_BATCH_WORK, Work};
 
 use super::{Allowed, conflict};
 use crate::model::pod::{AffinityTerm, PodDemand};
@@ -184,10 +184,6 @@ pub(crate) fn work_for(pods: usize) -> u64 {
     }
 }
 
-/// Units of work for a batch of at most 500 pods.
-pub(crate) const SMALL_BATCH_WORK: u64 = 15_000_000;
-/// Units of work for a larger batch.
-pub(crate) const LARGE_BATCH_WORK: u64 = 50_000_000;
 /// Units of work for one consolidation trial (the pods of a few nodes; a pass runs up to ~30).
 pub(crate) const TRIAL_WORK: u64 = 1_500_000;
 
