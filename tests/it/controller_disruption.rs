@@ -643,23 +643,11 @@ fn a_pending_pod_and_a_command_in_flight_never_count_on_the_same_room() {
         "{:?}",
         p.notes
     );
-    let created: Vec<(&str, &Vec<String>)> = p
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::CreateNodeClaim {
-                instance_type,
-                pods,
-                ..
-            } => Some((instance_type.as_str(), pods)),
-            _ => None,
-        })
-        .collect();
     // Both get room: the larger pod is planned first (queue order), onto the replacement, and
     // web-1 gets the new node.
     assert_eq!(
-        created,
-        vec![("c3-4", &vec!["default/web-1".to_string()])],
+        crate::controller_disruption_conformance::created(&p),
+        vec![("c3-4", vec!["default/web-1"])],
         "{:?}",
         names(&p)
     );
@@ -695,21 +683,9 @@ fn a_command_whose_replacement_room_was_taken_waits_for_more_room() {
         "{:?}",
         p.notes
     );
-    let created: Vec<(&str, &Vec<String>)> = p
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::CreateNodeClaim {
-                instance_type,
-                pods,
-                ..
-            } => Some((instance_type.as_str(), pods)),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        created,
-        vec![("c3-4", &vec!["default/web-1".to_string()])],
+        crate::controller_disruption_conformance::created(&p),
+        vec![("c3-4", vec!["default/web-1"])],
         "{:?}",
         names(&p)
     );

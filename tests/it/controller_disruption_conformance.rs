@@ -39,7 +39,7 @@ fn plan_of(w: &World) -> Plan {
 }
 
 /// The instance type and pods of each `createNodeClaim`.
-fn created(p: &Plan) -> Vec<(&str, Vec<&str>)> {
+pub(crate) fn created(p: &Plan) -> Vec<(&str, Vec<&str>)> {
     p.actions
         .iter()
         .filter_map(|a| match a {
