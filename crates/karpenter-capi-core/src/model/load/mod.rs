@@ -21,6 +21,7 @@ use super::taints::Taint;
 use crate::error::Error;
 
 mod parse;
+pub(crate) use parse::{list_items, split_documents};
 mod records;
 mod resolve;
 mod stream;

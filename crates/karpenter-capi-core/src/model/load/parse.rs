@@ -163,7 +163,7 @@ pub(super) fn flatten(
 }
 
 /// Splits on `---` lines; returns each document with its 1-based first line.
-pub(super) fn split_documents(text: &str) -> Vec<(usize, &str)> {
+pub(crate) fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut docs = Vec::new();
     let mut start = 0;
     let mut start_line = 1;
@@ -179,4 +179,56 @@ pub(super) fn split_documents(text: &str) -> Vec<(usize, &str)> {
     }
     docs.push((start_line, &text[start..]));
     docs
+}
+
+/// The items of a document whose `items:` key stands alone on a line at column 0, followed by
+/// its block sequence written at column 0 (kubectl's layout): the document with `items: []` in
+/// their place, and each item's text (its `- ` line and the indented, blank or comment lines
+/// after it). None for any other layout, or fewer than two items.
+pub(crate) fn list_items(text: &str) -> Option<(String, Vec<&str>)> {
+    let mut offset = 0;
+    let mut items_at = None;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "items:" {
+            if items_at.is_some() {
+                return None;
+            }
+            items_at = Some((offset, offset + line.len()));
+        }
+        offset += line.len();
+    }
+    let (key_start, block_start) = items_at?;
+    let mut items: Vec<&str> = Vec::new();
+    let mut item_start = None;
+    let mut end = text.len();
+    let mut at = block_start;
+    for line in text[block_start..].split_inclusive('\n') {
+        let starts_item = line.starts_with("- ") || line.trim_end() == "-";
+        let continues = line.starts_with(' ') || line.trim().is_empty() || line.starts_with('#');
+        if starts_item {
+            if let Some(start) = item_start {
+                items.push(&text[start..at]);
+            }
+            item_start = Some(at);
+        } else if !continues {
+            // A tab, or the next key of the document: the items end here.
+            if line.starts_with('\t') {
+                return None;
+            }
+            end = at;
+            break;
+        } else if item_start.is_none() && !line.trim().is_empty() && !line.starts_with('#') {
+            // Indented content before the first `- `: another layout.
+            return None;
+        }
+        at += line.len();
+    }
+    if let Some(start) = item_start {
+        items.push(&text[start..end]);
+    }
+    if items.len() < 2 {
+        return None;
+    }
+    let header = format!("{}items: []\n{}", &text[..key_start], &text[end..]);
+    Some((header, items))
 }
