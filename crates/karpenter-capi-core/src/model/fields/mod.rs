@@ -4,14 +4,15 @@
 //! A pass of its own over the input text, apart from the loader (`super::load`), so either can
 //! change alone. It streams: one object at a time is held (with the line of each key), judged and
 //! dropped, and a `List` document's items one by one, so a dump of 100,000 pods costs a second
-//! parse of its text but never a second copy of it in memory. Kinds with no known schema are not
+//! parse of its text (on every core, documents and kubectl-laid-out `List` items apart) but never
+//! a second copy of it in memory. Kinds with no known schema are not
 //! judged; a document that does not parse is left to the loader, which reports it.
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::load::Source;
+use super::load::{Source, list_items, split_documents};
 
 mod core_kinds;
 pub mod schema;
@@ -27,27 +28,88 @@ pub struct UnknownField {
     pub line: usize,
 }
 
-/// Every unknown field of the objects in `source`, in input order.
+/// Every unknown field of the objects in `source`, in input order. Documents are judged apart,
+/// on every core (the loader's split, `load::split_documents`), and so are the items of a `List`
+/// laid out as kubectl writes it (`load::list_items`); a document that does not parse yields
+/// nothing (the loader reports it) and the others are still judged.
 pub fn unknown_fields(source: &Source) -> Vec<UnknownField> {
-    let options = serde_saphyr::options! {
+    let documents = split_documents(&source.text);
+    crate::parallel::map(&documents, |&(first_line, text)| {
+        document_findings(text, first_line - 1)
+    })
+    .into_iter()
+    .flatten()
+    .map(|(path, line)| UnknownField {
+        path,
+        file: source.name.clone(),
+        line,
+    })
+    .collect()
+}
+
+/// Parser options for `len` bytes of text: every budget that counts what the text holds grows
+/// with it, as the loader's do.
+fn options(len: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
         budget: serde_saphyr::budget! {
-            max_nodes: source.text.len().max(250_000),
-            max_events: source.text.len().saturating_mul(2).max(1_000_000),
-            max_total_scalar_bytes: source.text.len().max(64 << 20),
+            max_nodes: len.max(250_000),
+            max_events: len.saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: len.max(64 << 20),
         },
+    }
+}
+
+/// One document's unknown fields, `before` its first line (their lines count from the file's
+/// start).
+fn document_findings(text: &str, before: usize) -> Vec<(String, usize)> {
+    let shift = |found: Vec<(String, usize)>, by: usize| {
+        found
+            .into_iter()
+            .map(|(path, line)| (path, line + by))
+            .collect::<Vec<_>>()
     };
-    // Documents are judged as they are read; a document that does not parse ends the pass (the
-    // loader reports it), keeping what the documents before it found.
-    let docs: Vec<DocFindings> =
-        serde_saphyr::from_multiple_with_options(&source.text, options).unwrap_or_default();
-    docs.into_iter()
-        .flat_map(|d| d.0)
-        .map(|(path, line)| UnknownField {
-            path,
-            file: source.name.clone(),
-            line,
+    if let Some(found) = list_findings(text) {
+        return shift(found, before);
+    }
+    serde_saphyr::from_str_with_options::<DocFindings>(text, options(text.len()))
+        .map(|d| shift(d.0, before))
+        .unwrap_or_default()
+}
+
+/// The findings of a `List` laid out as kubectl writes it, its items judged on every core (lines
+/// within the document); None for another layout or when the document less its items, or an
+/// item alone (an alias to another item), does not parse: it is then read whole.
+fn list_findings(text: &str) -> Option<Vec<(String, usize)>> {
+    let (header, items) = list_items(text)?;
+    serde_saphyr::from_str_with_options::<DocFindings>(&header, options(header.len())).ok()?;
+    // Each item's first line in the document.
+    let mut lines = Vec::with_capacity(items.len());
+    let (mut line, mut counted) = (1, 0);
+    for item in &items {
+        let at = item.as_ptr() as usize - text.as_ptr() as usize;
+        line += text[counted..at].matches('\n').count();
+        counted = at;
+        lines.push(line);
+    }
+    let indexed: Vec<(usize, &str)> = lines.into_iter().zip(items).collect();
+    let found = crate::parallel::map(&indexed, |&(first, item)| {
+        let mut found = Vec::new();
+        serde_saphyr::with_deserializer_from_str_with_options(item, options(item.len()), |de| {
+            Items(&mut found).deserialize(de)
         })
-        .collect()
+        .ok()?;
+        Some(
+            found
+                .into_iter()
+                .map(|(path, l)| (path, l + first - 1))
+                .collect::<Vec<_>>(),
+        )
+    });
+    let mut out = Vec::new();
+    for f in found {
+        out.extend(f?);
+    }
+    Some(out)
 }
 
 /// A YAML node with the line of each mapping key: one object's worth, judged and dropped.

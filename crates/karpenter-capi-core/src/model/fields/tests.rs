@@ -62,3 +62,50 @@ fn json_input_is_judged_too() {
     let text = "{\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n \"metadata\": {\"name\": \"p\"},\n \"spec\": {\"containers\": [], \"bogus\": 1}}\n";
     assert_eq!(found(text), vec![("spec.bogus".to_string(), 3)]);
 }
+
+#[test]
+fn every_document_of_a_large_file_is_judged_and_a_broken_one_silences_no_other() {
+    // More than the YAML reader's default of 1,024 documents per stream: each is read apart.
+    let mut text = String::new();
+    for i in 0..1_500 {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n---\n"
+        ));
+    }
+    text.push_str("apiVersion: v1\nkind: Node\nmetadata: {name: last}\nspec: {taint: []}\n");
+    assert_eq!(found(&text), vec![("spec.taint".to_string(), 6_004)]);
+    // A document that does not parse (the loader reports it) leaves the others judged.
+    let text = "apiVersion: v1\nkind: Node\nspec: {taint: []}\n---\nkind: [\n---\napiVersion: v1\nkind: Node\nspec: {taints: [], podCDIR: x}\n";
+    assert_eq!(
+        found(text),
+        vec![
+            ("spec.taint".to_string(), 3),
+            ("spec.podCDIR".to_string(), 9)
+        ]
+    );
+    assert_eq!(
+        found(&text.replace("podCDIR", "podCIDR")),
+        vec![("spec.taint".to_string(), 3)]
+    );
+}
+
+#[test]
+fn a_kubectl_list_judged_item_by_item_on_every_core_gives_the_lines_read_whole() {
+    let mut text = "apiVersion: v1\nitems:\n".to_string();
+    for i in 0..300 {
+        let typo = if i % 7 == 3 { "    nodeNme: x\n" } else { "" };
+        text.push_str(&format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n  spec:\n    containers:\n    - name: c\n{typo}# between items\n\n"
+        ));
+    }
+    text.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+    assert!(list_items(&text).is_some());
+    let got = found(&text);
+    let whole: Vec<(String, usize)> =
+        serde_saphyr::from_str_with_options::<DocFindings>(&text, options(text.len()))
+            .unwrap()
+            .0;
+    assert_eq!(got.len(), 43);
+    assert_eq!(got, whole);
+    assert_eq!(got[0], ("spec.nodeNme".to_string(), 37));
+}
