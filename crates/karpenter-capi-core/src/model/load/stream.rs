@@ -461,9 +461,7 @@ mod tests {
         let other = block_pod("b");
         for text in [
             // An alias to an anchor in another item: no item parses alone.
-            format!(
-                "apiVersion: v1\nitems:\n- &one {{apiVersion: v1, kind: Pod, metadata: {{name: x, namespace: d}}}}\n- *one\nkind: List\n"
-            ),
+            "apiVersion: v1\nitems:\n- &one {apiVersion: v1, kind: Pod, metadata: {name: x, namespace: d}}\n- *one\nkind: List\n".to_string(),
             // A syntax error in the second item.
             kubectl_list(&[pod.clone(), "- {apiVersion: v1, kind: [\n".to_string()]),
             // `items` of an object that is not a List.
@@ -472,11 +470,9 @@ mod tests {
             ),
             // `items` twice, an indented sequence, a comment after the key, one item only.
             format!("apiVersion: v1\nkind: List\nitems:\n{pod}{other}items:\n{pod}"),
-            format!(
-                "apiVersion: v1\nkind: List\nitems:\n  - {{apiVersion: v1, kind: Pod, metadata: {{name: a}}}}\n  - {{apiVersion: v1, kind: Pod, metadata: {{name: b}}}}\n"
-            ),
+            "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: Pod, metadata: {name: a}}\n  - {apiVersion: v1, kind: Pod, metadata: {name: b}}\n".to_string(),
             format!("apiVersion: v1\nkind: List\nitems: # the pods\n{pod}{other}"),
-            kubectl_list(&[pod.clone()]),
+            kubectl_list(std::slice::from_ref(&pod)),
         ] {
             assert!(
                 yaml_list_in_parallel(&text, "t.yaml#1", &|o: RawObject| (o.origin, o.value))
