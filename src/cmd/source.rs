@@ -6,14 +6,14 @@ use jiff::Timestamp;
 use crate::cli::{SourceArgs, Validate};
 use crate::error::Result;
 use crate::input::read_sources;
-use crate::model::fields::unknown_fields;
-use crate::model::load::{Source, load_sources};
+use crate::model::fields::{UnknownField, unknown_fields};
+use crate::model::load::{load_sources, load_sources_judged};
 use crate::model::snapshot::Snapshot;
 use crate::render::Printer;
 
 /// Reads the `-f` inputs and builds the snapshot, each object once; a repeated object is noted on
 /// stderr (stdout stays the command's output), and so is each field no schema of its object's
-/// kind has, as `kubectl --validate=warn` warns ([`warn_unknown_fields`]).
+/// kind has, as `kubectl --validate=warn` warns ([`unknown_field_warnings`]).
 pub fn snapshot(source: &SourceArgs, printer: &Printer) -> Result<Snapshot> {
     snapshot_with(source, printer, true)
 }
@@ -27,21 +27,33 @@ pub fn snapshot_with(source: &SourceArgs, printer: &Printer, warn: bool) -> Resu
         let _spinner = (!reads_typed_input(&source.files))
             .then(|| printer.spinner(loading_message(&source.files)));
         let sources = read_sources(&source.files, source.recursive)?;
-        let unknown = if warn && source.validate != Validate::Ignore {
-            unknown_field_warnings(&sources)
+        if !(warn && source.validate != Validate::Ignore) {
+            load_sources(&sources)?
         } else {
-            Vec::new()
-        };
-        for line in &unknown {
-            printer.err(line)?;
+            // The loader judges each object as it reads it; when the input cannot be read, the
+            // warnings still come first (a misspelt field may be why).
+            let (snapshot, notes, unknown) = match load_sources_judged(&sources) {
+                Ok(read) => read,
+                Err(e) => {
+                    let unknown = sources.iter().flat_map(unknown_fields).collect();
+                    for line in unknown_field_warnings(unknown) {
+                        printer.err(&line)?;
+                    }
+                    return Err(e);
+                }
+            };
+            let warnings = unknown_field_warnings(unknown);
+            for line in &warnings {
+                printer.err(line)?;
+            }
+            if source.validate == Validate::Strict && !warnings.is_empty() {
+                return Err(crate::error::Error::usage(format!(
+                    "{} unknown field(s) in the input (--validate=strict; --validate=warn only warns)",
+                    warnings.len()
+                )));
+            }
+            (snapshot, notes)
         }
-        if source.validate == Validate::Strict && !unknown.is_empty() {
-            return Err(crate::error::Error::usage(format!(
-                "{} unknown field(s) in the input (--validate=strict; --validate=warn only warns)",
-                unknown.len()
-            )));
-        }
-        load_sources(&sources)?
     };
     for note in crate::model::dedup::counted(notes) {
         printer.err(&format!("note: {note}"))?;
@@ -71,22 +83,19 @@ pub fn log_warnings(snapshot: &Snapshot) {
     }
 }
 
-/// The unknown-field warnings of the inputs, kubectl's words with the place added: one line per
-/// field path, at its first place, with a count when it recurs (the same typo in every pod of a
-/// dump reads once). A separate pass over the text from the loader's ([`unknown_fields`]): it
-/// parses the text a second time, one object at a time, so it costs parse time but holds no
-/// second copy of a large dump.
-pub fn unknown_field_warnings(sources: &[Source]) -> Vec<String> {
+/// The unknown-field warnings of `unknown` (the loader's findings, or [`unknown_fields`]'s
+/// when the input could not be read), kubectl's words with the place added: one line per field
+/// path, at its first place, with a count when it recurs (the same typo in every pod of a dump
+/// reads once).
+pub fn unknown_field_warnings(unknown: Vec<UnknownField>) -> Vec<String> {
     let mut order: Vec<(String, String, usize)> = Vec::new();
     let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for source in sources {
-        for u in unknown_fields(source) {
-            let n = counts.entry(u.path.clone()).or_insert(0);
-            if *n == 0 {
-                order.push((u.path, u.file, u.line));
-            }
-            *n += 1;
+    for u in unknown {
+        let n = counts.entry(u.path.clone()).or_insert(0);
+        if *n == 0 {
+            order.push((u.path, u.file, u.line));
         }
+        *n += 1;
     }
     order
         .into_iter()

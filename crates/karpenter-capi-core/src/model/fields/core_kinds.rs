@@ -13,7 +13,7 @@ use super::Seg;
 pub(super) fn judge(
     api_version: &str,
     kind: &str,
-    value: Value,
+    value: &Value,
     found: &mut Vec<Vec<Seg>>,
 ) -> bool {
     macro_rules! kinds {
@@ -54,13 +54,13 @@ pub(super) fn judge(
 }
 
 /// Notes the unknown fields of an object's `metadata` (at `path`).
-pub(super) fn judge_metadata(value: Value, path: &[Seg], found: &mut Vec<Vec<Seg>>) {
+pub(super) fn judge_metadata(value: &Value, path: &[Seg], found: &mut Vec<Vec<Seg>>) {
     check::<ObjectMeta>(value, path, found);
 }
 
 /// Deserializes `value` as `T`, noting each field `T` skips below `path`. A value of the wrong
 /// type stops the check there (the loader reports it); what was found before it stays.
-fn check<T: serde::de::DeserializeOwned>(value: Value, path: &[Seg], found: &mut Vec<Vec<Seg>>) {
+fn check<T: serde::de::DeserializeOwned>(value: &Value, path: &[Seg], found: &mut Vec<Vec<Seg>>) {
     let _: Result<T, _> = serde_ignored::deserialize(value, |p| {
         let mut full = path.to_vec();
         segments(&p, &mut full);

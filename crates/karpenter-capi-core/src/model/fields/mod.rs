@@ -1,11 +1,11 @@
 //! Unknown fields in input objects, as `kubectl --validate=warn` reports them: a field the kind's
 //! schema does not have (`spec.replica` for `spec.replicas`) is named with its file and line.
 //!
-//! A pass of its own over the input text, apart from the loader (`super::load`), so either can
-//! change alone. It streams: one object at a time is held (with the line of each key), judged and
-//! dropped, and a `List` document's items one by one, so a dump of 100,000 pods costs a second
-//! parse of its text (on every core, documents and kubectl-laid-out `List` items apart) but never
-//! a second copy of it in memory. Kinds with no known schema are not
+//! The loader judges each object it reads ([`has_unknown_fields`], on the value it parsed), and
+//! only the documents holding an object with an unknown field are read again here, for the lines
+//! (`load::load_sources_judged`): a clean dump is parsed once. Read here, one object at a time is
+//! held (with the line of each key), judged and dropped, documents and kubectl-laid-out `List`
+//! items apart on every core, so a second copy of a large dump is never held. Kinds with no known schema are not
 //! judged; a document that does not parse is left to the loader, which reports it.
 
 use serde::Deserialize;
@@ -33,8 +33,21 @@ pub struct UnknownField {
 /// laid out as kubectl writes it (`load::list_items`); a document that does not parse yields
 /// nothing (the loader reports it) and the others are still judged.
 pub fn unknown_fields(source: &Source) -> Vec<UnknownField> {
-    let documents = split_documents(&source.text);
-    crate::parallel::map(&documents, |&(first_line, text)| {
+    unknown_fields_where(source, |_| true)
+}
+
+/// [`unknown_fields`] of the documents numbered (from 1) `n` for which `judged(n)`.
+pub(crate) fn unknown_fields_where(
+    source: &Source,
+    judged: impl Fn(usize) -> bool + Sync,
+) -> Vec<UnknownField> {
+    let documents: Vec<(usize, usize, &str)> = split_documents(&source.text)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| judged(i + 1))
+        .map(|(i, (line, text))| (i + 1, line, text))
+        .collect();
+    crate::parallel::map(&documents, |&(_, first_line, text)| {
         document_findings(text, first_line - 1)
     })
     .into_iter()
@@ -121,20 +134,6 @@ enum Node {
 }
 
 impl Node {
-    fn get(&self, key: &str) -> Option<&Node> {
-        match self {
-            Node::Map(entries) => entries.iter().find(|e| e.0 == key).map(|e| &e.2),
-            _ => None,
-        }
-    }
-
-    fn str(&self, key: &str) -> Option<&str> {
-        match self.get(key) {
-            Some(Node::Scalar(Value::String(s))) => Some(s),
-            _ => None,
-        }
-    }
-
     /// The plain JSON value (for the k8s-openapi types' own check).
     fn to_value(&self) -> Value {
         match self {
@@ -195,42 +194,64 @@ fn path_text(path: &[Seg]) -> String {
     out
 }
 
-/// The unknown fields of one object, with their lines. `status` is not judged: the server and
-/// controllers write it, never the user, and a newer server's status fields (a dump of a cluster
-/// newer than the schemas known here) are no typo.
+/// The unknown fields of one object, with their lines.
 fn judge(object: Node) -> Vec<(String, usize)> {
-    let object = match object {
-        Node::Map(entries) => Node::Map(entries.into_iter().filter(|e| e.0 != "status").collect()),
-        other => other,
-    };
-    let (Some(api_version), Some(kind)) = (object.str("apiVersion"), object.str("kind")) else {
-        return Vec::new();
-    };
-    let mut found: Vec<Vec<Seg>> = Vec::new();
-    if let Some(tree) = schema::tree(api_version, kind) {
-        walk(&object, tree, &mut Vec::new(), &mut found);
-    } else if !core_kinds::judge(api_version, kind, object.to_value(), &mut found) {
-        return Vec::new();
-    }
-    found
+    let mut value = object.to_value();
+    let mut found: Vec<(String, usize)> = unknown_paths(&mut value)
         .iter()
         .map(|p| (path_text(p), object.line_of(p)))
-        .collect()
+        .collect();
+    // In input order (the value's keys are sorted).
+    found.sort_by_key(|f| f.1);
+    found
+}
+
+/// Whether the object `value` (as the loader read it) has a field no schema of its kind has:
+/// the loader judges every object it reads, and only a document with such an object is read
+/// again for the lines ([`document_unknown_fields`]).
+pub(crate) fn has_unknown_fields(value: &mut Value) -> bool {
+    !unknown_paths(value).is_empty()
+}
+
+/// The paths of the unknown fields of the object `value`. `status` is not judged: the server and
+/// controllers write it, never the user, and a newer server's status fields (a dump of a cluster
+/// newer than the schemas known here) are no typo. It is taken out while the object is judged
+/// and put back, so nothing is copied.
+fn unknown_paths(value: &mut Value) -> Vec<Vec<Seg>> {
+    let Value::Object(map) = value else {
+        return Vec::new();
+    };
+    let status = map.remove("status");
+    let object: &Value = value;
+    let mut found: Vec<Vec<Seg>> = Vec::new();
+    if let (Some(Value::String(api_version)), Some(Value::String(kind))) =
+        (object.get("apiVersion"), object.get("kind"))
+    {
+        if let Some(tree) = schema::tree(api_version, kind) {
+            walk(object, tree, &mut Vec::new(), &mut found);
+        } else if !core_kinds::judge(api_version, kind, object, &mut found) {
+            found.clear();
+        }
+    }
+    if let (Some(status), Value::Object(map)) = (status, value) {
+        map.insert("status".to_string(), status);
+    }
+    found
 }
 
 /// Walks `node` along its schema tree, noting each key the tree lacks.
-fn walk(node: &Node, tree: &Value, path: &mut Vec<Seg>, found: &mut Vec<Vec<Seg>>) {
+fn walk(node: &Value, tree: &Value, path: &mut Vec<Seg>, found: &mut Vec<Vec<Seg>>) {
     let Value::Object(fields) = tree else {
         return;
     };
     match node {
-        Node::Map(entries) => {
+        Value::Object(entries) => {
             let free = (fields.len() == 1).then(|| fields.get("*")).flatten();
-            for (key, _, child) in entries {
+            for (key, child) in entries {
                 path.push(Seg::Key(key.clone()));
                 // Every object's top-level metadata is an ObjectMeta (CRDs say only `object`).
                 if path.len() == 1 && key == "metadata" {
-                    core_kinds::judge_metadata(child.to_value(), path, found);
+                    core_kinds::judge_metadata(child, path, found);
                 } else if let Some(sub) = free.or_else(|| fields.get(key)) {
                     walk(child, sub, path, found);
                 } else {
@@ -239,14 +260,14 @@ fn walk(node: &Node, tree: &Value, path: &mut Vec<Seg>, found: &mut Vec<Vec<Seg>
                 path.pop();
             }
         }
-        Node::Seq(items) => {
+        Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 path.push(Seg::Index(i));
                 walk(item, tree, path, found);
                 path.pop();
             }
         }
-        Node::Scalar(_) => {}
+        _ => {}
     }
 }
 

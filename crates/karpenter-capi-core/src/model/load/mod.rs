@@ -383,12 +383,55 @@ pub fn snapshot_from_sources(sources: &[Source]) -> Result<Snapshot, Error> {
 /// as parsed values; only inputs that may give an object twice are read again whole, to
 /// compare the copies.
 pub fn load_sources(sources: &[Source]) -> Result<(Snapshot, Vec<String>), Error> {
+    load_judging(sources, false).map(|(snapshot, notes, _)| (snapshot, notes))
+}
+
+/// [`load_sources`], and every field no schema of its object's kind has, in input order, as
+/// [`crate::model::fields::unknown_fields`] finds them. The loader judges each object as it
+/// reads it, so only the documents holding such an object are read again for the lines: one
+/// parse of a clean dump, not two.
+pub fn load_sources_judged(
+    sources: &[Source],
+) -> Result<
+    (
+        Snapshot,
+        Vec<String>,
+        Vec<crate::model::fields::UnknownField>,
+    ),
+    Error,
+> {
+    load_judging(sources, true)
+}
+
+fn load_judging(
+    sources: &[Source],
+    judge: bool,
+) -> Result<
+    (
+        Snapshot,
+        Vec<String>,
+        Vec<crate::model::fields::UnknownField>,
+    ),
+    Error,
+> {
+    use crate::model::fields::{unknown_fields, unknown_fields_where};
     let mut loaded = Vec::new();
     for s in sources {
-        loaded.extend(parse::parse_source_with(s, stream::load)?);
+        loaded.extend(parse::parse_source_with(s, |o| stream::load(o, judge))?);
     }
     if !stream::repeats(&loaded) {
-        return Ok((stream::build(loaded)?, Vec::new()));
+        let flagged = stream::unknown_in(&loaded);
+        let snapshot = stream::build(loaded)?;
+        let unknown = sources
+            .iter()
+            .flat_map(|s| {
+                if !flagged.iter().any(|o| o.starts_with(s.name.as_str())) {
+                    return Vec::new();
+                }
+                unknown_fields_where(s, |n| flagged.contains(&format!("{}#{n}", s.name)))
+            })
+            .collect();
+        return Ok((snapshot, Vec::new(), unknown));
     }
     drop(loaded);
     let mut objects = Vec::new();
@@ -396,7 +439,14 @@ pub fn load_sources(sources: &[Source]) -> Result<(Snapshot, Vec<String>), Error
         objects.extend(parse_source(s)?);
     }
     let unique = super::dedup::unique(objects)?;
-    Ok((build_snapshot(unique.objects)?, unique.notes))
+    let snapshot = build_snapshot(unique.objects)?;
+    // Objects given twice are merged from a second, whole reading: every document is judged.
+    let unknown = if judge {
+        sources.iter().flat_map(unknown_fields).collect()
+    } else {
+        Vec::new()
+    };
+    Ok((snapshot, unique.notes, unknown))
 }
 
 #[cfg(test)]
@@ -409,6 +459,36 @@ mod tests {
             name: "t.yaml".to_string(),
             text: text.to_string(),
         }
+    }
+
+    #[test]
+    fn the_loader_judges_as_it_reads_and_finds_what_a_whole_reading_finds() {
+        use crate::model::fields::unknown_fields;
+        let mut text = "apiVersion: v1\nitems:\n".to_string();
+        for i in 0..50 {
+            let typo = if i % 9 == 4 { "    nodeNme: x\n" } else { "" };
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata: {{name: p{i}, namespace: d}}\n  spec:\n    containers: [{{name: c}}]\n{typo}  status: {{newField: 1}}\n"
+            ));
+        }
+        text.push_str("kind: List\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nspec: {taint: []}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: clean}\n---\n{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"c\", \"lables\": {}}}\n");
+        let sources = [
+            src(&text),
+            src("apiVersion: v1\nkind: Node\nmetadata: {name: m}\n"),
+        ];
+        let (snapshot, _, unknown) = load_sources_judged(&sources).unwrap();
+        assert_eq!(snapshot.pods.len(), 50);
+        let whole: Vec<_> = sources.iter().flat_map(unknown_fields).collect();
+        assert_eq!(unknown, whole);
+        let paths: Vec<(&str, usize)> = unknown.iter().map(|u| (u.path.as_str(), u.line)).collect();
+        assert_eq!(paths.len(), 8);
+        assert_eq!(paths[0], ("spec.nodeNme", 32));
+        assert_eq!(&paths[6..], [("spec.taint", 314), ("metadata.lables", 320)]);
+        // Without judging, nothing is read again and nothing is found.
+        let (again, _) = load_sources(&sources).unwrap();
+        assert_eq!(format!("{again:?}"), format!("{snapshot:?}"));
+        let clean = [src("apiVersion: v1\nkind: Node\nmetadata: {name: m}\n")];
+        assert!(load_sources_judged(&clean).unwrap().2.is_empty());
     }
 
     #[test]

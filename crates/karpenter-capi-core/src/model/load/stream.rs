@@ -4,7 +4,7 @@
 //! (a syntax error, an `items` that is not a `List`'s) sends it back to the whole-document
 //! reader, so results and errors are the same as reading it whole.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -24,10 +24,15 @@ pub(super) struct Loaded {
     /// A hash of group, kind, namespace and name; none for an object without a name (the API
     /// server would name each anew, so such objects are never merged).
     key: Option<u64>,
+    /// The origin (`file#document`) of an object judged to have an unknown field.
+    unknown_in: Option<String>,
 }
 
-/// Reads one object into a [`Loaded`]: what [`Builder::add`] does before placing it.
-pub(super) fn load(mut obj: RawObject) -> Loaded {
+/// Reads one object into a [`Loaded`]: what [`Builder::add`] does before placing it; if
+/// `judge`, noting whether it has a field no schema of its kind has.
+pub(super) fn load(mut obj: RawObject, judge: bool) -> Loaded {
+    let unknown_in = (judge && crate::model::fields::has_unknown_fields(&mut obj.value))
+        .then(|| obj.origin.clone());
     let mut oddities = std::mem::take(&mut obj.oddities);
     oddities.extend(
         odd::clamped_quantities(&obj.kind, &obj.value)
@@ -55,7 +60,13 @@ pub(super) fn load(mut obj: RawObject) -> Loaded {
         oddities,
         owners,
         key,
+        unknown_in,
     }
+}
+
+/// The origins (`file#document`) of the objects judged to have an unknown field.
+pub(super) fn unknown_in(loaded: &[Loaded]) -> BTreeSet<String> {
+    loaded.iter().filter_map(|l| l.unknown_in.clone()).collect()
 }
 
 /// Whether two objects may be one object given twice (their identities hash alike). Such inputs
