@@ -11,7 +11,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Map;
 
-use super::parse::{flatten, list_items, yaml_options};
+use super::parse::{flatten, yaml_options};
 use super::*;
 
 /// One object of a dump as read: its record (or why it cannot be read), the values clamped while
@@ -97,7 +97,7 @@ pub(super) fn build(loaded: Vec<Loaded>) -> Result<Snapshot, Error> {
 /// Reads one document as a stream: its objects, each through `each`, or the first object that
 /// cannot be flattened; None when the document must be read whole instead (not valid, not a
 /// mapping, or an `items` field that is not a `List`'s).
-pub(super) fn document<T: Send>(
+pub(super) fn document<T>(
     text: &str,
     origin: &str,
     each: &(impl Fn(RawObject) -> T + Sync),
@@ -113,13 +113,10 @@ pub(super) fn document<T: Send>(
     {
         return Some(read);
     }
-    if let Some(read) = yaml_list_in_parallel(text, origin, each) {
-        return Some(read);
-    }
     yaml_in_sequence(text, origin, each)
 }
 
-/// [`document`]'s YAML reader, one item after another.
+/// [`document`]'s YAML reader, a `List`'s items one after another.
 fn yaml_in_sequence<T>(
     text: &str,
     origin: &str,
@@ -132,54 +129,6 @@ fn yaml_in_sequence<T>(
             |de| seed.deserialize(de),
         )
         .ok()
-    })
-}
-
-/// A YAML `List` laid out as kubectl writes it, its items read on every core: the items are cut
-/// apart at their `- ` lines and each is parsed alone (`kubectl get -o yaml` of a large cluster
-/// is one document, which the sequential reader parses on one core). The results are those of
-/// [`yaml_in_sequence`]: the document less its items must read as a `List`, and every item must
-/// parse alone as the one element of a sequence; anything else (another layout, an alias to
-/// another item, a syntax error anywhere) is None, and the caller reads the document in
-/// sequence, so its errors are unchanged too.
-fn yaml_list_in_parallel<T: Send>(
-    text: &str,
-    origin: &str,
-    each: &(impl Fn(RawObject) -> T + Sync),
-) -> Option<Result<Vec<T>, Error>> {
-    let (header, items) = list_items(text)?;
-    // The rest of the document must be a List's: `items: []` in place of its items.
-    let rest = yaml_in_sequence(&header, origin, each)?.ok()?;
-    if !rest.is_empty() {
-        return None;
-    }
-    let read = crate::parallel::map(&items, |item| {
-        let value: serde_json::Value =
-            serde_saphyr::from_str_with_options(item, yaml_options(item.len())).ok()?;
-        let serde_json::Value::Array(mut one) = value else {
-            return None;
-        };
-        if one.len() != 1 {
-            return None;
-        }
-        let mut out = Vec::new();
-        let flattened = flatten(one.remove(0), origin, &mut |o| out.push(each(o)));
-        Some(flattened.map(|()| out))
-    });
-    let mut out = Vec::new();
-    let mut failed = None;
-    for item in read {
-        match item? {
-            Ok(objects) if failed.is_none() => out.extend(objects),
-            Ok(_) => {}
-            Err(e) => {
-                failed.get_or_insert(e);
-            }
-        }
-    }
-    Some(match failed {
-        Some(e) => Err(e),
-        None => Ok(out),
     })
 }
 
@@ -393,108 +342,6 @@ mod tests {
             got.unwrap_err(),
             "t.yaml#1: expected a Kubernetes object (a mapping with apiVersion and kind)"
         );
-    }
-
-    /// The sequential reader's result for `text`: what the parallel one must equal.
-    fn in_sequence(text: &str) -> Option<Result<Vec<(String, serde_json::Value)>, String>> {
-        yaml_in_sequence(text, "t.yaml#1", &|o: RawObject| (o.origin, o.value))
-            .map(|r| r.map_err(|e| e.to_string()))
-    }
-
-    /// A `kubectl get -o yaml`-shaped List of `items` (each a block mapping at column 0).
-    fn kubectl_list(items: &[String]) -> String {
-        let mut text = "apiVersion: v1\nitems:\n".to_string();
-        for item in items {
-            text.push_str(item);
-        }
-        text.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
-        text
-    }
-
-    fn block_pod(name: &str) -> String {
-        format!(
-            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: {name}\n    namespace: d\n    annotations:\n      note: |\n        - not an item\n        items:\n        - nor this\n  spec:\n    containers:\n    - name: c\n      resources:\n        requests: {{cpu: 100m}}\n# a comment at column 0\n\n"
-        )
-    }
-
-    #[test]
-    fn a_kubectl_list_is_read_in_parallel_to_the_objects_read_in_sequence() {
-        let pods: Vec<String> = (0..40).map(|i| block_pod(&format!("p{i}"))).collect();
-        let text = kubectl_list(&pods);
-        let (header, items) = list_items(&text).expect("kubectl's layout");
-        assert_eq!(items.len(), 40);
-        assert_eq!(
-            header,
-            "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n"
-        );
-        assert!(items[0].starts_with("- apiVersion: v1\n"));
-        assert!(items[0].ends_with("# a comment at column 0\n\n"));
-        let parallel =
-            yaml_list_in_parallel(&text, "t.yaml#1", &|o: RawObject| (o.origin, o.value))
-                .expect("read in parallel")
-                .map_err(|e| e.to_string());
-        let got = parallel.clone().unwrap();
-        assert_eq!(got.len(), 40);
-        assert_eq!(
-            got[7].1["metadata"]["annotations"]["note"],
-            "- not an item\nitems:\n- nor this\n"
-        );
-        assert_eq!(Some(parallel), in_sequence(&text));
-        assert_eq!(streamed(&text), in_sequence(&text));
-        // Flow items, a nested List and a non-object: the same objects, the same error.
-        let flow = |i: usize| {
-            format!("- {{apiVersion: v1, kind: Pod, metadata: {{name: f{i}, namespace: d}}}}\n")
-        };
-        let nested = "- apiVersion: v1\n  kind: List\n  items:\n  - {apiVersion: v1, kind: Node, metadata: {name: n}}\n".to_string();
-        for items in [
-            vec![flow(1), nested.clone(), flow(2)],
-            vec![
-                flow(1),
-                "- 42\n".to_string(),
-                flow(2),
-                "- [1]\n".to_string(),
-            ],
-        ] {
-            let text = kubectl_list(&items);
-            assert!(list_items(&text).is_some());
-            assert_eq!(streamed(&text), in_sequence(&text), "{text}");
-        }
-        let bad = kubectl_list(&[flow(1), "- 42\n".to_string()]);
-        assert_eq!(
-            streamed(&bad).unwrap().unwrap_err(),
-            "t.yaml#1: expected a Kubernetes object (a mapping with apiVersion and kind)"
-        );
-    }
-
-    #[test]
-    fn any_other_list_is_read_in_sequence_with_the_same_result() {
-        let pod = block_pod("a");
-        let other = block_pod("b");
-        for text in [
-            // An alias to an anchor in another item: no item parses alone.
-            "apiVersion: v1\nitems:\n- &one {apiVersion: v1, kind: Pod, metadata: {name: x, namespace: d}}\n- *one\nkind: List\n".to_string(),
-            // A syntax error in the second item.
-            kubectl_list(&[pod.clone(), "- {apiVersion: v1, kind: [\n".to_string()]),
-            // `items` of an object that is not a List.
-            format!(
-                "apiVersion: example.com/v1\nkind: Bag\nmetadata: {{name: b}}\nitems:\n{pod}{other}"
-            ),
-            // `items` twice, an indented sequence, a comment after the key, one item only.
-            format!("apiVersion: v1\nkind: List\nitems:\n{pod}{other}items:\n{pod}"),
-            "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: Pod, metadata: {name: a}}\n  - {apiVersion: v1, kind: Pod, metadata: {name: b}}\n".to_string(),
-            format!("apiVersion: v1\nkind: List\nitems: # the pods\n{pod}{other}"),
-            kubectl_list(std::slice::from_ref(&pod)),
-        ] {
-            assert!(
-                yaml_list_in_parallel(&text, "t.yaml#1", &|o: RawObject| (o.origin, o.value))
-                    .is_none(),
-                "{text}"
-            );
-            assert_eq!(streamed(&text), in_sequence(&text), "{text}");
-        }
-        // The alias case still reads, in sequence: two pods.
-        let alias = "apiVersion: v1\nitems:\n- &one {apiVersion: v1, kind: Pod, metadata: {name: x, namespace: d}}\n- *one\nkind: List\n";
-        assert_eq!(streamed(alias).unwrap().unwrap().len(), 2);
     }
 
     #[test]
