@@ -386,34 +386,22 @@ pub fn load_sources(sources: &[Source]) -> Result<(Snapshot, Vec<String>), Error
     load_judging(sources, false).map(|(snapshot, notes, _)| (snapshot, notes))
 }
 
+/// A snapshot, the notes on objects given twice, and the unknown fields of the input.
+pub type Judged = (
+    Snapshot,
+    Vec<String>,
+    Vec<crate::model::fields::UnknownField>,
+);
+
 /// [`load_sources`], and every field no schema of its object's kind has, in input order, as
 /// [`crate::model::fields::unknown_fields`] finds them. The loader judges each object as it
 /// reads it, so only the documents holding such an object are read again for the lines: one
 /// parse of a clean dump, not two.
-pub fn load_sources_judged(
-    sources: &[Source],
-) -> Result<
-    (
-        Snapshot,
-        Vec<String>,
-        Vec<crate::model::fields::UnknownField>,
-    ),
-    Error,
-> {
+pub fn load_sources_judged(sources: &[Source]) -> Result<Judged, Error> {
     load_judging(sources, true)
 }
 
-fn load_judging(
-    sources: &[Source],
-    judge: bool,
-) -> Result<
-    (
-        Snapshot,
-        Vec<String>,
-        Vec<crate::model::fields::UnknownField>,
-    ),
-    Error,
-> {
+fn load_judging(sources: &[Source], judge: bool) -> Result<Judged, Error> {
     use crate::model::fields::{unknown_fields, unknown_fields_where};
     let mut loaded = Vec::new();
     for s in sources {
@@ -424,12 +412,7 @@ fn load_judging(
         let snapshot = stream::build(loaded)?;
         let unknown = sources
             .iter()
-            .flat_map(|s| {
-                if !flagged.iter().any(|o| o.starts_with(s.name.as_str())) {
-                    return Vec::new();
-                }
-                unknown_fields_where(s, |n| flagged.contains(&format!("{}#{n}", s.name)))
-            })
+            .flat_map(|s| unknown_fields_where(s, |n| flagged.contains(&parse::origin(s, n))))
             .collect();
         return Ok((snapshot, Vec::new(), unknown));
     }

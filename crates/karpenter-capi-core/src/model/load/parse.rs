@@ -45,7 +45,7 @@ pub(super) fn parse_source_with<T: Send>(
         .collect();
     // Documents parse independently, on every core; the first error in file order wins.
     let parsed = crate::parallel::map(&documents, |&(doc, line, text)| {
-        let origin = format!("{}#{doc}", source.name);
+        let origin = origin(source, doc);
         // Read as a stream when it can be (a `List`'s items one at a time); anything unusual
         // is read again whole, below, so results and errors are the same either way.
         if let Some(read) = super::stream::document(text, &origin, &each) {
@@ -69,6 +69,11 @@ pub(super) fn parse_source_with<T: Send>(
         });
     }
     Ok(out)
+}
+
+/// Where an object comes from: its input and the number (from 1) of its document there.
+pub(super) fn origin(source: &Source, doc: usize) -> String {
+    format!("{}#{doc}", source.name)
 }
 
 /// A YAML error as `file:line:column: message`, the line counted from the start of the file
