@@ -16,6 +16,7 @@ fn milestone_cells(m: &MilestoneSecs) -> Vec<String> {
     vec![
         s(m.claim),
         s(m.scale),
+        s(m.launched),
         s(m.registered),
         s(m.initialized),
         s(m.running),
@@ -39,6 +40,7 @@ pub fn render_with(t: &Timeline, no_headers: bool) -> String {
         "STRATEGY",
         "CLAIM",
         "SCALE",
+        "LAUNCHED",
         "REGISTERED",
         "INITIALIZED",
         "RUNNING",
@@ -95,6 +97,7 @@ pub fn render_with(t: &Timeline, no_headers: bool) -> String {
     let upstream = t.strategies.iter().find(|x| x.strategy == "karpenter-capi");
     if let (Some(o), Some(u)) = (ours, upstream)
         && let (Some(a), Some(b)) = (o.milestones.scale, u.milestones.scale)
+        && a != b
     {
         out.push_str(&format!(
             "\ncost requests the scale-up at T+{} where upstream karpenter-capi does at T+{}.\n",

@@ -765,6 +765,39 @@ fn empty_node_world() -> FakeApi {
     fake
 }
 
+/// A command's validation delay is a clock the loop wakes for: `node-1`'s Empty command started
+/// 13 s ago (wall clock), so the first pass (after the 1 s batch window) waits for its 15 s
+/// validation, and the next pass, which the plan's next clock brings 2 s later instead of the
+/// 10 s resync, deletes the claim. Real time: the commands are timed by the wall clock.
+#[tokio::test]
+async fn the_loop_plans_again_when_a_command_is_due_for_validation_not_at_the_resync() {
+    let fake = empty_node_world();
+    let started = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second() - 13)
+        .unwrap()
+        .to_string();
+    fake.mutate("karpenter.sh", "nodeclaims", "", "c-1", |c| {
+        c["metadata"]["annotations"]["karpenter-capi/drain-started"] = json!(started);
+    });
+    let (stores, mut writers) = stores_of(&everything(&fake), &[]);
+    let began = std::time::Instant::now();
+    // The watches show each write within 100 ms (without waking the loop: no event is sent).
+    let watching = async {
+        for _ in 0..45 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            catch_up(&fake, &mut writers);
+        }
+    };
+    let ((), _) = tokio::join!(watching, run_loop(&fake, &stores, 5));
+    let deletes = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "DELETE" && r.path.ends_with("/nodeclaims/c-1"))
+        .count();
+    assert_eq!(deletes, 1, "{:?}", fake.writes());
+    // Well before a resync pass could have come (10 s).
+    assert!(began.elapsed() < Duration::from_secs(8));
+}
+
 /// Rule 1, disruption: while any store a disruption decision reads is re-listing, no pass
 /// plans. The stale pod store shows `node-1` empty; in fact pod `web` was bound to it meanwhile.
 /// With every store synced the same view deletes `c-1` (the Empty decision is real); with any

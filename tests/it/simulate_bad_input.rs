@@ -333,16 +333,21 @@ fn timeline_replays_the_first_run_by_default_and_draws_the_chart() {
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
-    // STRATEGY CLAIM SCALE ...: ours asks for the node at T+1s, upstream at T+65s.
-    assert_eq!(row("cost")[1..3], ["1s", "1s"]);
+    // STRATEGY CLAIM SCALE LAUNCHED REGISTERED INITIALIZED RUNNING TO ZERO: both scale at
+    // once (the provider scales inside Create); the server's minute is the report's T+66s.
     assert_eq!(
-        row("karpenter-capi")[1..6],
-        ["1s", "65s", "73s", "140s", "152s"]
+        row("cost")[1..8],
+        ["1s", "1s", "64s", "75s", "141s", "152s", "180s"]
     );
-    assert_eq!(row("report")[2..4], ["2s", "66s"]);
-    assert!(out.contains(
-        "cost requests the scale-up at T+1s where upstream karpenter-capi does at T+65s."
-    ));
+    assert_eq!(
+        row("karpenter-capi")[1..8],
+        ["1s", "1s", "64s", "73s", "140s", "152s", "180s"]
+    );
+    assert_eq!(
+        row("report")[2..9],
+        ["2s", "-", "66s", "74s", "141s", "153s", "~180s"]
+    );
+    assert!(!out.contains("cost requests the scale-up"), "{out}");
     assert!(err.contains("chart written to"), "{err}");
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));

@@ -164,6 +164,14 @@ pub(super) fn being_removed(
 /// when it initialized. An event the watches saw that the claim's status does not show yet
 /// counts too (it is being written this pass).
 pub(crate) fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Timestamp) -> i64 {
+    quiet_since(snapshot, claim)
+        .map(|s| now.as_second() - s.as_second())
+        .unwrap_or(i64::MAX)
+}
+
+/// Since when a claim's node has been without pod changes (see [`quiet_for`]); None without
+/// any time on the claim.
+pub(crate) fn quiet_since(snapshot: &Snapshot, claim: &NodeClaimRecord) -> Option<Timestamp> {
     let initialized = claim
         .conditions
         .iter()
@@ -175,13 +183,10 @@ pub(crate) fn quiet_for(snapshot: &Snapshot, claim: &NodeClaimRecord, now: Times
         .and_then(|n| snapshot.pod_events.get(n))
         .copied();
     let last_event = [claim.last_pod_event, seen].into_iter().flatten().max();
-    let since = match last_event {
+    match last_event {
         Some(t) => Some(t),
         None => initialized.or(claim.created),
-    };
-    since
-        .map(|s| now.as_second() - s.as_second())
-        .unwrap_or(i64::MAX)
+    }
 }
 
 /// The Nodes still inside their own NodePool's `consolidateAfter` window: an initialized claim

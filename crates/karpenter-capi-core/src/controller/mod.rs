@@ -15,6 +15,7 @@
 pub mod action;
 pub(crate) mod adopt;
 pub(crate) mod budget;
+pub(crate) mod clock;
 pub mod candidates;
 pub mod command;
 pub(crate) mod consistency;
@@ -94,6 +95,10 @@ pub struct Plan {
     /// speed. Normal inputs never do (budgets are counted in work, see `cost::engine`).
     #[serde(rename = "cutShort", skip_serializing_if = "std::ops::Not::not")]
     pub cut_short: bool,
+    /// When a clock of the controller next changes a decision with nothing else changing
+    /// (`clock::next_due`): `run` plans again then, not only at its resync.
+    #[serde(skip)]
+    pub next_due: Option<Timestamp>,
 }
 
 /// What provisioning sees: the claims this pass deletes as deleting, and every node being
@@ -264,6 +269,15 @@ pub fn plan_with(
     status::refresh_generations(snapshot, &mut actions, &mut status, &going);
     let mut pending = disrupted.pending;
     pending.extend(terminated.pending);
+    // Commands and drains this pass starts (their taint records when).
+    let started = actions.iter().filter_map(|a| match a {
+        Action::TaintNode {
+            node_claim: Some(claim),
+            ..
+        } => Some(claim.as_str()),
+        _ => None,
+    });
+    let next_due = clock::next_due(snapshot, now, config, started);
     (
         Plan {
             actions,
@@ -271,6 +285,7 @@ pub fn plan_with(
             pending,
             status,
             cut_short: packing_optimizer::work::cut_short_runs() > cut_before,
+            next_due,
         },
         memo,
     )

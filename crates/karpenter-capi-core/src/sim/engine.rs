@@ -21,6 +21,8 @@ pub struct MilestoneSecs {
     pub claim: Option<f64>,
     /// First scale-up of a MachineDeployment.
     pub scale: Option<f64>,
+    /// First Machine with a providerID (the server exists; Karpenter's claim `Launched`).
+    pub launched: Option<f64>,
     /// First Node registered.
     pub registered: Option<f64>,
     /// First Node initialized.
@@ -117,7 +119,10 @@ pub(crate) fn reference(trace: &str) -> Option<Reference> {
         source: "seed field report (upstream karpenter-capi)",
         milestones: MilestoneSecs {
             claim: Some(2.0),
-            scale: Some(66.0),
+            // The report reads its steps off the NodeClaim's conditions: T+66 s is `Launched`
+            // (the provider scales on `Create`; the server took the minute), not the scale.
+            scale: None,
+            launched: Some(66.0),
             registered: Some(74.0),
             initialized: Some(141.0),
             running: Some(153.0),
@@ -223,6 +228,7 @@ pub(crate) fn replay_agent(
         milestones: MilestoneSecs {
             claim: secs(m.claim),
             scale: secs(m.scale),
+            launched: secs(m.launched),
             registered: secs(m.registered),
             initialized: secs(m.initialized),
             running: secs(m.running),

@@ -1,6 +1,6 @@
 //! What a replay measured: per-pod time to Running, nodes and cost per hour over time,
 //! node-hours and total cost, and the milestones the seed field report gives (first NodeClaim,
-//! first scale-up, first Node registered and initialized, the first wave Running, scale-to-zero).
+//! first scale-up, first server, first Node registered and initialized, the first wave Running, scale-to-zero).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -16,6 +16,9 @@ pub(crate) struct Milestones {
     pub(crate) claim: Option<Ms>,
     /// First MachineDeployment replicas raised.
     pub(crate) scale: Option<Ms>,
+    /// First Machine with a providerID: the server exists (Karpenter: the claim can be
+    /// `Launched`).
+    pub(crate) launched: Option<Ms>,
     /// First Node registered (Karpenter: the claim's `Registered`; Cluster Autoscaler: joined).
     pub(crate) registered: Option<Ms>,
     /// First Node initialized (Karpenter: the claim's `Initialized`; Cluster Autoscaler: Ready).
@@ -72,6 +75,10 @@ impl Recorder {
     /// A MachineDeployment's replicas went up.
     pub(crate) fn scale_up(&mut self, now: Ms) {
         first(&mut self.milestones.scale, now);
+    }
+    /// A Machine got its providerID.
+    pub(crate) fn launched(&mut self, now: Ms) {
+        first(&mut self.milestones.launched, now);
     }
     /// A Node was registered.
     pub(crate) fn registered(&mut self, now: Ms) {

@@ -37,7 +37,9 @@ fn upstream_reproduces_the_seed_reports_first_run_within_5s() {
     let r = reference("seed-first-run").unwrap().milestones;
     let m = &t.milestones;
     near("claim", m.claim, r.claim, 5.0);
-    near("scale", m.scale, r.scale, 5.0);
+    assert_eq!(r.scale, None, "the report gives no scale time");
+    near("scale", m.scale, m.claim, 1.0);
+    near("launched", m.launched, r.launched, 5.0);
     near("registered", m.registered, r.registered, 5.0);
     near("initialized", m.initialized, r.initialized, 5.0);
     near("running", m.running, r.running, 5.0);
@@ -52,9 +54,9 @@ fn ours_requests_the_scale_up_within_2s_on_the_first_run() {
     let m = &t.milestones;
     assert!(m.claim.unwrap() <= 2.0, "{m:?}");
     assert!(m.scale.unwrap() <= 2.0, "{m:?}");
-    // The same infrastructure: Ready 74 s after the Machine, pods 12 s after binding.
+    // The same infrastructure: Ready 138 s after the Machine, pods 12 s after binding.
     assert!(
-        (m.running.unwrap() - (m.scale.unwrap() + 1.0 + 74.0 + 12.0)).abs() <= 2.0,
+        (m.running.unwrap() - (m.scale.unwrap() + 1.0 + 138.0 + 12.0)).abs() <= 2.0,
         "{m:?}"
     );
     assert_eq!(t.max_nodes, 1);
@@ -88,6 +90,10 @@ fn the_benchmark_buys_what_each_strategy_buys() {
         assert!(t.milestones.scaled_to_zero.is_some(), "{}", t.strategy);
         assert!(t.warnings.is_empty(), "{}: {:?}", t.strategy, t.warnings);
     }
+    // The report's benchmark: "no clear winner on time", both had their pods Running at the
+    // same moment (the server's boot dominates, not the NodeClaim handshake).
+    let running = |t: &StrategyTimeline| t.milestones.running.unwrap();
+    assert!((running(&upstream) - running(&ca)).abs() <= 5.0);
     // Cluster Autoscaler waits 10 minutes before removing unneeded nodes.
     assert!(ca.milestones.scaled_to_zero.unwrap() >= 600.0);
     assert!(cost.cost < ca.cost, "{} vs {}", cost.cost, ca.cost);

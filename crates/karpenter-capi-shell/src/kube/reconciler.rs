@@ -4,8 +4,9 @@
 //!
 //! Continuous mode: watchers feed reflector stores; any event opens a batch window that closes
 //! after `--batch-idle-duration` without a new event or `--batch-max-duration` at most; then one
-//! pass plans from the stores and acts. A pass also runs every [`RESYNC`] without events, since
-//! timeouts (launch, registration) fire with time alone. With `--leader-elect` only the Lease
+//! pass plans from the stores and acts. Clocks decide too (timeouts, `consolidateAfter`, a
+//! command's validation delay): a pass also runs when the last plan's next clock runs out
+//! ([`wait_before_next`]), and every [`RESYNC`] without events. With `--leader-elect` only the Lease
 //! holder acts; others keep their stores warm.
 //!
 //! # Guarantees
@@ -319,6 +320,17 @@ impl Window {
     }
 }
 
+/// How long the loop waits for an event before planning again: the resync, or less when a
+/// clock of the last plan runs out sooner (`Plan::next_due`), so that the pass, a batch-idle
+/// duration after the wait, lands on it.
+pub fn wait_before_next(window: &Window, next_due: Option<Timestamp>, now: Timestamp) -> Duration {
+    let Some(due) = next_due else {
+        return window.resync;
+    };
+    let until = Duration::try_from(due.duration_since(now)).unwrap_or(Duration::ZERO);
+    until.saturating_sub(window.idle).min(window.resync)
+}
+
 /// Resolves when `shutdown` turns true.
 pub async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     // An error means the sender is gone: treat as shutdown.
@@ -389,6 +401,8 @@ pub async fn reconcile_loop(
     let mut backoff = Backoff::default();
     let mut objects = ObjectBackoff::default();
     let mut due = true; // plan once right after the watches synced
+    // Until the next pass without an event: the resync, or the last plan's next clock.
+    let mut wait = window.resync;
     let mut awaiting: Vec<Written> = Vec::new();
     // Whether the previous pass acted: a replica leading from the start plans from the stores
     // its watches just listed.
@@ -397,7 +411,7 @@ pub async fn reconcile_loop(
         if !due {
             tokio::select! {
                 _ = notify.notified() => {}
-                _ = tokio::time::sleep(window.resync) => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = stopped(&mut shutdown) => return Ok(()),
             }
         }
@@ -412,6 +426,7 @@ pub async fn reconcile_loop(
             }
         }
         due = false;
+        wait = window.resync;
         let acting = *leading.borrow();
         ctx.metrics.set_acting(acting);
         if !acting {
@@ -497,6 +512,10 @@ pub async fn reconcile_loop(
                 }
                 // An action's failure backs off on its own object, not the controller.
                 backoff.reset();
+                wait = wait_before_next(&window, report.plan.next_due, Timestamp::now());
+                if let Some(at) = report.plan.next_due {
+                    debug!(%at, ?wait, "a clock of the plan runs out; planning again then");
+                }
             }
             Err(e) => {
                 // No view at all: the controller backs off (a failed re-read after a takeover
@@ -637,5 +656,45 @@ impl Default for LeaseTiming {
             interval: RENEW_INTERVAL,
             deadline: RENEW_DEADLINE,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + secs).unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn the_loop_wakes_a_batch_idle_before_the_next_clock_and_never_past_the_resync() {
+        let window = Window {
+            idle: Duration::from_secs(1),
+            max: Duration::from_secs(10),
+            resync: Duration::from_secs(10),
+        };
+        let now = at(0);
+        // Nothing timed: the resync.
+        assert_eq!(wait_before_next(&window, None, now), window.resync);
+        // A validation due in 4 s: wake in 3 s, the pass lands on it.
+        assert_eq!(
+            wait_before_next(&window, Some(at(4)), now),
+            Duration::from_secs(3)
+        );
+        // A consolidateAfter 25 s away: the resync comes first.
+        assert_eq!(
+            wait_before_next(&window, Some(at(25)), now),
+            window.resync
+        );
+        // Due within the batch window, or already: plan at once (the window still idles).
+        assert_eq!(
+            wait_before_next(&window, Some(at(1)), now),
+            Duration::ZERO
+        );
+        assert_eq!(
+            wait_before_next(&window, Some(at(-5)), now),
+            Duration::ZERO
+        );
     }
 }

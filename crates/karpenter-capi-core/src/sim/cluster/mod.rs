@@ -360,6 +360,7 @@ impl SimCluster {
                 if let Some(rec) = self.snap.machines.iter_mut().find(|x| x.key() == m) {
                     rec.provider_id = Some(format!("sim:///{}", rec.name));
                     rec.phase = Some("Provisioned".to_string());
+                    self.rec.launched(self.now);
                     self.touch();
                 }
             }

@@ -4,23 +4,22 @@
 //! (actions, then status; finalizers honoured; the Machines observed, so every guard of
 //! termination and garbage collection runs).
 //!
-//! `run` also re-plans on a 10 s resync (`kube::reconciler::RESYNC`), which opens a batch
-//! window like any event. The replay runs those resync passes only while one of the
-//! controller's clocks can change its mind — a batch window closing, a launch or registration
-//! timeout, `consolidateAfter` since a node went quiet, `expireAfter`, `terminationGracePeriod`
-//! of a drain, a disruption under way — on the resync grid (every 10 s from T+0): the tick whose
-//! pass comes just before the clock's time and the one after. [`Resync::Always`] runs every
-//! resync pass, to show the two give the same actions.
+//! `run` also plans when one of the controller's clocks runs out (the plan's `next_due`: a
+//! batch window closing, a launch or registration timeout, `consolidateAfter` since a node went
+//! quiet, `expireAfter`, a command's validation delay and minimum drain time,
+//! `terminationGracePeriod`), and on a 10 s resync (`kube::reconciler::RESYNC`), which opens a
+//! batch window like any event. The replay runs the clock passes, and the resync passes (on the
+//! grid every 10 s from T+0) only while a disruption is under way or a consolidation search goes
+//! on; [`Resync::Always`] runs every resync pass, to show the two give the same actions.
 
-use super::{Agent, at, batch_closes, consolidate_after, earliest};
+use super::{Agent, at, earliest};
 use crate::controller::{self, Config};
-use crate::model::duration::{GoDuration, NillableDuration};
+use crate::model::duration::GoDuration;
 use crate::sched::strategy::StrategyName;
 use crate::sim::Ms;
 use crate::sim::apply::apply_plan;
 use crate::sim::ceil_to;
 use crate::sim::cluster::{Mode, SimCluster};
-use crate::vocab::keys::DRAIN_STARTED_ANNOTATION;
 
 /// `run`'s resync period.
 pub(crate) const RESYNC: Ms = 10_000;
@@ -89,14 +88,6 @@ impl Ours {
         );
     }
 
-    /// The resync ticks that catch a clock due at `t`: the one whose pass (a batch-idle
-    /// duration later) comes at or just before `t`, and the next.
-    fn ticks_for(&self, t: Ms) -> [Ms; 2] {
-        let idle = Self::ms(self.config.batch_idle);
-        let first = ceil_to(t - idle - 1_000, RESYNC);
-        [first, first + RESYNC]
-    }
-
     fn ms(d: GoDuration) -> Ms {
         d.as_secs_i64().saturating_mul(1000)
     }
@@ -105,83 +96,19 @@ impl Ours {
         c.set_wake(earliest([self.debounce, self.timer]));
     }
 
-    /// The next time the controller's decisions can change without any cluster change.
-    fn due(&self, c: &SimCluster, pending_disruption: bool) -> Option<Ms> {
+    /// When `run` plans next without an event: at the plan's next due clock (its sleep ends a
+    /// batch-idle duration before, so the pass lands on it), and at the next resync tick while
+    /// a disruption is under way or a consolidation search goes on (or every tick, under
+    /// [`Resync::Always`]).
+    fn wake(&self, c: &SimCluster, plan: &controller::Plan) -> Option<Ms> {
         let now = c.now;
-        if self.resync == Resync::Always {
-            return Some(ceil_to(now + 1, RESYNC));
-        }
-        let mut times: Vec<Ms> = Vec::new();
-        times.extend(batch_closes(
-            c,
-            Self::ms(self.config.batch_idle),
-            Self::ms(self.config.batch_max),
-        ));
-        for claim in c.snap.nodeclaims.iter().filter(|x| !x.deleting) {
-            let created = claim.created.map_or(0, |t| at(c, t));
-            // The deadline of the liveness clock the controller reads (`lifecycle::liveness_clock`);
-            // its start does not depend on the `now` passed.
-            if let Some(clock) =
-                crate::controller::lifecycle::liveness_clock(claim, c.base, &self.config)
-            {
-                times.push(clock.since.map_or(0, |t| at(c, t)) + Self::ms(clock.limit));
-            }
-            let pool = claim
-                .node_pool
-                .as_ref()
-                .and_then(|p| c.snap.nodepools.iter().find(|np| &np.name == p));
-            if let Some(pool) = pool {
-                if claim.condition_true("Initialized")
-                    && let Some(after) = consolidate_after(pool)
-                {
-                    let initialized = claim
-                        .conditions
-                        .iter()
-                        .find(|x| x.type_ == "Initialized")
-                        .and_then(|x| x.last_transition_time);
-                    // A pod event the watch saw counts before the claim's status shows it.
-                    let seen = claim
-                        .node_name
-                        .as_ref()
-                        .and_then(|n| c.last_pod_event.get(n))
-                        .copied();
-                    let quiet = [initialized, claim.last_pod_event, claim.created]
-                        .into_iter()
-                        .flatten()
-                        .map(|t| at(c, t))
-                        .chain(seen)
-                        .max()
-                        .unwrap_or(0);
-                    times.push(quiet + after);
-                }
-                let expire = claim
-                    .expire_after
-                    .as_deref()
-                    .or(pool.expire_after.as_deref())
-                    .unwrap_or("720h");
-                if let Ok(NillableDuration::After(d)) = expire.parse::<NillableDuration>() {
-                    times.push(created + Self::ms(d));
-                }
-                let grace = claim
-                    .termination_grace_period
-                    .as_deref()
-                    .or(pool.termination_grace_period.as_deref());
-                if let (Some(g), Some(started)) = (
-                    grace.and_then(|g| g.parse::<GoDuration>().ok()),
-                    claim
-                        .annotations
-                        .get(DRAIN_STARTED_ANNOTATION)
-                        .and_then(|s| s.parse::<jiff::Timestamp>().ok()),
-                ) {
-                    times.push(at(c, started) + Self::ms(g));
-                }
-            }
-        }
-        let mut ticks: Vec<Ms> = times.into_iter().flat_map(|t| self.ticks_for(t)).collect();
-        if pending_disruption {
-            ticks.push(ceil_to(now + 1, RESYNC));
-        }
-        ticks.into_iter().filter(|t| *t > now).min()
+        let idle = Self::ms(self.config.batch_idle);
+        let due = plan.next_due.map(|t| (at(c, t) - idle).max(now));
+        let tick = (self.resync == Resync::Always
+            || !plan.pending.is_empty()
+            || self.memo.resuming())
+        .then(|| ceil_to(now + 1, RESYNC));
+        earliest([due, tick])
     }
 }
 
@@ -204,9 +131,12 @@ impl Agent for Ours {
 
     fn on_wake(&mut self, c: &mut SimCluster) {
         if self.timer.is_some_and(|t| t <= c.now) {
-            // A resync: it opens a batch window like an event.
+            // A resync or a clock: it opens a batch window like an event, unless one is open
+            // (`run` waits for them only between windows).
             self.timer = None;
-            self.open_window(c.now);
+            if self.debounce.is_none() {
+                self.open_window(c.now);
+            }
         }
         if self.debounce.is_none_or(|t| t > c.now) {
             self.rearm(c);
@@ -229,7 +159,7 @@ impl Agent for Ours {
         self.first_change = None;
         self.debounce = None;
         // A consolidation search stopped at its trial cap goes on at the next resync pass.
-        self.timer = self.due(c, !plan.pending.is_empty() || self.memo.resuming());
+        self.timer = self.wake(c, &plan);
         self.rearm(c);
     }
 

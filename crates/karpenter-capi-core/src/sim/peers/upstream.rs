@@ -4,9 +4,9 @@
 //!   (Karpenter's packing, every instance type priced 0, the provider's first name) decides the
 //!   NodeClaims, created as Karpenter creates them.
 //! - Launch: the provider's `Create` scales the MachineDeployment by the deficit of unclaimed
-//!   Machines (karpenter-provider-cluster-api `pkg/batcher/create.go`) — here `upstreamLaunch`
-//!   after the claim, the delay the seed report observed — then binds a Machine and launches
-//!   the claim once the Machine has a providerID.
+//!   Machines at once (karpenter-provider-cluster-api `pkg/batcher/create.go`
+//!   execCreateBatch; `upstreamLaunch` later, 0 unless a trace sets it), then binds a Machine
+//!   and launches the claim once the Machine has a providerID.
 //! - Registration and initialization are event-driven, as Karpenter's lifecycle controller.
 //! - Disruption, as Karpenter v1.5.0 (what the provider vendors) with every price 0: the
 //!   controller polls every 10 s (`pkg/controllers/disruption/controller.go`) and tries its
