@@ -194,6 +194,16 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_is_due_the_second_after_its_expire_after() {
+        // Created an hour ago, expiring after 90 minutes: deleted once older (core's expiration
+        // controller requeues for that moment), 30 min 1 s from now.
+        let w = busy(None).with("NodePool", "default", |p| {
+            p["spec"]["template"]["spec"]["expireAfter"] = json!("90m");
+        });
+        assert_eq!(due_in(w), Some(30 * 60 + 1));
+    }
+
+    #[test]
     fn a_command_started_by_this_pass_is_due_at_its_validation() {
         // node-1 has been empty for an hour: this pass starts its Empty command (tainted now);
         // the next clocks are its minimum drain time and validation, 5 and 15 s from now.
