@@ -139,9 +139,9 @@ mod tests {
             .machine(4, 1, true, true)
             .pod("web", Some(1), "500m");
         match pending_since {
-            Some(s) => w
-                .pod("new", None, "500m")
-                .with("Pod", "new", |p| p["metadata"]["creationTimestamp"] = json!(ago(s))),
+            Some(s) => w.pod("new", None, "500m").with("Pod", "new", |p| {
+                p["metadata"]["creationTimestamp"] = json!(ago(s))
+            }),
             None => w,
         }
     }

@@ -15,8 +15,8 @@
 pub mod action;
 pub(crate) mod adopt;
 pub(crate) mod budget;
-pub(crate) mod clock;
 pub mod candidates;
+pub(crate) mod clock;
 pub mod command;
 pub(crate) mod consistency;
 pub(crate) mod consolidated;

@@ -683,18 +683,9 @@ mod tests {
             Duration::from_secs(3)
         );
         // A consolidateAfter 25 s away: the resync comes first.
-        assert_eq!(
-            wait_before_next(&window, Some(at(25)), now),
-            window.resync
-        );
+        assert_eq!(wait_before_next(&window, Some(at(25)), now), window.resync);
         // Due within the batch window, or already: plan at once (the window still idles).
-        assert_eq!(
-            wait_before_next(&window, Some(at(1)), now),
-            Duration::ZERO
-        );
-        assert_eq!(
-            wait_before_next(&window, Some(at(-5)), now),
-            Duration::ZERO
-        );
+        assert_eq!(wait_before_next(&window, Some(at(1)), now), Duration::ZERO);
+        assert_eq!(wait_before_next(&window, Some(at(-5)), now), Duration::ZERO);
     }
 }

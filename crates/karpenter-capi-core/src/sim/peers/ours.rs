@@ -104,10 +104,9 @@ impl Ours {
         let now = c.now;
         let idle = Self::ms(self.config.batch_idle);
         let due = plan.next_due.map(|t| (at(c, t) - idle).max(now));
-        let tick = (self.resync == Resync::Always
-            || !plan.pending.is_empty()
-            || self.memo.resuming())
-        .then(|| ceil_to(now + 1, RESYNC));
+        let tick =
+            (self.resync == Resync::Always || !plan.pending.is_empty() || self.memo.resuming())
+                .then(|| ceil_to(now + 1, RESYNC));
         earliest([due, tick])
     }
 }
