@@ -7,6 +7,8 @@ use jiff::{SignedDuration, Timestamp};
 use super::Config;
 use super::candidates::quiet_since;
 use super::command::{MIN_DRAIN_SECS, VALIDATION_DELAY_SECS};
+use super::disruption::expire_after;
+use super::drain::termination_deadline;
 use super::lifecycle::liveness_clock;
 use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::snapshot::Snapshot;
@@ -14,9 +16,9 @@ use crate::vocab::keys::DRAIN_STARTED_ANNOTATION;
 
 /// The earliest time after `now` at which a clock the plan reads runs out: the provisioning
 /// batch window closing, a launch or registration timeout, a node's `consolidateAfter`,
-/// `expireAfter`, a drain's `terminationGracePeriod`, and a disruption command's validation
-/// delay and minimum drain time (from when it started; `started` are the claims whose commands
-/// this pass starts). None: nothing is timed, the resync is enough.
+/// `expireAfter`, a deleting claim's `terminationGracePeriod` deadline, and a disruption
+/// command's validation delay and minimum drain time (from when it started; `started` are the
+/// claims whose commands this pass starts). None: nothing is timed, the resync is enough.
 pub(crate) fn next_due<'a>(
     snapshot: &Snapshot,
     now: Timestamp,
@@ -45,12 +47,8 @@ pub(crate) fn next_due<'a>(
     }
     let started: Vec<&str> = started.into_iter().collect();
     for claim in &snapshot.nodeclaims {
-        let pool = claim
-            .node_pool
-            .as_deref()
-            .and_then(|p| snapshot.nodepools.iter().find(|np| np.name == p));
         // A drain under way (a command, or the termination of a deleted claim): the command's
-        // validation, the minimum drain time and the grace period count from its start.
+        // validation and the minimum drain time count from its start.
         let drain_started = if started.contains(&claim.name.as_str()) {
             Some(now)
         } else {
@@ -63,16 +61,10 @@ pub(crate) fn next_due<'a>(
             for after in [VALIDATION_DELAY_SECS, MIN_DRAIN_SECS] {
                 times.extend(drain_started.checked_add(SignedDuration::from_secs(after)));
             }
-            let grace = claim
-                .termination_grace_period
-                .as_deref()
-                .or(pool.and_then(|p| p.termination_grace_period.as_deref()))
-                .and_then(|g| g.parse::<GoDuration>().ok());
-            if let Some(g) = grace {
-                times.extend(drain_started.checked_add(secs(g)));
-            }
         }
+        // A deleting claim's `terminationGracePeriod` deadline (termination's own).
         if claim.deleting {
+            times.extend(termination_deadline(claim, None));
             continue;
         }
         // Timeouts fire once the time waited exceeds the limit (`LivenessClock::timed_out`).
@@ -81,6 +73,10 @@ pub(crate) fn next_due<'a>(
         {
             times.extend(since.checked_add(secs(clock.limit) + SignedDuration::from_secs(1)));
         }
+        let pool = claim
+            .node_pool
+            .as_deref()
+            .and_then(|p| snapshot.nodepools.iter().find(|np| np.name == p));
         if let Some(pool) = pool
             && claim.condition_true("Initialized")
             && let Some(Ok(NillableDuration::After(after))) = pool
@@ -92,14 +88,10 @@ pub(crate) fn next_due<'a>(
             times.extend(quiet.checked_add(secs(after)));
         }
         // Expiry: older than `expireAfter` (`disruption::expire`).
-        let expire = claim
-            .expire_after
-            .as_deref()
-            .or(pool.and_then(|p| p.expire_after.as_deref()))
-            .unwrap_or("720h");
-        if let (Ok(NillableDuration::After(d)), Some(created)) =
-            (expire.parse::<NillableDuration>(), claim.created)
-        {
+        if let (Ok(NillableDuration::After(d)), Some(created)) = (
+            expire_after(snapshot, claim).parse::<NillableDuration>(),
+            claim.created,
+        ) {
             times.extend(created.checked_add(secs(d) + SignedDuration::from_secs(1)));
         }
     }

@@ -498,6 +498,19 @@ pub(crate) fn disrupt_with(
     out
 }
 
+/// A claim's `expireAfter`: its own, else its NodePool's, else Karpenter's default `720h`.
+pub(crate) fn expire_after<'a>(snapshot: &'a Snapshot, claim: &'a NodeClaimRecord) -> &'a str {
+    let pool = snapshot
+        .nodepools
+        .iter()
+        .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()));
+    claim
+        .expire_after
+        .as_deref()
+        .or(pool.and_then(|p| p.expire_after.as_deref()))
+        .unwrap_or("720h")
+}
+
 /// Expiration (core `nodeclaim/expiration`): every claim older than its `expireAfter` (the
 /// claim's, else its NodePool's, else Karpenter's default `720h`) is deleted, initialized or not,
 /// whatever budgets and `do-not-disrupt` say; its drain (termination) honours `do-not-disrupt`
@@ -513,15 +526,7 @@ fn expire(
         .iter()
         .filter(|c| !c.deleting && !already_deleted.contains(&c.name))
     {
-        let pool = snapshot
-            .nodepools
-            .iter()
-            .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()));
-        let expire = claim
-            .expire_after
-            .as_deref()
-            .or(pool.and_then(|p| p.expire_after.as_deref()))
-            .unwrap_or("720h");
+        let expire = expire_after(snapshot, claim);
         let Ok(NillableDuration::After(d)) = expire.parse::<NillableDuration>() else {
             continue;
         };
