@@ -43,8 +43,9 @@ pub(super) fn parse_source_with<T: Send>(
         })
         .map(|(index, (line, text))| (index + 1, line, text))
         .collect();
-    // Documents parse independently, on every core; the first error in file order wins.
-    let parsed = crate::parallel::map(&documents, |&(doc, line, text)| {
+    // Documents parse independently, on every core, and so do runs of a large `List`'s items
+    // (a `kubectl get -o yaml` dump is one document); the first error in file order wins.
+    let read_whole = |doc: usize, line: usize, text: &str| {
         let origin = origin(source, doc);
         // Read as a stream when it can be (a `List`'s items one at a time); anything unusual
         // is read again whole, below, so results and errors are the same either way.
@@ -55,10 +56,43 @@ pub(super) fn parse_source_with<T: Send>(
         let mut objects = Vec::new();
         flatten(value, &origin, &mut |o| objects.push(each(o)))?;
         Ok::<_, Error>(objects)
+    };
+    let pieces: Vec<(usize, Piece<'_>)> = documents
+        .iter()
+        .enumerate()
+        .flat_map(|(at, &(_, _, text))| pieces_of(text).into_iter().map(move |p| (at, p)))
+        .collect();
+    let parsed = crate::parallel::map(&pieces, |(at, piece)| {
+        let (doc, line, text) = documents[*at];
+        match piece {
+            // Most documents hold one object: no spare room kept per document.
+            Piece::Whole => Some(read_whole(doc, line, text).map(|mut objects| {
+                objects.shrink_to_fit();
+                objects
+            })),
+            // The List less its items reads as an empty List, or the document is read whole.
+            Piece::Header(header) => super::stream::document(header, &origin(source, doc), &each)
+                .filter(|read| read.as_ref().is_ok_and(Vec::is_empty)),
+            Piece::Items(items) => super::stream::items(items, &origin(source, doc), &each),
+        }
     });
-    let mut out = Vec::new();
-    for objects in parsed {
-        out.extend(objects?);
+    let read_objects = parsed.iter().flatten().flatten().map(Vec::len).sum();
+    let mut results = pieces.iter().map(|(at, _)| *at).zip(parsed).peekable();
+    let mut out = Vec::with_capacity(read_objects);
+    for (at, &(doc, line, text)) in documents.iter().enumerate() {
+        let mut reads = Vec::new();
+        while let Some((_, read)) = results.next_if(|(of, _)| *of == at) {
+            reads.push(read);
+        }
+        match reads.into_iter().collect::<Option<Vec<_>>>() {
+            Some(reads) => {
+                for read in reads {
+                    out.extend(read?);
+                }
+            }
+            // A part of a List did not parse on its own (an alias to another part, say).
+            None => out.extend(read_whole(doc, line, text)?),
+        }
     }
     if documents.is_empty() {
         return Err(Error::Input {
@@ -69,6 +103,49 @@ pub(super) fn parse_source_with<T: Send>(
         });
     }
     Ok(out)
+}
+
+/// Work for one core: a whole document, or a part of a large `List` in kubectl's layout.
+pub(super) enum Piece<'a> {
+    Whole,
+    /// The `List` with `items: []` in place of its items.
+    Header(String),
+    /// A run of its items: a block sequence of its own.
+    Items(&'a str),
+}
+
+/// A document's text, at least, in a run of its `List`'s items; larger documents are read in
+/// runs of about this size, so every core has a share of a one-document dump.
+const ITEMS_RUN_BYTES: usize = 512 << 10;
+
+/// The pieces a document is read in: itself, or, for a `List` in kubectl's layout over twice
+/// [`ITEMS_RUN_BYTES`], its header and runs of its items, each read on its own. Every piece must
+/// read for the runs to be used (else the document is read whole), so the objects, their order
+/// and the errors are a whole reading's.
+pub(super) fn pieces_of(text: &str) -> Vec<Piece<'_>> {
+    if text.len() <= 2 * ITEMS_RUN_BYTES {
+        return vec![Piece::Whole];
+    }
+    let Some((header, items)) = list_items(text) else {
+        return vec![Piece::Whole];
+    };
+    let mut pieces = vec![Piece::Header(header)];
+    let mut run: Option<(usize, usize)> = None;
+    let base = text.as_ptr() as usize;
+    for item in items {
+        let start = item.as_ptr() as usize - base;
+        let end = start + item.len();
+        let (from, _) = *run.get_or_insert((start, end));
+        run = Some((from, end));
+        if end - from >= ITEMS_RUN_BYTES {
+            pieces.push(Piece::Items(&text[from..end]));
+            run = None;
+        }
+    }
+    if let Some((from, end)) = run {
+        pieces.push(Piece::Items(&text[from..end]));
+    }
+    pieces
 }
 
 /// Where an object comes from: its input and the number (from 1) of its document there.

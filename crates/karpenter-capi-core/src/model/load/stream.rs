@@ -132,6 +132,33 @@ fn yaml_in_sequence<T>(
     })
 }
 
+/// A run of a `List`'s items, a block sequence on its own ([`super::parse`] reads a large
+/// `List` in such runs): their objects, each through `each`, or the first item that cannot be
+/// flattened; None when the run does not parse on its own.
+pub(super) fn items<T>(
+    text: &str,
+    origin: &str,
+    each: &(impl Fn(RawObject) -> T + Sync),
+) -> Option<Result<Vec<T>, Error>> {
+    let mut out = Vec::new();
+    let mut failed: Option<Error> = None;
+    let mut item = |value: serde_json::Value| {
+        if failed.is_none()
+            && let Err(e) = flatten(value, origin, &mut |o| out.push(each(o)))
+        {
+            failed = Some(e);
+        }
+    };
+    serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(text.len()), |de| {
+        ItemsSeed { item: &mut item }.deserialize(de)
+    })
+    .ok()?;
+    Some(match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    })
+}
+
 /// One streamed read of a document with `parse` (JSON or YAML).
 fn read_with<T>(
     origin: &str,
@@ -312,6 +339,73 @@ mod tests {
             assert_eq!(got.unwrap().len(), 1);
         }
         assert_eq!(streamed("~\n"), Some(Ok(Vec::new())));
+    }
+
+    /// A `kubectl get pods -o yaml` of `n` pods in kubectl's layout, `extra` after pod 0's
+    /// `metadata` (an anchor, say) and `last` as its final item.
+    fn kubectl_list(n: usize, extra: &str, last: &str) -> String {
+        let mut text = "apiVersion: v1\nitems:\n".to_string();
+        for i in 0..n {
+            let more = if i == 0 { extra } else { "" };
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: d\n    labels: {{app: web-{}}}\n{more}  spec:\n    containers:\n    - name: c\n      resources:\n        requests: {{cpu: {}m, memory: 64Mi}}\n  status: {{phase: Pending}}\n",
+                i % 7,
+                100 + i % 900
+            ));
+        }
+        text.push_str(last);
+        text.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+        text
+    }
+
+    /// The objects of `text` as the loader reads them (a large List in runs, on every core).
+    fn read(text: &str) -> Result<Vec<(String, serde_json::Value)>, String> {
+        parse_source(&src(text))
+            .map(|objects| objects.into_iter().map(|o| (o.origin, o.value)).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_large_list_read_in_runs_on_every_core_gives_the_whole_readings_objects() {
+        // 8,000 pods: 1.8 MB, read as a header and four runs of about 512 KiB.
+        let text = kubectl_list(8_000, "", "");
+        assert_eq!(text.len(), 1_798_955);
+        assert_eq!(super::super::parse::pieces_of(&text).len(), 5);
+        let got = read(&text).unwrap();
+        assert_eq!(got.len(), 8_000);
+        assert_eq!(got, whole(&text).unwrap());
+        assert_eq!(got[7_999].1["metadata"]["name"], "p7999");
+        // The snapshot too, field for field.
+        let (snapshot, _) = load_sources(&[src(&text)]).unwrap();
+        let reference = build_snapshot(parse_source(&src(&text)).unwrap()).unwrap();
+        assert_eq!(snapshot.pods.len(), 8_000);
+        assert_eq!(format!("{snapshot:?}"), format!("{reference:?}"));
+    }
+
+    #[test]
+    fn a_large_list_whose_runs_do_not_read_alone_is_read_whole() {
+        // The last pod refers to an anchor in the first: its run cannot be read alone.
+        let aliased = kubectl_list(
+            8_000,
+            "    annotations: &shared {team: a}\n",
+            "- {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: d, annotations: *shared}}\n",
+        );
+        let got = read(&aliased).unwrap();
+        assert_eq!(got.len(), 8_001);
+        assert_eq!(got, whole(&aliased).unwrap());
+        assert_eq!(got[8_000].1["metadata"]["annotations"]["team"], "a");
+        // Not an object near the end: the whole reading's error.
+        let bad = kubectl_list(8_000, "", "- 42\n");
+        assert_eq!(
+            read(&bad).unwrap_err(),
+            "t.yaml#1: expected a Kubernetes object (a mapping with apiVersion and kind)"
+        );
+        // A syntax error in the last run: the whole reading's error, at its line in the file.
+        let broken = kubectl_list(8_000, "", "- {apiVersion: v1, kind: [\n");
+        let err = read(&broken).unwrap_err();
+        let lines = broken.lines().count();
+        assert!(err.starts_with(&format!("t.yaml:{}:", lines - 2)), "{err}");
+        assert!(err.contains("not valid YAML (document 1)"), "{err}");
     }
 
     #[test]
