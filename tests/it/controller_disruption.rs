@@ -450,18 +450,18 @@ fn two_underused_c3_8_are_replaced_by_a_cheaper_type_never_by_their_own() {
     );
 }
 
-/// One c3-8 with two pods of 500m created `ages` seconds before NOW, consolidation of
-/// underutilized nodes on: a c3-4 holds them, for less.
-fn one_c3_8_with_pods_created(ages: [i64; 2]) -> String {
+/// One c3-8 with a pod of 500m created each of `ages` seconds before NOW (two or three),
+/// consolidation of underutilized nodes on: a c3-4 holds them, for less.
+fn one_c3_8_with_pods_created(ages: &[i64]) -> String {
     let pool = "    budgets: [{nodes: '100%'}]\n";
     let base = base(0, pool).edit("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").edit_n(
         "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
         "  replicas: 1\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
         1,
     );
-    let pods: String = ["a", "b"]
+    let pods: String = ["a", "b", "c"]
         .iter()
-        .zip(ages)
+        .zip(ages.iter().copied())
         .map(|(name, age)| {
             sized_pod(name, 1, "", "500m").edit(
                 &format!("metadata: {{name: {name},"),
@@ -478,7 +478,7 @@ fn one_c3_8_with_pods_created(ages: [i64; 2]) -> String {
 #[test]
 fn a_node_is_not_replaced_by_a_smaller_one_the_recent_arrivals_would_outgrow() {
     // Created an hour ago: nothing arrives, the c3-8 is replaced by a c3-4.
-    let p = run(&one_c3_8_with_pods_created([3600, 3500]));
+    let p = run(&one_c3_8_with_pods_created(&[3600, 3500]));
     assert!(
         matches!(&p.actions[0], Action::CreateNodeClaim { instance_type, reason, pods, .. }
         if instance_type == "c3-4" && reason == "Underutilized" && pods.len() == 2),
@@ -487,11 +487,16 @@ fn a_node_is_not_replaced_by_a_smaller_one_the_recent_arrivals_would_outgrow() {
     );
     // Both arrived in the last 10 minutes (none before): two more are expected. With them, a
     // c3-4 (1.9 vCPU free) is too small and the c3-8 holds all four: no replacement.
-    let p = run(&one_c3_8_with_pods_created([300, 200]));
+    let p = run(&one_c3_8_with_pods_created(&[300, 200]));
     assert!(p.actions.is_empty(), "{:?}", names(&p));
-    // Arrivals falling (two in the window before, none since): replaced again.
-    let p = run(&one_c3_8_with_pods_created([900, 800]));
+    // Nothing since the two of the window before: replaced again.
+    let p = run(&one_c3_8_with_pods_created(&[900, 800]));
     assert_eq!(names(&p)[0], "createNodeClaim", "{:?}", names(&p));
+    // One since the two of the window before: fewer, but one more is still expected (a fall
+    // is not told from noise, such as pods an eviction recreated, by one window): four pods of
+    // 500m outgrow the c3-4's 1.9 vCPU, so the c3-8 stays. Provisioning would not bet on it.
+    let p = run(&one_c3_8_with_pods_created(&[900, 800, 200]));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
 }
 
 #[test]

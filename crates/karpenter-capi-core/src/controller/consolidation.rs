@@ -2,8 +2,8 @@
 //! fit elsewhere, or replace them by a strictly cheaper set, proven with the `cost` scheduler on
 //! the cluster without them. Multi-node first (the largest prefix of the best savings-per-disruption
 //! candidates that works, by binary search), then single-node, as Karpenter does. One
-//! deliberate difference: while recent arrivals are not falling, a replacement must also save
-//! over `cost`'s provisioning forecast ([`Ahead`]), so it only ever disrupts less.
+//! deliberate difference: while pods keep arriving, a replacement must also save over `cost`'s
+//! provisioning forecast ([`Ahead`]), so it only ever disrupts less.
 
 use std::collections::HashSet;
 
@@ -261,8 +261,8 @@ struct Ahead {
 }
 
 impl Ahead {
-    /// None without a time, or nothing is expected (arrivals falling, none, or a
-    /// pool that never consolidates: see `foresight::observe`).
+    /// None without a time, or nothing is expected (no recent arrival, or a pool that never
+    /// consolidates: see `foresight::ahead`).
     fn new(snapshot: &Snapshot, now: Option<Timestamp>) -> Option<Ahead> {
         let forecast = foresight::ahead(snapshot, now?);
         if forecast.is_empty() {

@@ -12,7 +12,9 @@
 //! - **Growth must be observable.** No arrival outside the batch (a one-shot batch, a file, a
 //!   load that stopped growing) forecasts nothing, so such plans are the batch's own; fewer
 //!   arrivals than in the window before (`(now − 2W, now − W]`) means the load is falling: no
-//!   forecast either.
+//!   forecast either. Consolidation's forecast ([`ahead`]) skips this test: it only ever keeps
+//!   a node, and one window's count is noisy (the pods an eviction recreates land in one
+//!   window or the other).
 //! - **What the policy allows.** A wrong forecast leaves a node larger than its pods need.
 //!   `WhenEmptyOrUnderutilized` replaces such a node later, and so does `Balanced` (it
 //!   consolidates underutilized nodes whose savings outweigh their disruption, which a node
@@ -180,17 +182,33 @@ pub fn observe(snapshot: &Snapshot, batch: &[usize], now: Timestamp) -> Forecast
         return out;
     }
     let in_batch: std::collections::HashSet<usize> = batch.iter().copied().collect();
-    observe_around(snapshot, &in_batch, out)
+    observe_around(snapshot, &in_batch, out, Falling::ForecastsNothing)
 }
 
-/// The forecast at `now` with no batch: every recent arrival counts as growth (consolidation
-/// prices a replacement with it, see `controller::consolidation`).
+/// The forecast at `now` with no batch: every recent arrival counts as growth, even when
+/// fewer arrived than in the window before (consolidation prices a replacement with it, see
+/// `controller::consolidation`: a forecast there can only keep a node, and a fall is not told
+/// from noise by one window, so in doubt it disrupts less).
 pub fn ahead(snapshot: &Snapshot, now: Timestamp) -> Forecast {
     let out = Forecast {
         now: Some(now),
         ..Forecast::default()
     };
-    observe_around(snapshot, &std::collections::HashSet::new(), out)
+    observe_around(
+        snapshot,
+        &std::collections::HashSet::new(),
+        out,
+        Falling::Counted,
+    )
+}
+
+/// What fewer arrivals than in the window before do to a forecast.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Falling {
+    /// The load is taken as falling: nothing is forecast (provisioning's bet).
+    ForecastsNothing,
+    /// The recent arrivals are expected all the same (consolidation's caution).
+    Counted,
 }
 
 /// [`observe`]'s rule around the batch `in_batch` (maybe none), into `out` (its time set).
@@ -198,6 +216,7 @@ fn observe_around(
     snapshot: &Snapshot,
     in_batch: &std::collections::HashSet<usize>,
     mut out: Forecast,
+    falling: Falling,
 ) -> Forecast {
     let Some(now) = out.now else {
         return out;
@@ -246,7 +265,7 @@ fn observe_around(
     if outside == 0 {
         return out;
     }
-    if out.arrivals == 0 || out.arrivals < out.earlier {
+    if out.arrivals == 0 || (falling == Falling::ForecastsNothing && out.arrivals < out.earlier) {
         return out;
     }
     let (offerings, _) = catalog::offerings(snapshot, true);
@@ -609,6 +628,12 @@ mod tests {
         let p = plan(&s, &pending, &forecast);
         assert_eq!(flavors(&p), vec![("c3-8".to_string(), 1)]);
         assert_eq!(p.sizing, None);
+        // Consolidation's forecast expects them all the same (it only ever keeps a node).
+        let caution = ahead(&s, now);
+        assert_eq!(
+            (caution.arrivals, caution.earlier, caution.total()),
+            (10, 20, 10)
+        );
         // Nothing arrived besides the batch: no growth is observable.
         let s = cluster("WhenEmptyOrUnderutilized", 0, 0, 5);
         let pending = batch(&s);
