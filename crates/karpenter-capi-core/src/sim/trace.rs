@@ -40,7 +40,8 @@ pub(crate) struct Workload {
 /// What a step does to a workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Change {
-    /// Set the number of pods (scale-down removes pending pods first, then the newest).
+    /// Set the number of pods (a scale-down removes pods in Kubernetes' ReplicaSet order: see
+    /// `SimCluster::scale_down_order`).
     Scale(i64),
     /// Create this many more pods, each removed after `lifetime` when set.
     Add {
@@ -332,8 +333,8 @@ pub fn parse(name: &str, text: &str) -> Result<Trace, Error> {
 impl Trace {
     /// The pods the trace keeps alive (created and not yet removed, pending or not), per
     /// workload, after every change up to `until`: one entry per time something changes.
-    /// A scale-down removes the newest pods first (the simulated ReplicaSet removes pending
-    /// pods first, which are the newest while nodes keep up); expiries at a step's time come
+    /// Which pods a scale-down removes does not change the counts (scaled workloads have no
+    /// expiries; here the newest go first); expiries at a step's time come
     /// after its steps, as the replay orders them. Exact for workloads that are either scaled
     /// or added to; a replacement of an evicted pod changes nothing here (it inherits the
     /// evicted pod's expiry).
