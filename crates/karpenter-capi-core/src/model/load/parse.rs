@@ -18,6 +18,15 @@ pub(super) fn parse_source_with<T: Send>(
     source: &Source,
     each: impl Fn(RawObject) -> T + Sync,
 ) -> Result<Vec<T>, Error> {
+    parse_in_runs(source, each, ITEMS_RUN_BYTES)
+}
+
+/// [`parse_source_with`], a large `List` read in runs of about `run_bytes` of its items.
+pub(super) fn parse_in_runs<T: Send>(
+    source: &Source,
+    each: impl Fn(RawObject) -> T + Sync,
+    run_bytes: usize,
+) -> Result<Vec<T>, Error> {
     if source.text.contains('\0') {
         let problem = if source
             .text
@@ -60,7 +69,9 @@ pub(super) fn parse_source_with<T: Send>(
     let pieces: Vec<(usize, Piece<'_>)> = documents
         .iter()
         .enumerate()
-        .flat_map(|(at, &(_, _, text))| pieces_of(text).into_iter().map(move |p| (at, p)))
+        .flat_map(|(at, &(_, _, text))| {
+            pieces_of(text, run_bytes).into_iter().map(move |p| (at, p))
+        })
         .collect();
     let parsed = crate::parallel::map(&pieces, |(at, piece)| {
         let (doc, line, text) = documents[*at];
@@ -122,8 +133,8 @@ const ITEMS_RUN_BYTES: usize = 512 << 10;
 /// [`ITEMS_RUN_BYTES`], its header and runs of its items, each read on its own. Every piece must
 /// read for the runs to be used (else the document is read whole), so the objects, their order
 /// and the errors are a whole reading's.
-pub(super) fn pieces_of(text: &str) -> Vec<Piece<'_>> {
-    if text.len() <= 2 * ITEMS_RUN_BYTES {
+pub(super) fn pieces_of(text: &str, run_bytes: usize) -> Vec<Piece<'_>> {
+    if text.len() <= 2 * run_bytes {
         return vec![Piece::Whole];
     }
     let Some((header, items)) = list_items(text) else {
@@ -137,7 +148,7 @@ pub(super) fn pieces_of(text: &str) -> Vec<Piece<'_>> {
         let end = start + item.len();
         let (from, _) = *run.get_or_insert((start, end));
         run = Some((from, end));
-        if end - from >= ITEMS_RUN_BYTES {
+        if end - from >= run_bytes {
             pieces.push(Piece::Items(&text[from..end]));
             run = None;
         }

@@ -132,27 +132,40 @@ fn yaml_in_sequence<T>(
     })
 }
 
+/// The item [`items`] appends to a run: it must come out as itself, last.
+const END_OF_RUN: &str = "karpenter-capi/end-of-run";
+
 /// A run of a `List`'s items, a block sequence on its own ([`super::parse`] reads a large
 /// `List` in such runs): their objects, each through `each`, or the first item that cannot be
-/// flattened; None when the run does not parse on its own.
+/// flattened; None when the run does not parse on its own, or does not end where an item can
+/// begin. That is checked by reading one more item after it, which must come out whole: a run
+/// ending inside an open quote or flow (broken at that point of the whole document) swallows it
+/// (the YAML reader takes an unterminated quote after a comment line for nothing).
 pub(super) fn items<T>(
     text: &str,
     origin: &str,
     each: &(impl Fn(RawObject) -> T + Sync),
 ) -> Option<Result<Vec<T>, Error>> {
+    let text = format!("{text}- {END_OF_RUN}\n");
     let mut out = Vec::new();
     let mut failed: Option<Error> = None;
+    // Each item is flattened when the next one arrives: the last must be the end marker.
+    let mut held: Option<serde_json::Value> = None;
     let mut item = |value: serde_json::Value| {
-        if failed.is_none()
-            && let Err(e) = flatten(value, origin, &mut |o| out.push(each(o)))
+        if let Some(previous) = held.replace(value)
+            && failed.is_none()
+            && let Err(e) = flatten(previous, origin, &mut |o| out.push(each(o)))
         {
             failed = Some(e);
         }
     };
-    serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(text.len()), |de| {
+    serde_saphyr::with_deserializer_from_str_with_options(&text, yaml_options(text.len()), |de| {
         ItemsSeed { item: &mut item }.deserialize(de)
     })
     .ok()?;
+    if held.as_ref().and_then(serde_json::Value::as_str) != Some(END_OF_RUN) {
+        return None;
+    }
     Some(match failed {
         Some(e) => Err(e),
         None => Ok(out),
@@ -370,7 +383,20 @@ mod tests {
         // 8,000 pods: 1.8 MB, read as a header and four runs of about 512 KiB.
         let text = kubectl_list(8_000, "", "");
         assert_eq!(text.len(), 1_798_955);
-        assert_eq!(super::super::parse::pieces_of(&text).len(), 5);
+        let pieces = super::super::parse::pieces_of(&text, 512 << 10);
+        assert_eq!(pieces.len(), 5);
+        // Each run reads on its own (the document is not read whole instead).
+        let mut objects = 0;
+        for piece in &pieces[1..] {
+            let super::super::parse::Piece::Items(run) = piece else {
+                panic!("a run of items");
+            };
+            objects += items(run, "t.yaml#1", &|o: RawObject| o.value)
+                .expect("reads alone")
+                .unwrap()
+                .len();
+        }
+        assert_eq!(objects, 8_000);
         let got = read(&text).unwrap();
         assert_eq!(got.len(), 8_000);
         assert_eq!(got, whole(&text).unwrap());
@@ -406,6 +432,66 @@ mod tests {
         let lines = broken.lines().count();
         assert!(err.starts_with(&format!("t.yaml:{}:", lines - 2)), "{err}");
         assert!(err.contains("not valid YAML (document 1)"), "{err}");
+    }
+
+    /// Lines a kubectl-laid-out List's items are made of in [`runs_read_as_the_whole`]: valid
+    /// and broken, quotes and flows left open, anchors, aliases, block scalars and comments.
+    const LINES: &[&str] = &[
+        "- apiVersion: v1",
+        "  kind: Pod",
+        "  metadata: {name: a, namespace: d}",
+        "- {apiVersion: v1, kind: Pod, metadata: {name: b, namespace: d}}",
+        "- &x {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}",
+        "- *x",
+        "-",
+        "# c",
+        "",
+        "  'quoted",
+        "  \"double",
+        "  end'",
+        "  x: 'y'",
+        "  note: |",
+        "    text",
+        "  - nested",
+        "  items:",
+        "- 42",
+        "- [",
+        "  ]",
+        "  {",
+        "  }",
+        "-   kind: Node",
+        "  - {a: 1,",
+        "    b: 2}",
+        "- |",
+        "- ? k",
+        "  : v",
+        "- key: &y v",
+        "  other: *y",
+        "- !!str tagged",
+        "kind: Pod",
+        "...",
+    ];
+
+    proptest::proptest! {
+        /// Read in runs of its items (every size down to one item a run), a List gives the
+        /// objects, or the error, of one whole reading, however its items are broken.
+        #[test]
+        fn runs_read_as_the_whole(
+            picks in proptest::collection::vec(0..LINES.len(), 1..24),
+            run in 1usize..48,
+        ) {
+            let mut text = "apiVersion: v1\nitems:\n".to_string();
+            for &i in &picks {
+                text.push_str(LINES[i]);
+                text.push('\n');
+            }
+            text.push_str("kind: List\nmetadata: {}\n");
+            let read = |run_bytes: usize| {
+                super::super::parse::parse_in_runs(&src(&text), |o| (o.origin, o.value), run_bytes)
+                    .map_err(|e| e.to_string())
+            };
+            proptest::prop_assert_eq!(read(run), read(usize::MAX / 4), "{}", text);
+        }
     }
 
     #[test]
