@@ -133,7 +133,7 @@ fn yaml_in_sequence<T>(
 }
 
 /// The item [`items`] appends to a run: it must come out as itself, last.
-const END_OF_RUN: &str = "karpenter-capi/end-of-run";
+const END_OF_RUN: &str = "end-of-run.karpenter-capi.invalid";
 
 /// A run of a `List`'s items, a block sequence on its own ([`super::parse`] reads a large
 /// `List` in such runs): their objects, each through `each`, or the first item that cannot be
