@@ -249,16 +249,16 @@ pub(crate) fn is_restricted_label(key: &str) -> bool {
     domain == "karpenter.sh" || domain.ends_with(".karpenter.sh") || key == keys::HOSTNAME
 }
 
-/// Whether a key is in a label domain that Cluster API copies from Machines to Nodes.
+/// Whether a key is in a label domain that Cluster API copies from Machines to Nodes: the
+/// `node-role.kubernetes.io` prefix itself, and `node-restriction.kubernetes.io` and
+/// `node.cluster.x-k8s.io` with their subdomains (Cluster API's Machine label sync; the
+/// provider's `machineDeploymentToInstanceType` filters template labels by the same rule).
 pub(crate) fn is_capi_propagated(key: &str) -> bool {
     let prefix = key.split_once('/').map(|(p, _)| p).unwrap_or("");
-    [
-        "node-role.kubernetes.io",
-        "node-restriction.kubernetes.io",
-        "node.cluster.x-k8s.io",
-    ]
-    .iter()
-    .any(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
+    prefix == "node-role.kubernetes.io"
+        || ["node-restriction.kubernetes.io", "node.cluster.x-k8s.io"]
+            .iter()
+            .any(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
 }
 
 #[cfg(test)]
@@ -315,5 +315,8 @@ mod tests {
         assert!(is_capi_propagated("foo.node.cluster.x-k8s.io/bar"));
         assert!(!is_capi_propagated("app"));
         assert!(!is_capi_propagated("evilnode.cluster.x-k8s.io/x"));
+        // Subdomains count for two of the domains, not for node-role (K-CP-034).
+        assert!(is_capi_propagated("a.node-restriction.kubernetes.io/x"));
+        assert!(!is_capi_propagated("prefixed.node-role.kubernetes.io/x"));
     }
 }
