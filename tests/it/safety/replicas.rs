@@ -442,3 +442,213 @@ fn a_past_rollout_after_suspends_template_drift_unless_on_delete() {
         lines(&p)
     );
 }
+
+/// Every scale of a plan: (MachineDeployment, from, to, the Machines it rolls back on failure).
+fn scales(p: &Plan) -> Vec<(String, i64, i64, Vec<String>)> {
+    p.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::ScaleMachineDeployment {
+                machine_deployment,
+                from,
+                replicas,
+                rollback_machines,
+                ..
+            } => Some((
+                machine_deployment.clone(),
+                *from,
+                *replicas,
+                rollback_machines.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `World` with `n` Machines of `md-4` whose claims are being deleted (never registered, so
+/// each Machine is marked at once).
+fn leaving(replicas: i64, n: usize) -> World {
+    let mut w = World::new("WhenEmpty").md(4, replicas);
+    for i in 1..=n {
+        w = w
+            .machine(4, i, false, true)
+            .with("NodeClaim", &format!("c-{i}"), |c| {
+                c["metadata"]["deletionTimestamp"] = json!(ago(30))
+            });
+    }
+    w
+}
+
+#[test]
+fn several_removals_on_one_machine_deployment_lower_it_once_by_their_number() {
+    // The provider's delete batch (K-BATCH-006): three Machines leave one MachineDeployment in
+    // one pass; one scale write lowers it by three and rolls back exactly those three.
+    let p = leaving(3, 3).plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "markMachineForDeletion Machine/capi-ovh/m-2",
+            "markMachineForDeletion Machine/capi-ovh/m-3",
+            "scaleMachineDeployment MachineDeployment/capi-ovh/md-4"
+        ]
+    );
+    let marked: Vec<String> = (1..=3).map(|i| format!("capi-ovh/m-{i}")).collect();
+    assert_eq!(
+        scales(&p),
+        vec![("capi-ovh/md-4".to_string(), 3, 0, marked)]
+    );
+}
+
+#[test]
+fn replicas_below_the_machines_marked_drop_to_zero_never_below() {
+    // K-BATCH-011: three Machines marked against one replica: 1 -> 0, not -2.
+    let p = leaving(1, 3).plan();
+    let marked: Vec<String> = (1..=3).map(|i| format!("capi-ovh/m-{i}")).collect();
+    assert_eq!(
+        lines(&p)
+            .iter()
+            .filter(|l| l.starts_with("markMachineForDeletion"))
+            .count(),
+        3
+    );
+    assert_eq!(
+        scales(&p),
+        vec![("capi-ovh/md-4".to_string(), 1, 0, marked)]
+    );
+}
+
+#[test]
+fn new_claims_beyond_the_free_machines_raise_replicas_by_the_shortfall_once() {
+    // K-BATCH-005: two free Machines, five pods that each need a c-4: five claims, and replicas
+    // rise by three (2 -> 5) in one write; the free Machines are bound next pass, nothing undone.
+    let mut w = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, false, false)
+        .machine(4, 2, false, false);
+    for i in 0..5 {
+        w = w.pod(&format!("pending-{i}"), None, "3");
+    }
+    let p = w.plan();
+    let l = lines(&p);
+    assert_eq!(
+        l.iter()
+            .filter(|x| *x == "createNodeClaim NodeClaim/default-")
+            .count(),
+        5,
+        "{l:?}"
+    );
+    assert!(p.actions.iter().all(|a| !matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if machine_deployment != "capi-ovh/md-4")));
+    assert_eq!(
+        scales(&p),
+        vec![("capi-ovh/md-4".to_string(), 2, 5, vec![])]
+    );
+    assert!(!l.iter().any(|x| x.starts_with("markMachineForDeletion")));
+
+    // The next pass: five waiting claims at five replicas, the two free Machines still free.
+    let mut w = World::new("WhenEmpty")
+        .md(4, 5)
+        .machine(4, 1, false, false)
+        .machine(4, 2, false, false);
+    for (i, name) in ["c-a", "c-b", "c-c", "c-d", "c-e"].iter().enumerate() {
+        w = w.add(waiting_claim(name, 50 - 10 * i as i64));
+    }
+    let p = w.plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "claimMachine Machine/capi-ovh/m-1",
+            "claimMachine Machine/capi-ovh/m-2"
+        ]
+    );
+    assert!(scales(&p).is_empty());
+}
+
+#[test]
+fn creates_and_removals_on_one_machine_deployment_make_one_scale_of_their_sum() {
+    // K-BATCH-012: at 8 replicas, two Machines leave (claims deleting), three are busy, three
+    // are free, and three pods need a c-4 each: one write, 8 -> 6 (three kept claims and three
+    // new ones), rolling back only the two marked Machines; the free ones are not marked.
+    let mut w = leaving(8, 2);
+    for i in 3..=5 {
+        w = w
+            .machine(4, i, true, true)
+            .pod(&format!("busy-{i}"), Some(i), "3");
+    }
+    for i in 6..=8 {
+        w = w.machine(4, i, false, false);
+    }
+    for i in 0..3 {
+        w = w.pod(&format!("pending-{i}"), None, "3");
+    }
+    let p = w.plan();
+    let l = lines(&p);
+    assert_eq!(
+        l.iter()
+            .filter(|x| *x == "createNodeClaim NodeClaim/default-")
+            .count(),
+        3,
+        "{l:?}"
+    );
+    let marks: Vec<&String> = l
+        .iter()
+        .filter(|x| x.starts_with("markMachineForDeletion"))
+        .collect();
+    assert_eq!(
+        marks,
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "markMachineForDeletion Machine/capi-ovh/m-2"
+        ]
+    );
+    assert_eq!(
+        scales(&p),
+        vec![(
+            "capi-ovh/md-4".to_string(),
+            8,
+            6,
+            vec!["capi-ovh/m-1".to_string(), "capi-ovh/m-2".to_string()]
+        )]
+    );
+}
+
+#[test]
+fn a_removed_claims_machine_deployment_outside_the_members_is_still_lowered_or_says_why() {
+    // K-MD-002, K-CP-005: a user deleted c-1 (drained, tainted a minute ago). Its MachineDeployment
+    // then left the members (label taken off): the mark of its exact Machine is still followed by
+    // md-4's scale-down, as the provider's Delete finds the MachineDeployment by name.
+    let w = excluded(tainted(deleted(idle(1), "node-1"), "node-1", ""), "node-1");
+    let control = w.plan();
+    assert!(lines(&control).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()));
+    let down = vec![(
+        "capi-ovh/md-4".to_string(),
+        1,
+        0,
+        vec!["capi-ovh/m-1".to_string()],
+    )];
+    assert_eq!(scales(&control), down);
+
+    let outside = w.clone().with("MachineDeployment", "md-4", |m| {
+        m["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.cluster.x-k8s.io/karpenter-member");
+    });
+    let p = outside.plan();
+    assert_eq!(lines(&p), lines(&control));
+    assert_eq!(scales(&p), down);
+
+    // Gone altogether: the mark stays the claim's own, no replicas are written, a note says why.
+    let gone = outside.retain(|o| o["kind"] != "MachineDeployment");
+    let p = gone.plan();
+    assert!(lines(&p).contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()));
+    assert!(scales(&p).is_empty());
+    assert!(
+        has_note(
+            &p,
+            "MachineDeployment capi-ovh/md-4 of the marked Machine(s) m-1 is not there: its replicas cannot be lowered"
+        ),
+        "{:?}",
+        p.notes
+    );
+}

@@ -190,7 +190,86 @@ pub(crate) fn scale(
             leaving.iter().map(|m| m.key()).collect(),
         ));
     }
+    lower_outside_members(snapshot, removals, now, &mut actions, &mut notes);
     (actions, notes)
+}
+
+/// The Machines this pass marked whose MachineDeployment is not a member (its label or the node
+/// class's selector taken away since the claim was made): their replicas drop by exactly those
+/// Machines, with the same guards, and are never sized otherwise; one whose MachineDeployment
+/// is gone gets a note, as the claim then waits on its finalizer. Mirrors the provider's
+/// `Delete` (`cloudprovider.go` `machineDeploymentFromMachine`), which finds the Machine's
+/// MachineDeployment by name whatever its labels, and fails naming both when there is none.
+fn lower_outside_members(
+    snapshot: &Snapshot,
+    removals: &Removals,
+    now: jiff::Timestamp,
+    actions: &mut Vec<Action>,
+    notes: &mut Vec<String>,
+) {
+    let members: BTreeSet<String> = snapshot.all_members().iter().map(|m| m.key()).collect();
+    let mut by_deployment: std::collections::BTreeMap<String, Vec<&MachineRecord>> =
+        std::collections::BTreeMap::new();
+    for m in snapshot
+        .machines
+        .iter()
+        .filter(|m| !m.deleting && removals.machines.contains(&m.key()))
+    {
+        match m.deployment_key() {
+            Some(d) if !members.contains(&d) => by_deployment.entry(d).or_default().push(m),
+            Some(_) => {}
+            None => notes.push(format!(
+                "Machine {} belongs to no MachineDeployment (no cluster.x-k8s.io/deployment-name label): marked, but no replicas can be lowered for it",
+                m.key()
+            )),
+        }
+    }
+    for (key, leaving) in by_deployment {
+        let names = || {
+            leaving
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(md) = snapshot.machine_deployments.iter().find(|d| d.key() == key) else {
+            notes.push(format!(
+                "MachineDeployment {key} of the marked Machine(s) {} is not there: its replicas cannot be lowered, and their NodeClaims wait for Cluster API to delete them",
+                names()
+            ));
+            continue;
+        };
+        let current = current_replicas(md);
+        if let Some(why) = super::rollout::capi_paused(snapshot, md) {
+            notes.push(format!(
+                "MachineDeployment {key}: replicas stay at {current}: {why}"
+            ));
+            continue;
+        }
+        let alive = snapshot
+            .machines
+            .iter()
+            .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()) && !m.deleting)
+            .count();
+        let kept = (alive - leaving.len()) as i64;
+        let target = kept.max(current - leaving.len() as i64).max(0);
+        if target >= current {
+            continue;
+        }
+        if let Some(why) = scale_down_hold(snapshot, md, &leaving, now) {
+            notes.push(format!(
+                "MachineDeployment {key}: replicas not lowered from {current}: {why}; the marked Machine(s) {} wait",
+                names()
+            ));
+            continue;
+        }
+        actions.push(scale_action(
+            md,
+            current,
+            target,
+            leaving.iter().map(|m| m.key()).collect(),
+        ));
+    }
 }
 
 /// Whether our mark on a live Machine has no decision behind it: no claim holds the Machine, or
