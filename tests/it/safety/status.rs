@@ -172,3 +172,31 @@ async fn a_disruption_sets_disruption_reason_on_its_claim() {
         conditions(&c2)
     );
 }
+
+#[test]
+fn a_pool_whose_node_class_is_missing_provisions_nothing_from_the_first_pass() {
+    // K-CP-002, K-CP-030: the provider refuses a claim whose ClusterAPINodeClass does not
+    // resolve. The pass that first finds `default` missing (another class exists) creates no
+    // claim and reports the pool Ready=False; the control, with the class, provisions.
+    let w = World::new("WhenEmpty").md(4, 0).pod("web", None, "1");
+    let names = |p: &Plan| -> Vec<String> { lines(p) };
+    assert!(names(&w.plan()).contains(&"createNodeClaim NodeClaim/default-".to_string()));
+    let missing = w
+        .retain(|o| o["kind"] != "ClusterAPINodeClass")
+        .add(karpenter_capi_testkit::objects::NodeClass::new("other").ready());
+    let p = missing.plan();
+    assert!(
+        !names(&p).iter().any(|l| l.starts_with("createNodeClaim")),
+        "{:?}",
+        names(&p)
+    );
+    assert!(
+        p.status.iter().any(|a| matches!(
+            a,
+            Action::UpdateNodePoolStatus { node_pool, ready: false, message, .. }
+                if node_pool == "default" && message == "ClusterAPINodeClass default not found"
+        )),
+        "{:?}",
+        p.status
+    );
+}

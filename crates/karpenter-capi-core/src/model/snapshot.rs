@@ -292,6 +292,19 @@ impl Snapshot {
         })
     }
 
+    /// Whether provisioning may create NodeClaims for `pool` now: [`NodePool::provisions`], and
+    /// its node class is there. A pool naming a ClusterAPINodeClass the input lacks while it
+    /// holds others provisions nothing from this pass on, not only once its `Ready=False` has
+    /// been written (the provider's `Create` refuses a claim whose class does not resolve,
+    /// `resolveNodeClassFromNodePool`); an input with no node class at all (a hand-written
+    /// file) is not judged by it.
+    pub(crate) fn provisions(&self, pool: &NodePool) -> bool {
+        let class_missing = pool.node_class.as_ref().is_some_and(|name| {
+            !self.nodeclasses.is_empty() && !self.nodeclasses.iter().any(|c| &c.name == name)
+        });
+        pool.provisions() && !class_missing
+    }
+
     /// Every member MachineDeployment of any pool (deduplicated, in input order).
     pub(crate) fn all_members(&self) -> Vec<&MachineDeploymentRecord> {
         let mut seen = std::collections::BTreeSet::new();

@@ -86,9 +86,9 @@ pub(crate) fn offerings_with(
     let mut out = Vec::new();
     let mut excluded = Vec::new();
     for (pool_index, pool) in snapshot.nodepools.iter().enumerate() {
-        // A NodePool reported not Ready (its node class missing), being deleted or static
-        // provisions nothing ([`crate::model::nodepool::NodePool::provisions`]).
-        if !pool.provisions() {
+        // A NodePool reported not Ready or whose node class is missing, being deleted or static
+        // provisions nothing ([`Snapshot::provisions`]).
+        if !snapshot.provisions(pool) {
             continue;
         }
         for md in snapshot.members_of(pool) {

@@ -148,7 +148,7 @@ impl<S: Strategy> Strategy for Relaxing<S> {
             && snapshot
                 .nodepools
                 .iter()
-                .filter(|p| p.provisions())
+                .filter(|p| snapshot.provisions(p))
                 .any(|p| {
                     p.taints
                         .iter()
