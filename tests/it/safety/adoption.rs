@@ -321,3 +321,58 @@ async fn an_adopted_node_is_consolidated_only_consolidate_after_its_adoption() {
         );
     }
 }
+
+#[test]
+fn a_claim_with_a_provider_id_but_no_machine_annotation_keeps_its_machine() {
+    // K-MACH-006: claims an earlier provider release made name their Machine only by
+    // status.providerID. Such a claim's Machine is its own: not counted again in the replicas,
+    // not bound to anyone else, and marked (exactly it) when the claim goes.
+    let unannotated = |w: World| {
+        w.with("NodeClaim", "c-1", |c| {
+            c["metadata"]["annotations"]
+                .as_object_mut()
+                .unwrap()
+                .remove("cluster.x-k8s.io/machine");
+        })
+    };
+    let w = unannotated(
+        World::new("WhenEmpty")
+            .md(4, 1)
+            .machine(4, 1, true, true)
+            .pod("web", Some(1), "1"),
+    );
+    let p = w.plan();
+    assert!(
+        !lines(&p)
+            .iter()
+            .any(|l| l.starts_with("scaleMachineDeployment") || l.starts_with("claimMachine")),
+        "{:?}",
+        lines(&p)
+    );
+    let gone = unannotated(excluded(
+        tainted(deleted(idle(1), "node-1"), "node-1", ""),
+        "node-1",
+    ));
+    let p = gone.plan();
+    let l = lines(&p);
+    assert!(
+        l.contains(&"markMachineForDeletion Machine/capi-ovh/m-1".to_string()),
+        "{l:?}"
+    );
+    assert!(
+        l.contains(&"scaleMachineDeployment MachineDeployment/capi-ovh/md-4".to_string()),
+        "{l:?}"
+    );
+    assert!(
+        !l.contains(&"removeNodeClaimFinalizer NodeClaim/c-1".to_string()),
+        "{l:?}"
+    );
+    assert!(p.actions.iter().any(|a| matches!(
+        a,
+        Action::ScaleMachineDeployment {
+            from: 1,
+            replicas: 0,
+            ..
+        }
+    )));
+}

@@ -185,6 +185,7 @@ impl Builder {
         super::volume::resolve(&mut snap);
         resolve::runtime_class_overhead(&mut snap);
         resolve::daemonset_pods(&mut snap);
+        resolve::machines_by_provider_id(&mut snap);
         // Karpenter's order: weight descending, then name.
         snap.nodepools
             .sort_by(|a, b| b.weight.cmp(&a.weight).then_with(|| a.name.cmp(&b.name)));

@@ -182,3 +182,35 @@ pub(super) fn daemonset_pods(snap: &mut Snapshot) {
         ds.pod = demand;
     }
 }
+
+/// A NodeClaim without the `cluster.x-k8s.io/machine` annotation whose `status.providerID` is
+/// the `spec.providerID` of exactly one Machine is that Machine's (claims an earlier provider
+/// release made carry no annotation): the provider's `Delete` looks a claim's Machine up by
+/// providerID first (`cloudprovider.go` `findMachineForNodeClaim`). Without it such a claim's
+/// Machine would count twice in its replicas and never be marked when the claim goes. An
+/// ambiguous providerID (two Machines) binds nothing.
+pub(super) fn machines_by_provider_id(snap: &mut Snapshot) {
+    let mut by_pid: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for m in &snap.machines {
+        if let Some(pid) = m.provider_id.as_deref().filter(|p| !p.is_empty()) {
+            by_pid.entry(pid).or_default().push(m.key());
+        }
+    }
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for (i, c) in snap.nodeclaims.iter().enumerate() {
+        if c.machine.is_some() {
+            continue;
+        }
+        if let Some([key]) = c
+            .provider_id
+            .as_deref()
+            .and_then(|p| by_pid.get(p))
+            .map(Vec::as_slice)
+        {
+            found.push((i, key.clone()));
+        }
+    }
+    for (i, key) in found {
+        snap.nodeclaims[i].machine = Some(key);
+    }
+}
