@@ -621,3 +621,55 @@ fn cost_buys_the_cheapest_flavor_meeting_arch_os_and_zone() {
         assert_eq!(got, ["lin"], "{what}");
     }
 }
+
+/// The max-size annotation bounds a MachineDeployment's replicas, as the provider's
+/// `isBelowMaxSize` and `machineDeploymentToInstanceType` do (K-CP-040..048): no annotation, no
+/// bound; below the max the cheap flavor is bought, at or above it (or at a max of 0) the next
+/// one; a missing `spec.replicas` counts as 0 here, as upstream; room is counted per node (two
+/// pods that repel each other on the hostname get one node of each flavor under a max of 2 at
+/// 1 replica). Both strategies agree ([`bought`]).
+#[test]
+fn a_machine_deployment_at_its_max_size_is_not_offered() {
+    let price = "    capacity.cluster-autoscaler.kubernetes.io/price: '0.01'\n";
+    let sized = |max: Option<&str>, replicas: Option<i64>| {
+        let mut f = flavor("c1", 1, "0.01", "");
+        if let Some(m) = max {
+            f = f.replace(
+                price,
+                &format!(
+                    "{price}    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: '{m}'\n"
+                ),
+            );
+        }
+        match replicas {
+            Some(r) => f.replace("replicas: 0", &format!("replicas: {r}")),
+            None => f.replace("replicas: 0, ", ""),
+        }
+    };
+    let cases: [(Option<&str>, Option<i64>, &[&str]); 6] = [
+        (None, Some(5), &["c1"]),
+        (Some("10"), Some(3), &["c1"]),
+        (Some("10"), Some(10), &["c2"]),
+        (Some("10"), Some(12), &["c2"]),
+        (Some("10"), None, &["c1"]),
+        (Some("0"), Some(0), &["c2"]),
+    ];
+    for (max, replicas, want) in cases {
+        let s = snap(
+            &(pool(&[], "")
+                + &sized(max, replicas)
+                + &flavor("c2", 2, "0.04", "")
+                + &pod("p", "app: p", "500m", "", "")),
+        );
+        assert_eq!(bought(&s), want, "max {max:?}, replicas {replicas:?}");
+    }
+    let apart = "\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: p}}, topologyKey: kubernetes.io/hostname}]}}";
+    let s = snap(
+        &(pool(&[], "")
+            + &sized(Some("2"), Some(1))
+            + &flavor("c2", 2, "0.04", "")
+            + &pod("p1", "app: p", "500m", "", apart)
+            + &pod("p2", "app: p", "500m", "", apart)),
+    );
+    assert_eq!(bought(&s), ["c1", "c2"]);
+}
