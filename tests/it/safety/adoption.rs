@@ -376,3 +376,49 @@ fn a_claim_with_a_provider_id_but_no_machine_annotation_keeps_its_machine() {
         }
     )));
 }
+
+#[test]
+fn a_machine_of_no_known_machine_deployment_is_neither_adopted_nor_bound() {
+    // K-CP-022, K-CP-023: the provider cannot describe a Machine without the deployment-name
+    // label, or whose MachineDeployment is not there. Ours leaves such a Machine alone: a
+    // populated one is not adopted, a free one is not bound to a waiting claim.
+    let relabel = |w: World, m: &str, to: Option<&str>| {
+        w.with("Machine", m, |o| {
+            let labels = o["metadata"]["labels"].as_object_mut().unwrap();
+            match to {
+                Some(d) => {
+                    labels.insert("cluster.x-k8s.io/deployment-name".into(), json!(d));
+                }
+                None => {
+                    labels.remove("cluster.x-k8s.io/deployment-name");
+                }
+            }
+        })
+    };
+    let populated = World::new("WhenEmpty").md(4, 1).machine(4, 1, true, false);
+    assert_eq!(
+        lines(&populated.plan()),
+        vec!["adoptMachine Machine/capi-ovh/m-1"]
+    );
+    for to in [None, Some("gone")] {
+        assert!(
+            lines(&relabel(populated.clone(), "m-1", to).plan()).is_empty(),
+            "{to:?}"
+        );
+    }
+    let free = World::new("WhenEmpty")
+        .md(4, 1)
+        .machine(4, 2, false, false)
+        .add(waiting_claim("c-new", 30));
+    assert_eq!(
+        lines(&free.plan()),
+        vec!["claimMachine Machine/capi-ovh/m-2"]
+    );
+    for to in [None, Some("gone")] {
+        let l = lines(&relabel(free.clone(), "m-2", to).plan());
+        assert!(
+            !l.contains(&"claimMachine Machine/capi-ovh/m-2".to_string()),
+            "{to:?}: {l:?}"
+        );
+    }
+}

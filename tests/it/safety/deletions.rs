@@ -236,3 +236,36 @@ fn the_node_finalizer_stays_until_the_machine_is_gone() {
         .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
     assert!(lines(&gone.plan()).contains(&"removeNodeFinalizer Node/node-1".to_string()));
 }
+
+#[test]
+fn a_deleting_claim_whose_machine_is_gone_is_released_only_when_machines_were_seen() {
+    // K-CP-004, K-CP-010: the provider answers "not found" for a claim whose Machine is gone,
+    // and core then lets the claim go. Ours releases its finalizer when the Machines were listed
+    // (m-2 is there) and marks or scales nothing; with no Machine in the input at all its
+    // absence proves nothing, so the finalizer stays and a note says why.
+    let w = World::new("WhenEmpty")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("b", Some(2), "1")
+        .with("NodeClaim", "c-1", |c| {
+            c["metadata"]["deletionTimestamp"] = json!(ago(60))
+        });
+    let mut gone = w.clone();
+    gone.objects_mut()
+        .retain(|o| !(o["kind"] == "Machine" && o["metadata"]["name"] == "m-1"));
+    let p = gone.plan();
+    assert_eq!(lines(&p), vec!["removeNodeClaimFinalizer NodeClaim/c-1"]);
+    let mut unseen = w;
+    unseen.objects_mut().retain(|o| o["kind"] != "Machine");
+    let p = unseen.plan();
+    assert!(
+        !lines(&p).contains(&"removeNodeClaimFinalizer NodeClaim/c-1".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(has_note(
+        &p,
+        "NodeClaim c-1: its Machine capi-ovh/m-1 was not observed; its finalizer stays"
+    ));
+}

@@ -652,3 +652,27 @@ fn a_removed_claims_machine_deployment_outside_the_members_is_still_lowered_or_s
         p.notes
     );
 }
+
+#[test]
+fn replicas_at_zero_are_never_lowered_further() {
+    // K-CP-007: the provider refuses to lower a MachineDeployment already at 0. Our removal at
+    // 0 replicas still marks the claim's exact Machine and writes no scale; at 1 it goes to 0.
+    let p = one_empty(0).plan();
+    assert_eq!(
+        lines(&p),
+        vec![
+            "markMachineForDeletion Machine/capi-ovh/m-1",
+            "deleteNodeClaim NodeClaim/c-1"
+        ]
+    );
+    assert!(scales(&p).is_empty());
+    assert_eq!(
+        scales(&one_empty(1).plan()),
+        vec![(
+            "capi-ovh/md-4".to_string(),
+            1,
+            0,
+            vec!["capi-ovh/m-1".to_string()]
+        )]
+    );
+}

@@ -673,3 +673,28 @@ fn a_machine_deployment_at_its_max_size_is_not_offered() {
     );
     assert_eq!(bought(&s), ["c1", "c2"]);
 }
+
+/// Only member MachineDeployments (the membership label, with an empty value) are offered, as
+/// the provider's `GetInstanceTypes` lists only members (K-CP-014): the cheaper c1 is bought as
+/// a member, and passed over without the label or with another value.
+#[test]
+fn only_member_machine_deployments_are_offered() {
+    let member = "labels: {node.cluster.x-k8s.io/karpenter-member: ''}";
+    for (labels, want) in [
+        (member, "c1"),
+        ("labels: {}", "c2"),
+        (
+            "labels: {node.cluster.x-k8s.io/karpenter-member: 'true'}",
+            "c2",
+        ),
+    ] {
+        let cheap = flavor("c1", 1, "0.01", "").replace(member, labels);
+        let s = snap(
+            &(pool(&[], "")
+                + &flavor("c2", 2, "0.04", "")
+                + &cheap
+                + &pod("p", "app: p", "500m", "", "")),
+        );
+        assert_eq!(bought(&s), [want], "{labels}");
+    }
+}
