@@ -789,3 +789,56 @@ async fn evicting_a_pod_already_gone_succeeds_silently() {
     assert_eq!(results[0].outcome, ActionOutcome::Applied);
     assert_eq!(fake.all("", "events").len(), 0);
 }
+
+#[tokio::test]
+async fn a_mark_or_unmark_of_a_machine_that_is_gone_fails_naming_it_and_holds_its_scale_down() {
+    // K-MACH-015, K-MACH-018: the provider's mark and unmark of a Machine that is not stored
+    // fail, naming it. Ours: a merge patch answered 404 fails its action, and the scale-down
+    // that counted on that Machine is not sent (Cluster API would pick another victim).
+    let (fake, exec) = world();
+    fake.mutate(
+        "cluster.x-k8s.io",
+        "machinedeployments",
+        "capi-ovh",
+        "c3-8",
+        |md| md["spec"]["replicas"] = json!(2),
+    );
+    fake.remove("cluster.x-k8s.io", "machines", "capi-ovh", "c3-8-abcde");
+    let results = exec
+        .execute(
+            &plan(vec![
+                mark("capi-ovh/c3-8-abcde"),
+                scale(2, 1, &["capi-ovh/c3-8-abcde"]),
+                Action::UnmarkMachine {
+                    target: "Machine/capi-ovh/gone".into(),
+                    machine: "capi-ovh/gone".into(),
+                    message: "no NodeClaim of ours is being removed with it".into(),
+                    api_version: "cluster.x-k8s.io/v1beta2".into(),
+                },
+            ]),
+            now(),
+        )
+        .await;
+    for (i, name) in [(0, "c3-8-abcde"), (2, "gone")] {
+        match &results[i].outcome {
+            ActionOutcome::Failed {
+                write: 0, error, ..
+            } => {
+                assert!(
+                    error.starts_with(&format!(
+                        "management cluster: patch machines.cluster.x-k8s.io capi-ovh/{name}"
+                    )) && error.ends_with("(404)"),
+                    "{error}"
+                );
+            }
+            other => panic!("{i}: {other:?}"),
+        }
+    }
+    assert_eq!(results[1].outcome, ActionOutcome::Skipped);
+    assert_eq!(
+        fake.get("cluster.x-k8s.io", "machinedeployments", "capi-ovh", "c3-8")
+            .unwrap()["spec"]["replicas"],
+        2
+    );
+    assert!(!fake.writes().iter().any(|w| w.contains("/scale")));
+}

@@ -422,3 +422,23 @@ fn a_machine_of_no_known_machine_deployment_is_neither_adopted_nor_bound() {
         );
     }
 }
+
+#[test]
+fn an_empty_machine_reference_is_no_reference_and_a_malformed_one_binds_nothing() {
+    // K-PROVS-003 (differs): an empty cluster.x-k8s.io/machine reads as no annotation, so the
+    // waiting claim is bound to the free Machine (the provider refuses the claim instead).
+    // K-PROVS-005: a reference with a second slash names no Machine: nothing is bound to it,
+    // and the free Machine is not taken for it either.
+    let with_ref = |v: &str| {
+        World::new("WhenEmpty")
+            .md(4, 1)
+            .machine(4, 2, false, false)
+            .add(waiting_claim("c-new", 30).annotation("cluster.x-k8s.io/machine", v))
+    };
+    assert_eq!(
+        lines(&with_ref("").plan()),
+        vec!["claimMachine Machine/capi-ovh/m-2"]
+    );
+    let l = lines(&with_ref("capi-ovh/m-2/x").plan());
+    assert!(!l.iter().any(|x| x.starts_with("claimMachine")), "{l:?}");
+}

@@ -375,3 +375,46 @@ fn foreign_marks_on_machines_we_remove_are_made_ours() {
         ]
     );
 }
+
+#[test]
+fn the_node_class_selector_narrows_the_members_and_may_leave_none() {
+    // K-MD-007, K-MD-008: the node class's scalableResourceSelector narrows the members: md-8
+    // selected, the cheaper md-4 not, so the pod gets a c-8. An unlabelled md-2 matching the
+    // selector stays out (deliberate difference 8: upstream's selector replaces the label).
+    // A selector that no member matches offers nothing.
+    let select = |w: World| {
+        w.with("ClusterAPINodeClass", "default", |c| {
+            c["spec"]["scalableResourceSelector"] =
+                json!({"matchLabels": {"label-for-selection": ""}})
+        })
+    };
+    let labelled = |w: World, md: &str| {
+        w.with("MachineDeployment", md, |m| {
+            m["metadata"]["labels"]["label-for-selection"] = json!("")
+        })
+    };
+    let created = |p: &Plan| -> Vec<String> {
+        p.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::CreateNodeClaim { instance_type, .. } => Some(instance_type.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let base = World::new("WhenEmpty")
+        .md(4, 0)
+        .md(8, 0)
+        .pod("web", None, "1");
+    assert_eq!(created(&base.plan()), ["c-4"]);
+    let w = labelled(select(base.clone()), "md-8");
+    assert_eq!(created(&w.plan()), ["c-8"]);
+    let unlabelled_cheap = labelled(w.md(2, 0), "md-2").with("MachineDeployment", "md-2", |m| {
+        m["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.cluster.x-k8s.io/karpenter-member");
+    });
+    assert_eq!(created(&unlabelled_cheap.plan()), ["c-8"]);
+    assert!(created(&select(base).plan()).is_empty());
+}

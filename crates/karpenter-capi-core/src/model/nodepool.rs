@@ -330,7 +330,8 @@ fn ready_condition(object: &serde_json::Value) -> Option<bool> {
 pub(crate) struct NodeClass {
     /// Name.
     pub(crate) name: String,
-    /// `spec.scalableResourceSelector`: replaces the membership label when set.
+    /// `spec.scalableResourceSelector`: narrows the members when set (the membership label is
+    /// still required; see [`crate::model::snapshot::Snapshot::members_of`]).
     pub(crate) selector: Option<LabelSelector>,
     /// `status.conditions[Ready]`, when reported.
     pub(crate) ready: Option<bool>,

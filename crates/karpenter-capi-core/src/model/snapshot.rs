@@ -273,8 +273,13 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The member MachineDeployments of a NodePool: those with the membership label (empty
-    /// value), narrowed by its node class's `scalableResourceSelector` when set — both, as
-    /// upstream's `machinedeployment.go` List combines them.
+    /// value), narrowed by its node class's `scalableResourceSelector` when set. A deliberate
+    /// difference: upstream's `machinedeployment.go` List passes the label and then the
+    /// selector to controller-runtime, whose `ListOptions` replaces the first by the second, so
+    /// there a selector alone decides. Here the label stays required, so a broad selector (a
+    /// Cluster's name, which `doctor` suggests to scope a node class) never hands an unlabelled
+    /// MachineDeployment, and through adoption its nodes, to the autoscaler
+    /// (docs/conformance.md, deliberate difference 8).
     pub(crate) fn members_of<'a>(
         &'a self,
         pool: &NodePool,
@@ -587,6 +592,16 @@ mod tests {
             claim("c4", "noslash"),
             claim("c5", "capi/b"),
             claim("c6", "/a"),
+            // Malformed references name no Machine (the provider's ParseMachineAnnotation
+            // refuses them; K-PROVS-003..010): a second slash, an empty or blank part, no
+            // trimming, and an empty value (read as no annotation).
+            claim("c7", "capi/a/x"),
+            claim("c8", "capi/"),
+            claim("c9", "/"),
+            claim("c10", "  /a"),
+            claim("c11", "capi/  "),
+            claim("c12", " capi / a "),
+            claim("c13", ""),
             node("n1", "p:1"),
             node("n2", "p:3"),
             node("n3", "p:1"),
@@ -621,10 +636,18 @@ mod tests {
                 None,
                 None,
                 Some("capi/b"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
                 None
             ]
             .map(|k| k.map(str::to_string))
         );
+        assert_eq!(snapshot.nodeclaims[12].machine, None);
         let names = |pid: &str| -> Vec<String> {
             index
                 .nodes_for(pid)
