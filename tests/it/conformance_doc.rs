@@ -118,6 +118,7 @@ fn the_counts_at_the_top_are_the_rows_counts() {
             "B-" => "budgets",
             "T-" | "L-" | "E-" | "G-" | "N-" => "termination",
             "C-" => "capi",
+            "K-" => "provider",
             _ => "scheduling",
         };
         let c = counted.entry(group).or_default();
@@ -141,7 +142,14 @@ fn the_counts_at_the_top_are_the_rows_counts() {
             [n[0], n[1], n[2], n[3], n[4]]
         })
         .collect();
-    let order = ["disruption", "budgets", "termination", "capi", "scheduling"];
+    let order = [
+        "disruption",
+        "budgets",
+        "termination",
+        "capi",
+        "scheduling",
+        "provider",
+    ];
     for (i, g) in order.iter().enumerate() {
         assert_eq!(table[i], counted[g], "{g}");
     }
