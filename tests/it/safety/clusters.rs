@@ -418,3 +418,34 @@ fn the_node_class_selector_narrows_the_members_and_may_leave_none() {
     assert_eq!(created(&unlabelled_cheap.plan()), ["c-8"]);
     assert!(created(&select(base).plan()).is_empty());
 }
+
+#[test]
+fn a_static_pools_nodes_are_not_disrupted_nor_marked_consolidatable() {
+    // D-EMPTY-020, D-CONS-110, N-SUITE-002: core's emptiness, consolidation and drift pass over
+    // the nodes of a pool with spec.replicas (OwnedByStaticNodePool), and its claims are never
+    // judged Consolidatable. An empty node of the pool: tainted Empty while the pool is dynamic,
+    // left alone (no taint, no Consolidatable) once the pool says replicas: 1.
+    let consolidatable = |p: &Plan| {
+        serde_json::to_string(&p.status)
+            .unwrap()
+            .contains("\"Consolidatable\"")
+    };
+    let w = idle(1);
+    let p = w.plan();
+    assert!(
+        lines(&p).contains(&"taintNode Node/node-1".to_string()),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(consolidatable(&p));
+    let fixed = w.with("NodePool", "default", |np| {
+        np["spec"]["replicas"] = json!(1)
+    });
+    let p = fixed.plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("taintNode")),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(!consolidatable(&p));
+}

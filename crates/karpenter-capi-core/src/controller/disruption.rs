@@ -217,6 +217,13 @@ pub(crate) fn disrupt_with(
             if super::rollout::claim_paused(snapshot, claim).is_some() {
                 continue;
             }
+            // A static NodePool's nodes (`spec.replicas`) are kept by its own controller: core's
+            // emptiness, consolidation and drift pass them over (`Candidate.OwnedByStaticNodePool`,
+            // whatever the StaticCapacity gate says). Provisioning makes nothing for such a pool
+            // either (`NodePool::provisions`); expiry still applies, as in core.
+            if pool.replicas.is_some() {
+                continue;
+            }
             let pods = pods_of(&node.name);
             // Core tells why of every node its validation refuses, candidate or not.
             let blocker = blocked_by(node, claim, &pods, &pdbs, now);

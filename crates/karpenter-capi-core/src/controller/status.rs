@@ -114,7 +114,11 @@ pub(crate) fn claim_conditions(
             }
             let consolidatable = claim.condition_true("Initialized")
                 && after.is_some_and(|a| super::disruption::quiet_for(snapshot, claim, now) >= a);
+            // A static pool's claims are never judged Consolidatable: core's
+            // `nodeclaim/disruption` `runReconcilers` runs no consolidation reconciler for a pool
+            // with `spec.replicas`, so the condition is neither set nor cleared there.
             match (consolidatable, current("Consolidatable")) {
+                _ if pool.replicas.is_some() => {}
                 (true, Some((s, _))) if s == "True" => {}
                 (true, _) => to_set.push(set("Consolidatable", "Consolidatable", "")),
                 (false, Some(_)) => clear.push("Consolidatable".to_string()),
