@@ -901,6 +901,28 @@ fn do_not_disrupt_pods_wait_for_the_deadline_in_every_drain() {
         evicts(&deleting_with_grace(600, &minutes)),
         vec!["default/m"]
     );
+    // Go's durations take a leading `+` (U-POD-003): `+1h` protects like `1h`. A zero or
+    // negative duration protects nothing (U-POD-004): evicted, and reported.
+    let plus = pod_with("plus", "karpenter.sh/do-not-disrupt: '+1h'", "", "");
+    assert_eq!(evicts(&deleting_with_grace(600, &plus)), Vec::<&str>::new());
+    for (name, value) in [("zero", "0s"), ("negative", "-5m")] {
+        let pod = pod_with(
+            name,
+            &format!("karpenter.sh/do-not-disrupt: '{value}'"),
+            "",
+            "",
+        );
+        let p = deleting_with_grace(600, &pod);
+        let key = format!("default/{name}");
+        assert_eq!(evicts(&p), vec![key.as_str()], "{value}");
+        assert!(
+            p.status
+                .iter()
+                .any(|a| matches!(a, Action::ReportInvalidDoNotDisrupt { pod, .. } if *pod == key)),
+            "{value}: {:?}",
+            p.status
+        );
+    }
     // An unparsable value counts as absent, and is reported with a Warning Event.
     let bad = pod_with("b", "karpenter.sh/do-not-disrupt: soon", "", "");
     let p = deleting_with_grace(600, &bad);
@@ -1978,4 +2000,32 @@ fn a_node_whose_pods_cost_nothing_to_evict_is_empty() {
     let p = run(&format!("{}{busy}{}", base(2, ""), node(2, 600, "", "")));
     assert!(!names(&p).contains(&"abortDisruption"), "{:?}", names(&p));
     assert!(names(&p).contains(&"deleteNodeClaim"), "{:?}", names(&p));
+}
+
+#[test]
+fn a_newer_pod_event_overwrites_an_older_recorded_one() {
+    // M-PODEV-004: a claim whose lastPodEventTime is five minutes old gets the newer event
+    // (10 s ago) written, and the newer one decides consolidateAfter (30 s): not tainted yet.
+    let text = format!("{}{}", base(1, ""), node(1, 600, "", "")).edit(
+        "  nodeName: node-1\n",
+        &format!("  nodeName: node-1\n  lastPodEventTime: '{}'\n", ago(300)),
+    );
+    let p = run_with_events(&text, &[("node-1", 10)]);
+    let recorded: Vec<_> = p
+        .status
+        .iter()
+        .filter_map(|a| match a {
+            Action::RecordPodEvent {
+                node_claim, time, ..
+            } => Some((node_claim.as_str(), time.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, vec![("default-1", ago(10))]);
+    assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
+    // Without the event, the recorded time alone makes the node Empty.
+    assert_eq!(
+        tainted_nodes(&run_with_events(&text, &[])),
+        vec![("node-1", "Empty")]
+    );
 }

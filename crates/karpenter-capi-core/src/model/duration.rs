@@ -47,6 +47,9 @@ impl FromStr for GoDuration {
         let bad =
             || format!("invalid duration {text:?}: expected a Go duration such as 30s, 5m, 1h30m");
         let t = text.trim();
+        // Go's `time.ParseDuration` takes one leading sign: `+` changes nothing (core protects
+        // a pod annotated do-not-disrupt `+1h`); a negative duration is never one of ours.
+        let t = t.strip_prefix('+').unwrap_or(t);
         if t.is_empty() {
             return Err(bad());
         }
@@ -70,7 +73,8 @@ impl FromStr for GoDuration {
             let (unit, next) = tail.split_at(unit_end);
             let unit_nanos: u128 = match unit {
                 "ns" => 1,
-                "us" | "µs" => 1_000,
+                // Go takes both micro signs: U+00B5 and U+03BC.
+                "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
                 "ms" => 1_000_000,
                 "s" => 1_000_000_000,
                 "m" => 60_000_000_000,
@@ -147,6 +151,11 @@ mod tests {
             ("500ms", 1),
             ("0s", 0),
             ("0", 0),
+            // A leading `+`, and both micro signs, as Go's ParseDuration (U-POD-003).
+            ("+1h", 3600),
+            ("+0", 0),
+            ("1500000\u{b5}s", 2),
+            ("1500000\u{3bc}s", 2),
         ];
         for (text, secs) in cases {
             assert_eq!(text.parse::<GoDuration>(), Ok(GoDuration(secs)), "{text}");
@@ -155,7 +164,9 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for text in ["", "5", "m", "5x", "-5s", "1..2s", "s5"] {
+        for text in [
+            "", "5", "m", "5x", "-5s", "1..2s", "s5", "+", "++1s", "+-1s",
+        ] {
             assert!(text.parse::<GoDuration>().is_err(), "{text} should fail");
         }
     }
