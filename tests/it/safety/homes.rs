@@ -493,3 +493,50 @@ fn an_empty_node_removed_this_pass_is_no_home_for_a_consolidation() {
         ]
     );
 }
+
+#[test]
+fn a_pod_with_dynamic_resource_claims_has_no_home_and_keeps_its_node() {
+    // U-POD-016..018: core (its default --ignore-dra-requests) schedules no pod that asks for
+    // Dynamic Resource Allocation, so its node is never consolidated or drifted and nothing is
+    // provisioned for it. Two half-used nodes: the control consolidates one of them; with pod
+    // `a` claiming a device (in the spec, a container, or an init container), node-1 keeps it
+    // and only node-2 can go (its pod moves onto node-1).
+    let tainted = |p: &Plan| -> Vec<String> {
+        lines(p)
+            .into_iter()
+            .filter(|l| l.starts_with("taintNode"))
+            .collect()
+    };
+    let w = World::new("WhenEmptyOrUnderutilized")
+        .md(4, 2)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .pod("a", Some(1), "1")
+        .pod("b", Some(2), "1");
+    assert_eq!(tainted(&w.plan()), vec!["taintNode Node/node-1"]);
+    let claims: [fn(&mut Value); 3] = [
+        |p| p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": "gpu-a"}]),
+        |p| p["spec"]["containers"][0]["resources"]["claims"] = json!([{"name": "gpu"}]),
+        |p| p["spec"]["initContainers"] = json!([{"name": "init", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}]),
+    ];
+    for claim in claims {
+        let p = w.clone().with("Pod", "a", claim).plan();
+        assert_eq!(
+            tainted(&p),
+            vec!["taintNode Node/node-2"],
+            "{:?}",
+            lines(&p)
+        );
+    }
+    // Pending, it gets no node: the plan says why.
+    let pending = World::new("WhenEmpty")
+        .md(4, 0)
+        .pod("p", None, "1")
+        .with("Pod", "p", claims[0]);
+    let p = pending.plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("createNodeClaim")),
+        "{:?}",
+        lines(&p)
+    );
+}

@@ -91,6 +91,12 @@ pub struct PodDemand {
     /// to the requests once every object is in ([`PodDemand::add_overhead`]), then clears it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) runtime_class: Option<String>,
+    /// The pod asks for Dynamic Resource Allocation (`spec.resourceClaims`, or a container's
+    /// or init container's `resources.claims`): it schedules nowhere, as in core v1.14 with its
+    /// default `--ignore-dra-requests` (`scheduler.go`), so no node is provisioned for it and
+    /// its node is never consolidated or drifted (its pods would have no home).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) dynamic_resources: bool,
 }
 
 impl PodDemand {
@@ -387,6 +393,17 @@ impl PodDemand {
                 .runtime_class_name
                 .clone()
                 .filter(|_| spec.overhead.is_none()),
+            dynamic_resources: spec.resource_claims.as_ref().is_some_and(|c| !c.is_empty())
+                || spec
+                    .containers
+                    .iter()
+                    .chain(spec.init_containers.iter().flatten())
+                    .any(|c| {
+                        c.resources
+                            .as_ref()
+                            .and_then(|r| r.claims.as_ref())
+                            .is_some_and(|c| !c.is_empty())
+                    }),
         })
     }
 }

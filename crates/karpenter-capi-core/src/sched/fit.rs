@@ -79,6 +79,9 @@ pub(crate) enum Unfit {
         /// Why.
         problem: crate::model::constraints::VolumeProblem,
     },
+    /// The pod asks for Dynamic Resource Allocation, which core (its default
+    /// `--ignore-dra-requests`) and we do not schedule.
+    DynamicResources,
     /// The heaviest preferred node affinity term, required until relaxed.
     PreferenceNotMet {
         /// The requirement.
@@ -245,6 +248,7 @@ impl Unfit {
             Unfit::VolumeUnusable { claim, problem } => {
                 format!("{claim} {problem}: no node is provisioned for its pod")
             }
+            Unfit::DynamicResources => "the pod has Dynamic Resource Allocation requirements (resourceClaims), which are not supported: no node is provisioned for it, and its node is not consolidated or drifted".to_string(),
             Unfit::PreferenceNotMet {
                 requirement,
                 key,
@@ -363,6 +367,7 @@ pub(crate) fn static_fit(
 ) -> Result<(), Unfit> {
     match static_block(pod, labels, taints, free) {
         None => Ok(()),
+        Some(StaticBlock::DynamicResources) => Err(Unfit::DynamicResources),
         Some(StaticBlock::Taint(t)) => Err(Unfit::TaintNotTolerated {
             taint: t.to_string(),
         }),
@@ -407,6 +412,7 @@ pub(crate) fn static_ok(
 
 /// What blocks a pod statically, borrowed (no allocation).
 enum StaticBlock<'a> {
+    DynamicResources,
     Taint(&'a Taint),
     Requirement(&'a Requirement),
     VolumeUnusable(
@@ -427,7 +433,11 @@ fn static_block<'a>(
     taints: &'a [Taint],
     free: &Resources,
 ) -> Option<StaticBlock<'a>> {
-    // Whatever the node: the pod's own volume keeps it off all of them.
+    // Whatever the node: Dynamic Resource Allocation, or the pod's own volume, keeps it off
+    // all of them.
+    if pod.dynamic_resources {
+        return Some(StaticBlock::DynamicResources);
+    }
     for v in &pod.volume_requirements {
         if let Some(problem) = v.problem {
             return Some(StaticBlock::VolumeUnusable(v, problem));
