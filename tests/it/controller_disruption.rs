@@ -901,6 +901,16 @@ fn do_not_disrupt_pods_wait_for_the_deadline_in_every_drain() {
         evicts(&deleting_with_grace(600, &minutes)),
         vec!["default/m"]
     );
+    // A duration on a pod with no status.startTime protects it (U-POD-008: core counts from
+    // the start, and a pod not started has not used any of its time).
+    let unstarted = pod_with("u", "karpenter.sh/do-not-disrupt: 5m", "", "").edit(
+        &format!("status: {{phase: Running, startTime: '{}'}}", ago(1800)),
+        "status: {phase: Running}",
+    );
+    assert!(!unstarted.contains("startTime"));
+    let p = deleting_with_grace(600, &unstarted);
+    assert_eq!(evicts(&p), Vec::<&str>::new());
+    assert_eq!(deletes(&p), Vec::<(&str, i64)>::new());
     // Go's durations take a leading `+` (U-POD-003): `+1h` protects like `1h`. A zero or
     // negative duration protects nothing (U-POD-004): evicted, and reported.
     let plus = pod_with("plus", "karpenter.sh/do-not-disrupt: '+1h'", "", "");
@@ -1663,6 +1673,13 @@ fn pdbs_as_the_eviction_api_sees_them() {
     // The same pod ready: held.
     let p = run(&format!("{}{}{always}", base(1, ""), drifted_node(&web)));
     assert_eq!(names(&p), Vec::<&str>::new());
+    // Not ready under a budget without AlwaysAllow (or IfHealthyBudget spelled out): held, as
+    // the eviction API refuses it while the budget allows no disruption (U-PDB-002).
+    for policy in ["", ", unhealthyPodEvictionPolicy: IfHealthyBudget"] {
+        let plain = pdb("web", "{app: web}", 0, policy);
+        let p = run(&format!("{}{}{plain}", base(1, ""), drifted_node(&unready)));
+        assert_eq!(names(&p), Vec::<&str>::new(), "{policy:?}");
+    }
 }
 
 /// Paused means paused (Cluster API `annotations.IsPaused`): with the MachineDeployment (or its
