@@ -119,6 +119,9 @@ fn the_counts_at_the_top_are_the_rows_counts() {
             "T-" | "L-" | "E-" | "G-" | "N-" => "termination",
             "C-" => "capi",
             "K-" => "provider",
+            "M-" => "nodepool",
+            "U-" => "utils",
+            "O-" => "other",
             _ => "scheduling",
         };
         let c = counted.entry(group).or_default();
@@ -149,6 +152,9 @@ fn the_counts_at_the_top_are_the_rows_counts() {
         "capi",
         "scheduling",
         "provider",
+        "nodepool",
+        "utils",
+        "other",
     ];
     for (i, g) in order.iter().enumerate() {
         assert_eq!(table[i], counted[g], "{g}");
