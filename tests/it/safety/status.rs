@@ -200,3 +200,29 @@ fn a_pool_whose_node_class_is_missing_provisions_nothing_from_the_first_pass() {
         p.status
     );
 }
+
+#[test]
+fn a_pool_whose_node_class_is_terminating_provisions_nothing() {
+    // M-READY-006: core's NodePool readiness reports a node class being deleted
+    // (NodeClassTerminating): the pool is not Ready and provisions nothing, from this pass on.
+    let w = World::new("WhenEmpty").md(4, 0).pod("web", None, "1");
+    let terminating = w.with("ClusterAPINodeClass", "default", |c| {
+        c["metadata"]["deletionTimestamp"] = json!(ago(30));
+        c["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    });
+    let p = terminating.plan();
+    assert!(
+        !lines(&p).iter().any(|l| l.starts_with("createNodeClaim")),
+        "{:?}",
+        lines(&p)
+    );
+    assert!(
+        p.status.iter().any(|a| matches!(
+            a,
+            Action::UpdateNodePoolStatus { node_pool, ready: false, message, .. }
+                if node_pool == "default" && message == "ClusterAPINodeClass default is terminating"
+        )),
+        "{:?}",
+        p.status
+    );
+}

@@ -286,17 +286,17 @@ pub(crate) fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
                 .nodeclasses
                 .iter()
                 .find(|c| &c.name == name)
-                .map(|c| c.ready == Some(true)),
-            None => Some(true),
+                .map(|c| c.deleting),
+            None => Some(false),
         };
-        // A node class this pass reports Ready (setNodeClassReady) counts as Ready.
-        let ready = class_ready.is_some();
+        // A node class this pass reports Ready (setNodeClassReady) counts as Ready; one being
+        // deleted does not (core's NodePool readiness: `NodeClassTerminating`).
+        let ready = class_ready == Some(false);
+        let class = pool.node_class.as_deref().unwrap_or("");
         let message = match class_ready {
-            None => format!(
-                "ClusterAPINodeClass {} not found",
-                pool.node_class.as_deref().unwrap_or("")
-            ),
-            Some(_) => String::new(),
+            None => format!("ClusterAPINodeClass {class} not found"),
+            Some(true) => format!("ClusterAPINodeClass {class} is terminating"),
+            Some(false) => String::new(),
         };
         if pool.status_nodes == Some(nodes as i64)
             && pool.status_resources.as_ref() == Some(&resources)

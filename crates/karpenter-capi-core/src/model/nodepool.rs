@@ -335,6 +335,9 @@ pub(crate) struct NodeClass {
     pub(crate) selector: Option<LabelSelector>,
     /// `status.conditions[Ready]`, when reported.
     pub(crate) ready: Option<bool>,
+    /// `metadata.deletionTimestamp` is set: its pools are not Ready (core's NodePool readiness,
+    /// `NodeClassTerminating`).
+    pub(crate) deleting: bool,
 }
 
 impl NodeClass {
@@ -355,6 +358,7 @@ impl NodeClass {
             name: obj.name().to_string(),
             selector,
             ready,
+            deleting: obj.meta.deletion_timestamp.is_some(),
         })
     }
 }

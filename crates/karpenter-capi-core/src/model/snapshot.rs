@@ -298,7 +298,7 @@ impl Snapshot {
     }
 
     /// Whether provisioning may create NodeClaims for `pool` now: [`NodePool::provisions`], and
-    /// its node class is there. A pool naming a ClusterAPINodeClass the input lacks while it
+    /// its node class is there and not being deleted (core: `NodeClassTerminating`). A pool naming a ClusterAPINodeClass the input lacks while it
     /// holds others provisions nothing from this pass on, not only once its `Ready=False` has
     /// been written (the provider's `Create` refuses a claim whose class does not resolve,
     /// `resolveNodeClassFromNodePool`); an input with no node class at all (a hand-written
@@ -307,7 +307,12 @@ impl Snapshot {
         let class_missing = pool.node_class.as_ref().is_some_and(|name| {
             !self.nodeclasses.is_empty() && !self.nodeclasses.iter().any(|c| &c.name == name)
         });
-        pool.provisions() && !class_missing
+        let class_terminating = pool.node_class.as_ref().is_some_and(|name| {
+            self.nodeclasses
+                .iter()
+                .any(|c| &c.name == name && c.deleting)
+        });
+        pool.provisions() && !class_missing && !class_terminating
     }
 
     /// Every member MachineDeployment of any pool (deduplicated, in input order).
