@@ -86,3 +86,33 @@ fn pods_a_budget_fully_blocks_are_not_provisioned_for() {
         );
     }
 }
+
+/// U-PDB-012, U-PDB-013: a pod that is not Ready under a budget with `AlwaysAllow` can be
+/// evicted, so it is provisioned for with the node's other pods; without the policy, or Ready,
+/// the budget holds it and it is not. A Ready pod that is `do-not-disrupt` is not either.
+#[test]
+fn a_not_ready_pod_under_an_always_allow_budget_is_provisioned_for() {
+    let budget = |policy: &str| {
+        format!(
+            "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: all, namespace: default}}\nspec: {{selector: {{matchLabels: {{app: locked}}}}, minAvailable: '100%'{policy}}}\n"
+        )
+    };
+    let unready = on_node_1("locked", "locked", "").edit(
+        "status: {phase: Running}",
+        "status: {phase: Running, conditions: [{type: Ready, status: 'False'}]}",
+    );
+    let always = budget(", unhealthyPodEvictionPolicy: AlwaysAllow");
+    let p = run(&deleting_node(&unready, &always));
+    assert_eq!(provisioned_for(&p), ["default/locked", "default/web"]);
+    let p = run(&deleting_node(&unready, &budget("")));
+    assert_eq!(provisioned_for(&p), ["default/web"]);
+    let p = run(&deleting_node(&on_node_1("locked", "locked", ""), &always));
+    assert_eq!(provisioned_for(&p), ["default/web"]);
+    let guarded = on_node_1(
+        "locked",
+        "locked",
+        ", annotations: {karpenter.sh/do-not-disrupt: 'true'}",
+    );
+    let p = run(&deleting_node(&guarded, ""));
+    assert_eq!(provisioned_for(&p), ["default/web"]);
+}
