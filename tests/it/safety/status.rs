@@ -226,3 +226,79 @@ fn a_pool_whose_node_class_is_terminating_provisions_nothing() {
         p.status
     );
 }
+
+#[test]
+fn the_nodepool_counter_follows_claims_and_nodes() {
+    // M-COUNT-003/005/006/009/010, core's `updateNodePoolResources`: a launched claim counts by
+    // its own status.capacity until its Node is there, then by the Node's; a claim or Node being
+    // deleted counts nothing; removing the last one brings the counts back to zeros; each pool
+    // counts its own.
+    let counted = |w: &World, pool: &str| -> (i64, String) {
+        let p = w.plan();
+        p.status
+            .iter()
+            .find_map(|a| match a {
+                Action::UpdateNodePoolStatus {
+                    node_pool,
+                    nodes,
+                    resources,
+                    ..
+                } if node_pool == pool => Some((*nodes, resources["cpu"].clone())),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no status for {pool}: {:?}", p.status))
+    };
+    let labelled = |w: World, i: usize, pool: &str| {
+        w.with("Node", &format!("node-{i}"), |n| {
+            n["metadata"]["labels"]["karpenter.sh/nodepool"] = json!(pool)
+        })
+    };
+    let empty = World::new("WhenEmpty").md(4, 2);
+    assert_eq!(counted(&empty, "default"), (0, "0".to_string()));
+    // Launched, no Node yet: its own capacity.
+    let launched = World::new("WhenEmpty")
+        .md(4, 1)
+        .machine(4, 1, false, true)
+        .with("NodeClaim", "c-1", |c| {
+            c["status"]["providerID"] = json!("openstack:///1");
+            c["status"]["capacity"] = json!({"cpu": "4", "memory": "8G", "pods": "110"});
+        });
+    assert_eq!(counted(&launched, "default"), (1, "4".to_string()));
+    // Two initialized nodes of 4 cores.
+    let two = labelled(
+        labelled(
+            World::new("WhenEmpty")
+                .md(4, 2)
+                .machine(4, 1, true, true)
+                .machine(4, 2, true, true),
+            1,
+            "default",
+        ),
+        2,
+        "default",
+    );
+    assert_eq!(counted(&two, "default"), (2, "8".to_string()));
+    // One Node, then one claim, being deleted: it no longer counts.
+    let node_going = two.clone().with("Node", "node-1", |n| {
+        n["metadata"]["deletionTimestamp"] = json!(ago(5));
+        n["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+    });
+    assert_eq!(counted(&node_going, "default"), (1, "4".to_string()));
+    let claim_going = two.clone().with("NodeClaim", "c-1", |c| {
+        c["metadata"]["deletionTimestamp"] = json!(ago(5))
+    });
+    assert_eq!(counted(&claim_going, "default"), (1, "4".to_string()));
+    // Both gone: zeros again.
+    let gone = two
+        .clone()
+        .retain(|o| !["Node", "NodeClaim", "Machine"].contains(&o["kind"].as_str().unwrap_or("")));
+    assert_eq!(counted(&gone, "default"), (0, "0".to_string()));
+    // Two pools each count their own.
+    let other = labelled(two, 2, "other")
+        .with("NodeClaim", "c-2", |c| {
+            c["metadata"]["labels"]["karpenter.sh/nodepool"] = json!("other")
+        })
+        .add(NodePool::new("other"));
+    assert_eq!(counted(&other, "default"), (1, "4".to_string()));
+    assert_eq!(counted(&other, "other"), (1, "4".to_string()));
+}

@@ -240,23 +240,61 @@ pub(crate) fn refresh_generations(
     }
 }
 
-/// The summed capacity of a NodePool's nodes and how many there are (core's counter, which
-/// both `status.resources` and `karpenter_nodepools_usage` report).
+/// The summed capacity of a NodePool's nodes and how many there are: core's counter
+/// (`state/cluster.go` `updateNodePoolResources`, which both `status.resources` and
+/// `karpenter_nodepools_usage` report). Each launched claim counts once, by its pool label: by
+/// its Node's capacity once initialized, before that by its own `status.capacity` (filling the
+/// zero values of a Node already there, `StateNode.Capacity`); a Node no claim holds counts by
+/// its own label and capacity. A claim or Node being deleted, or under a disruption command (the
+/// `karpenter.sh/disrupted` taint: core's `MarkedForDeletion`), counts nothing.
 pub(crate) fn pool_capacity(
     snapshot: &Snapshot,
     pool: &crate::model::nodepool::NodePool,
 ) -> (crate::model::resources::Resources, usize) {
-    let mut sum = crate::model::resources::Resources::default();
-    let mut nodes = 0;
-    for n in snapshot
-        .nodes
+    use crate::model::resources::Resources;
+    let index = crate::model::snapshot::NodeIndex::new(snapshot);
+    let marked = |n: &crate::model::snapshot::NodeRecord| {
+        n.deleting
+            || n.taints
+                .iter()
+                .any(|t| t.key == crate::vocab::keys::DISRUPTED_TAINT_KEY)
+    };
+    let mut sum = Resources::default();
+    let mut count = 0;
+    let mut held: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for claim in snapshot
+        .nodeclaims
         .iter()
-        .filter(|n| n.labels.get(crate::vocab::keys::NODEPOOL) == Some(&pool.name))
+        .filter(|c| c.provider_id.is_some())
     {
-        sum = sum.plus(&n.capacity);
-        nodes += 1;
+        let node = index.of_claim(claim);
+        held.extend(node.map(|n| n.name.as_str()));
+        // The pool label: the claim's until its Node registers, then the Node's.
+        let registered = node.filter(|_| claim.condition_true("Registered"));
+        let label = match registered {
+            Some(n) => n.labels.get(crate::vocab::keys::NODEPOOL),
+            None => claim.node_pool.as_ref(),
+        };
+        if label != Some(&pool.name) || claim.deleting || node.is_some_and(marked) {
+            continue;
+        }
+        let capacity = match node {
+            Some(n) if claim.condition_true("Initialized") => n.capacity.clone(),
+            Some(n) => n.capacity.or_else_from(&claim.capacity),
+            None => claim.capacity.clone(),
+        };
+        sum = sum.plus(&capacity);
+        count += 1;
     }
-    (sum, nodes)
+    for n in snapshot.nodes.iter().filter(|n| {
+        !held.contains(n.name.as_str())
+            && n.labels.get(crate::vocab::keys::NODEPOOL) == Some(&pool.name)
+            && !marked(n)
+    }) {
+        sum = sum.plus(&n.capacity);
+        count += 1;
+    }
+    (sum, count)
 }
 
 /// A NodePool's nodes, summed capacity and readiness, written when its status says otherwise.

@@ -44,6 +44,8 @@ pub struct NodeClaimRecord {
     pub node_name: Option<String>,
     /// `spec.resources.requests`.
     pub(crate) requests: Resources,
+    /// `status.capacity` (what the launched instance has, before its Node reports it).
+    pub(crate) capacity: Resources,
     /// Status conditions.
     pub(crate) conditions: Vec<Condition>,
     /// `metadata.generation` (the API server bumps it on spec changes and on deletion).
@@ -75,26 +77,28 @@ impl NodeClaimRecord {
         let labels = obj.meta.labels.clone().unwrap_or_default();
         let annotations = obj.meta.annotations.clone().unwrap_or_default();
         let s = |p: &str| obj.str_at(p).filter(|v| !v.is_empty()).map(str::to_string);
-        let requests = obj
-            .value
-            .pointer("/spec/resources/requests")
-            .and_then(|r| r.as_object())
-            .map(|m| {
-                let pairs: Vec<(String, String)> = m
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.clone(),
-                            v.as_str()
-                                .map(str::to_string)
-                                .unwrap_or_else(|| v.to_string()),
-                        )
-                    })
-                    .collect();
-                Resources::from_quantities(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
+        let quantities = |pointer: &str| {
+            obj.value
+                .pointer(pointer)
+                .and_then(|r| r.as_object())
+                .map(|m| {
+                    let pairs: Vec<(String, String)> = m
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                k.clone(),
+                                v.as_str()
+                                    .map(str::to_string)
+                                    .unwrap_or_else(|| v.to_string()),
+                            )
+                        })
+                        .collect();
+                    Resources::from_quantities(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                        .unwrap_or_default()
+                })
+                .unwrap_or_default()
+        };
+        let requests = quantities("/spec/resources/requests");
         let taints_at = |p: &str| -> Vec<super::taints::Taint> {
             obj.typed::<Vec<k8s_openapi::api::core::v1::Taint>>(p, "")
                 .ok()
@@ -122,6 +126,7 @@ impl NodeClaimRecord {
             provider_id: s("/status/providerID"),
             node_name: s("/status/nodeName"),
             requests,
+            capacity: quantities("/status/capacity"),
             conditions: conditions_at(&obj.value, "/status/conditions"),
             generation: obj.meta.generation,
             startup_taints: taints_at("/spec/startupTaints"),

@@ -166,6 +166,29 @@ impl Resources {
         }
     }
 
+    /// `self`, each zero value taken from `other` instead (a Node's capacity completed by its
+    /// claim's before the Node reports it all: core's `StateNode.Capacity`).
+    pub(crate) fn or_else_from(&self, other: &Resources) -> Resources {
+        let pick = |a: i64, b: i64| if a == 0 { b } else { a };
+        let mut extended = self.extended.clone();
+        for (k, v) in &other.extended {
+            let e = extended.entry(k.clone()).or_insert(0);
+            if *e == 0 {
+                *e = *v;
+            }
+        }
+        Resources {
+            cpu_millis: pick(self.cpu_millis, other.cpu_millis),
+            memory_bytes: pick(self.memory_bytes, other.memory_bytes),
+            ephemeral_storage_bytes: pick(
+                self.ephemeral_storage_bytes,
+                other.ephemeral_storage_bytes,
+            ),
+            pods: pick(self.pods, other.pods),
+            extended,
+        }
+    }
+
     /// `self + other`.
     pub(crate) fn plus(&self, other: &Resources) -> Resources {
         let mut r = self.clone();
