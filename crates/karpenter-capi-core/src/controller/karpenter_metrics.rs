@@ -568,7 +568,13 @@ pub fn gauges(snapshot: &Snapshot) -> Gauges {
             ("instance_type", label(nl, keys::INSTANCE_TYPE)),
             ("phase", p.phase.clone().unwrap_or_default()),
             ("ready", ready.to_string()),
-            ("managed", nl.contains_key(keys::NODEPOOL).to_string()),
+            // Core's `managed`: the node's `karpenter.sh/nodepool` label is not empty.
+            (
+                "managed",
+                nl.get(keys::NODEPOOL)
+                    .is_some_and(|v| !v.is_empty())
+                    .to_string(),
+            ),
         ]);
     }
     out
@@ -589,6 +595,71 @@ pub fn applied<'a>(plan: &'a Plan, outcomes: &[bool]) -> Vec<&'a Action> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// O-MPOD-002/003: a pod's series takes its labels from its node (`managed` when the node's
+    /// pool label is set and not empty) and follows its phase.
+    #[test]
+    fn pod_series_take_their_labels_from_the_node() {
+        let text = |phase: &str, ready: bool| {
+            format!(
+                "---\napiVersion: v1\nkind: Node\nmetadata: {{name: worker-1, labels: {{karpenter.sh/nodepool: default, topology.kubernetes.io/zone: gra1, kubernetes.io/arch: amd64, karpenter.sh/capacity-type: on-demand, node.kubernetes.io/instance-type: c3-4}}}}\n\
+                 ---\napiVersion: v1\nkind: Node\nmetadata: {{name: plain-1, labels: {{karpenter.sh/nodepool: ''}}}}\n\
+                 ---\napiVersion: v1\nkind: Pod\nmetadata: {{name: a, namespace: default, ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: web-1, uid: u, controller: true}}]}}\nspec: {{nodeName: worker-1, containers: [{{name: c}}]}}\nstatus: {{phase: {phase}, containerStatuses: [{{name: c, ready: {ready}, restartCount: 0, image: i, imageID: '', state: {{}}}}]}}\n\
+                 ---\napiVersion: v1\nkind: Pod\nmetadata: {{name: b, namespace: default}}\nspec: {{nodeName: plain-1, containers: [{{name: c}}]}}\nstatus: {{phase: Pending}}\n"
+            )
+        };
+        let series = |t: String| {
+            let s = crate::model::load::snapshot_from_sources(&[crate::model::load::Source {
+                name: "t.yaml".into(),
+                text: t,
+            }])
+            .unwrap();
+            gauges(&s).pods_state
+        };
+        let get = |set: &LabelSet, k: &str| {
+            set.iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let pods = series(text("Running", true));
+        assert_eq!(pods.len(), 2);
+        let a = &pods[0];
+        for (k, v) in [
+            ("name", "a"),
+            (
+                "owner",
+                "/apis/apps/v1/namespaces/default/replicasets/web-1",
+            ),
+            ("node", "worker-1"),
+            ("scheduled", "true"),
+            ("nodepool", "default"),
+            ("zone", "gra1"),
+            ("arch", "amd64"),
+            ("capacity_type", "on-demand"),
+            ("instance_type", "c3-4"),
+            ("phase", "Running"),
+            ("ready", "true"),
+            ("managed", "true"),
+        ] {
+            assert_eq!(get(a, k), v, "{k}");
+        }
+        let b = &pods[1];
+        for (k, v) in [
+            ("node", "plain-1"),
+            ("nodepool", ""),
+            ("phase", "Pending"),
+            ("ready", "false"),
+            ("managed", "false"),
+        ] {
+            assert_eq!(get(b, k), v, "{k}");
+        }
+        let a = &series(text("Succeeded", false))[0];
+        assert_eq!(
+            (get(a, "phase"), get(a, "ready")),
+            ("Succeeded".into(), "false".into())
+        );
+    }
 
     #[test]
     fn snake_case_is_cores() {
