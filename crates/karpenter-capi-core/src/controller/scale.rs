@@ -168,27 +168,14 @@ pub(crate) fn scale(
         if leaving.is_empty() {
             continue;
         }
-        // Drop by at most the Machines marked, and never below the Machines kept: a lowering
-        // Cluster API has not carried out yet must not be repeated.
-        let kept = (alive.len() - leaving.len()) as i64;
-        let target = kept.max(current - leaving.len() as i64).max(0);
-        if target >= current {
-            continue;
+        match lower(snapshot, md, current, alive.len(), &leaving, now) {
+            Lowering::Unchanged => {}
+            Lowering::Held(note) => notes.push(note),
+            Lowering::Scale(scale) => {
+                actions.extend(surplus_marks);
+                actions.push(scale);
+            }
         }
-        if let Some(why) = scale_down_hold(snapshot, md, &leaving, now) {
-            notes.push(format!(
-                "MachineDeployment {key}: replicas not lowered from {current}: {why}; the marked Machine(s) {} wait",
-                leaving.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
-            ));
-            continue;
-        }
-        actions.extend(surplus_marks);
-        actions.push(scale_action(
-            md,
-            current,
-            target,
-            leaving.iter().map(|m| m.key()).collect(),
-        ));
     }
     lower_outside_members(snapshot, removals, now, &mut actions, &mut notes);
     (actions, notes)
@@ -251,25 +238,57 @@ fn lower_outside_members(
             .iter()
             .filter(|m| m.deployment_key().as_deref() == Some(key.as_str()) && !m.deleting)
             .count();
-        let kept = (alive - leaving.len()) as i64;
-        let target = kept.max(current - leaving.len() as i64).max(0);
-        if target >= current {
-            continue;
+        match lower(snapshot, md, current, alive, &leaving, now) {
+            Lowering::Unchanged => {}
+            Lowering::Held(note) => notes.push(note),
+            Lowering::Scale(scale) => actions.push(scale),
         }
-        if let Some(why) = scale_down_hold(snapshot, md, &leaving, now) {
-            notes.push(format!(
-                "MachineDeployment {key}: replicas not lowered from {current}: {why}; the marked Machine(s) {} wait",
-                names()
-            ));
-            continue;
-        }
-        actions.push(scale_action(
-            md,
-            current,
-            target,
-            leaving.iter().map(|m| m.key()).collect(),
+    }
+}
+
+/// What lowering a MachineDeployment by the Machines marked on it comes to.
+enum Lowering {
+    /// Nothing to write: replicas are already at or below the target.
+    Unchanged,
+    /// Cluster API could pick another victim now: a note says why, the marks wait.
+    Held(String),
+    /// The scale write.
+    Scale(Action),
+}
+
+/// Lowers `md` (at `current` replicas, `alive` Machines not being deleted) by the Machines in
+/// `leaving`: by at most their number and never below the Machines kept, so a lowering Cluster
+/// API has not carried out yet is never repeated; held while [`scale_down_hold`] says so.
+fn lower(
+    snapshot: &Snapshot,
+    md: &crate::model::snapshot::MachineDeploymentRecord,
+    current: i64,
+    alive: usize,
+    leaving: &[&MachineRecord],
+    now: jiff::Timestamp,
+) -> Lowering {
+    let kept = alive.saturating_sub(leaving.len()) as i64;
+    let target = kept.max(current - leaving.len() as i64).max(0);
+    if target >= current {
+        return Lowering::Unchanged;
+    }
+    if let Some(why) = scale_down_hold(snapshot, md, leaving, now) {
+        return Lowering::Held(format!(
+            "MachineDeployment {}: replicas not lowered from {current}: {why}; the marked Machine(s) {} wait",
+            md.key(),
+            leaving
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
+    Lowering::Scale(scale_action(
+        md,
+        current,
+        target,
+        leaving.iter().map(|m| m.key()).collect(),
+    ))
 }
 
 /// Whether our mark on a live Machine has no decision behind it: no claim holds the Machine, or
