@@ -1264,16 +1264,7 @@ fn consolidate_after_counts_from_the_last_pod_event() {
     // A pod left node-1 10 s ago: consolidateAfter (30 s) has not elapsed.
     let p = run_with_events(&text, &[("node-1", 10)]);
     assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
-    let recorded: Vec<_> = p
-        .status
-        .iter()
-        .filter_map(|a| match a {
-            Action::RecordPodEvent {
-                node_claim, time, ..
-            } => Some((node_claim.as_str(), time.clone())),
-            _ => None,
-        })
-        .collect();
+    let recorded = recorded_pod_events(&p);
     assert_eq!(recorded, vec![("default-1", ago(10))]);
     // Written on the claim, the same event is not written again; 40 s later it is Empty.
     let written = text.edit(
@@ -1286,6 +1277,19 @@ fn consolidate_after_counts_from_the_last_pod_event() {
     // Within core's 10 s de-duplication window, a newer event is not written.
     let p = run_with_events(&written.edit(&ago(40), &ago(5)), &[("node-1", 1)]);
     assert!(!p.status.iter().any(|a| a.name() == "recordPodEvent"));
+}
+
+/// The pod events a plan records: (claim, time).
+fn recorded_pod_events(p: &Plan) -> Vec<(&str, String)> {
+    p.status
+        .iter()
+        .filter_map(|a| match a {
+            Action::RecordPodEvent {
+                node_claim, time, ..
+            } => Some((node_claim.as_str(), time.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Karpenter's counters for every action of a plan as if all were applied, as `name{k=v,...} n`.
@@ -2028,16 +2032,7 @@ fn a_newer_pod_event_overwrites_an_older_recorded_one() {
         &format!("  nodeName: node-1\n  lastPodEventTime: '{}'\n", ago(300)),
     );
     let p = run_with_events(&text, &[("node-1", 10)]);
-    let recorded: Vec<_> = p
-        .status
-        .iter()
-        .filter_map(|a| match a {
-            Action::RecordPodEvent {
-                node_claim, time, ..
-            } => Some((node_claim.as_str(), time.clone())),
-            _ => None,
-        })
-        .collect();
+    let recorded = recorded_pod_events(&p);
     assert_eq!(recorded, vec![("default-1", ago(10))]);
     assert!(tainted_nodes(&p).is_empty(), "{:?}", names(&p));
     // Without the event, the recorded time alone makes the node Empty.

@@ -465,6 +465,14 @@ fn scales(p: &Plan) -> Vec<(String, i64, i64, Vec<String>)> {
         .collect()
 }
 
+/// How many claims a plan's lines create.
+fn created(lines: &[String]) -> usize {
+    lines
+        .iter()
+        .filter(|x| *x == "createNodeClaim NodeClaim/default-")
+        .count()
+}
+
 /// `World` with `n` Machines of `md-4` whose claims are being deleted (never registered, so
 /// each Machine is marked at once).
 fn leaving(replicas: i64, n: usize) -> World {
@@ -531,13 +539,7 @@ fn new_claims_beyond_the_free_machines_raise_replicas_by_the_shortfall_once() {
     }
     let p = w.plan();
     let l = lines(&p);
-    assert_eq!(
-        l.iter()
-            .filter(|x| *x == "createNodeClaim NodeClaim/default-")
-            .count(),
-        5,
-        "{l:?}"
-    );
+    assert_eq!(created(&l), 5, "{l:?}");
     assert!(p.actions.iter().all(|a| !matches!(a, Action::CreateNodeClaim { machine_deployment, .. } if machine_deployment != "capi-ovh/md-4")));
     assert_eq!(
         scales(&p),
@@ -583,13 +585,7 @@ fn creates_and_removals_on_one_machine_deployment_make_one_scale_of_their_sum() 
     }
     let p = w.plan();
     let l = lines(&p);
-    assert_eq!(
-        l.iter()
-            .filter(|x| *x == "createNodeClaim NodeClaim/default-")
-            .count(),
-        3,
-        "{l:?}"
-    );
+    assert_eq!(created(&l), 3, "{l:?}");
     let marks: Vec<&String> = l
         .iter()
         .filter(|x| x.starts_with("markMachineForDeletion"))
