@@ -760,3 +760,48 @@ fn a_machine_failure_lands_on_the_claims_launched_condition() {
         names(&p)
     );
 }
+
+/// M-HASH-007: a claim of another hash version that is already Drifted keeps its hash: only our
+/// version is stamped (the hash left out), so it stays drifted; the same claim not Drifted gets
+/// our hash computed now.
+#[test]
+fn a_drifted_claim_of_another_hash_version_keeps_its_hash() {
+    let foreign = |drifted: bool| {
+        let claim = node(1, 600, "", "").replace(
+            "annotations: {cluster.x-k8s.io/machine",
+            "annotations: {karpenter.sh/nodepool-hash: '123456', karpenter.sh/nodepool-hash-version: v3, cluster.x-k8s.io/machine",
+        );
+        if drifted {
+            claim.replacen(
+                "  - {type: Launched, status: 'True'}\n",
+                "  - {type: Launched, status: 'True'}\n  - {type: Drifted, status: 'True', reason: NodePoolDrifted}\n",
+                1,
+            )
+        } else {
+            claim
+        }
+    };
+    let stamp = |p: &karpenter_capi::controller::Plan| {
+        p.status
+            .iter()
+            .find_map(|a| match a {
+                Action::StampNodeClaimHash {
+                    node_claim,
+                    hash,
+                    hash_version,
+                    previous_version,
+                    ..
+                } if node_claim == "default-1" => {
+                    Some((hash.clone(), hash_version.clone(), previous_version.clone()))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no stamp: {:?}", p.status))
+    };
+    let (hash, version, previous) = stamp(&run(&format!("{}{}", base(1, ""), foreign(true))));
+    assert_eq!(hash, None);
+    assert_eq!(version, "karpenter-capi-v1");
+    assert_eq!(previous.as_deref(), Some("v3"));
+    let (hash, _, _) = stamp(&run(&format!("{}{}", base(1, ""), foreign(false))));
+    assert!(hash.is_some_and(|h| h != "123456"));
+}

@@ -514,3 +514,25 @@ fn stores_plan_like_a_full_listing() {
         serde_json::to_value(&b).unwrap()
     );
 }
+
+/// M-PODEV-002: a pod event recorded for a Node that is not in the stores is dropped (its claim
+/// gets no lastPodEventTime from it), and one for a Node that is there reaches the snapshot.
+#[test]
+fn pod_events_of_nodes_that_are_gone_are_dropped() {
+    let t: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+    let (stores, _writers) = stores_of(&realistic_cluster());
+    stores.record_pod_event("node-1", t);
+    stores.record_pod_event("node-9", t);
+    let snapshot = stores.snapshot().unwrap();
+    assert_eq!(
+        snapshot.pod_events.keys().collect::<Vec<_>>(),
+        vec!["node-1"]
+    );
+    let without_nodes: Vec<serde_json::Value> = realistic_cluster()
+        .into_iter()
+        .filter(|v| v["kind"] != "Node")
+        .collect();
+    let (stores, _writers) = stores_of(&without_nodes);
+    stores.record_pod_event("node-1", t);
+    assert!(stores.snapshot().unwrap().pod_events.is_empty());
+}
