@@ -36,7 +36,6 @@ use crate::model::duration::{GoDuration, NillableDuration};
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
 use crate::model::snapshot::{NodeIndex, NodeRecord, PodRecord, Snapshot};
-use crate::vocab::keys::DISRUPTED_TAINT_KEY;
 use crate::vocab::keys::REPLACES_ANNOTATION;
 use crate::vocab::reasons::DisruptionReason;
 
@@ -127,7 +126,7 @@ pub(crate) fn disrupt_with(
         indices(node).iter().map(|&i| &*snapshot.pods[i]).collect()
     };
     let nodes = NodeIndex::new(snapshot);
-    let is_tainted = |n: &NodeRecord| n.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+    let is_tainted = NodeRecord::disrupted;
     // Commands under way, for their timeout (core scales it with the queue's length).
     let queued = snapshot
         .nodeclaims

@@ -47,7 +47,8 @@ pub(crate) fn scale(
         .iter()
         .filter_map(|c| c.machine.as_ref())
         .collect();
-    for md in snapshot.all_members() {
+    let members = snapshot.all_members();
+    for &md in &members {
         let key = md.key();
         let surviving: Vec<&NodeClaimRecord> = snapshot
             .nodeclaims
@@ -177,7 +178,15 @@ pub(crate) fn scale(
             }
         }
     }
-    lower_outside_members(snapshot, removals, now, &mut actions, &mut notes);
+    let member_keys: BTreeSet<String> = members.iter().map(|m| m.key()).collect();
+    lower_outside_members(
+        snapshot,
+        &member_keys,
+        removals,
+        now,
+        &mut actions,
+        &mut notes,
+    );
     (actions, notes)
 }
 
@@ -187,14 +196,15 @@ pub(crate) fn scale(
 /// is gone gets a note, as the claim then waits on its finalizer. Mirrors the provider's
 /// `Delete` (`cloudprovider.go` `machineDeploymentFromMachine`), which finds the Machine's
 /// MachineDeployment by name whatever its labels, and fails naming both when there is none.
+/// `members`: the member MachineDeployments' keys.
 fn lower_outside_members(
     snapshot: &Snapshot,
+    members: &BTreeSet<String>,
     removals: &Removals,
     now: jiff::Timestamp,
     actions: &mut Vec<Action>,
     notes: &mut Vec<String>,
 ) {
-    let members: BTreeSet<String> = snapshot.all_members().iter().map(|m| m.key()).collect();
     let mut by_deployment: std::collections::BTreeMap<String, Vec<&MachineRecord>> =
         std::collections::BTreeMap::new();
     for m in snapshot

@@ -14,7 +14,7 @@ use super::action::Action;
 use super::drift::{drift_reason, stamps};
 use super::write::ConditionUpdate;
 use crate::model::duration::NillableDuration;
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{ClassState, Snapshot};
 
 /// Core's de-duplication window for `lastPodEventTime` writes (`podevents/controller.go`): a
 /// claim whose recorded event is this recent is not written again.
@@ -253,12 +253,7 @@ pub(crate) fn pool_capacity(
 ) -> (crate::model::resources::Resources, usize) {
     use crate::model::resources::Resources;
     let index = crate::model::snapshot::NodeIndex::new(snapshot);
-    let marked = |n: &crate::model::snapshot::NodeRecord| {
-        n.deleting
-            || n.taints
-                .iter()
-                .any(|t| t.key == crate::vocab::keys::DISRUPTED_TAINT_KEY)
-    };
+    let marked = |n: &crate::model::snapshot::NodeRecord| n.deleting || n.disrupted();
     let mut sum = Resources::default();
     let mut count = 0;
     let mut held: std::collections::HashSet<&str> = std::collections::HashSet::new();
@@ -319,22 +314,15 @@ pub(crate) fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
             resources.insert(k.clone(), v.to_string());
         }
         resources.insert("nodes".to_string(), nodes.to_string());
-        let class_ready = match &pool.node_class {
-            Some(name) => snapshot
-                .nodeclasses
-                .iter()
-                .find(|c| &c.name == name)
-                .map(|c| c.deleting),
-            None => Some(false),
-        };
         // A node class this pass reports Ready (setNodeClassReady) counts as Ready; one being
         // deleted does not (core's NodePool readiness: `NodeClassTerminating`).
-        let ready = class_ready == Some(false);
         let class = pool.node_class.as_deref().unwrap_or("");
-        let message = match class_ready {
-            None => format!("ClusterAPINodeClass {class} not found"),
-            Some(true) => format!("ClusterAPINodeClass {class} is terminating"),
-            Some(false) => String::new(),
+        let (ready, message) = match snapshot.node_class_of(pool) {
+            ClassState::Ready => (true, String::new()),
+            ClassState::Terminating => {
+                (false, format!("ClusterAPINodeClass {class} is terminating"))
+            }
+            ClassState::Missing => (false, format!("ClusterAPINodeClass {class} not found")),
         };
         if pool.status_nodes == Some(nodes as i64)
             && pool.status_resources.as_ref() == Some(&resources)

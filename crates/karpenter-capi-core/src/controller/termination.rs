@@ -338,7 +338,7 @@ fn drain_node(
         deadline,
     } = *step;
     let pods = pods_on(snapshot, &node.name);
-    let tainted = node.taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY);
+    let tainted = node.disrupted();
     // Core's terminator (`terminator.go` Taint, run on every pass of a terminating Node)
     // labels it out of external load balancers before draining it, whether or not a
     // disruption command tainted it earlier. The key's presence is what excludes the node,

@@ -189,6 +189,16 @@ pub struct NodeRecord {
     pub(crate) deleted_at: Option<jiff::Timestamp>,
 }
 
+impl NodeRecord {
+    /// Whether it carries `karpenter.sh/disrupted` (a disruption command or a drain is under
+    /// way: core's `MarkedForDeletion`).
+    pub(crate) fn disrupted(&self) -> bool {
+        self.taints
+            .iter()
+            .any(|t| t.key == crate::vocab::keys::DISRUPTED_TAINT_KEY)
+    }
+}
+
 /// A DaemonSet's pod, as overhead on every node it would run on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct DaemonSetRecord {
@@ -214,6 +224,17 @@ impl MachineDeploymentRecord {
     pub fn key(&self) -> String {
         format!("{}/{}", self.object.namespace(), self.object.name())
     }
+}
+
+/// What a NodePool's node class is, as its readiness reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClassState {
+    /// There (or none is named): this controller reports it Ready.
+    Ready,
+    /// Being deleted.
+    Terminating,
+    /// Not in the input.
+    Missing,
 }
 
 /// Everything the core may look at.
@@ -297,22 +318,32 @@ impl Snapshot {
         })
     }
 
+    /// The state of `pool`'s node class: the one thing both its `Ready` status and whether it
+    /// provisions are read from.
+    pub(crate) fn node_class_of(&self, pool: &NodePool) -> ClassState {
+        let Some(name) = pool.node_class.as_ref() else {
+            return ClassState::Ready;
+        };
+        match self.nodeclasses.iter().find(|c| &c.name == name) {
+            Some(c) if c.deleting => ClassState::Terminating,
+            Some(_) => ClassState::Ready,
+            None => ClassState::Missing,
+        }
+    }
+
     /// Whether provisioning may create NodeClaims for `pool` now: [`NodePool::provisions`], and
-    /// its node class is there and not being deleted (core: `NodeClassTerminating`). A pool naming a ClusterAPINodeClass the input lacks while it
-    /// holds others provisions nothing from this pass on, not only once its `Ready=False` has
+    /// its node class is there and not being deleted. A pool naming a ClusterAPINodeClass the
+    /// input lacks provisions nothing from this pass on, not only once its `Ready=False` has
     /// been written (the provider's `Create` refuses a claim whose class does not resolve,
-    /// `resolveNodeClassFromNodePool`); an input with no node class at all (a hand-written
-    /// file) is not judged by it.
+    /// `resolveNodeClassFromNodePool`; core's readiness, `NodeClassTerminating`); an input with
+    /// no node class at all (a hand-written file) is not judged missing.
     pub(crate) fn provisions(&self, pool: &NodePool) -> bool {
-        let class_missing = pool.node_class.as_ref().is_some_and(|name| {
-            !self.nodeclasses.is_empty() && !self.nodeclasses.iter().any(|c| &c.name == name)
-        });
-        let class_terminating = pool.node_class.as_ref().is_some_and(|name| {
-            self.nodeclasses
-                .iter()
-                .any(|c| &c.name == name && c.deleting)
-        });
-        pool.provisions() && !class_missing && !class_terminating
+        let class = match self.node_class_of(pool) {
+            ClassState::Missing => self.nodeclasses.is_empty(),
+            ClassState::Terminating => false,
+            ClassState::Ready => true,
+        };
+        pool.provisions() && class
     }
 
     /// Every member MachineDeployment of any pool (deduplicated, in input order).
