@@ -22,7 +22,7 @@ use super::pdb::{Pdbs, home_for_movable};
 use crate::model::duration::GoDuration;
 use crate::model::nodeclaim::NodeClaimRecord;
 use crate::model::nodepool::NodePool;
-use crate::model::snapshot::{NodeRecord, PodRecord, Snapshot};
+use crate::model::snapshot::{NodeIndex, NodeRecord, PodRecord, Snapshot};
 use crate::vocab::keys::REPLACES_ANNOTATION;
 use crate::vocab::keys::{DISRUPTED_TAINT_KEY, DISRUPTION_REASON_ANNOTATION};
 use crate::vocab::reasons::DisruptionReason;
@@ -163,6 +163,20 @@ pub(super) fn continue_command(
         out.marked.insert(node.name.clone());
     }
     if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
+        if let Some(why) =
+            replacements_unneeded(snapshot, reserved, pdbs, draining, cmd, reason, &live, now)
+        {
+            abort(out, claim, node, &why);
+            for r in &live {
+                out.actions.push(Action::delete_node_claim(
+                    r,
+                    reason.as_str(),
+                    format!("replacement for node {} no longer needed", node.name),
+                ));
+                out.deleted_claims.insert(r.name.clone());
+            }
+            return;
+        }
         out.notes.push(format!(
             "node {}: waiting for its replacement {} to initialize before draining",
             node.name, c.name
@@ -337,6 +351,70 @@ pub(super) fn start_drift(
         return true;
     }
     false
+}
+
+/// Why a consolidation command's replacements, still initializing, are no longer needed: pods
+/// left the cluster while they launched, and the candidate's pods now fit on the nodes that are
+/// Ready without them (nothing is pending, nothing blocks the candidate, and no pod landed on a
+/// replacement). Core's queue launches the replacements and drains once they initialize, with
+/// no simulation in between (`queue.go` waitOrTerminate); we deliberately call such a command
+/// off and delete its replacements (deliberate difference 10 in docs/conformance.md): they
+/// would be billed beside the candidate and emptied by the next scale-down, while the
+/// candidate can now go by a plain deletion, which the next consolidation pass finds.
+#[allow(clippy::too_many_arguments)]
+fn replacements_unneeded(
+    snapshot: &Snapshot,
+    reserved: &Snapshot,
+    pdbs: &Pdbs,
+    draining: &[String],
+    cmd: &Command<'_>,
+    reason: DisruptionReason,
+    live: &[&NodeClaimRecord],
+    now: Timestamp,
+) -> Option<String> {
+    if reason != DisruptionReason::Underutilized
+        || snapshot.pods.iter().any(|p| p.is_provisionable())
+        || blocked_by(cmd.node, cmd.claim, &cmd.pods, pdbs, now).is_some()
+    {
+        return None;
+    }
+    let holds_pods = |r: &NodeClaimRecord| {
+        super::disruption::node_of(snapshot, r).is_some_and(|n| {
+            snapshot
+                .pods
+                .iter()
+                .any(|p| !p.terminal && !p.daemon && p.node_name.as_deref() == Some(&n.name))
+        })
+    };
+    if live.iter().any(|r| holds_pods(r)) {
+        return None;
+    }
+    let mut with = draining.to_vec();
+    with.push(cmd.node.name.clone());
+    // As consolidation's own search sees it: a node inside its consolidateAfter window takes no
+    // pods (else the next search replaces the candidate again).
+    // As consolidation's own search sees it: a node inside its consolidateAfter window takes no
+    // pods (else the next search would replace the candidate again).
+    let young =
+        super::candidates::under_consolidate_after(snapshot, &NodeIndex::new(snapshot), now);
+    let mut view = std::borrow::Cow::Borrowed(reserved);
+    if !young.is_empty() {
+        for n in view
+            .to_mut()
+            .nodes
+            .iter_mut()
+            .filter(|n| young.contains(&n.name))
+        {
+            n.unschedulable = true;
+        }
+    }
+    (home_for_movable(&view, &with, pdbs, now) == Home::Fits).then(|| {
+        format!(
+            "{reason} disruption of node {} called off: its pods fit on Ready nodes now, its \
+             replacements are not needed",
+            cmd.node.name
+        )
+    })
 }
 
 /// Calls a command off: the taint comes off and the claim forgets the command, with a Warning
