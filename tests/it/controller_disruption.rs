@@ -5,7 +5,7 @@ use crate::shared;
 use karpenter_capi_testkit::Edit;
 
 use jiff::Timestamp;
-use karpenter_capi::controller::{Action, Config, Plan, plan};
+use karpenter_capi::controller::{Action, Config, ConsolidationMemo, Plan, plan, plan_with};
 use karpenter_capi::model::load::{Source, snapshot_from_sources};
 
 pub(crate) const NOW: &str = "2026-11-30T10:00:00Z";
@@ -499,6 +499,75 @@ fn a_node_is_not_replaced_by_a_smaller_one_the_recent_arrivals_would_outgrow() {
     assert!(p.actions.is_empty(), "{:?}", names(&p));
 }
 
+/// One c3-8 holding `count` pods of 250m created long ago, its claim created 120 s before it
+/// initialized (the cluster's boot), consolidation of underutilized nodes on.
+fn one_c3_8_with(count: usize) -> String {
+    let pool = "    budgets: [{nodes: '100%'}]\n";
+    let base = base(0, pool).edit("    consolidationPolicy: WhenEmpty\n", "    consolidationPolicy: WhenEmptyOrUnderutilized\n").edit_n(
+        "  replicas: 0\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        "  replicas: 1\n  selector:\n    matchLabels:\n      cluster.x-k8s.io/deployment-name: capi-ovh-karpenter-c3-8",
+        1,
+    );
+    let pods: String = (0..count)
+        .map(|i| {
+            let name = format!("p{i}");
+            sized_pod(&name, 1, "", "250m").edit(
+                &format!("metadata: {{name: {name},"),
+                &format!(
+                    "metadata: {{name: {name}, creationTimestamp: '{}',",
+                    ago(7200)
+                ),
+            )
+        })
+        .collect();
+    let node = c3_8_node(1, &pods).edit(
+        &format!("lastTransitionTime: '{}'", ago(600)),
+        &format!("lastTransitionTime: '{}'", ago(3480)),
+    );
+    format!("{base}{node}")
+}
+
+/// While the load falls, a replacement must pay back its boot before the departures would let
+/// the node go by a deletion (`consolidation/payback.rs`, deliberate difference 7). The c3-8's
+/// seven pods (1750m) fit a c3-4 (1.9 vCPU free), half the price: with a boot of 120 s the
+/// replacement pays once the node would otherwise stay over 120 x (0.10 + 0.05) / 0.05 = 360 s.
+#[test]
+fn a_replacement_must_pay_back_its_boot_while_pods_leave() {
+    let config = Config::default();
+    let snap = |count: usize| {
+        snapshot_from_sources(&[Source {
+            name: "t.yaml".into(),
+            text: one_c3_8_with(count),
+        }])
+        .unwrap()
+    };
+    let at = |before: i64| {
+        Timestamp::from_second(NOW.parse::<Timestamp>().unwrap().as_second() - before).unwrap()
+    };
+    let replaced = |p: &Plan| {
+        p.actions.iter().any(|a| {
+            matches!(a, Action::CreateNodeClaim { instance_type, reason, pods, .. }
+            if instance_type == "c3-4" && reason == "Underutilized" && pods.len() == 7)
+        })
+    };
+    // A fresh process has seen nothing leave: replaced, as core does.
+    let (p, _) = plan_with(&snap(7), at(0), &config, &ConsolidationMemo::default());
+    assert!(replaced(&p), "{:?}", names(&p));
+    // Twelve, ten, seven pods 100 s apart: 1250m left in 200 s, so the 1750m would fit
+    // nowhere else for 280 s, less than the 360 s a replacement takes to pay: kept.
+    let mut memo = ConsolidationMemo::default();
+    for (before, count) in [(200, 12), (100, 10)] {
+        memo = plan_with(&snap(count), at(before), &config, &memo).1;
+    }
+    let (p, _) = plan_with(&snap(7), at(0), &config, &memo);
+    assert!(!replaced(&p), "{:?}", names(&p));
+    assert!(p.actions.is_empty(), "{:?}", names(&p));
+    // One pod in 290 s: 2,030 s to go, the replacement pays.
+    let memo = plan_with(&snap(8), at(290), &config, &ConsolidationMemo::default()).1;
+    let (p, _) = plan_with(&snap(7), at(0), &config, &memo);
+    assert!(replaced(&p), "{:?}", names(&p));
+}
+
 #[test]
 fn well_used_nodes_are_left_alone() {
     let p = run(&two_c3_8("3"));
@@ -859,6 +928,56 @@ fn a_replacement_no_longer_needed_is_called_off_before_it_initializes() {
     ));
     // Drift replaces whatever the room: its command goes on.
     waits(&replacing("{}", 600).edit("Underutilized", "Drifted"));
+}
+
+/// The same once the replacement has initialized: with room on node-2 the command is called off
+/// and the empty replacement deleted; with node-2 inside its consolidateAfter window the drain
+/// holds, for at most that window (30 s) after the replacement initialized, then goes on.
+#[test]
+fn an_initialized_replacement_not_needed_holds_the_drain_for_one_window_at_most() {
+    let initialized = |ago_secs: i64| {
+        let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+        move |node_2_ago: i64| {
+            format!(
+                "{}{node_r}",
+                replacing(
+                    &format!(
+                        "{{providerID: 'openstack:///r', nodeName: node-r, conditions: [{{type: Registered, status: 'True'}}, {{type: Initialized, status: 'True', lastTransitionTime: '{}'}}]}}",
+                        ago(ago_secs)
+                    ),
+                    node_2_ago
+                )
+            )
+        }
+    };
+    let p = run(&initialized(5)(600));
+    assert_eq!(
+        names(&p),
+        vec!["abortDisruption", "deleteNodeClaim"],
+        "{:?}",
+        p.notes
+    );
+    assert!(
+        matches!(&p.actions[1], Action::DeleteNodeClaim { node_claim, .. } if node_claim == "default-r")
+    );
+    let p = run(&initialized(5)(10));
+    assert_eq!(names(&p), Vec::<&str>::new(), "{:?}", p.notes);
+    assert!(
+        p.notes.iter().any(|n| n
+            == "node node-1: Underutilized disruption waits: its pods fit on Ready nodes once their consolidateAfter window closes, and its replacements are not needed then"),
+        "{:?}",
+        p.notes
+    );
+    // 40 s after the replacement initialized the window has passed: the drain goes on.
+    let p = run(&initialized(40)(10));
+    assert!(
+        p.actions.iter().any(
+            |a| matches!(a, Action::DeleteNodeClaim { node_claim, .. } if node_claim == "default-1")
+        ),
+        "{:?} {:?}",
+        names(&p),
+        p.notes
+    );
 }
 
 /// A claim being deleted `deleted_ago` seconds before NOW with a terminationGracePeriod of 1h

@@ -231,6 +231,18 @@ pub(super) fn under_consolidate_after(
     out
 }
 
+/// The `consolidateAfter` of a claim's NodePool in seconds, when it has a positive one.
+pub(super) fn consolidate_after_secs(snapshot: &Snapshot, claim: &NodeClaimRecord) -> Option<i64> {
+    let pool = snapshot
+        .nodepools
+        .iter()
+        .find(|p| claim.node_pool.as_deref() == Some(p.name.as_str()))?;
+    match pool.consolidate_after.as_deref()?.parse() {
+        Ok(NillableDuration::After(after)) if after.as_secs_i64() > 0 => Some(after.as_secs_i64()),
+        _ => None,
+    }
+}
+
 /// The price per hour of a claim's flavor.
 pub(super) fn claim_price(
     snapshot: &Snapshot,

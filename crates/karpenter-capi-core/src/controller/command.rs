@@ -162,25 +162,32 @@ pub(super) fn continue_command(
     if expected > 0 {
         out.marked.insert(node.name.clone());
     }
-    if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
-        if let Some(why) =
-            replacements_unneeded(snapshot, reserved, pdbs, draining, cmd, reason, &live, now)
-        {
-            abort(out, claim, node, &why);
-            for r in &live {
-                out.actions.push(Action::delete_node_claim(
-                    r,
-                    reason.as_str(),
-                    format!("replacement for node {} no longer needed", node.name),
-                ));
-                out.deleted_claims.insert(r.name.clone());
-            }
-            return;
+    let spare = (expected > 0)
+        .then(|| replacements_spare(snapshot, reserved, pdbs, draining, cmd, reason, &live, now))
+        .flatten();
+    if let Some(Spare::CallOff(why)) = &spare {
+        abort(out, claim, node, why);
+        for r in &live {
+            out.actions.push(Action::delete_node_claim(
+                r,
+                reason.as_str(),
+                format!("replacement for node {} no longer needed", node.name),
+            ));
+            out.deleted_claims.insert(r.name.clone());
         }
+        return;
+    }
+    if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
         out.notes.push(format!(
             "node {}: waiting for its replacement {} to initialize before draining",
             node.name, c.name
         ));
+        draining.push(node.name.clone());
+        defer_rest(snapshot, out, claim, node, reason.as_str(), true);
+        return;
+    }
+    if let Some(Spare::Wait(why)) = spare {
+        out.notes.push(format!("node {}: {why}", node.name));
         draining.push(node.name.clone());
         defer_rest(snapshot, out, claim, node, reason.as_str(), true);
         return;
@@ -353,16 +360,29 @@ pub(super) fn start_drift(
     false
 }
 
-/// Why a consolidation command's replacements, still initializing, are no longer needed: pods
-/// left the cluster while they launched, and the candidate's pods now fit on the nodes that are
-/// Ready without them (nothing is pending, nothing blocks the candidate, and no pod landed on a
-/// replacement). Core's queue launches the replacements and drains once they initialize, with
-/// no simulation in between (`queue.go` waitOrTerminate); we deliberately call such a command
-/// off and delete its replacements (deliberate difference 10 in docs/conformance.md): they
-/// would be billed beside the candidate and emptied by the next scale-down, while the
-/// candidate can now go by a plain deletion, which the next consolidation pass finds.
+/// What becomes of a consolidation command's replacements that turn out not to be needed.
+enum Spare {
+    /// Call the command off and delete them: the candidate's pods fit on Ready nodes now.
+    CallOff(String),
+    /// Hold the drain: they would fit once the destinations' `consolidateAfter` windows close,
+    /// which is sooner than the replacements' own window.
+    Wait(String),
+}
+
+/// Whether a consolidation command's replacements are still needed. Pods may leave the cluster
+/// while they launch; when the candidate's pods then fit on the Ready nodes other than the
+/// replacements, as consolidation's own search sees them (a node inside its `consolidateAfter`
+/// window takes none), the command is called off and the replacements deleted: they would be
+/// billed beside the candidate and emptied at the next scale-down, while the candidate can go by
+/// a plain deletion, which the next search finds. When the pods would fit but for those windows,
+/// an initialized replacement holds the drain for at most its pool's `consolidateAfter` after it
+/// initialized (the windows close within that). Only while nothing is pending (it may need the
+/// room), nothing blocks the candidate and no pod is on a replacement; consolidation only, drift
+/// replaces whatever the room. Core's queue drains once the replacements initialize, with no
+/// simulation in between (`queue.go` waitOrTerminate): deliberate difference 10 in
+/// docs/conformance.md.
 #[allow(clippy::too_many_arguments)]
-fn replacements_unneeded(
+fn replacements_spare(
     snapshot: &Snapshot,
     reserved: &Snapshot,
     pdbs: &Pdbs,
@@ -371,49 +391,72 @@ fn replacements_unneeded(
     reason: DisruptionReason,
     live: &[&NodeClaimRecord],
     now: Timestamp,
-) -> Option<String> {
+) -> Option<Spare> {
     if reason != DisruptionReason::Underutilized
         || snapshot.pods.iter().any(|p| p.is_provisionable())
         || blocked_by(cmd.node, cmd.claim, &cmd.pods, pdbs, now).is_some()
     {
         return None;
     }
-    let holds_pods = |r: &NodeClaimRecord| {
-        super::disruption::node_of(snapshot, r).is_some_and(|n| {
-            snapshot
-                .pods
-                .iter()
-                .any(|p| !p.terminal && !p.daemon && p.node_name.as_deref() == Some(&n.name))
-        })
-    };
-    if live.iter().any(|r| holds_pods(r)) {
+    let replacement_nodes: Vec<&str> = live
+        .iter()
+        .filter_map(|r| super::disruption::node_of(snapshot, r))
+        .map(|n| n.name.as_str())
+        .collect();
+    if snapshot.pods.iter().any(|p| {
+        !p.terminal
+            && !p.daemon
+            && p.node_name
+                .as_deref()
+                .is_some_and(|n| replacement_nodes.contains(&n))
+    }) {
         return None;
     }
     let mut with = draining.to_vec();
     with.push(cmd.node.name.clone());
-    // As consolidation's own search sees it: a node inside its consolidateAfter window takes no
-    // pods (else the next search replaces the candidate again).
-    // As consolidation's own search sees it: a node inside its consolidateAfter window takes no
-    // pods (else the next search would replace the candidate again).
     let young =
         super::candidates::under_consolidate_after(snapshot, &NodeIndex::new(snapshot), now);
-    let mut view = std::borrow::Cow::Borrowed(reserved);
-    if !young.is_empty() {
+    let fits = |closed: &[&str]| {
+        let mut view = reserved.clone();
         for n in view
-            .to_mut()
             .nodes
             .iter_mut()
-            .filter(|n| young.contains(&n.name))
+            .filter(|n| closed.contains(&n.name.as_str()))
         {
             n.unschedulable = true;
         }
-    }
-    (home_for_movable(&view, &with, pdbs, now) == Home::Fits).then(|| {
-        format!(
+        home_for_movable(&view, &with, pdbs, now) == Home::Fits
+    };
+    let mut closed = replacement_nodes.clone();
+    closed.extend(young.iter().map(String::as_str));
+    if fits(&closed) {
+        return Some(Spare::CallOff(format!(
             "{reason} disruption of node {} called off: its pods fit on Ready nodes now, its \
              replacements are not needed",
             cmd.node.name
-        )
+        )));
+    }
+    // Initialized replacements hold the drain within their pool's window only.
+    let window = super::candidates::consolidate_after_secs(snapshot, cmd.claim)?;
+    let initialized_at = live
+        .iter()
+        .map(|r| {
+            r.conditions
+                .iter()
+                .find(|c| c.type_ == "Initialized" && c.status == "True")
+                .and_then(|c| c.last_transition_time)
+        })
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .max()?;
+    let young_closes = !young.is_empty()
+        && now.as_second() - initialized_at.as_second() < window
+        && fits(&replacement_nodes);
+    young_closes.then(|| {
+        Spare::Wait(format!(
+            "{reason} disruption waits: its pods fit on Ready nodes once their consolidateAfter \
+             window closes, and its replacements are not needed then"
+        ))
     })
 }
 

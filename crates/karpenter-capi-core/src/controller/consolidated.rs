@@ -30,6 +30,8 @@ pub(crate) const FORCE_SEARCH_SECS: i64 = 300;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConsolidationMemo {
     pools: BTreeMap<String, PoolMemo>,
+    /// The pods seen arriving and leaving (a replacement must pay back while the load falls).
+    pub(crate) flow: super::pod_flow::PodFlow,
 }
 
 /// One pool's last search: the fingerprint it searched, where its single-node trials stopped

@@ -17,8 +17,10 @@ use crate::sched::strategy::cost::{engine, foresight, plan_within};
 pub mod balanced;
 #[cfg(test)]
 mod balanced_tests;
+pub(crate) mod payback;
 mod room;
 use balanced::{BALANCED_K, Part, PoolTotals, evaluate_move};
+use payback::Falling;
 use room::Scratch;
 pub use room::{Moving, Room};
 
@@ -299,6 +301,7 @@ fn trial_within(
     room: &Room,
     ahead: &(Option<Timestamp>, std::cell::OnceCell<Option<Ahead>>),
     balanced: Option<&Balanced<'_>>,
+    falling: Option<&Falling>,
     remove: &[Candidate],
 ) -> Option<Decision> {
     if room.cannot_pay(remove) {
@@ -328,6 +331,9 @@ fn trial_within(
                 return Some(d);
             }
             let removed: i64 = remove.iter().map(|c| c.price.0).sum();
+            if falling.is_some_and(|f| !f.pays(view, moved, remove, Price(removed), d.saving)) {
+                return None;
+            }
             match ahead.1.get_or_init(|| Ahead::new(snapshot, ahead.0)) {
                 Some(a) if !a.still_saves(view, moved, removed) => None,
                 _ => Some(d),
@@ -393,7 +399,16 @@ pub(crate) fn consolidate(
     candidates: &[Candidate],
     max_nodes: usize,
 ) -> Option<Decision> {
-    consolidate_from(snapshot, candidates, max_nodes, None, snapshot.now, None).0
+    consolidate_from(
+        snapshot,
+        candidates,
+        max_nodes,
+        None,
+        snapshot.now,
+        None,
+        None,
+    )
+    .0
 }
 
 /// [`consolidate`], gated by the consolidation memo ([`super::consolidated::Gate`]): `resume`
@@ -410,6 +425,7 @@ pub(crate) fn consolidate_from(
     resume: Option<usize>,
     now: Option<Timestamp>,
     balanced: Option<&Balanced<'_>>,
+    falling: Option<&Falling>,
 ) -> (Option<Decision>, Option<usize>) {
     let limit = candidates.len().min(max_nodes).min(MULTI_NODE_MAX);
     let room = Room::new(snapshot);
@@ -427,6 +443,7 @@ pub(crate) fn consolidate_from(
                 &room,
                 &ahead,
                 balanced,
+                falling,
                 &candidates[..mid],
             )
             .filter(|d| !replaces_with_own_type(snapshot, d))
@@ -465,6 +482,7 @@ pub(crate) fn consolidate_from(
                 &room,
                 &ahead,
                 balanced,
+                falling,
                 std::slice::from_ref(c),
             )
         });

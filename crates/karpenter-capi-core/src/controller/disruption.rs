@@ -28,6 +28,7 @@ use super::command::{Command, continue_command, start_command, start_drift};
 pub(crate) use super::command::{MIN_DRAIN_SECS, is_voluntary};
 use super::consolidated::{ConsolidationMemo, Gate, cluster_fingerprint, pool_fingerprint};
 use super::consolidation::balanced::{self, BALANCED};
+use super::consolidation::payback::Falling;
 use super::consolidation::{Balanced, Candidate, Home, consolidate_from, home, sort_candidates};
 use super::drain::{never_evicted, reschedulable, tier};
 use super::lifecycle::{bound_machine, mark};
@@ -99,6 +100,8 @@ pub(crate) fn disrupt_with(
         ..Disruption::default()
     };
     out.consolidation.retain_pools(snapshot);
+    out.consolidation.flow.observe(snapshot, now);
+    let fall = out.consolidation.flow.fall(now);
     // The cluster's fingerprint, computed at the first pool with candidates.
     let mut fingerprint: Option<u64> = None;
     let pdbs = Pdbs::new(snapshot);
@@ -144,6 +147,9 @@ pub(crate) fn disrupt_with(
     // underutilized candidates.
     let mut young: Option<(Vec<String>, Option<Snapshot>)> = None;
     let mut going_empty: Vec<(String, String)> = Vec::new();
+    // While the load falls, what a replacement must pay back against (made at the first pool
+    // that searches).
+    let mut falling: Option<Option<Falling>> = None;
     // Nodes of each pool leaving with no claim left: they use up its budgets too.
     let leaving = leaving_unclaimed(snapshot, &nodes, now);
     for pool in &snapshot.nodepools {
@@ -431,6 +437,9 @@ pub(crate) fn disrupt_with(
             )]
             .into(),
         });
+        let falling = falling
+            .get_or_insert_with(|| fall.and_then(|rate| Falling::new(reserved, rate)))
+            .as_ref();
         let (found, next) = consolidate_from(
             without_empty.as_ref().unwrap_or(trial_view),
             &underutilized,
@@ -438,6 +447,7 @@ pub(crate) fn disrupt_with(
             resume,
             Some(now),
             totals.as_ref(),
+            falling,
         );
         out.consolidation.record(
             &pool.name,

@@ -29,6 +29,7 @@ pub(crate) mod fnv;
 pub mod karpenter_metrics;
 pub(crate) mod lifecycle;
 pub(crate) mod pdb;
+pub(crate) mod pod_flow;
 pub(crate) mod provision;
 pub(crate) mod rollout;
 pub(crate) mod scale;

@@ -116,24 +116,13 @@ fn the_named_traces_are_fixed_and_leave_nothing_alive() {
 #[test]
 fn replays_of_the_named_and_built_in_traces_keep_the_pods_and_return_to_zero() {
     let snap = generated::scenario().unwrap();
-    // Issue 26 asks for 1.0 (never pricier than either peer). Measured on this tree (see
-    // docs/benchmarks.md "Re-measured, session 12"): diurnal 0.937x, burst 0.947x (0.973x
-    // before a MachineDeployment's scale-downs stopped waiting for one another), batch 0.997x
-    // (1.006x while a command whose replacement's room pending pods took was called off, its
-    // replacement wasted), steady-spikes 0.860x the best peer. The ramp is 0.946x (1.032x
-    // while foresight bought the batch's own smaller node at an equal price per pod: each such
-    // node was replaced on the way up, billing two nodes while the replacement launched).
-    // Budgets count a node still leaving after its claim was released only while it has pods to
-    // drain (core stops counting at InstanceTerminating, after the drain); counting it until the
-    // Node was gone had cost burst 1.039x, ramp 1.045x, batch 1.023x.
-    // With the report's latencies read as the server's (a Machine Ready 138 s after its
-    // creation, not 74 s; upstream's provider scaling inside `Create`) and passes on the
-    // controller's clocks: diurnal 0.937x, ramp 1.045x (every replacement is billed beside the
-    // node it replaces for the longer boot, and on the way down the moved pods are the first a
-    // scale-down removes), burst 0.867x, batch 0.980x, steady-spikes 0.850x.
+    // Issue 26 asks for 1.0 (never pricier than either peer); each limit is the measured ratio
+    // rounded up (docs/benchmarks.md "Re-measured, session 18"). The ramp is the one above 1.0:
+    // 1.005x, its deletions on the way down 22 s behind upstream's, whose provider (Karpenter
+    // v1.5.0) does not keep pods off a destination inside its consolidateAfter window.
     let limits = [
         ("gen-diurnal-s1-n20", 0.94),
-        ("gen-ramp-s2-n24", 1.05),
+        ("gen-ramp-s2-n24", 1.01),
         ("gen-burst-s3-n30", 0.87),
         ("gen-batch-s4-n12", 0.99),
         ("gen-steady-spikes-s5-n20", 0.86),
@@ -172,11 +161,8 @@ proptest! {
 
     /// Over traces drawn at random: the alive pods are the trace's, nobody bills below the
     /// bound, everyone returns to zero, and `cost` is at most 1.05x the cheaper peer (issue
-    /// 26). These 24 draws hold it. Of 50 other draws (every shape, seeds 100-109, size 8;
-    /// `sim::report_tests`) four ramps are above 1.0 (s100 1.056x, s101 1.081x, s102 1.037x,
-    /// s103 1.080x the cheaper peer): with the report's boot, a replacement is billed beside
-    /// the node it replaces for over two minutes, and on the way down the pods it took are the
-    /// first the scale-down removes. So the draws stay fixed.
+    /// 26). These 24 draws hold it; of 51 other draws (every shape, seeds 100-109, size 8, and
+    /// one ramp; `sim::report_tests`) one is above 1.0, gen-ramp-s102-n8 at 1.023x.
     #[test]
     fn replays_of_random_traces_keep_the_pods_and_the_bound(
         shape in 0usize..5,
