@@ -308,7 +308,7 @@ fn controller_plan(
     let t = Instant::now();
     let mut scraped = 0;
     for _ in 0..runs {
-        let g = karpenter_capi::controller::karpenter_metrics::gauges(&snap);
+        let g = karpenter_capi::controller::karpenter_metrics::gauges(&snap, now);
         metrics.karpenter.set_gauges(&g);
         scraped = metrics.render().len();
     }

@@ -42,6 +42,7 @@ mod init_topology;
 mod kubectl;
 mod large_input;
 mod layering;
+mod node_metrics;
 mod packaging;
 mod provisioning_deleting_nodes;
 mod rbac_authz;

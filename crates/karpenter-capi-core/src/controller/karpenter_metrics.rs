@@ -22,10 +22,12 @@ use super::action::Action;
 use crate::model::duration::GoDuration;
 use crate::model::labels::Labels;
 use crate::model::nodeclaim::NodeClaimRecord;
+use crate::model::resources::Resources;
 use crate::model::snapshot::Snapshot;
 use crate::vocab::keys;
 use crate::vocab::keys::REPLACES_ANNOTATION;
 use crate::vocab::reasons::DisruptionReason;
+use jiff::Timestamp;
 
 /// Label names and values of one series, in core's label order.
 pub type LabelSet = Vec<(&'static str, String)>;
@@ -458,6 +460,88 @@ pub fn counts<'a>(
     out
 }
 
+/// Core's per-node gauges (`pkg/controllers/metrics/node/controller.go`), under
+/// `karpenter_nodes_`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum NodeGauge {
+    /// `allocatable`: the Node's `status.allocatable`.
+    Allocatable,
+    /// `total_pod_requests`: the requests of the pods bound to it, DaemonSet pods included.
+    TotalPodRequests,
+    /// `total_pod_limits`: their limits.
+    TotalPodLimits,
+    /// `total_daemon_requests`: the requests of its DaemonSet pods.
+    TotalDaemonRequests,
+    /// `total_daemon_limits`: their limits.
+    TotalDaemonLimits,
+    /// `system_overhead`: capacity less allocatable.
+    SystemOverhead,
+    /// `current_lifetime_seconds`: the Node's age (no `resource_type` label).
+    CurrentLifetimeSeconds,
+}
+
+impl NodeGauge {
+    /// Every per-node gauge, in exposition order.
+    pub const ALL: [NodeGauge; 7] = [
+        NodeGauge::Allocatable,
+        NodeGauge::TotalPodRequests,
+        NodeGauge::TotalPodLimits,
+        NodeGauge::TotalDaemonRequests,
+        NodeGauge::TotalDaemonLimits,
+        NodeGauge::SystemOverhead,
+        NodeGauge::CurrentLifetimeSeconds,
+    ];
+
+    /// The name under the `karpenter` namespace.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeGauge::Allocatable => "nodes_allocatable",
+            NodeGauge::TotalPodRequests => "nodes_total_pod_requests",
+            NodeGauge::TotalPodLimits => "nodes_total_pod_limits",
+            NodeGauge::TotalDaemonRequests => "nodes_total_daemon_requests",
+            NodeGauge::TotalDaemonLimits => "nodes_total_daemon_limits",
+            NodeGauge::SystemOverhead => "nodes_system_overhead",
+            NodeGauge::CurrentLifetimeSeconds => "nodes_current_lifetime_seconds",
+        }
+    }
+
+    /// Core's help text.
+    pub fn help(self) -> &'static str {
+        match self {
+            NodeGauge::Allocatable => "Node allocatable are the resources allocatable by nodes",
+            NodeGauge::TotalPodRequests => {
+                "Node total pod requests are the resources requested by pods bound to nodes, including the DaemonSet pods"
+            }
+            NodeGauge::TotalPodLimits => {
+                "Node total pod limits are the resources specified by pod limits, including the DaemonSet pods"
+            }
+            NodeGauge::TotalDaemonRequests => {
+                "Node total daemon requests are the resource requested by DaemonSet pods bound to nodes"
+            }
+            NodeGauge::TotalDaemonLimits => {
+                "Node total daemon limits are the resources specified by DaemonSet pod limits"
+            }
+            NodeGauge::SystemOverhead => {
+                "Node system daemon overhead are the resources reserved for system overhead, the difference between the node's capacity and allocatable values are reported by the status"
+            }
+            NodeGauge::CurrentLifetimeSeconds => "Node age in seconds",
+        }
+    }
+}
+
+/// Karpenter's well-known node labels and the metric label each becomes (core
+/// `getWellKnownLabels`: the part after the `/`, lower case, `-` as `_`).
+const WELL_KNOWN_NODE_LABELS: [(&str, &str); 8] = [
+    (keys::NODEPOOL, "nodepool"),
+    (keys::ZONE, "zone"),
+    (keys::REGION, "region"),
+    (keys::INSTANCE_TYPE, "instance_type"),
+    (keys::ARCH, "arch"),
+    (keys::OS, "os"),
+    (keys::CAPACITY_TYPE, "capacity_type"),
+    ("node.kubernetes.io/windows-build", "windows_build"),
+];
+
 /// The gauges of one pass.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Gauges {
@@ -468,6 +552,11 @@ pub struct Gauges {
     /// `karpenter_pods_state{name, namespace, owner, node, scheduled, nodepool, zone, arch,
     /// capacity_type, instance_type, phase, ready, managed}`: 1 per pod.
     pub pods_state: Vec<LabelSet>,
+    /// The per-node gauges: `{well-known labels, node_name, phase, managed[, resource_type]}`.
+    pub nodes: Vec<(NodeGauge, LabelSet, f64)>,
+    /// `karpenter_cluster_utilization_percent{resource_type}`: pod requests over allocatable
+    /// across every Node.
+    pub cluster_utilization: Vec<(LabelSet, f64)>,
 }
 
 /// Core's resource_type label: lower case, `-` as `_`.
@@ -494,9 +583,131 @@ fn owner_api_version(kind: &str) -> Option<&'static str> {
     }
 }
 
-/// The gauges a snapshot sets.
-pub fn gauges(snapshot: &Snapshot) -> Gauges {
+/// A resource list as core's metrics iterate it: `(resource_type, amount)` for each resource
+/// present. `always` are reported even at zero (the ones every Node's status lists).
+fn listed(r: &Resources, always: bool) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for (name, v) in [
+        ("cpu", r.cpu_millis),
+        ("memory", r.memory_bytes),
+        ("pods", r.pods),
+    ] {
+        if always || v != 0 {
+            out.push((name.to_string(), amount(name, v)));
+        }
+    }
+    if r.ephemeral_storage_bytes != 0 {
+        out.push((
+            "ephemeral_storage".to_string(),
+            r.ephemeral_storage_bytes as f64,
+        ));
+    }
+    for (k, v) in r.extended.iter().filter(|(_, v)| **v != 0) {
+        out.push((resource_type(k), amount(k, *v)));
+    }
+    out
+}
+
+/// Core's per-node gauges and cluster utilization (`metrics/node/controller.go`
+/// buildMetrics, buildClusterUtilizationMetric): every Node, managed when a NodeClaim carries
+/// its providerID; the pods bound to it that have not finished.
+fn node_gauges(snapshot: &Snapshot, now: Timestamp, out: &mut Gauges) {
+    #[derive(Default)]
+    struct Bound {
+        requests: Resources,
+        limits: Resources,
+        daemon_requests: Resources,
+        daemon_limits: Resources,
+    }
+    let mut bound: std::collections::HashMap<&str, Bound> = std::collections::HashMap::new();
+    for p in snapshot.pods.iter().filter(|p| !p.terminal) {
+        let Some(node) = p.node_name.as_deref() else {
+            continue;
+        };
+        let b = bound.entry(node).or_default();
+        let mut limits = p.limits.clone();
+        limits.pods = 1;
+        b.requests.add(&p.demand.requests);
+        b.limits.add(&limits);
+        if p.owner
+            .as_deref()
+            .is_some_and(|o| o.starts_with("DaemonSet/"))
+        {
+            b.daemon_requests.add(&p.demand.requests);
+            b.daemon_limits.add(&limits);
+        }
+    }
+    let claimed: std::collections::HashSet<&str> = snapshot
+        .nodeclaims
+        .iter()
+        .filter_map(|c| c.provider_id.as_deref())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut allocatable = Resources::default();
+    let mut used = Resources::default();
+    for n in &snapshot.nodes {
+        let mut labels: LabelSet = WELL_KNOWN_NODE_LABELS
+            .iter()
+            .map(|(key, name)| (*name, label(&n.labels, key)))
+            .collect();
+        labels.push(("node_name", n.name.clone()));
+        // `status.phase` is deprecated and no kubelet sets it any more: empty, as core reads it.
+        labels.push(("phase", String::new()));
+        let managed = n
+            .provider_id
+            .as_deref()
+            .is_some_and(|p| claimed.contains(p));
+        labels.push(("managed", managed.to_string()));
+        let with_type = |r: &str| {
+            let mut l = labels.clone();
+            l.push(("resource_type", r.to_string()));
+            l
+        };
+        let empty = Bound::default();
+        let b = bound.get(n.name.as_str()).unwrap_or(&empty);
+        let mut lists: Vec<(NodeGauge, Vec<(String, f64)>)> =
+            vec![(NodeGauge::Allocatable, listed(&n.allocatable, true))];
+        for (gauge, r) in [
+            (NodeGauge::TotalPodRequests, &b.requests),
+            (NodeGauge::TotalPodLimits, &b.limits),
+            (NodeGauge::TotalDaemonRequests, &b.daemon_requests),
+            (NodeGauge::TotalDaemonLimits, &b.daemon_limits),
+        ] {
+            lists.push((gauge, listed(r, false)));
+        }
+        if n.capacity != Resources::default() {
+            lists.push((
+                NodeGauge::SystemOverhead,
+                listed(&n.capacity.minus(&n.allocatable), true),
+            ));
+        }
+        for (gauge, list) in lists {
+            for (r, v) in list {
+                out.nodes.push((gauge, with_type(&r), v));
+            }
+        }
+        if let Some(created) = n.created {
+            let age = (now.as_millisecond() - created.as_millisecond()) as f64 / 1000.0;
+            out.nodes
+                .push((NodeGauge::CurrentLifetimeSeconds, labels.clone(), age));
+        }
+        allocatable.add(&n.allocatable);
+        used.add(&b.requests);
+    }
+    let totals = listed(&allocatable, false);
+    let mut used_list: std::collections::HashMap<String, f64> =
+        listed(&used, false).into_iter().collect();
+    for (r, total) in totals {
+        let u = used_list.remove(&r).unwrap_or(0.0);
+        out.cluster_utilization
+            .push((vec![("resource_type", r)], 100.0 * u / total));
+    }
+}
+
+/// The gauges a snapshot sets at `now`.
+pub fn gauges(snapshot: &Snapshot, now: Timestamp) -> Gauges {
     let mut out = Gauges::default();
+    node_gauges(snapshot, now, &mut out);
     if !snapshot.implicit_nodepool {
         for pool in &snapshot.nodepools {
             let labels = |r: &str| {
@@ -614,7 +825,7 @@ mod tests {
                 text: t,
             }])
             .unwrap();
-            gauges(&s).pods_state
+            gauges(&s, Timestamp::UNIX_EPOCH).pods_state
         };
         let get = |set: &LabelSet, k: &str| {
             set.iter()

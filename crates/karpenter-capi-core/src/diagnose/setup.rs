@@ -592,6 +592,7 @@ fn choices(snapshot: &Snapshot) -> Choices {
 /// A pod with the smallest requests and no constraints: fits every flavor.
 fn probe_pod() -> PodRecord {
     PodRecord {
+        limits: Default::default(),
         demand: std::sync::Arc::new(PodDemand {
             namespace: "default".to_string(),
             name: "probe".to_string(),

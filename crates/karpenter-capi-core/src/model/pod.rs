@@ -456,6 +456,75 @@ fn effective_requests(spec: &PodSpec, field: &str) -> Result<Resources, (String,
     Ok(total)
 }
 
+/// Kubernetes' effective pod limits (`k8s.io/component-helpers/resource` `PodLimits`, which core
+/// v1.14 `utils/resources` `Ceiling` calls and its node metrics sum): the containers' and
+/// sidecars' limits, or an init container's with the sidecars started before it when higher;
+/// a pod-level cpu or memory limit in place of the containers'; the overhead added to each
+/// resource that has a limit. What the limits of requests-only pods are: nothing.
+pub(crate) fn effective_limits(spec: &PodSpec) -> Resources {
+    let limits = |c: &Container| {
+        let list = c.resources.as_ref().and_then(|r| r.limits.as_ref());
+        Resources::from_quantities(
+            list.into_iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), v.0.as_str())),
+        )
+        .unwrap_or_default()
+    };
+    let mut total = Resources::default();
+    for c in &spec.containers {
+        total.add(&limits(c));
+    }
+    let mut sidecars = Resources::default();
+    let mut init_peak = Resources::default();
+    for c in spec.init_containers.iter().flatten() {
+        let l = limits(c);
+        if c.restart_policy.as_deref() == Some("Always") {
+            total.add(&l);
+            sidecars.add(&l);
+            init_peak.max(&sidecars);
+        } else {
+            init_peak.max(&sidecars.plus(&l));
+        }
+    }
+    total.max(&init_peak);
+    if let Some(pod) = spec.resources.as_ref().and_then(|r| r.limits.as_ref()) {
+        let read = |name: &str| {
+            pod.get(name)
+                .and_then(|q| Resources::from_quantities([(name, q.0.as_str())]).ok())
+        };
+        if let Some(r) = read(super::resources::CPU) {
+            total.cpu_millis = r.cpu_millis;
+        }
+        if let Some(r) = read(super::resources::MEMORY) {
+            total.memory_bytes = r.memory_bytes;
+        }
+    }
+    if let Some(overhead) = &spec.overhead {
+        let o =
+            Resources::from_quantities(overhead.iter().map(|(k, v)| (k.as_str(), v.0.as_str())))
+                .unwrap_or_default();
+        let bump = |l: &mut i64, o: i64| {
+            if *l != 0 {
+                *l = l.saturating_add(o);
+            }
+        };
+        bump(&mut total.cpu_millis, o.cpu_millis);
+        bump(&mut total.memory_bytes, o.memory_bytes);
+        bump(
+            &mut total.ephemeral_storage_bytes,
+            o.ephemeral_storage_bytes,
+        );
+        for (k, v) in &o.extended {
+            if let Some(l) = total.extended.get_mut(k) {
+                bump(l, *v);
+            }
+        }
+    }
+    total.pods = 0;
+    total
+}
+
 /// Pod-level resources (`spec.resources`, on by default since Kubernetes 1.34): a pod-level
 /// cpu or memory request replaces the containers' for that resource, a pod-level limit without
 /// a request standing for it (API defaulting); overhead is still added. Other resources stay
@@ -611,6 +680,30 @@ mod tests {
         );
         assert_eq!(p.requests.memory_bytes, 256 * (1 << 20) + (1 << 30));
         assert_eq!(p.requests.pods, 1);
+    }
+
+    #[test]
+    fn effective_limits_follow_kubernetes() {
+        // Containers 1 CPU + 2 CPU limits, memory limited on one only; a sidecar adds 500m; an
+        // init container of 4 CPU beside the sidecar wins; overhead only where a limit is set.
+        let s = spec(
+            "containers:\n- name: a\n  resources: {limits: {cpu: '1', memory: 1Gi}}\n- name: b\n  resources: {requests: {cpu: 300m}, limits: {cpu: '2'}}\n- name: c\n  resources: {requests: {memory: 1Gi}}\ninitContainers:\n- name: side\n  restartPolicy: Always\n  resources: {limits: {cpu: 500m}}\n- name: init\n  resources: {limits: {cpu: '4'}}\noverhead: {cpu: 100m, ephemeral-storage: 1Gi}\n",
+        );
+        let l = effective_limits(&s);
+        assert_eq!(
+            l.cpu_millis, 4600,
+            "init 4 CPU + sidecar 500m + overhead 100m"
+        );
+        assert_eq!(l.memory_bytes, 1 << 30);
+        assert_eq!(l.ephemeral_storage_bytes, 0, "no limit, no overhead");
+        assert_eq!(l.pods, 0);
+        // Without the init container: 1 + 2 + 0.5 + 0.1.
+        let s = spec(
+            "containers:\n- name: a\n  resources: {limits: {cpu: '1'}}\n- name: b\n  resources: {limits: {cpu: '2'}}\ninitContainers:\n- name: side\n  restartPolicy: Always\n  resources: {limits: {cpu: 500m}}\noverhead: {cpu: 100m}\nresources: {limits: {memory: 2Gi}}\n",
+        );
+        let l = effective_limits(&s);
+        assert_eq!(l.cpu_millis, 3600);
+        assert_eq!(l.memory_bytes, 2 << 30, "the pod-level limit");
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub struct PodRecord {
     /// and change a demand only when relaxing it: `Arc::make_mut`).
     #[serde(serialize_with = "serialize_shared")]
     pub demand: std::sync::Arc<PodDemand>,
+    /// Its effective limits (nothing where none is set): Karpenter's node metrics sum them.
+    #[serde(skip)]
+    pub(crate) limits: super::resources::Resources,
     /// The node it is bound to.
     pub node_name: Option<String>,
     /// Kubernetes marked it `PodScheduled=False/Unschedulable`, or it has no status at all

@@ -522,6 +522,10 @@ pub struct KarpenterMetrics {
     pub nodepool_limit: Family<Labels, FloatGauge>,
     /// `karpenter_pods_state`.
     pub pods_state: Family<Labels, Gauge>,
+    /// The per-node gauges (`karpenter_nodes_allocatable` ...).
+    nodes: Vec<(km::NodeGauge, Family<Labels, FloatGauge>)>,
+    /// `karpenter_cluster_utilization_percent`.
+    pub cluster_utilization: Family<Labels, FloatGauge>,
     /// `karpenter_scheduler_scheduling_duration_seconds{controller}` (core
     /// `provisioning/scheduling/metrics.go`).
     pub scheduling_duration: HistogramFamily,
@@ -555,6 +559,11 @@ impl KarpenterMetrics {
             nodepool_usage: Family::default(),
             nodepool_limit: Family::default(),
             pods_state: Family::default(),
+            nodes: km::NodeGauge::ALL
+                .iter()
+                .map(|g| (*g, Family::default()))
+                .collect(),
+            cluster_utilization: Family::default(),
             scheduling_duration: Family::new_with_constructor(duration_histogram),
             provisioner_scheduling_duration: duration_histogram(),
             termination_duration: summary::Summary::new(
@@ -577,6 +586,14 @@ impl KarpenterMetrics {
             "pods_state",
             "Pod state: 1 per pod, labelled by name, namespace, owner, node, nodepool, zone, architecture, capacity type, instance type, phase and readiness",
             m.pods_state.clone(),
+        );
+        for (g, family) in &m.nodes {
+            registry.register(g.name(), g.help(), family.clone());
+        }
+        registry.register(
+            "cluster_utilization_percent",
+            "Utilization of allocatable resources by pod requests",
+            m.cluster_utilization.clone(),
         );
         registry.register(
             "scheduler_scheduling_duration_seconds",
@@ -644,6 +661,20 @@ impl KarpenterMetrics {
         self.pods_state.clear();
         for labels in &g.pods_state {
             self.pods_state.get_or_create(&owned(labels)).set(1);
+        }
+        for (_, family) in &self.nodes {
+            family.clear();
+        }
+        for (gauge, labels, value) in &g.nodes {
+            if let Some((_, family)) = self.nodes.iter().find(|(k, _)| k == gauge) {
+                family.get_or_create(&owned(labels)).set(*value);
+            }
+        }
+        self.cluster_utilization.clear();
+        for (labels, value) in &g.cluster_utilization {
+            self.cluster_utilization
+                .get_or_create(&owned(labels))
+                .set(*value);
         }
     }
 

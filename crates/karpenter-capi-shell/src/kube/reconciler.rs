@@ -205,7 +205,7 @@ pub async fn pass_holding(
     ctx.metrics.oddities(&snapshot.oddities);
     ctx.metrics
         .karpenter
-        .set_gauges(&controller::karpenter_metrics::gauges(snapshot));
+        .set_gauges(&controller::karpenter_metrics::gauges(snapshot, now));
     let started = Instant::now();
     let memo = ctx
         .consolidation

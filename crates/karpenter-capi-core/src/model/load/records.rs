@@ -80,6 +80,7 @@ pub(super) fn expand_workload(
             }
         }
         pods.push(std::sync::Arc::new(PodRecord {
+            limits: crate::model::pod::effective_limits(&spec),
             demand: demand.into(),
             node_name: None,
             marked_unschedulable: true,
@@ -137,6 +138,7 @@ pub(super) fn pod_record(mut obj: RawObject) -> Result<PodRecord, Error> {
         .find(|r| r.controller == Some(true))
         .or_else(|| obj.meta.owner_references.iter().flatten().next());
     Ok(PodRecord {
+        limits: crate::model::pod::effective_limits(&spec),
         demand: demand.into(),
         node_name: spec.node_name.filter(|n| !n.is_empty()),
         marked_unschedulable,

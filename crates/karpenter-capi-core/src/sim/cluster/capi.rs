@@ -200,6 +200,8 @@ impl SimCluster {
                     suffix(self.names + 7)
                 );
                 PodRecord {
+                    // The simulator's pods set no limits.
+                    limits: Default::default(),
                     demand: demand.into(),
                     node_name: Some(name.clone()),
                     marked_unschedulable: false,

@@ -133,6 +133,8 @@ impl SimCluster {
         demand.namespace = self.trace.workloads[w].namespace.clone();
         let k = demand.key();
         self.snap.pods.push(std::sync::Arc::new(PodRecord {
+            // The simulator's pods set no limits.
+            limits: Default::default(),
             demand: demand.into(),
             node_name: None,
             marked_unschedulable: false,
