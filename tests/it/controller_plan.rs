@@ -636,3 +636,83 @@ fn dry_run_json_shows_the_full_objects_and_patches() {
     let table = karpenter_capi::render::plan::plan_table(&p);
     assert!(!table.contains("example.com/disk"), "{table}");
 }
+
+/// Core's `nodepool.validation` (RuntimeValidate; M-VALID-001, -003, -005, -006): a pool whose
+/// capacity-type requirement names no known capacity type, or whose template taint key is not a
+/// qualified name, reports `ValidationSucceeded=False` with what is wrong, is not Ready, and
+/// provisions nothing from this pass on; one known value beside an unknown one passes (it fails
+/// open) and provisions as before.
+#[test]
+fn a_pool_failing_runtime_validation_is_not_ready_and_provisions_nothing() {
+    let status_of = |p: &karpenter_capi::controller::Plan| {
+        p.status
+            .iter()
+            .chain(p.actions.iter())
+            .find_map(|a| match a {
+                Action::UpdateNodePoolStatus { ready, invalid, .. } => {
+                    Some((*ready, invalid.clone()))
+                }
+                _ => None,
+            })
+    };
+    let with_pool = |edit: &dyn Fn(String) -> String| {
+        snapshot_from_sources(&[Source {
+            name: "t.yaml".into(),
+            text: edit(seed_3cpu()),
+        }])
+        .unwrap()
+    };
+    let capacity = |values: &'static str| {
+        move |t: String| {
+            t.edit(
+                "      - key: karpenter.sh/capacity-type\n        operator: In\n        values:\n        - on-demand\n",
+                &format!("      - key: karpenter.sh/capacity-type\n        operator: In\n        values:\n{values}"),
+            )
+        }
+    };
+    // Only unknown capacity types.
+    let p = plan(
+        &with_pool(&capacity("        - preemptible\n")),
+        now(),
+        &Config::default(),
+    );
+    assert_eq!(
+        status_of(&p),
+        Some((
+            false,
+            r#"spec.template.spec.requirements[karpenter.sh/capacity-type]: none of ["preemptible"] is a capacity type (on-demand, spot, reserved)"#
+                .to_string()
+        ))
+    );
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    // A known one beside it: validated, Ready, and the claim is made.
+    let p = plan(
+        &with_pool(&capacity("        - preemptible\n        - on-demand\n")),
+        now(),
+        &Config::default(),
+    );
+    assert_eq!(status_of(&p), Some((true, String::new())));
+    assert!(names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+    // A taint key with a 250-character name part.
+    let long = "a".repeat(250);
+    let p = plan(
+        &with_pool(&|t: String| {
+            t.edit(
+                "      requirements:\n      - key: kubernetes.io/arch",
+                &format!("      taints: [{{key: example.com/{long}, effect: NoSchedule}}]\n      requirements:\n      - key: kubernetes.io/arch"),
+            )
+        }),
+        now(),
+        &Config::default(),
+    );
+    assert_eq!(
+        status_of(&p),
+        Some((
+            false,
+            format!(
+                "spec.template.spec.taints: key \"example.com/{long}\" must be at most 63 characters, not 250"
+            )
+        ))
+    );
+    assert!(!names(&p).contains(&"createNodeClaim"), "{:?}", names(&p));
+}

@@ -96,7 +96,13 @@ async fn a_pass_writes_consolidatable_drifted_and_the_nodepool_status() {
         json!({"cpu": "12", "memory": "24000000000", "pods": "330", "ephemeral-storage": "0", "nodes": "3"}),
         "{pool:#}"
     );
-    assert_eq!(conditions(&pool), vec!["Ready=True/Ready"]);
+    assert_eq!(
+        conditions(&pool),
+        vec![
+            "Ready=True/Ready",
+            "ValidationSucceeded=True/ValidationSucceeded"
+        ]
+    );
     // Converged: the next pass writes no status again.
     fake.clear_log();
     run_pass(&fake).await.unwrap();
@@ -118,7 +124,13 @@ async fn a_pass_writes_consolidatable_drifted_and_the_nodepool_status() {
     let pool = fake
         .get("karpenter.sh", "nodepools", "", "default")
         .unwrap();
-    assert_eq!(conditions(&pool), vec!["Ready=False/NodeClassNotReady"]);
+    assert_eq!(
+        conditions(&pool),
+        vec![
+            "Ready=False/NodeClassNotReady",
+            "ValidationSucceeded=True/ValidationSucceeded"
+        ]
+    );
     let ready = &pool["status"]["conditions"][0];
     assert_eq!(ready["message"], "ClusterAPINodeClass default not found");
 }

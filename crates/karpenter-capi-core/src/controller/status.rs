@@ -317,16 +317,21 @@ pub(crate) fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
         // A node class this pass reports Ready (setNodeClassReady) counts as Ready; one being
         // deleted does not (core's NodePool readiness: `NodeClassTerminating`).
         let class = pool.node_class.as_deref().unwrap_or("");
-        let (ready, message) = match snapshot.node_class_of(pool) {
+        let (class_ready, message) = match snapshot.node_class_of(pool) {
             ClassState::Ready => (true, String::new()),
             ClassState::Terminating => {
                 (false, format!("ClusterAPINodeClass {class} is terminating"))
             }
             ClassState::Missing => (false, format!("ClusterAPINodeClass {class} not found")),
         };
+        // Core's `nodepool.validation` controller (RuntimeValidate): a pool failing it is not
+        // Ready whatever its class.
+        let problems = crate::model::pool_validation::runtime_problems(pool);
+        let ready = class_ready && problems.is_empty();
         if pool.status_nodes == Some(nodes as i64)
             && pool.status_resources.as_ref() == Some(&resources)
             && pool.ready == Some(ready)
+            && pool.validated == Some(problems.is_empty())
         {
             continue;
         }
@@ -337,6 +342,7 @@ pub(crate) fn nodepools(snapshot: &Snapshot) -> Vec<Action> {
             resources,
             ready,
             message,
+            invalid: problems.join("; "),
         });
     }
     out

@@ -19,6 +19,7 @@ pub(crate) mod nodepool;
 pub mod object;
 pub mod odd;
 pub(crate) mod pod;
+pub(crate) mod pool_validation;
 pub mod quantity;
 pub mod resources;
 pub mod snapshot;

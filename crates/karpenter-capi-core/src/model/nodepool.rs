@@ -80,6 +80,9 @@ pub struct NodePool {
     pub(crate) status_resources: Option<std::collections::BTreeMap<String, String>>,
     /// `status.conditions[Ready].status == "True"`, when reported.
     pub(crate) ready: Option<bool>,
+    /// `status.conditions[ValidationSucceeded].status == "True"`, when reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) validated: Option<bool>,
     /// `metadata.deletionTimestamp` is set: the pool is going away and provisions nothing.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub deleting: bool,
@@ -118,6 +121,7 @@ impl NodePool {
             status_nodes: None,
             status_resources: None,
             ready: None,
+            validated: None,
             deleting: false,
             replicas: None,
         }
@@ -280,6 +284,7 @@ impl NodePool {
                 .pointer("/status/resources")
                 .and_then(|r| serde_json::from_value(r.clone()).ok()),
             ready,
+            validated: named_condition(v, "ValidationSucceeded"),
             deleting: obj.meta.deletion_timestamp.is_some(),
             replicas: v.pointer("/spec/replicas").and_then(|r| r.as_i64()),
         })
@@ -320,8 +325,13 @@ impl NodePool {
 
 /// `status.conditions[Ready].status == "True"`, or None when there is no Ready condition.
 fn ready_condition(object: &serde_json::Value) -> Option<bool> {
+    named_condition(object, "Ready")
+}
+
+/// Whether the condition `type_` is True, or None when there is none.
+fn named_condition(object: &serde_json::Value, type_: &str) -> Option<bool> {
     let conditions = super::condition::conditions_at(object, "/status/conditions");
-    super::condition::find(&conditions, "Ready").map(super::condition::Condition::is_true)
+    super::condition::find(&conditions, type_).map(super::condition::Condition::is_true)
 }
 
 /// A ClusterAPINodeClass.

@@ -339,14 +339,15 @@ impl Snapshot {
     /// input lacks provisions nothing from this pass on, not only once its `Ready=False` has
     /// been written (the provider's `Create` refuses a claim whose class does not resolve,
     /// `resolveNodeClassFromNodePool`; core's readiness, `NodeClassTerminating`); an input with
-    /// no node class at all (a hand-written file) is not judged missing.
+    /// no node class at all (a hand-written file) is not judged missing. A pool failing
+    /// Karpenter's runtime validation is not Ready either, from this pass on.
     pub(crate) fn provisions(&self, pool: &NodePool) -> bool {
         let class = match self.node_class_of(pool) {
             ClassState::Missing => self.nodeclasses.is_empty(),
             ClassState::Terminating => false,
             ClassState::Ready => true,
         };
-        pool.provisions() && class
+        pool.provisions() && class && super::pool_validation::runtime_problems(pool).is_empty()
     }
 
     /// Every member MachineDeployment of any pool (deduplicated, in input order).

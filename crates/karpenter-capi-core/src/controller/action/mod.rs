@@ -406,11 +406,15 @@ pub enum Action {
         nodes: i64,
         /// Their summed capacity (quantities).
         resources: BTreeMap<String, String>,
-        /// `Ready` as Karpenter computes it: the node class is Ready.
+        /// `Ready` as Karpenter computes it: the node class is Ready and the pool passes
+        /// runtime validation.
         ready: bool,
-        /// Why not Ready.
+        /// Why the node class is not Ready.
         #[serde(skip_serializing_if = "String::is_empty")]
         message: String,
+        /// What runtime validation found (`ValidationSucceeded=False` when not empty).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        invalid: String,
     },
 }
 

@@ -622,21 +622,29 @@ impl Action {
                 resources,
                 ready,
                 message,
+                invalid,
                 ..
             } => {
                 let mut fields = serde_json::Map::new();
                 fields.insert("nodes".to_string(), json!(nodes));
                 fields.insert("resources".to_string(), json!(resources));
-                let (status, reason) = if *ready {
-                    ("True", "Ready")
+                let validation = if invalid.is_empty() {
+                    condition("ValidationSucceeded", "True", "ValidationSucceeded", "")
                 } else {
-                    ("False", "NodeClassNotReady")
+                    condition("ValidationSucceeded", "False", "NodePoolValidationFailed", invalid)
+                };
+                let ready = if *ready {
+                    condition("Ready", "True", "Ready", "")
+                } else if message.is_empty() {
+                    condition("Ready", "False", "NodePoolValidationFailed", invalid)
+                } else {
+                    condition("Ready", "False", "NodeClassNotReady", message)
                 };
                 one(Write::SetStatus {
                     resource: kinds::NODE_POOL,
                     name: node_pool.clone(),
                     fields,
-                    conditions: vec![condition("Ready", status, reason, message)],
+                    conditions: vec![ready, validation],
                 })
             }
             Action::RemoveNodeFinalizer { node, .. } => one(Write::EditNode {
