@@ -107,6 +107,7 @@ fn every_cause_of_the_issue_has_a_fixture() {
         "ForeignDeleteMachineMark",
         "MemberLabelWithValue",
         "UnscopedSetup",
+        "NodePoolValidationFailed",
     ];
     let announced: Vec<String> = fixtures()
         .iter()

@@ -129,6 +129,9 @@ pub enum Cause {
     LimitsExhausted,
     /// A disruption duration, budget or schedule cannot be parsed: disruption is skipped.
     InvalidDisruptionSettings,
+    /// The NodePool fails Karpenter's runtime validation (a label, taint or requirement the
+    /// schema lets through): it is not Ready and provisions nothing.
+    NodePoolValidationFailed,
     /// The membership label has a value: upstream lists only the empty value as a member.
     MemberLabelWithValue,
     /// A member's flavor has no instance-type label: named after its MachineDeployment.

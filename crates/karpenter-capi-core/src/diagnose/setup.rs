@@ -92,6 +92,17 @@ fn check_pools(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 format!("fix {field} (`kubectl edit nodepool {}`)", pool.name),
             ));
         }
+        for problem in crate::model::pool_validation::runtime_problems(pool) {
+            blocked = true;
+            out.push(Finding::new(
+                AREA,
+                Cause::NodePoolValidationFailed,
+                Severity::Error,
+                &pool_subject,
+                format!("{problem}: Karpenter's runtime validation fails, so the NodePool is not Ready and provisions nothing"),
+                format!("fix it (`kubectl edit nodepool {}`)", pool.name),
+            ));
+        }
         if pool.ready == Some(false) {
             blocked = true;
             out.push(Finding::new(
