@@ -173,6 +173,9 @@ fn details(a: &Action) -> String {
             parts.extend(clear.iter().map(|c| format!("{c} cleared")));
             parts.join(", ")
         }
+        Action::HydrateNodeClassLabel { node_class, .. } => {
+            format!("label karpenter.cluster.x-k8s.io/clusterapinodeclass={node_class}")
+        }
         Action::RecordPodEvent { node, time, .. } => {
             format!("lastPodEventTime {time} (pod event on {node})")
         }

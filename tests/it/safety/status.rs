@@ -314,3 +314,68 @@ fn the_nodepool_counter_follows_claims_and_nodes() {
     assert_eq!(counted(&other, "default"), (1, "4".to_string()));
     assert_eq!(counted(&other, "other"), (1, "4".to_string()));
 }
+
+/// Core's `nodeclaim/hydration` and `node/hydration` (M-HYDNC-001, M-HYDN-001): a claim of ours
+/// and the Node of a registered one get `karpenter.cluster.x-k8s.io/clusterapinodeclass` (the
+/// claim's `nodeClassRef.name`) when they lack it or carry another value; a claim being deleted
+/// is left alone; once labelled, the next pass writes nothing for it.
+#[tokio::test]
+async fn claims_and_their_nodes_get_the_node_class_label() {
+    const KEY: &str = "karpenter.cluster.x-k8s.io/clusterapinodeclass";
+    let w = World::new("WhenEmpty")
+        .md(4, 3)
+        .machine(4, 1, true, true)
+        .machine(4, 2, true, true)
+        .machine(4, 3, true, true)
+        .pod("a", Some(1), "1")
+        .pod("b", Some(2), "1")
+        .pod("c", Some(3), "1")
+        // c-2 carries another class's name on its Node.
+        .with("NodeClaim", "c-2", |c| {
+            c["metadata"]["labels"][KEY] = json!("default")
+        })
+        .with("Node", "node-2", |n| {
+            n["metadata"]["labels"][KEY] = json!("old")
+        })
+        // c-3 is being deleted.
+        .with("NodeClaim", "c-3", |c| {
+            c["metadata"]["deletionTimestamp"] = json!("2026-11-30T09:00:00Z");
+            c["metadata"]["finalizers"] = json!(["karpenter.sh/termination"]);
+        });
+    let fake = fake_of(&w);
+    run_pass(&fake).await.unwrap();
+    // The writes that carried the label, by path.
+    let labelled = |fake: &crate::common::FakeApi| -> Vec<String> {
+        let mut out: Vec<String> = fake
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.body.to_string().contains(KEY))
+            .map(|r| r.path.clone())
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(
+        labelled(&fake),
+        vec![
+            "/api/v1/nodes/node-1",
+            "/api/v1/nodes/node-2",
+            "/apis/karpenter.sh/v1/nodeclaims/c-1"
+        ]
+    );
+    let label = |kind: &str, name: &str| {
+        let (group, plural) = if kind == "NodeClaim" {
+            ("karpenter.sh", "nodeclaims")
+        } else {
+            ("", "nodes")
+        };
+        fake.get(group, plural, "", name).unwrap()["metadata"]["labels"][KEY].clone()
+    };
+    assert_eq!(label("NodeClaim", "c-1"), json!("default"));
+    assert_eq!(label("Node", "node-1"), json!("default"));
+    assert_eq!(label("Node", "node-2"), json!("default"));
+    assert_eq!(label("Node", "node-3"), Value::Null);
+    fake.clear_log();
+    run_pass(&fake).await.unwrap();
+    assert_eq!(labelled(&fake), Vec::<String>::new());
+}

@@ -107,6 +107,14 @@ impl Action {
             | Action::SetNodeClaimConditions { node_claim, .. }
             | Action::SetConsistentState { node_claim, .. }
             | Action::RecordPodEvent { node_claim, .. } => vec![claim(node_claim)],
+            Action::HydrateNodeClassLabel {
+                node_claim,
+                node: n,
+                ..
+            } => match n {
+                Some(n) => vec![node(n)],
+                None => vec![claim(node_claim)],
+            },
             Action::UpdateNodePoolStatus { target, .. } => vec![target.clone()],
         }
     }

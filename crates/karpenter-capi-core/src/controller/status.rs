@@ -29,9 +29,51 @@ pub(crate) fn status(snapshot: &Snapshot, now: Timestamp, skip: &BTreeSet<String
             _ => true,
         })
         .collect();
+    out.extend(hydration(snapshot, skip));
     out.extend(pod_events(snapshot, skip));
     out.extend(claim_conditions(snapshot, now, skip));
     out.extend(nodepools(snapshot));
+    out
+}
+
+/// `hydrateNodeClassLabel` for each claim of ours, and each Node of a registered one, whose
+/// node-class label is missing or differs from the claim's `nodeClassRef.name` (core
+/// `nodeclaim/hydration` and `node/hydration`: claims and Nodes made by an older release, or
+/// adopted). A Node not registered yet gets the claim's labels at registration instead; a
+/// claim being deleted is left as it is.
+pub(crate) fn hydration(snapshot: &Snapshot, skip: &BTreeSet<String>) -> Vec<Action> {
+    use crate::vocab::keys::NODE_CLASS_LABEL;
+    let nodes = crate::model::snapshot::NodeIndex::new(snapshot);
+    let mut out = Vec::new();
+    // A claim being deleted is about to vanish with its Node: not labelled.
+    for claim in snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| !c.deleting && !skip.contains(&c.name))
+    {
+        let Some(class) = claim.node_class.as_ref() else {
+            continue;
+        };
+        let action = |node: Option<String>| Action::HydrateNodeClassLabel {
+            target: match &node {
+                Some(n) => format!("Node/{n}"),
+                None => format!("NodeClaim/{}", claim.name),
+            },
+            node_claim: claim.name.clone(),
+            node,
+            node_class: class.clone(),
+        };
+        if claim.labels.get(NODE_CLASS_LABEL) != Some(class) {
+            out.push(action(None));
+        }
+        if let Some(node) = nodes
+            .of_claim(claim)
+            .filter(|n| claim.condition_true("Registered") && !n.deleting)
+            .filter(|n| n.labels.get(NODE_CLASS_LABEL) != Some(class))
+        {
+            out.push(action(Some(node.name.clone())));
+        }
+    }
     out
 }
 

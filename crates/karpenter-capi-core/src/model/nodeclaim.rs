@@ -63,6 +63,9 @@ pub struct NodeClaimRecord {
     pub(crate) termination_grace_period: Option<String>,
     /// `metadata.finalizers`.
     pub(crate) finalizers: Vec<String>,
+    /// `spec.nodeClassRef.name` when the ref is a ClusterAPINodeClass (ours).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) node_class: Option<String>,
     /// The keys of `spec.requirements`: what the claim's NodePool required when the claim was
     /// made (we, upstream Karpenter and adoption all copy the pool's requirements there). Empty
     /// when the claim records none. Drift by a requirement key the claim's labels lack is judged
@@ -137,6 +140,12 @@ impl NodeClaimRecord {
             expire_after: s("/spec/expireAfter"),
             termination_grace_period: s("/spec/terminationGracePeriod"),
             finalizers: obj.meta.finalizers.clone().unwrap_or_default(),
+            node_class: (obj.str_at("/spec/nodeClassRef/kind")
+                == Some(crate::vocab::kinds::NODE_CLASS.kind)
+                && obj.str_at("/spec/nodeClassRef/group")
+                    == Some(crate::vocab::kinds::NODE_CLASS.group))
+            .then(|| s("/spec/nodeClassRef/name"))
+            .flatten(),
             requirement_keys: obj
                 .value
                 .pointer("/spec/requirements")

@@ -396,6 +396,20 @@ pub enum Action {
         /// When (RFC 3339).
         time: String,
     },
+    /// Label a NodeClaim of ours, or its Node, with its node class
+    /// (`karpenter.cluster.x-k8s.io/clusterapinodeclass: <nodeClassRef.name>`) where the label
+    /// is missing or differs (core `nodeclaim/hydration` and `node/hydration`).
+    HydrateNodeClassLabel {
+        /// `NodeClaim/name` or `Node/name`.
+        target: String,
+        /// The NodeClaim.
+        node_claim: String,
+        /// Its Node, when the Node is the one labelled.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node: Option<String>,
+        /// The node class's name: the label's value.
+        node_class: String,
+    },
     /// A NodePool's `status.resources`, `status.nodes` and `Ready` condition.
     UpdateNodePoolStatus {
         /// `NodePool/name`.
@@ -465,6 +479,7 @@ impl Action {
             | Action::SetNodeClaimConditions { target, .. }
             | Action::SetConsistentState { target, .. }
             | Action::RecordPodEvent { target, .. }
+            | Action::HydrateNodeClassLabel { target, .. }
             | Action::UpdateNodePoolStatus { target, .. } => target,
         }
     }
@@ -498,6 +513,7 @@ impl Action {
             Action::SetNodeClaimConditions { .. } => "setNodeClaimConditions",
             Action::SetConsistentState { .. } => "setConsistentState",
             Action::RecordPodEvent { .. } => "recordPodEvent",
+            Action::HydrateNodeClassLabel { .. } => "hydrateNodeClassLabel",
             Action::UpdateNodePoolStatus { .. } => "updateNodePoolStatus",
         }
     }

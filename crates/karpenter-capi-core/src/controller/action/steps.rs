@@ -605,6 +605,34 @@ impl Action {
                     rollback: Vec::new(),
                 }
             }
+            Action::HydrateNodeClassLabel {
+                node_claim,
+                node,
+                node_class,
+                ..
+            } => match node {
+                Some(node) => one(Write::EditNode {
+                    name: node.clone(),
+                    add_labels: BTreeMap::from([(
+                        crate::vocab::keys::NODE_CLASS_LABEL.to_string(),
+                        node_class.clone(),
+                    )]),
+                    add_taints: Vec::new(),
+                    remove_taint_keys: Vec::new(),
+                    add_finalizers: Vec::new(),
+                    remove_finalizers: Vec::new(),
+                    add_owner_references: Vec::new(),
+                }),
+                None => one(Write::MergePatch {
+                    cluster: ClusterRole::Workload,
+                    resource: kinds::NODE_CLAIM,
+                    namespace: String::new(),
+                    name: node_claim.clone(),
+                    patch: json!({"metadata": {"labels": {
+                        crate::vocab::keys::NODE_CLASS_LABEL: node_class
+                    }}}),
+                }),
+            },
             Action::RecordPodEvent {
                 node_claim, time, ..
             } => {
