@@ -95,6 +95,7 @@ pub(super) fn continue_command(
     cmd: &Command<'_>,
     queued: usize,
     skip: &BTreeSet<String>,
+    free: &std::cell::OnceCell<[i64; 2]>,
     now: Timestamp,
 ) {
     let (claim, node) = (cmd.claim, cmd.node);
@@ -163,7 +164,12 @@ pub(super) fn continue_command(
         out.marked.insert(node.name.clone());
     }
     let spare = (expected > 0)
-        .then(|| replacements_spare(snapshot, reserved, pdbs, draining, cmd, reason, &live, now))
+        .then(|| {
+            let room = free.get_or_init(|| free_room(reserved));
+            replacements_spare(
+                snapshot, reserved, pdbs, draining, cmd, reason, &live, *room, now,
+            )
+        })
         .flatten();
     if let Some(Spare::CallOff(why)) = &spare {
         abort(out, claim, node, why);
@@ -390,8 +396,19 @@ fn replacements_spare(
     cmd: &Command<'_>,
     reason: DisruptionReason,
     live: &[&NodeClaimRecord],
+    room: [i64; 2],
     now: Timestamp,
 ) -> Option<Spare> {
+    // The candidate's pods outgrow all the free room there is: nothing to simulate (a pass
+    // checks every waiting command, and a simulation copies the snapshot).
+    let mut need = [0i64; 2];
+    for p in cmd.pods.iter().filter(|p| !p.daemon && !p.terminal) {
+        need[0] = need[0].saturating_add(p.demand.requests.cpu_millis);
+        need[1] = need[1].saturating_add(p.demand.requests.memory_bytes);
+    }
+    if need[0] > room[0] || need[1] > room[1] {
+        return None;
+    }
     if reason != DisruptionReason::Underutilized
         || snapshot.pods.iter().any(|p| p.is_provisionable())
         || blocked_by(cmd.node, cmd.claim, &cmd.pods, pdbs, now).is_some()
@@ -458,6 +475,31 @@ fn replacements_spare(
              window closes, and its replacements are not needed then"
         ))
     })
+}
+
+/// The free requests (`[CPU millicores, memory bytes]`) of every node that can take pods now:
+/// Ready, schedulable, not being deleted or disrupted. An upper bound on where a command's pods
+/// could go, computed once per pass.
+fn free_room(snapshot: &Snapshot) -> [i64; 2] {
+    let mut used: std::collections::HashMap<&str, [i64; 2]> = std::collections::HashMap::new();
+    for p in snapshot.pods.iter().filter(|p| !p.terminal) {
+        if let Some(n) = p.node_name.as_deref() {
+            let u = used.entry(n).or_default();
+            u[0] = u[0].saturating_add(p.demand.requests.cpu_millis);
+            u[1] = u[1].saturating_add(p.demand.requests.memory_bytes);
+        }
+    }
+    let mut room = [0i64; 2];
+    for n in snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.ready == Some(true) && !n.unschedulable && !n.deleting && !n.disrupted())
+    {
+        let u = used.get(n.name.as_str()).copied().unwrap_or_default();
+        room[0] = room[0].saturating_add(n.allocatable.cpu_millis.saturating_sub(u[0]).max(0));
+        room[1] = room[1].saturating_add(n.allocatable.memory_bytes.saturating_sub(u[1]).max(0));
+    }
+    room
 }
 
 /// Calls a command off: the taint comes off and the claim forgets the command, with a Warning

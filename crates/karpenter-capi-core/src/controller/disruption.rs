@@ -140,6 +140,9 @@ pub(crate) fn disrupt_with(
         .into_iter()
         .map(|(n, _)| n)
         .collect();
+    // The free room of the nodes that take pods, for commands waiting on replacements (made at
+    // the first such command).
+    let free_room = std::cell::OnceCell::new();
     // Core's drift starts one command per disruption pass.
     let mut drift_started = false;
     // Nodes inside their consolidateAfter window, and the view consolidation simulates on with
@@ -214,6 +217,7 @@ pub(crate) fn disrupt_with(
                     &command,
                     queued,
                     &skip,
+                    &free_room,
                     now,
                 );
                 continue;
