@@ -680,6 +680,23 @@ fn the_node_finalizer_goes_once_claim_and_machine_are_gone() {
     assert!(matches!(&p.actions[0], Action::RemoveNodeFinalizer { node, .. } if node == "gone"));
 }
 
+/// No command is called off, no claim deleted and no pod evicted.
+fn nothing_disrupted(p: &Plan) {
+    assert!(
+        !p.actions.iter().any(|a| matches!(
+            a,
+            Action::AbortDisruption { .. }
+                | Action::DeleteNodeClaim { .. }
+                | Action::EvictPod { .. }
+        )),
+        "{:?}",
+        names(p)
+    );
+}
+
+/// The Ready Node of replacement claim `default-r` (a c3-4's room, 2 CPU).
+const NODE_R: &str = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+
 /// node-1 drifted, its command under way (one replacement), with a pod; the replacement claim
 /// in some state.
 fn draining(replacement_status: &str) -> String {
@@ -743,7 +760,9 @@ fn a_pending_pod_and_a_command_in_flight_never_count_on_the_same_room() {
 /// instead of calling the command off and wasting the replacement; with room again it goes on.
 #[test]
 fn a_command_whose_replacement_room_was_taken_waits_for_more_room() {
-    let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: late, namespace: default}\nspec: {nodeName: node-r, containers: [{name: c, resources: {requests: {cpu: 1800m}}}]}\nstatus: {phase: Running}\n";
+    let node_r = format!(
+        "{NODE_R}---\napiVersion: v1\nkind: Pod\nmetadata: {{name: late, namespace: default}}\nspec: {{nodeName: node-r, containers: [{{name: c, resources: {{requests: {{cpu: 1800m}}}}}}]}}\nstatus: {{phase: Running}}\n"
+    );
     let taken = format!(
         "{}{node_r}",
         draining(
@@ -763,16 +782,7 @@ fn a_command_whose_replacement_room_was_taken_waits_for_more_room() {
         "{:?}",
         names(&p)
     );
-    assert!(
-        !p.actions.iter().any(|a| matches!(
-            a,
-            Action::AbortDisruption { .. }
-                | Action::DeleteNodeClaim { .. }
-                | Action::EvictPod { .. }
-        )),
-        "{:?}",
-        names(&p)
-    );
+    nothing_disrupted(&p);
     // The late pod gone again: the command goes on.
     let p = run(&taken.edit("{requests: {cpu: 1800m}}", "{requests: {cpu: 100m}}"));
     assert_eq!(names(&p), vec!["deleteNodeClaim"]);
@@ -791,7 +801,7 @@ fn the_drain_waits_for_the_replacement_then_evicts() {
         p.notes
     );
     // Initialized: its Ready node has room for web-1, the claim goes.
-    let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+    let node_r = NODE_R;
     let initialized = format!(
         "{}{node_r}",
         draining(
@@ -898,16 +908,7 @@ fn a_replacement_no_longer_needed_is_called_off_before_it_initializes() {
             names(&p),
             p.notes
         );
-        assert!(
-            !p.actions.iter().any(|a| matches!(
-                a,
-                Action::AbortDisruption { .. }
-                    | Action::DeleteNodeClaim { .. }
-                    | Action::EvictPod { .. }
-            )),
-            "{:?}",
-            names(&p)
-        );
+        nothing_disrupted(&p);
     };
     // node-2 initialized 10 s ago, inside its pool's 30 s consolidateAfter.
     waits(&replacing("{}", 10));
@@ -918,7 +919,9 @@ fn a_replacement_no_longer_needed_is_called_off_before_it_initializes() {
     );
     waits(&format!("{}{pending}", replacing("{}", 600)));
     // A pod on the replacement's Node, Ready but not initialized yet.
-    let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: early, namespace: default}\nspec: {nodeName: node-r, containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\nstatus: {phase: Running}\n";
+    let node_r = format!(
+        "{NODE_R}---\napiVersion: v1\nkind: Pod\nmetadata: {{name: early, namespace: default}}\nspec: {{nodeName: node-r, containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]}}\nstatus: {{phase: Running}}\n"
+    );
     waits(&format!(
         "{}{node_r}",
         replacing(
@@ -936,7 +939,7 @@ fn a_replacement_no_longer_needed_is_called_off_before_it_initializes() {
 #[test]
 fn an_initialized_replacement_not_needed_holds_the_drain_for_one_window_at_most() {
     let initialized = |ago_secs: i64| {
-        let node_r = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-r}\nspec: {providerID: 'openstack:///r'}\nstatus: {capacity: {cpu: '2', memory: 4G, pods: '110'}, allocatable: {cpu: '2', memory: 4G, pods: '110'}, conditions: [{type: Ready, status: 'True'}]}\n";
+        let node_r = NODE_R;
         move |node_2_ago: i64| {
             format!(
                 "{}{node_r}",

@@ -103,50 +103,23 @@ fn lifetime_requests_limits_and_cluster_utilization() {
 
     let m = exposition(&format!("{NODE}{PODS}"));
     let mi = 1u64 << 20;
-    assert_eq!(
-        series(&m, "karpenter_nodes_total_pod_requests"),
-        vec![
-            format!(r#"karpenter_nodes_total_pod_requests{{{l},resource_type="cpu"}} 2.1"#),
-            format!(
-                r#"karpenter_nodes_total_pod_requests{{{l},resource_type="memory"}} {}.0"#,
-                4096 * mi + 128 * mi
-            ),
-            format!(r#"karpenter_nodes_total_pod_requests{{{l},resource_type="pods"}} 2.0"#),
-        ]
-    );
-    assert_eq!(
-        series(&m, "karpenter_nodes_total_pod_limits"),
-        vec![
-            format!(r#"karpenter_nodes_total_pod_limits{{{l},resource_type="cpu"}} 4.2"#),
-            format!(
-                r#"karpenter_nodes_total_pod_limits{{{l},resource_type="memory"}} {}.0"#,
-                256 * mi
-            ),
-            format!(r#"karpenter_nodes_total_pod_limits{{{l},resource_type="pods"}} 2.0"#),
-        ]
-    );
-    assert_eq!(
-        series(&m, "karpenter_nodes_total_daemon_requests"),
-        vec![
-            format!(r#"karpenter_nodes_total_daemon_requests{{{l},resource_type="cpu"}} 0.1"#),
-            format!(
-                r#"karpenter_nodes_total_daemon_requests{{{l},resource_type="memory"}} {}.0"#,
-                128 * mi
-            ),
-            format!(r#"karpenter_nodes_total_daemon_requests{{{l},resource_type="pods"}} 1.0"#),
-        ]
-    );
-    assert_eq!(
-        series(&m, "karpenter_nodes_total_daemon_limits"),
-        vec![
-            format!(r#"karpenter_nodes_total_daemon_limits{{{l},resource_type="cpu"}} 0.2"#),
-            format!(
-                r#"karpenter_nodes_total_daemon_limits{{{l},resource_type="memory"}} {}.0"#,
-                256 * mi
-            ),
-            format!(r#"karpenter_nodes_total_daemon_limits{{{l},resource_type="pods"}} 1.0"#),
-        ]
-    );
+    // (gauge, CPU, memory, pods): both pods' requests and limits, then the DaemonSet pod's.
+    for (gauge, cpu, memory, pods) in [
+        ("total_pod_requests", "2.1", 4096 * mi + 128 * mi, "2.0"),
+        ("total_pod_limits", "4.2", 256 * mi, "2.0"),
+        ("total_daemon_requests", "0.1", 128 * mi, "1.0"),
+        ("total_daemon_limits", "0.2", 256 * mi, "1.0"),
+    ] {
+        let name = format!("karpenter_nodes_{gauge}");
+        assert_eq!(
+            series(&m, &name),
+            vec![
+                format!(r#"{name}{{{l},resource_type="cpu"}} {cpu}"#),
+                format!(r#"{name}{{{l},resource_type="memory"}} {memory}.0"#),
+                format!(r#"{name}{{{l},resource_type="pods"}} {pods}"#),
+            ]
+        );
+    }
     // 2.1 of 5000 CPU, 4.125Gi of 32Gi, 2 of 100 pods.
     assert_eq!(
         series(&m, "karpenter_cluster_utilization_percent"),
