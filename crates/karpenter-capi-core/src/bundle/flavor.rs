@@ -385,24 +385,11 @@ pub(crate) fn check_dns_subdomain(text: &str) -> Result<(), String> {
 /// A label value: at most 63 characters of alphanumerics, `-`, `_`, `.`, starting and ending
 /// alphanumeric (or empty).
 pub(crate) fn check_label_value(text: &str) -> Result<(), String> {
-    let ok = text.len() <= 63
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
-        && text
-            .bytes()
-            .next()
-            .is_none_or(|b| b.is_ascii_alphanumeric())
-        && text
-            .bytes()
-            .last()
-            .is_none_or(|b| b.is_ascii_alphanumeric());
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
+    match crate::model::pool_validation::label_value_problem(text) {
+        None => Ok(()),
+        Some(_) => Err(format!(
             "{text:?} is not a valid label value (at most 63 letters, digits, '-', '_' or '.')"
-        ))
+        )),
     }
 }
 

@@ -477,29 +477,15 @@ fn replacements_spare(
     })
 }
 
-/// The free requests (`[CPU millicores, memory bytes]`) of every node that can take pods now:
-/// Ready, schedulable, not being deleted or disrupted. An upper bound on where a command's pods
-/// could go, computed once per pass.
+/// The free requests (`[CPU millicores, memory bytes]`) of every node that can take pods now
+/// ([`super::consolidation::usable_free`], summed): an upper bound on where a command's pods could
+/// go, computed once per pass.
 fn free_room(snapshot: &Snapshot) -> [i64; 2] {
-    let mut used: std::collections::HashMap<&str, [i64; 2]> = std::collections::HashMap::new();
-    for p in snapshot.pods.iter().filter(|p| !p.terminal) {
-        if let Some(n) = p.node_name.as_deref() {
-            let u = used.entry(n).or_default();
-            u[0] = u[0].saturating_add(p.demand.requests.cpu_millis);
-            u[1] = u[1].saturating_add(p.demand.requests.memory_bytes);
-        }
-    }
-    let mut room = [0i64; 2];
-    for n in snapshot
-        .nodes
-        .iter()
-        .filter(|n| n.ready == Some(true) && !n.unschedulable && !n.deleting && !n.disrupted())
-    {
-        let u = used.get(n.name.as_str()).copied().unwrap_or_default();
-        room[0] = room[0].saturating_add(n.allocatable.cpu_millis.saturating_sub(u[0]).max(0));
-        room[1] = room[1].saturating_add(n.allocatable.memory_bytes.saturating_sub(u[1]).max(0));
-    }
-    room
+    super::consolidation::usable_free(snapshot)
+        .values()
+        .fold([0i64; 2], |t, r| {
+            [t[0].saturating_add(r[0]), t[1].saturating_add(r[1])]
+        })
 }
 
 /// Calls a command off: the taint comes off and the claim forgets the command, with a Warning

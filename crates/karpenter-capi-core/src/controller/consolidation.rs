@@ -22,6 +22,7 @@ mod room;
 use balanced::{BALANCED_K, Part, PoolTotals, evaluate_move};
 use payback::Falling;
 use room::Scratch;
+pub(crate) use room::usable_free;
 pub use room::{Moving, Room};
 
 /// A node that may be consolidated.

@@ -58,8 +58,9 @@ fn qualified_name_problem(s: &str) -> Option<String> {
     }
 }
 
-/// Why `s` is not a valid label value, if it is not (empty is valid).
-fn label_value_problem(s: &str) -> Option<String> {
+/// Why `s` is not a valid label value, if it is not (empty is valid); `init` checks its
+/// labels by the same rule.
+pub(crate) fn label_value_problem(s: &str) -> Option<String> {
     if s.is_empty() {
         None
     } else {

@@ -13,7 +13,7 @@
 //! bills the new ones about `T + boot` longer (their boot and their own drain), so it pays when
 //! `old x (T - boot) > new x (T + boot)`, that is `T > boot x (old + new) / (old - new)`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::Candidate;
 use crate::controller::pod_flow::Load;
@@ -26,7 +26,7 @@ pub(crate) struct Falling {
     rate: [f64; 2],
     /// The median creation-to-`Initialized` time of the cluster's claims, seconds.
     boot_secs: f64,
-    /// Free requests of each node that can take pods now.
+    /// Free requests of each node that can take pods now ([`super::usable_free`]).
     free: HashMap<String, Load>,
     /// Their sum.
     total: Load,
@@ -54,40 +54,11 @@ impl Falling {
         }
         boots.sort_unstable();
         let boot_secs = boots[boots.len() / 2] as f64;
-        // Nodes whose claim is being deleted or not initialized take no pods.
-        let closed: HashSet<&str> = snapshot
-            .nodeclaims
-            .iter()
-            .filter(|c| c.deleting || !c.condition_true("Initialized"))
-            .flat_map(|c| c.node_name.as_deref())
-            .collect();
-        let mut free: HashMap<String, Load> = snapshot
-            .nodes
-            .iter()
-            .filter(|n| {
-                n.ready == Some(true)
-                    && !n.unschedulable
-                    && !n.deleting
-                    && !n.disrupted()
-                    && !closed.contains(n.name.as_str())
-            })
-            .map(|n| {
-                (
-                    n.name.clone(),
-                    [n.allocatable.cpu_millis, n.allocatable.memory_bytes],
-                )
-            })
-            .collect();
-        for p in snapshot.pods.iter().filter(|p| !p.terminal) {
-            if let Some(room) = p.node_name.as_deref().and_then(|n| free.get_mut(n)) {
-                room[0] = room[0].saturating_sub(p.demand.requests.cpu_millis);
-                room[1] = room[1].saturating_sub(p.demand.requests.memory_bytes);
-            }
-        }
+        let free = super::usable_free(snapshot);
         let mut total = [0i64; 2];
         for room in free.values() {
-            total[0] = total[0].saturating_add(room[0].max(0));
-            total[1] = total[1].saturating_add(room[1].max(0));
+            total[0] = total[0].saturating_add(room[0]);
+            total[1] = total[1].saturating_add(room[1]);
         }
         Some(Falling {
             rate,
@@ -119,8 +90,8 @@ impl Falling {
         let mut room = self.total;
         for c in remove {
             if let Some(own) = self.free.get(&c.node) {
-                room[0] = room[0].saturating_sub(own[0].max(0));
-                room[1] = room[1].saturating_sub(own[1].max(0));
+                room[0] = room[0].saturating_sub(own[0]);
+                room[1] = room[1].saturating_sub(own[1]);
             }
         }
         let mut wait = 0f64;

@@ -4,6 +4,45 @@
 use super::Candidate;
 use crate::model::snapshot::Snapshot;
 
+/// The free requests (CPU millis, memory bytes; never below zero) of each node that can take
+/// pods now: Ready, schedulable, not being deleted or disrupted, and not the node of a claim
+/// being deleted or not yet initialized (the room [`super::home`] counts on).
+pub(crate) fn usable_free(snapshot: &Snapshot) -> std::collections::HashMap<String, [i64; 2]> {
+    let closed: std::collections::HashSet<&str> = snapshot
+        .nodeclaims
+        .iter()
+        .filter(|c| c.deleting || !c.condition_true("Initialized"))
+        .flat_map(|c| c.node_name.as_deref())
+        .collect();
+    let mut free: std::collections::HashMap<String, [i64; 2]> = snapshot
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.ready == Some(true)
+                && !n.unschedulable
+                && !n.deleting
+                && !n.disrupted()
+                && !closed.contains(n.name.as_str())
+        })
+        .map(|n| {
+            (
+                n.name.clone(),
+                [n.allocatable.cpu_millis, n.allocatable.memory_bytes],
+            )
+        })
+        .collect();
+    for p in snapshot.pods.iter().filter(|p| !p.terminal) {
+        if let Some(room) = p.node_name.as_deref().and_then(|n| free.get_mut(n)) {
+            room[0] = room[0].saturating_sub(p.demand.requests.cpu_millis);
+            room[1] = room[1].saturating_sub(p.demand.requests.memory_bytes);
+        }
+    }
+    for room in free.values_mut() {
+        *room = [room[0].max(0), room[1].max(0)];
+    }
+    free
+}
+
 /// What bounds every trial of one search from above, counted once per search: each node's free
 /// CPU and memory (allocatable less its pods' requests, as the scheduler counts them, never below
 /// zero) and the pods it would have to move, the capacity of in-flight claims, and each flavor's
