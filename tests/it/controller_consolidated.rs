@@ -67,10 +67,25 @@ fn an_unchanged_cluster_is_not_searched_again_until_five_minutes_or_a_change() {
     assert!(underutilized(&first).is_empty());
     assert_eq!(memo.settled_at("default"), Some(at(0)));
     // A minute later, nothing changed: no search (the memo keeps the first search's time), and
-    // the plan is the one a full search makes.
+    // the plan is the one a full search makes but for its clock: the forced search is due 5
+    // minutes after the one that settled (a fresh process's would be 5 minutes from now).
     let (again, memo) = plan_with(&s, at(60), &config, &memo);
     assert_eq!(memo.settled_at("default"), Some(at(0)));
-    assert_eq!(again, plan(&s, at(60), &config));
+    let fresh = plan(&s, at(60), &config);
+    assert_eq!(
+        (again.next_due, fresh.next_due),
+        (Some(at(300)), Some(at(360)))
+    );
+    assert_eq!(
+        Plan {
+            next_due: None,
+            ..again
+        },
+        Plan {
+            next_due: None,
+            ..fresh
+        }
+    );
     // At 5 minutes a search is forced (core `ConsolidationState`).
     let (_, forced) = plan_with(&s, at(299), &config, &memo);
     assert_eq!(forced.settled_at("default"), Some(at(0)));

@@ -95,6 +95,9 @@ pub(crate) fn next_due<'a>(
             times.extend(created.checked_add(secs(d) + SignedDuration::from_secs(1)));
         }
     }
+    // Consolidation's forecast of arrivals ending (`foresight::ahead`): a replacement it held
+    // back may be taken then.
+    times.extend(crate::sched::strategy::cost::foresight::ahead(snapshot, now).ends);
     // Decisions compare whole seconds: a time inside the current second is due now.
     times
         .into_iter()
@@ -140,8 +143,23 @@ mod tests {
 
     #[test]
     fn nothing_timed_leaves_it_to_the_resync() {
-        // The busy node's consolidateAfter ran out long ago: no clock ahead.
+        // The busy node's consolidateAfter ran out long ago: no clock of the cluster ahead.
+        let snap = snapshot_from_sources(&[Source {
+            name: "w".into(),
+            text: busy(None).text(),
+        }])
+        .unwrap();
+        let now: jiff::Timestamp = NOW.parse().unwrap();
+        assert_eq!(super::next_due(&snap, now, &Config::default(), []), None);
         assert_eq!(due_in(busy(None)), None);
+        // Under WhenEmptyOrUnderutilized the pass searches, finds nothing (a node of the only
+        // flavor, its pod nowhere else to go) and settles: core searches again 5 minutes later
+        // (`ConsolidationState` moving by itself), a clock of the plan.
+        let underutilized = World::new("WhenEmptyOrUnderutilized")
+            .md(4, 1)
+            .machine(4, 1, true, true)
+            .pod("web", Some(1), "500m");
+        assert_eq!(due_in(underutilized), Some(300));
     }
 
     #[test]
@@ -187,12 +205,12 @@ mod tests {
 
     #[test]
     fn a_claim_is_due_the_second_after_its_expire_after() {
-        // Created an hour ago, expiring after 90 minutes: deleted once older (core's expiration
-        // controller requeues for that moment), 30 min 1 s from now.
+        // Created an hour ago, expiring after 61 minutes: deleted once older (core's expiration
+        // controller requeues for that moment), 1 min 1 s from now (before the forced search).
         let w = busy(None).with("NodePool", "default", |p| {
-            p["spec"]["template"]["spec"]["expireAfter"] = json!("90m");
+            p["spec"]["template"]["spec"]["expireAfter"] = json!("61m");
         });
-        assert_eq!(due_in(w), Some(30 * 60 + 1));
+        assert_eq!(due_in(w), Some(61));
     }
 
     #[test]

@@ -127,6 +127,20 @@ impl ConsolidationMemo {
         self.pools.get(pool).and_then(|m| m.settled_at)
     }
 
+    /// When a search that settled is forced again (core `ConsolidationState` moving by itself
+    /// after 5 minutes), or the pod flow's verdict changes by itself: a clock of the plan.
+    pub(crate) fn next_change(&self, now: Timestamp) -> Option<Timestamp> {
+        self.pools
+            .values()
+            .filter_map(|m| m.settled_at)
+            .filter_map(|at| {
+                at.checked_add(jiff::SignedDuration::from_secs(FORCE_SEARCH_SECS))
+                    .ok()
+            })
+            .chain(self.flow.changes_at(now))
+            .min()
+    }
+
     /// Whether some pool's search stopped at its trial cap and goes on next pass.
     pub(crate) fn resuming(&self) -> bool {
         self.pools.values().any(|m| m.settled_at.is_none())
@@ -142,10 +156,15 @@ impl ConsolidationMemo {
 /// A fingerprint of what core's `MarkUnconsolidated` watches: which pods exist and where they
 /// are bound (pending ones included: they take room first), the Nodes (readiness, deletion,
 /// cordon, taints, allocatable), the NodeClaims (deletion, initialization, their node), the
-/// NodePools and the flavors on offer. Computed once per pass, only when some pool has
-/// candidates.
-pub(crate) fn cluster_fingerprint(snapshot: &Snapshot) -> u64 {
+/// NodePools and the flavors on offer; and whether recent arrivals forecast more and whether
+/// the load is `falling` (each holds back replacements: their end is a change). Computed once
+/// per pass, only when some pool has candidates.
+pub(crate) fn cluster_fingerprint(snapshot: &Snapshot, now: Timestamp, falling: bool) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
+    falling.hash(&mut h);
+    crate::sched::strategy::cost::foresight::ahead(snapshot, now)
+        .is_empty()
+        .hash(&mut h);
     snapshot.pods.len().hash(&mut h);
     for p in &snapshot.pods {
         p.demand.namespace.hash(&mut h);

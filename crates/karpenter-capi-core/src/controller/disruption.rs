@@ -413,7 +413,8 @@ pub(crate) fn disrupt_with(
             .map(|c| c.claim.as_str())
             .chain(young_nodes.iter().map(String::as_str))
             .collect();
-        let cluster = *fingerprint.get_or_insert_with(|| cluster_fingerprint(snapshot));
+        let cluster =
+            *fingerprint.get_or_insert_with(|| cluster_fingerprint(snapshot, now, fall.is_some()));
         let pool_print = pool_fingerprint(cluster, &pool.name, &names, room);
         let resume = match out.consolidation.gate(&pool.name, pool_print, now) {
             Gate::Skip => continue,

@@ -278,7 +278,13 @@ pub fn plan_with(
         } => Some(claim.as_str()),
         _ => None,
     });
-    let next_due = clock::next_due(snapshot, now, config, started);
+    let next_due = clock::next_due(snapshot, now, config, started)
+        .into_iter()
+        .chain(
+            memo.next_change(now)
+                .filter(|t| t.as_second() > now.as_second()),
+        )
+        .min();
     (
         Plan {
             actions,

@@ -93,6 +93,23 @@ impl PodFlow {
         }
     }
 
+    /// When [`PodFlow::fall`] next changes with no pod coming or going: a departure or arrival
+    /// leaving the window, or (with some in it) the watch becoming long enough.
+    pub(crate) fn changes_at(&self, now: Timestamp) -> Option<Timestamp> {
+        let t = now.as_second();
+        let since = self.since?;
+        if self.events.is_empty() {
+            return None;
+        }
+        self.events
+            .iter()
+            .map(|e| e.0 + WINDOW_SECS)
+            .chain(std::iter::once(since + MIN_SPAN_SECS))
+            .filter(|&at| at > t)
+            .min()
+            .and_then(|at| Timestamp::from_second(at).ok())
+    }
+
     /// The load's net fall per second over the window (departures less arrivals), when this
     /// process has watched long enough and some resource is falling; None otherwise.
     pub(crate) fn fall(&self, now: Timestamp) -> Option<[f64; 2]> {

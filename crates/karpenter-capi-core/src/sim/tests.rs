@@ -468,3 +468,40 @@ fn the_lower_bound_covers_alive_pods_by_the_cheapest_flavor_per_hour() {
         assert!(r >= 1.0, "{}: {r}", s.strategy);
     }
 }
+
+/// Clocks no event shows: the search core forces 5 minutes after one that settled, the pod
+/// flow's verdict as departures leave its window, and consolidation's forecast of arrivals
+/// ending. The generated ramp (24 pods over 26 minutes, held 10, then leaving) with latencies
+/// on the 10 s grid: an event-driven replay acts as one with a pass every 10 s, and the forced
+/// search replaces the c3-16 at 2,701 s, a time at which no pod came or went.
+#[test]
+fn searches_forced_and_forecasts_ended_are_clocks_of_their_own() {
+    use super::peers::ours::Resync;
+    let snap = super::generated::scenario().unwrap();
+    let text = super::generated::yaml(super::generated::Shape::Ramp, 2, 24) + ON_THE_GRID;
+    let trace = trace::parse("ramp", &text).unwrap();
+    let (due, due_log) = ours(&snap, &trace, Resync::WhenDue);
+    let (always, always_log) = ours(&snap, &trace, Resync::Always);
+    assert_eq!(due_log, always_log);
+    assert_eq!((due.cost, due.max_nodes), (always.cost, always.max_nodes));
+    assert!(
+        due.passes * 3 < always.passes,
+        "{} vs {}",
+        due.passes,
+        always.passes
+    );
+    let at = |t: i64| -> Vec<&str> {
+        due_log
+            .iter()
+            .filter(|(ms, _)| *ms == t)
+            .map(|(_, a)| a.as_str())
+            .collect()
+    };
+    assert_eq!(
+        at(2_701_000),
+        [
+            "createNodeClaim NodeClaim/default-",
+            "taintNode Node/capi-ovh-karpenter-c3-16-487m9"
+        ]
+    );
+}

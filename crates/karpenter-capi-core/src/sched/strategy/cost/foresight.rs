@@ -15,6 +15,10 @@
 //!   forecast either. Consolidation's forecast ([`ahead`]) skips this test: it only ever keeps
 //!   a node, and one window's count is noisy (the pods an eviction recreates land in one
 //!   window or the other).
+//! - **Arrivals that stopped** forecast nothing to consolidation: those that came at a pace (at
+//!   two instants or more) count as stopped once none came for more than [`STOP_GAPS`] times
+//!   the longest gap between them. [`Forecast::ends`] says when, for the controller's clock.
+//!   (Provisioning's batch is an arrival now, so the rule does not apply there.)
 //! - **What the policy allows.** A wrong forecast leaves a node larger than its pods need.
 //!   `WhenEmptyOrUnderutilized` replaces such a node later, and so does `Balanced` (it
 //!   consolidates underutilized nodes whose savings outweigh their disruption, which a node
@@ -62,6 +66,9 @@ pub struct Forecast {
     pub earlier: usize,
     /// The time of the forecast.
     pub now: Option<Timestamp>,
+    /// When this forecast, not empty, becomes empty by itself (consolidation's only: the
+    /// arrivals stop, or the newest leaves the window), so the controller looks again then.
+    pub ends: Option<Timestamp>,
 }
 
 impl Forecast {
@@ -229,6 +236,9 @@ fn observe_around(
     let now_ms = now.as_millisecond();
     // Recent arrivals outside the batch: without one, no growth is observable.
     let mut outside = 0;
+    // The distinct arrival instants of the window (to the second), to tell a pause from a
+    // stop.
+    let mut instants: std::collections::BTreeSet<i64> = std::collections::BTreeSet::new();
     // Per shape: count, and the newest pod (creation time, then key: a total order).
     let mut shapes: HashMap<DemandKey, (usize, (i64, String, usize))> = HashMap::new();
     for (i, p) in snapshot.pods.iter().enumerate() {
@@ -249,6 +259,7 @@ fn observe_around(
         out.arrivals += 1;
         if !in_batch.contains(&i) {
             outside += 1;
+            instants.insert(created.div_euclid(1000));
         }
         if !forecastable(p) {
             continue;
@@ -268,6 +279,19 @@ fn observe_around(
     if out.arrivals == 0 || (falling == Falling::ForecastsNothing && out.arrivals < out.earlier) {
         return out;
     }
+    let ends = match falling {
+        Falling::Counted => match stops_at(&instants) {
+            Some(at) if at <= now_ms.div_euclid(1000) => return out,
+            at => instants
+                .last()
+                .map(|last| last + WINDOW_SECS)
+                .into_iter()
+                .chain(at)
+                .min()
+                .and_then(|s| Timestamp::from_second(s).ok()),
+        },
+        Falling::ForecastsNothing => None,
+    };
     let (offerings, _) = catalog::offerings(snapshot, true);
     let mut expected: BTreeMap<(i64, String, usize), usize> = BTreeMap::new();
     for (count, newest) in shapes.into_values() {
@@ -284,8 +308,27 @@ fn observe_around(
     }
     // Oldest newest-pod first: a fixed order whatever the hash map's.
     out.expected = expected.into_iter().map(|(k, n)| (k.2, n)).collect();
+    if !out.is_empty() {
+        out.ends = ends;
+    }
     out
 }
+
+/// The second from which arrivals that came at a pace (two instants or more) count as
+/// stopped: nothing arrived for more than [`STOP_GAPS`] times the longest gap between them
+/// (the longest, so that a pod recreated between two arrivals does not shorten it).
+fn stops_at(instants: &std::collections::BTreeSet<i64>) -> Option<i64> {
+    let last = *instants.last()?;
+    let longest = instants
+        .iter()
+        .zip(instants.iter().skip(1))
+        .map(|(a, b)| b - a)
+        .max()?;
+    Some(last + STOP_GAPS * longest + 1)
+}
+
+/// How many longest gaps without an arrival mean the arrivals stopped.
+const STOP_GAPS: i64 = 2;
 
 /// The snapshot with the expected pods added as pending pods created at the forecast's time
 /// (copies of their shape's newest pod), and their indices.
@@ -646,6 +689,35 @@ mod tests {
         // WhenEmpty counts half the arrivals.
         let s = cluster("WhenEmpty", 5, 0, 5);
         assert_eq!(observe(&s, &batch(&s), now).total(), 5);
+    }
+
+    #[test]
+    fn consolidations_forecast_ends_when_arrivals_at_a_pace_stop() {
+        let at = |t: &str| -> Timestamp { format!("2026-12-02T{t}Z").parse().unwrap() };
+        // Six recent pods, two a minute at 10:05, 10:06 and 10:07: a pace, 60 s the longest gap.
+        let mut s = cluster("WhenEmptyOrUnderutilized", 6, 0, 0);
+        let recent: Vec<usize> = (0..s.pods.len())
+            .filter(|&i| s.pods[i].demand.name.starts_with("recent-"))
+            .collect();
+        for (k, &i) in recent.iter().enumerate() {
+            Arc::make_mut(&mut s.pods[i]).created =
+                Some(at(["10:05:00", "10:06:00", "10:07:00"][k / 2]));
+        }
+        // 90 s without an arrival, not yet twice the longest gap: all six expected again, until
+        // 10:09:01.
+        let f = ahead(&s, at("10:08:30"));
+        assert_eq!((f.total(), f.ends), (6, Some(at("10:09:01"))));
+        // 121 s without one: the arrivals stopped, nothing is expected.
+        let f = ahead(&s, at("10:09:01"));
+        assert!(f.is_empty(), "{f:?}");
+        assert_eq!(f.ends, None);
+        // All six at one instant: no pace to tell a stop by; expected until the window passes.
+        for &i in &recent {
+            Arc::make_mut(&mut s.pods[i]).created = Some(at("10:05:00"));
+        }
+        let f = ahead(&s, at("10:14:59"));
+        assert_eq!((f.total(), f.ends), (6, Some(at("10:15:00"))));
+        assert!(ahead(&s, at("10:15:00")).is_empty());
     }
 
     #[test]
