@@ -614,3 +614,117 @@ async fn a_failure_between_any_two_writes_of_a_disruption_harms_nothing() {
         );
     }
 }
+
+/// The world's objects on the in-memory API with every timestamp moved from [`NOW`] to the real
+/// now (the passes there run at the real clock).
+fn fake_at_real_now(w: &World) -> FakeApi {
+    fn shift(v: &mut Value, by: i64) {
+        match v {
+            Value::String(s) => {
+                if let Ok(t) = s.parse::<Timestamp>() {
+                    *s = Timestamp::from_second(t.as_second() + by)
+                        .unwrap()
+                        .to_string();
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| shift(x, by)),
+            Value::Object(m) => m.values_mut().for_each(|x| shift(x, by)),
+            _ => {}
+        }
+    }
+    let by = Timestamp::now().as_second() - NOW.parse::<Timestamp>().unwrap().as_second();
+    let fake = FakeApi::new();
+    // A Deployment is read from files only (`simulate`); the controller reads its pods.
+    for o in w.objects().iter().filter(|o| o["kind"] != "Deployment") {
+        let mut o = o.clone();
+        shift(&mut o, by);
+        fake.seed(o);
+    }
+    fake
+}
+
+/// What the call-off of a consolidation command wrote, in order, named.
+fn call_off_steps(fake: &FakeApi) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in fake.requests() {
+        if r.method == "GET" || !(200..300).contains(&r.code) {
+            continue;
+        }
+        out.push(format!("{} {}", r.method, r.path));
+    }
+    out
+}
+
+/// A consolidation command whose replacement is no longer needed is called off: the replacement
+/// claim deleted, then the candidate untainted (deliberate difference 10). Each of those writes
+/// failing once in turn: no pod is ever evicted, no Machine marked or removed, and the passes
+/// that follow finish the call-off, ending as the undisturbed run does (the untaint first, a
+/// failed delete left the replacement behind for good).
+#[tokio::test]
+async fn a_failure_between_the_writes_of_a_call_off_harms_nothing() {
+    // node-1 (a c3-8 holding web-1) is being replaced by default-r, still launching; node-2,
+    // empty and initialized ten minutes ago, now has room for web-1.
+    let w = World::from_yaml(&crate::controller_disruption::replacing("{}", 600));
+    let reference = fake_at_real_now(&w);
+    let _ = run_pass(&reference).await;
+    // The call-off's writes come first in the pass: the replacement deleted (an Event, its
+    // reason recorded, the delete), then the candidate untainted (with a Warning Event) and its
+    // claim's command annotations cleared.
+    let writes = call_off_steps(&reference);
+    assert_eq!(
+        writes[..6],
+        [
+            "POST /api/v1/namespaces/default/events",
+            "PATCH /apis/karpenter.sh/v1/nodeclaims/default-r",
+            "DELETE /apis/karpenter.sh/v1/nodeclaims/default-r",
+            "PATCH /api/v1/nodes/node-1",
+            "POST /api/v1/namespaces/default/events",
+            "PATCH /apis/karpenter.sh/v1/nodeclaims/default-1",
+        ]
+    );
+    for _ in 0..3 {
+        let _ = run_pass(&reference).await;
+    }
+    let end = |fake: &FakeApi| {
+        let node1 = fake.get("", "nodes", "", "node-1").unwrap();
+        (
+            names(fake, "karpenter.sh", "nodeclaims"),
+            names(fake, "cluster.x-k8s.io", "machines"),
+            names(fake, "", "pods"),
+            node1["spec"]["taints"].clone(),
+        )
+    };
+    let expected = end(&reference);
+    assert_eq!(
+        expected,
+        (
+            vec!["default-1".to_string(), "default-2".to_string()],
+            vec!["m-1".to_string(), "m-2".to_string()],
+            vec![
+                "cilium-1".to_string(),
+                "cilium-2".to_string(),
+                "web-1".to_string()
+            ],
+            json!([])
+        )
+    );
+    for (k, write) in writes[..6].iter().enumerate() {
+        let (method, path) = write.split_once(' ').unwrap();
+        let fake = fake_at_real_now(&w);
+        fake.fail(method, path, 500, 1);
+        for _ in 0..4 {
+            let _ = run_pass(&fake).await;
+            assert_eq!(
+                capi_reconcile(&fake),
+                Vec::<String>::new(),
+                "failure at {write}: a Machine not marked was deleted"
+            );
+        }
+        let harmful: Vec<String> = call_off_steps(&fake)
+            .into_iter()
+            .filter(|s| s.ends_with("/eviction") || s.contains("/machines/"))
+            .collect();
+        assert!(harmful.is_empty(), "failure at {write}: {harmful:?}");
+        assert_eq!(end(&fake), expected, "failure at {write} (write {k})");
+    }
+}

@@ -172,7 +172,9 @@ pub(super) fn continue_command(
         })
         .flatten();
     if let Some(Spare::CallOff(why)) = &spare {
-        abort(out, claim, node, why);
+        // The replacements go first and the taint only after them (the abort shares their
+        // scopes): a failed delete leaves the command on the node for the next pass to call off
+        // again, where an untainted candidate would leave the replacement behind.
         for r in &live {
             out.actions.push(Action::delete_node_claim(
                 r,
@@ -181,6 +183,13 @@ pub(super) fn continue_command(
             ));
             out.deleted_claims.insert(r.name.clone());
         }
+        abort_after(
+            out,
+            claim,
+            node,
+            why,
+            live.iter().map(|r| r.name.clone()).collect(),
+        );
         return;
     }
     if let Some(c) = live.iter().find(|c| !c.condition_true("Initialized")) {
@@ -496,6 +505,17 @@ pub(super) fn abort(
     node: &NodeRecord,
     message: &str,
 ) {
+    abort_after(out, claim, node, message, Vec::new());
+}
+
+/// [`abort`], once the `replacements` deleted before it in this pass are gone.
+fn abort_after(
+    out: &mut Disruption,
+    claim: &NodeClaimRecord,
+    node: &NodeRecord,
+    message: &str,
+    replacements: Vec<String>,
+) {
     out.marked.remove(&node.name);
     out.notes.push(message.to_string());
     out.actions.push(Action::AbortDisruption {
@@ -503,6 +523,7 @@ pub(super) fn abort(
         node: node.name.clone(),
         node_claim: Some(claim.name.clone()),
         message: message.to_string(),
+        replacements,
     });
 }
 

@@ -74,13 +74,17 @@ impl Action {
                 node: n,
                 node_claim,
                 ..
-            }
-            | Action::AbortDisruption {
+            } => std::iter::once(node(n))
+                .chain(node_claim.as_deref().map(claim))
+                .collect(),
+            Action::AbortDisruption {
                 node: n,
                 node_claim,
+                replacements,
                 ..
             } => std::iter::once(node(n))
                 .chain(node_claim.as_deref().map(claim))
+                .chain(replacements.iter().map(|r| claim(r)))
                 .collect(),
             Action::ReportDisruptionBlocked {
                 node: n,

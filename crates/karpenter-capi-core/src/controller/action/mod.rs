@@ -305,6 +305,11 @@ pub enum Action {
         node_claim: Option<String>,
         /// Why.
         message: String,
+        /// The replacement claims a call-off deletes before it (its scopes include them): when
+        /// one of those deletes fails the taint stays, so the next pass still knows the command
+        /// and calls it off again, and no replacement is left behind by an untainted candidate.
+        #[serde(skip)]
+        replacements: Vec<String>,
     },
     /// Tell the owner why disruption may not touch a node (Karpenter's `DisruptionBlocked` Event
     /// on the Node and its NodeClaim; a report, so it goes in the plan's status).
