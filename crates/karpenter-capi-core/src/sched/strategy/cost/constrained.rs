@@ -58,15 +58,7 @@ pub fn resource_bound(
         let r = &snapshot.pods[p].demand.requests;
         let need = [r.cpu_millis as f64, r.memory_bytes as f64];
         for (k, sum) in sums.iter_mut().enumerate() {
-            let rate = allowed
-                .list(p)
-                .into_iter()
-                .filter_map(|o| offerings.get(o))
-                .filter_map(|o| {
-                    let room = [o.allocatable.cpu_millis, o.allocatable.memory_bytes][k];
-                    (room > 0).then(|| o.flavor.price.0 as f64 / room as f64)
-                })
-                .fold(f64::INFINITY, f64::min);
+            let rate = cheapest_rate(offerings, allowed, p, k, |_| true);
             if rate.is_finite() {
                 *sum += need[k] * rate;
             }
