@@ -143,6 +143,32 @@ fn spread_premium(
             continue;
         }
         let least = (spare + z - 1) / z;
+        // Per domain and resource, the least premium a member pays there (over its cheapest
+        // rate anywhere); a domain none pays one for adds nothing, and with none at all (zones
+        // priced alike) the group's pods are not counted.
+        let premiums: Vec<(&str, [f64; 2])> = domains
+            .into_iter()
+            .map(|domain| {
+                let per = [0, 1].map(|r| {
+                    members
+                        .iter()
+                        .map(|&p| {
+                            let req = &snapshot.pods[p].demand.requests;
+                            let amount = [req.cpu_millis, req.memory_bytes][r] as f64;
+                            let there = cheapest_rate(offerings, allowed, p, r, |o| {
+                                o.labels.get(key).map(String::as_str) == Some(domain)
+                            });
+                            amount * (there - cheapest_rate(offerings, allowed, p, r, |_| true))
+                        })
+                        .fold(f64::INFINITY, f64::min)
+                });
+                (domain, per)
+            })
+            .filter(|(_, per)| per.iter().any(|x| x.is_finite() && *x > 0.0))
+            .collect();
+        if premiums.is_empty() {
+            continue;
+        }
         // Selected pods already bound, per domain, and those pending outside the group (they
         // may land anywhere).
         let zone_of: HashMap<&str, &str> = snapshot
@@ -169,24 +195,12 @@ fn spread_premium(
             }
         }
         let mut extra = [0.0f64; 2];
-        for domain in domains {
+        for (domain, per) in premiums {
             let need = least - held.get(domain).copied().unwrap_or(0) - elsewhere;
             if need <= 0 {
                 continue;
             }
-            for (r, e) in extra.iter_mut().enumerate() {
-                let premium = members
-                    .iter()
-                    .map(|&p| {
-                        let req = &snapshot.pods[p].demand.requests;
-                        let amount = [req.cpu_millis, req.memory_bytes][r] as f64;
-                        let there = cheapest_rate(offerings, allowed, p, r, |o| {
-                            o.labels.get(key).map(String::as_str) == Some(domain)
-                        });
-                        let anywhere = cheapest_rate(offerings, allowed, p, r, |_| true);
-                        amount * (there - anywhere)
-                    })
-                    .fold(f64::INFINITY, f64::min);
+            for (e, premium) in extra.iter_mut().zip(per) {
                 if premium.is_finite() && premium > 0.0 {
                     *e += need as f64 * premium;
                 }
