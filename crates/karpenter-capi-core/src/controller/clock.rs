@@ -95,9 +95,6 @@ pub(crate) fn next_due<'a>(
             times.extend(created.checked_add(secs(d) + SignedDuration::from_secs(1)));
         }
     }
-    // Consolidation's forecast of arrivals ending (`foresight::ahead`): a replacement it held
-    // back may be taken then.
-    times.extend(crate::sched::strategy::cost::foresight::ahead(snapshot, now).ends);
     // Decisions compare whole seconds: a time inside the current second is due now.
     times
         .into_iter()

@@ -159,12 +159,9 @@ impl ConsolidationMemo {
 /// NodePools and the flavors on offer; and whether recent arrivals forecast more and whether
 /// the load is `falling` (each holds back replacements: their end is a change). Computed once
 /// per pass, only when some pool has candidates.
-pub(crate) fn cluster_fingerprint(snapshot: &Snapshot, now: Timestamp, falling: bool) -> u64 {
+pub(crate) fn cluster_fingerprint(snapshot: &Snapshot, growing: bool, falling: bool) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
-    falling.hash(&mut h);
-    crate::sched::strategy::cost::foresight::ahead(snapshot, now)
-        .is_empty()
-        .hash(&mut h);
+    (growing, falling).hash(&mut h);
     snapshot.pods.len().hash(&mut h);
     for p in &snapshot.pods {
         p.demand.namespace.hash(&mut h);

@@ -65,6 +65,9 @@ pub(crate) struct Disruption {
     /// has marked them for deletion, so provisioning plans their pods too (see
     /// `super::provisioning_view`).
     pub(crate) marked: BTreeSet<String>,
+    /// When consolidation's forecast of arrivals ends by itself (`foresight::ahead`): a clock of
+    /// the plan, as a replacement it held back may be taken then.
+    pub(crate) forecast_ends: Option<Timestamp>,
 }
 
 pub(super) fn pods_on<'a>(snapshot: &'a Snapshot, node: &str) -> Vec<&'a PodRecord> {
@@ -102,6 +105,11 @@ pub(crate) fn disrupt_with(
     out.consolidation.retain_pools(snapshot);
     out.consolidation.flow.observe(snapshot, now);
     let fall = out.consolidation.flow.fall(now);
+    // Read once per pass: its end is a clock, and whether it holds anything is part of the
+    // fingerprint (the consolidation trials price replacements with it on their own).
+    let forecast = crate::sched::strategy::cost::foresight::ahead(snapshot, now);
+    out.forecast_ends = forecast.ends;
+    let growing = !forecast.is_empty();
     // The cluster's fingerprint, computed at the first pool with candidates.
     let mut fingerprint: Option<u64> = None;
     let pdbs = Pdbs::new(snapshot);
@@ -413,8 +421,8 @@ pub(crate) fn disrupt_with(
             .map(|c| c.claim.as_str())
             .chain(young_nodes.iter().map(String::as_str))
             .collect();
-        let cluster =
-            *fingerprint.get_or_insert_with(|| cluster_fingerprint(snapshot, now, fall.is_some()));
+        let cluster = *fingerprint
+            .get_or_insert_with(|| cluster_fingerprint(snapshot, growing, fall.is_some()));
         let pool_print = pool_fingerprint(cluster, &pool.name, &names, room);
         let resume = match out.consolidation.gate(&pool.name, pool_print, now) {
             Gate::Skip => continue,

@@ -211,6 +211,7 @@ pub fn plan_with(
     actions.extend(adopted);
     let mut disrupted = disruption::disrupt_with(snapshot, now, &removals.claims, memo);
     let memo = std::mem::take(&mut disrupted.consolidation);
+    let forecast_ends = disrupted.forecast_ends;
     removals.claims.extend(disrupted.deleted_claims);
     removals.machines.extend(disrupted.marked_machines);
     let terminated = termination::terminate(snapshot, now, &removals.claims);
@@ -282,6 +283,8 @@ pub fn plan_with(
         .into_iter()
         .chain(
             memo.next_change(now)
+                .into_iter()
+                .chain(forecast_ends)
                 .filter(|t| t.as_second() > now.as_second()),
         )
         .min();
